@@ -1,0 +1,56 @@
+// Embind bindings over the Poseidon core: JSON strings in, JSON strings out.
+// This is the only translation unit that includes <emscripten/bind.h>. Every C++ exception
+// is turned into {"error":{...}} by the core's error_json, so nothing aborts the module.
+#include <emscripten/bind.h>
+#include <emscripten/val.h>
+
+#include <exception>
+#include <string>
+
+#include "poseidon/api.hpp"
+
+namespace {
+
+template <typename F>
+std::string guarded(F&& f) {
+  try {
+    return f();
+  } catch (...) {
+    return poseidon::error_json(std::current_exception());
+  }
+}
+
+std::string presets() {
+  return guarded([] { return poseidon::presets_json(); });
+}
+
+std::string estimate(const std::string& scenario, const std::string& plan) {
+  return guarded([&] { return poseidon::estimate_json(scenario, plan); });
+}
+
+// on_progress: a JS function (string) -> bool; returning false cancels the search, which then
+// returns the best plans so far marked incomplete. null/undefined: no progress reports.
+std::string plan_with_progress(const std::string& scenario, const std::string& options,
+                               emscripten::val on_progress) {
+  const bool has_callback = !on_progress.isUndefined() && !on_progress.isNull();
+  return guarded([&] {
+    return poseidon::plan_json(scenario, options, [&](std::string_view progress) {
+      if (!has_callback) return true;
+      return !on_progress(std::string(progress)).isFalse();
+    });
+  });
+}
+
+std::string plan(const std::string& scenario, const std::string& options) {
+  return plan_with_progress(scenario, options, emscripten::val::undefined());
+}
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(poseidon) {
+  emscripten::function("version", &poseidon::version);
+  emscripten::function("presets", &presets);
+  emscripten::function("estimate", &estimate);
+  emscripten::function("plan", &plan);                // plan(scenarioJson, optionsJson)
+  emscripten::function("plan", &plan_with_progress);  // plan(scenarioJson, optionsJson, onProgress)
+}
