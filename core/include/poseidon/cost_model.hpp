@@ -1,0 +1,111 @@
+// The analytic per-stage cost model: FLOPs, bytes and memory of one pipeline stage, turned into
+// seconds with the device's physical parameters. Every equation is given with its source in
+// docs/model.md; the section names there match the function names here.
+#pragma once
+
+#include <vector>
+
+#include "poseidon/types.hpp"
+
+namespace poseidon {
+
+// ---- Model arithmetic (device independent) ----
+
+// Parameters of one transformer block, unsharded.
+double layer_params(const ModelSpec& m);
+// Parameters of the whole model (embedding, blocks, final norm, LM head unless tied).
+double model_params(const ModelSpec& m);
+// Model FLOPs of one training iteration without recomputation: 3 x forward (Narayanan et al. 2021).
+double model_flops_per_iteration(const ModelSpec& m, std::int64_t global_batch_size);
+// Forward matmul FLOPs of one block for `samples` sequences (Korthikanti et al. 2022, eq. in sec. 3).
+double layer_forward_flops(const ModelSpec& m, double samples);
+
+// ---- One data-parallel replica of a stage ----
+
+struct MemoryBreakdown {
+    double weights_GiB = 0;
+    double gradients_GiB = 0;
+    double optimizer_GiB = 0;
+    double activations_GiB = 0;
+    double overhead_GiB = 0;
+    double total_GiB() const { return weights_GiB + gradients_GiB + optimizer_GiB + activations_GiB + overhead_GiB; }
+};
+
+struct ReplicaCost {
+    double forward_s = 0;           // one micro-batch (this replica's samples), TP collectives included
+    double backward_s = 0;          // including recomputation
+    double forward_tp_comm_s = 0;   // the part of forward_s spent in TP collectives
+    double backward_tp_comm_s = 0;
+    double params_per_gpu = 0;      // parameters held by one GPU (sharded by TP)
+    MemoryBreakdown memory;         // per GPU
+};
+
+struct StagePosition {
+    int index = 0;                  // 0-based stage index
+    int num_stages = 1;
+    std::int64_t num_micro_batches = 1;
+    int dp_total = 1;               // replicas in the stage (for the distributed optimizer's sharding)
+    bool first() const { return index == 0; }
+    bool last() const { return index == num_stages - 1; }
+};
+
+ReplicaCost replica_cost(const Scenario& sc, const Device& device, int tp, int samples, int num_layers, const StagePosition& pos);
+
+// ---- Links and collectives ----
+
+// Effective per-GPU bandwidths in GB/s for a group, after link efficiency.
+double intra_node_bw_eff_GBps(const Group& g);
+double nic_bw_per_node_eff_GBps(const Group& g);
+// Ring all-reduce, reduce-scatter and all-gather over n ranks (Thakur et al. 2005; NCCL's busbw model).
+double ring_allreduce_s(double bytes, int n, double bw_GBps, double latency_s);
+double ring_reduce_scatter_s(double bytes, int n, double bw_GBps, double latency_s);
+
+// ---- GPU placement: GPUs are taken from each group in stage order, node by node ----
+
+struct ReplicaPlacement {
+    int group = 0;
+    int first_gpu = 0;   // index within the group
+    int num_gpus = 0;
+    int first_node() const;
+    int last_node(int gpus_per_node) const { return (first_gpu + num_gpus - 1) / gpus_per_node; }
+};
+
+struct StagePlacement {
+    std::vector<ReplicaPlacement> replicas;  // one per replica (ReplicaSet counts expanded)
+};
+
+// Throws InputError (path plan.stages[i]) when a TP group would straddle nodes or a group runs out.
+std::vector<StagePlacement> place_plan(const Scenario& sc, const Plan& plan);
+
+// ---- Whole stages ----
+
+struct StageTimes {
+    double forward_s = 0;          // per micro-batch, slowest replica
+    double backward_s = 0;
+    double forward_tp_comm_s = 0;  // of the slowest replica, for the critical-path breakdown
+    double backward_tp_comm_s = 0;
+    double send_forward_s = 0;     // activation to the next stage, per micro-batch (0 on the last)
+    double send_backward_s = 0;    // gradient to the previous stage, per micro-batch (0 on the first)
+    double dp_sync_s = 0;          // gradient all-reduce (or reduce-scatter with the distributed optimizer)
+    double optimizer_s = 0;        // optimizer step (plus parameter all-gather with the distributed optimizer)
+};
+
+struct StageEval {
+    StageTimes times;
+    MemoryBreakdown memory;        // of the replica with the least headroom
+    double memory_capacity_GiB = 0;
+    bool fits = true;
+    int slowest_replica = 0;       // index into the plan stage's replicas
+    std::vector<ReplicaCost> replica_costs;  // per ReplicaSet
+};
+
+std::vector<StageEval> evaluate_stages(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement);
+
+// Send time of one micro-batch's activations between two placed stages (same for gradients back).
+double p2p_send_s(const Scenario& sc, const Plan& plan, const StagePlacement& from, const StagePlacement& to);
+// Gradient synchronisation of one placed stage.
+double dp_sync_s(const Scenario& sc, const StagePlan& stage, const StagePlacement& placement, double grad_bytes_per_gpu);
+
+double bytes_per_element(Precision p);
+
+}  // namespace poseidon

@@ -1,0 +1,66 @@
+// The explicit training-time model: one iteration of 1F1B as a DAG whose longest path is the
+// iteration time. Nodes: F(s,j), B(s,j), activation and gradient sends, per-stage gradient
+// synchronisation, a global gradient-norm barrier and per-stage optimizer steps. Edges: data
+// dependencies, the per-stage 1F1B order, and the per-link order of sends. See docs/model.md.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "poseidon/cost_model.hpp"
+
+namespace poseidon {
+
+enum class NodeKind : std::uint8_t { forward, backward, send_forward, send_backward, dp_sync, optimizer };
+const char* to_string(NodeKind k);
+
+struct TimelineEvent {
+    int stage = 0;
+    NodeKind kind = NodeKind::forward;
+    int micro_batch = -1;  // -1 for dp_sync and optimizer
+    double start_s = 0;
+    double end_s = 0;
+};
+
+// The iteration time along the critical path, split by what the path spends its time on.
+// compute: F/B work of the bottleneck stage; bubble: F/B work of other stages (the fill and drain
+// the bottleneck stage waits through); tp_comm: TP collectives inside F/B on the path; pp_comm:
+// sends; dp_comm: gradient synchronisation; optimizer: the step. They sum to the iteration time.
+struct Breakdown {
+    double compute_s = 0;
+    double bubble_s = 0;
+    double tp_comm_s = 0;
+    double pp_comm_s = 0;
+    double dp_comm_s = 0;
+    double optimizer_s = 0;
+    int bottleneck_stage = 0;
+};
+
+struct DagResult {
+    double iteration_time_s = 0;
+    std::vector<TimelineEvent> timeline;  // filled only when requested
+    Breakdown breakdown;                  // filled only when requested
+};
+
+// Reusable buffers so that the search evaluates without allocating in its hot loop.
+struct DagWorkspace {
+    std::vector<double> finish;
+    std::vector<std::uint32_t> pending;
+    std::vector<std::uint32_t> ready;
+    std::vector<std::int32_t> critical_pred;
+};
+
+// Longest path of the 1F1B DAG for `stages` (in pipeline order) and `m` micro-batches, O(S x m).
+DagResult evaluate_dag(std::span<const StageTimes> stages, std::int64_t m, bool detailed, DagWorkspace& ws);
+double dag_iteration_time(std::span<const StageTimes> stages, std::int64_t m, DagWorkspace& ws);
+
+// The classic closed form sum_s(f+b) + (m-1) max_s(f+b), plus sends once and the slowest
+// synchronisation + step (Narayanan et al. 2021; AMP, Metis). Exact only for equal stages.
+double closed_form_time_s(std::span<const StageTimes> stages, std::int64_t m);
+
+// The 1F1B order of one stage: warm-up forwards, steady one-forward-one-backward, drain.
+// Entries are micro-batch indices; forward as j, backward as -(j+1).
+void one_f_one_b_order(int stage, int num_stages, std::int64_t m, std::vector<std::int64_t>& order);
+
+}  // namespace poseidon

@@ -1,0 +1,44 @@
+// estimate: a scenario and a plan in, the iteration time, throughput, memory and timeline out.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "poseidon/cost_model.hpp"
+#include "poseidon/dag.hpp"
+#include "poseidon/json_util.hpp"
+#include "poseidon/types.hpp"
+
+namespace poseidon {
+
+// Stages x micro-batches beyond which a plan is refused: the DAG has about 4 S m nodes.
+inline constexpr std::int64_t max_dag_cells = 1'000'000;
+
+struct Estimate {
+    Plan plan;
+    double iteration_time_s = 0;
+    double closed_form_time_s = 0;
+    double tokens_per_s = 0;
+    double samples_per_s = 0;
+    double mfu = 0;
+    double model_tflops_per_gpu = 0;
+    int num_gpus = 0;
+    bool memory_fits = true;
+    std::vector<StageEval> stages;
+    std::vector<StagePlacement> placement;
+    std::vector<std::string> problems;  // why it does not fit
+    DagResult dag;                       // timeline and breakdown when detailed
+};
+
+// Throws InputError for an invalid or unplaceable plan. `detailed` records the timeline and the
+// critical-path breakdown.
+Estimate estimate(const Scenario& sc, const Plan& plan, bool detailed = true);
+
+// The JSON object of docs/formats.md ("Estimate output"). The timeline is included when
+// `with_timeline` (the search omits it for all but the plans it prints).
+Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline = true);
+
+// Human-readable report for the CLI.
+std::string to_text(const Scenario& sc, const Estimate& e);
+
+}  // namespace poseidon

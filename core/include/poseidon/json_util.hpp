@@ -1,0 +1,61 @@
+// Strict JSON reading: size and depth limits, duplicate keys, and typed field readers that report
+// the JSON path, the value and what is allowed.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "poseidon/error.hpp"
+
+namespace poseidon {
+
+using Json = nlohmann::json;
+
+// Limits documented in docs/formats.md ("Limits").
+inline constexpr std::size_t max_json_bytes = 4u << 20;
+inline constexpr int max_json_depth = 64;
+
+// Parses `text` as one JSON value. `what` names the document in messages ("scenario", "plan").
+// Rejects empty input, oversized input, nesting deeper than max_json_depth, duplicated keys and
+// anything nlohmann rejects (invalid UTF-8, trailing garbage), with an InputError.
+Json parse_json(std::string_view text, const std::string& what);
+
+// Short rendering of a value for messages (at most ~60 characters).
+std::string show(const Json& value);
+
+// Closest candidate by edit distance, or empty if nothing is close.
+std::string did_you_mean(std::string_view word, std::initializer_list<std::string_view> candidates);
+
+// Field readers. Each reports into `problems` and returns std::nullopt on a problem or absence;
+// a missing required field is a problem, a missing optional one is not.
+class ObjectReader {
+public:
+    ObjectReader(const Json& object, std::string path, Problems& problems);
+
+    bool ok() const noexcept { return is_object_; }
+    bool has(const char* key) const;
+    const Json* get(const char* key) const;
+    std::string path_of(const char* key) const;
+
+    std::optional<std::int64_t> integer(const char* key, bool required, std::int64_t min, std::int64_t max);
+    std::optional<double> number(const char* key, bool required, double min, bool min_inclusive, double max);
+    std::optional<bool> boolean(const char* key, bool required);
+    std::optional<std::string> string(const char* key, bool required);
+    std::optional<std::string> choice(const char* key, bool required, std::initializer_list<std::string_view> allowed);
+
+    // Reports every key not in `allowed`, with a "did you mean" suggestion.
+    void reject_unknown(std::initializer_list<std::string_view> allowed);
+
+private:
+    const Json& object_;
+    std::string path_;
+    Problems& problems_;
+    bool is_object_;
+};
+
+}  // namespace poseidon

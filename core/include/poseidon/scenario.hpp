@@ -1,0 +1,46 @@
+// Parsing and validation of scenarios and plans (docs/formats.md). One validator, used by the CLI,
+// the wasm module and (through it) the page.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "poseidon/json_util.hpp"
+#include "poseidon/types.hpp"
+
+namespace poseidon {
+
+// Documented limits (docs/formats.md, "Limits"): beyond them the planner refuses rather than
+// allocating without bound.
+inline constexpr std::int64_t max_total_gpus = 1'000'000;
+inline constexpr std::int64_t max_num_layers = 10'000;
+inline constexpr std::int64_t max_num_micro_batches = 100'000;
+inline constexpr std::int64_t max_global_batch_size = 100'000'000;
+inline constexpr std::int64_t max_model_dim = 1'000'000;
+inline constexpr std::int64_t max_seq_length = 10'000'000;
+inline constexpr std::int64_t max_groups = 64;
+inline constexpr std::int64_t max_stages = 1'000;
+
+Device parse_device(const Json& j, const std::string& path, Problems& problems);
+ModelSpec parse_model(const Json& j, const std::string& path, Problems& problems);
+Cluster parse_cluster(const Json& j, const std::string& path, Problems& problems);
+
+// Throw InputError listing every problem found.
+Scenario parse_scenario(const Json& j);
+Scenario parse_scenario_text(std::string_view text);
+Plan parse_plan(const Json& j, const Scenario& scenario, const std::string& path = "plan");
+Plan parse_plan_text(std::string_view text, const Scenario& scenario);
+
+// Consistency of a plan with a scenario; also used on plans the search builds.
+void validate_plan(const Plan& plan, const Scenario& scenario, Problems& problems, const std::string& path = "plan");
+
+Json to_json(const Plan& plan);
+Json to_json(const Device& device);
+Json to_json(const ModelSpec& model);
+Json to_json(const Cluster& cluster);
+Json to_json(const Scenario& scenario);  // fully inline, defaults filled in
+
+std::string to_string(Precision p);
+std::string to_string(Recompute r);
+
+}  // namespace poseidon

@@ -1,0 +1,127 @@
+// Scenario and plan types. Units are in every identifier (Calculon's rule).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace poseidon {
+
+struct Device {
+    std::string id;    // preset id, or "" for an inline device
+    std::string name;
+    std::string vendor;
+    double peak_tflops = 0;           // dense bf16/fp16 tensor peak
+    double memory_GiB = 0;
+    double memory_bw_GBps = 0;
+    double intra_node_bw_GBps = 0;    // per GPU, one direction
+    std::string intra_node_link = "nvlink";
+    double matmul_efficiency = 0.8;
+    double memory_bw_efficiency = 0.8;
+    double kernel_overhead_us = 5;
+    double intra_node_link_efficiency = 0.8;
+    double inter_node_link_efficiency = 0.85;
+    double collective_latency_us = 10;
+    double framework_overhead_GiB = 2.5;
+    std::string source;
+    std::string notes;
+};
+
+struct ModelSpec {
+    std::string id;
+    std::string name;
+    int num_layers = 0;
+    int hidden_size = 0;
+    int num_attention_heads = 0;
+    int num_kv_heads = 0;
+    int ffn_hidden_size = 0;
+    int vocab_size = 0;
+    int seq_length = 0;
+    bool gated_mlp = false;
+    bool tied_embeddings = false;
+    bool bias = true;
+    bool learned_position_embedding = true;
+    std::string source;
+    std::string notes;
+};
+
+enum class Precision { bf16, fp16, fp32 };
+enum class Recompute { none, selective, full };
+
+struct Training {
+    std::int64_t global_batch_size = 0;
+    Precision precision = Precision::bf16;
+    Recompute recompute = Recompute::none;
+    bool sequence_parallel = false;
+    bool distributed_optimizer = false;
+    bool flash_attention = true;
+};
+
+struct Group {
+    Device device;
+    int nodes = 0;
+    int gpus_per_node = 0;
+    double inter_node_bw_GBps = 0;  // the whole node's NIC bandwidth, one direction
+    double intra_node_bw_GBps = 0;  // per GPU; defaults from the device
+    int num_gpus() const { return nodes * gpus_per_node; }
+};
+
+struct Cluster {
+    std::string id;
+    std::string name;
+    std::vector<Group> groups;
+    std::optional<double> inter_group_bw_GBps;  // per node, one direction, for traffic across groups
+    std::string source;
+    std::string notes;
+    int num_gpus() const {
+        int n = 0;
+        for (const auto& g : groups) n += g.num_gpus();
+        return n;
+    }
+};
+
+struct Scenario {
+    ModelSpec model;
+    Training training;
+    Cluster cluster;
+    std::string model_ref;    // preset id when the scenario named one
+    std::string cluster_ref;
+};
+
+// A set of identical data-parallel replicas of one stage: `count` replicas, each with `tp` GPUs of
+// group `group`, each processing `samples` of the micro-batch.
+struct ReplicaSet {
+    int group = 0;
+    int tp = 1;
+    int count = 1;
+    int samples = 1;
+    bool operator==(const ReplicaSet&) const = default;
+};
+
+struct StagePlan {
+    int num_layers = 0;
+    std::vector<ReplicaSet> replicas;   // one entry for a homogeneous stage ({group, tp, dp})
+    bool homogeneous_form = true;       // printed back as {group, tp, dp} rather than replicas
+    int dp() const {
+        int n = 0;
+        for (const auto& r : replicas) n += r.count;
+        return n;
+    }
+    int gpus() const {
+        int n = 0;
+        for (const auto& r : replicas) n += r.count * r.tp;
+        return n;
+    }
+    bool operator==(const StagePlan&) const = default;
+};
+
+struct Plan {
+    std::int64_t micro_batch_size = 0;
+    std::int64_t num_micro_batches = 0;
+    std::string schedule = "1f1b";
+    std::vector<StagePlan> stages;
+    bool operator==(const Plan&) const = default;
+};
+
+}  // namespace poseidon

@@ -1,0 +1,57 @@
+#include "poseidon/api.hpp"
+
+#include "poseidon/estimate.hpp"
+#include "poseidon/presets.hpp"
+#include "poseidon/scenario.hpp"
+#include "poseidon/search.hpp"
+
+namespace poseidon {
+
+std::string version() { return "0.1.0"; }
+
+std::string presets_json() { return presets_as_json().dump(); }
+
+std::string estimate_json(std::string_view scenario_json, std::string_view plan_json_text) {
+    Scenario sc = parse_scenario_text(scenario_json);
+    Plan plan = parse_plan_text(plan_json_text, sc);
+    return to_json(sc, estimate(sc, plan, true)).dump();
+}
+
+std::string plan_json(std::string_view scenario_json, std::string_view options_json, const std::function<bool(std::string_view)>& on_progress) {
+    Scenario sc = parse_scenario_text(scenario_json);
+    SearchOptions opt = parse_search_options(options_json.empty() ? Json::object() : parse_json(options_json, "options"));
+    if (on_progress) {
+        opt.on_progress = [&](const SearchProgress& p) {
+            Json j = {{"evaluated", p.evaluated}, {"pruned", p.pruned}, {"elapsed_s", p.elapsed_s}, {"best_iteration_time_s", nullptr}, {"best", nullptr}};
+            if (p.best) {
+                j["best_iteration_time_s"] = p.best->iteration_time_s;
+                j["best"] = to_json(sc, *p.best, false);
+            }
+            return on_progress(j.dump());
+        };
+    }
+    return to_json(sc, search(sc, opt)).dump();
+}
+
+std::string error_json(const std::exception_ptr& e) {
+    Json problems = Json::array();
+    std::string path, message;
+    try {
+        std::rethrow_exception(e);
+    } catch (const InputError& err) {
+        for (const auto& p : err.problems()) problems.push_back({{"path", p.path}, {"message", p.message}});
+        if (!err.problems().empty()) {
+            path = err.problems().front().path;
+            message = err.problems().front().message;
+        }
+    } catch (const std::bad_alloc&) {
+        message = "out of memory";
+    } catch (const std::exception& err) {
+        message = std::string("internal error: ") + err.what();
+    } catch (...) {
+        message = "internal error";
+    }
+    return Json{{"error", {{"path", path}, {"message", message}, {"problems", problems}}}}.dump();
+}
+
+}  // namespace poseidon

@@ -1,0 +1,379 @@
+#include "poseidon/cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+
+#include "poseidon/error.hpp"
+
+namespace poseidon {
+
+namespace {
+
+constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double GB = 1e9;
+
+// Mixed-precision Adam (Megatron-LM, docs/distrib_optimizer.md): fp32 main gradients (4 B),
+// fp32 master weights + Adam m and v (12 B). Pure fp32 training keeps no master copy (8 B).
+double optimizer_bytes_per_param(Precision p) { return p == Precision::fp32 ? 8.0 : 12.0; }
+constexpr double grad_bytes_per_param = 4.0;
+
+// One Adam step streams every local parameter: read fp32 param, grad, m, v (16 B), write param,
+// m, v (12 B) and the bf16 working copy (2 B).
+double adam_bytes_per_param(Precision p) { return p == Precision::fp32 ? 28.0 : 30.0; }
+
+// Element-wise memory traffic per block, in element accesses per token per hidden unit; the
+// derivation (layer norms, dropout, residual adds, bias + activation) is in docs/model.md.
+constexpr double replicated_elementwise_accesses = 16.0;
+constexpr double softmax_accesses_per_score = 5.0;  // scale+mask+softmax r/w, dropout r/w + mask
+constexpr double forward_kernels_per_layer = 14.0;
+constexpr double backward_kernel_factor = 2.0;
+
+double effective_peak_flops(const Device& d, Precision p) {
+    // fp32 training runs on TF32 tensor cores at half the dense bf16 rate (NVIDIA A100/H100 whitepapers).
+    return d.peak_tflops * 1e12 * (p == Precision::fp32 ? 0.5 : 1.0) * d.matmul_efficiency;
+}
+
+double effective_memory_bw(const Device& d) { return d.memory_bw_GBps * GB * d.memory_bw_efficiency; }
+
+}  // namespace
+
+double bytes_per_element(Precision p) { return p == Precision::fp32 ? 4.0 : 2.0; }
+
+double layer_params(const ModelSpec& m) {
+    const double h = m.hidden_size, f = m.ffn_hidden_size;
+    const double kv_dim = h * m.num_kv_heads / m.num_attention_heads;
+    double attn = h * (h + 2 * kv_dim) + h * h;
+    double mlp = (m.gated_mlp ? 3.0 : 2.0) * h * f;
+    double vec = 0;
+    if (m.bias) vec += (h + 2 * kv_dim) + h + (m.gated_mlp ? 2.0 : 1.0) * f + h;
+    vec += 2 * (m.bias ? 2.0 : 1.0) * h;  // two norms: LayerNorm has weight and bias, RMSNorm weight only
+    return attn + mlp + vec;
+}
+
+double model_params(const ModelSpec& m) {
+    const double h = m.hidden_size, V = m.vocab_size;
+    double p = m.num_layers * layer_params(m) + V * h;
+    if (m.learned_position_embedding) p += static_cast<double>(m.seq_length) * h;
+    p += (m.bias ? 2.0 : 1.0) * h;  // final norm
+    if (!m.tied_embeddings) p += V * h;
+    return p;
+}
+
+double layer_forward_flops(const ModelSpec& m, double b) {
+    const double s = m.seq_length, h = m.hidden_size, f = m.ffn_hidden_size;
+    const double kv_dim = h * m.num_kv_heads / m.num_attention_heads;
+    double qkv = 2 * b * s * h * (h + 2 * kv_dim);
+    double scores_and_values = 4 * b * s * s * h;
+    double proj = 2 * b * s * h * h;
+    double mlp = 2 * b * s * h * f * (m.gated_mlp ? 3.0 : 2.0);
+    return qkv + scores_and_values + proj + mlp;
+}
+
+double model_flops_per_iteration(const ModelSpec& m, std::int64_t gbs) {
+    const double B = static_cast<double>(gbs);
+    double fwd = m.num_layers * layer_forward_flops(m, B) + 2 * B * m.seq_length * static_cast<double>(m.hidden_size) * m.vocab_size;
+    return 3 * fwd;
+}
+
+double intra_node_bw_eff_GBps(const Group& g) { return g.intra_node_bw_GBps * g.device.intra_node_link_efficiency; }
+double nic_bw_per_node_eff_GBps(const Group& g) { return g.inter_node_bw_GBps * g.device.inter_node_link_efficiency; }
+
+double ring_allreduce_s(double bytes, int n, double bw_GBps, double latency_s) {
+    if (n <= 1 || bytes <= 0) return 0;
+    return 2.0 * (n - 1) / n * bytes / (bw_GBps * GB) + 2.0 * (n - 1) * latency_s;
+}
+
+double ring_reduce_scatter_s(double bytes, int n, double bw_GBps, double latency_s) {
+    if (n <= 1 || bytes <= 0) return 0;
+    return 1.0 * (n - 1) / n * bytes / (bw_GBps * GB) + 1.0 * (n - 1) * latency_s;
+}
+
+ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int samples, int num_layers, const StagePosition& pos) {
+    const ModelSpec& m = sc.model;
+    const Training& tr = sc.training;
+    ReplicaCost rc;
+    const double t = tp, b = samples, s = m.seq_length, h = m.hidden_size, f = m.ffn_hidden_size, a = m.num_attention_heads;
+    const double V = m.vocab_size, kv_ratio = static_cast<double>(m.num_kv_heads) / m.num_attention_heads;
+    const double e = bytes_per_element(tr.precision);
+    const double flops_rate = effective_peak_flops(d, tr.precision);
+    const double mem_rate = effective_memory_bw(d);
+    const double kernel_s = d.kernel_overhead_us * 1e-6;
+    const bool sp = tr.sequence_parallel && tp > 1;
+    const bool flash = tr.flash_attention;
+
+    // TP collectives inside one block: two all-reduces of the b x s x h activation in the forward and
+    // two in the backward (Shoeybi et al. 2019, fig. 3); sequence parallelism replaces each with an
+    // all-gather plus a reduce-scatter of the same total volume (Korthikanti et al. 2022, sec. 4.2.2).
+    // The TP group sits in one node, so the intra-node link carries it.
+    Group tp_group;
+    tp_group.device = d;
+    double tp_bw = 0;
+    {
+        // The caller's group bandwidth is folded into the device by evaluate_stages (intra_node_bw_GBps).
+        tp_bw = d.intra_node_bw_GBps * d.intra_node_link_efficiency;
+    }
+    const double lat = d.collective_latency_us * 1e-6;
+    const double act_bytes = b * s * h * e;
+    const double one_allreduce_s = ring_allreduce_s(act_bytes, tp, tp_bw, lat);
+
+    // ---- per block forward ----
+    const double matmul_flops = layer_forward_flops(m, b) - 4 * b * s * s * h;
+    const double attn_flops = 4 * b * s * s * h;
+    double fwd_compute = (matmul_flops + attn_flops) / t / flops_rate;
+    double rep_accesses = replicated_elementwise_accesses * b * s * h / (sp ? t : 1.0);
+    double shard_accesses = b * s * (f * (m.gated_mlp ? 3.0 : 2.0) + 3 * h) / t;
+    double softmax_accesses = flash ? 0.0 : softmax_accesses_per_score * a * s * s * b / t;
+    double fwd_memory = (rep_accesses + shard_accesses + softmax_accesses) * e / mem_rate;
+    double fwd_kernels = (forward_kernels_per_layer + (flash ? 0 : 2)) * kernel_s;
+    double fwd_tp = tp > 1 ? 2 * one_allreduce_s : 0.0;
+    double layer_fwd = fwd_compute + fwd_memory + fwd_kernels + fwd_tp;
+
+    // ---- per block backward: twice the forward matmuls (input and weight gradients); flash
+    // attention's backward recomputes the scores, 2.5x its forward (Dao 2023) ----
+    double bwd_compute = (2 * matmul_flops + (flash ? 2.5 : 2.0) * attn_flops) / t / flops_rate;
+    double bwd_memory = 2 * fwd_memory;
+    double bwd_kernels = backward_kernel_factor * fwd_kernels;
+    double bwd_tp = tp > 1 ? 2 * one_allreduce_s : 0.0;
+    double recompute = 0, recompute_tp = 0;
+    if (tr.recompute == Recompute::full) {
+        recompute = fwd_compute + fwd_memory + fwd_kernels;
+        recompute_tp = fwd_tp;
+    } else if (tr.recompute == Recompute::selective) {
+        // Only the attention core (QK^T, softmax, dropout, AV) is recomputed (Korthikanti et al. 2022, sec. 5).
+        recompute = attn_flops / t / flops_rate + softmax_accesses * e / mem_rate + (flash ? 0 : 4 * kernel_s);
+    }
+    double layer_bwd = bwd_compute + bwd_memory + bwd_kernels + bwd_tp + recompute + recompute_tp;
+
+    rc.forward_s = num_layers * layer_fwd;
+    rc.backward_s = num_layers * layer_bwd;
+    rc.forward_tp_comm_s = num_layers * fwd_tp;
+    rc.backward_tp_comm_s = num_layers * (bwd_tp + recompute_tp);
+
+    if (pos.first()) {
+        // Embedding lookup + position add + dropout: memory bound; the vocab-parallel embedding
+        // all-reduces its output over TP (Megatron VocabParallelEmbedding).
+        double emb = 3 * b * s * h * e / mem_rate + 3 * kernel_s;
+        double emb_tp = tp > 1 ? one_allreduce_s : 0.0;
+        rc.forward_s += emb + emb_tp;
+        rc.backward_s += emb;
+        rc.forward_tp_comm_s += emb_tp;
+    }
+    if (pos.last()) {
+        // Final norm, LM head (2bshV/t forward, twice that backward) and the vocab-parallel
+        // cross-entropy over fp32 logits.
+        double head_flops = 2 * b * s * h * V / t;
+        double logits_bytes = 4.0 * b * s * V / t;
+        double head_fwd = head_flops / flops_rate + 4 * logits_bytes / mem_rate + 4 * b * s * h * e / mem_rate / (sp ? t : 1.0) + 6 * kernel_s;
+        double head_bwd = 2 * head_flops / flops_rate + 3 * logits_bytes / mem_rate + 6 * kernel_s;
+        double head_tp = tp > 1 ? one_allreduce_s : 0.0;  // input gradient of the column-parallel head
+        rc.forward_s += head_fwd;
+        rc.backward_s += head_bwd + head_tp;
+        rc.backward_tp_comm_s += head_tp;
+    }
+
+    // ---- parameters held by one GPU ----
+    const double lp = layer_params(m);
+    const double vec_per_layer = (m.bias ? 2 * (2.0 * h) + h + h : 2 * h);  // replicated norms and row-parallel biases (approx.)
+    double params = num_layers * ((lp - vec_per_layer) / t + vec_per_layer);
+    if (pos.first()) params += V * h / t + (m.learned_position_embedding ? s * h : 0.0);
+    if (pos.last()) {
+        params += (m.bias ? 2.0 : 1.0) * h;
+        bool head_shared = m.tied_embeddings && pos.num_stages == 1;
+        if (!head_shared) params += V * h / t;
+    }
+    rc.params_per_gpu = params;
+
+    // ---- memory per GPU (Korthikanti et al. 2022, table 2; Rajbhandari et al. 2020 for states) ----
+    const double weight_bytes = (tr.precision == Precision::fp32 ? 4.0 : 2.0);
+    rc.memory.weights_GiB = params * weight_bytes / GiB;
+    rc.memory.gradients_GiB = params * grad_bytes_per_param / GiB;
+    rc.memory.optimizer_GiB = params * optimizer_bytes_per_param(tr.precision) / (tr.distributed_optimizer ? pos.dp_total : 1) / GiB;
+    rc.memory.overhead_GiB = d.framework_overhead_GiB;
+
+    const double scale = e / 2.0;  // Korthikanti's counts assume 2-byte activations
+    double rep = 10 * s * b * h / (sp ? t : 1.0);
+    double shard = (s * b * h * (4 + 4 * kv_ratio) + s * b * f * (m.gated_mlp ? 6.0 : 4.0)) / t;
+    double attn_scores = (!flash && tr.recompute != Recompute::selective) ? 5 * a * s * s * b / t : 0.0;
+    double flash_stats = flash ? 4 * a * s * b / t : 0.0;  // fp32 log-sum-exp per row
+    double full_layer = (rep + shard + attn_scores + flash_stats) * scale;
+    double per_layer = full_layer;
+    double working = 0;
+    if (tr.recompute == Recompute::full) {
+        per_layer = 2 * s * b * h / (sp ? t : 1.0) * scale;  // only the block input is kept
+        working = full_layer;                                 // one block re-materialised at a time
+    }
+    const double in_flight = static_cast<double>(std::min<std::int64_t>(pos.num_stages - pos.index, pos.num_micro_batches));
+    double act = per_layer * num_layers * in_flight + working;
+    if (pos.first()) act += (2 * s * b * h * scale + s * b * h) / (sp ? t : 1.0) * in_flight;  // embedding output + dropout mask
+    if (pos.last()) act += 4.0 * s * b * V / t + 2 * s * b * h * scale;                    // fp32 logits for the loss
+    rc.memory.activations_GiB = act / GiB;
+    return rc;
+}
+
+int ReplicaPlacement::first_node() const { return 0; }
+
+std::vector<StagePlacement> place_plan(const Scenario& sc, const Plan& plan) {
+    std::vector<int> cursor(sc.cluster.groups.size(), 0);
+    std::vector<StagePlacement> out(plan.stages.size());
+    Problems problems;
+    for (std::size_t s = 0; s < plan.stages.size(); ++s) {
+        std::string sp = "plan.stages[" + std::to_string(s) + "]";
+        for (const auto& rs : plan.stages[s].replicas) {
+            if (rs.group < 0 || rs.group >= static_cast<int>(cursor.size())) continue;
+            const Group& g = sc.cluster.groups[rs.group];
+            for (int k = 0; k < rs.count; ++k) {
+                ReplicaPlacement rp{rs.group, cursor[rs.group], rs.tp};
+                int first_node = rp.first_gpu / g.gpus_per_node;
+                int last_node = rp.last_node(g.gpus_per_node);
+                if (first_node != last_node && problems.size() < 10)
+                    problems.add(sp, "a tensor-parallel group of " + std::to_string(rs.tp) + " GPUs would take GPUs " + std::to_string(rp.first_gpu) + ".." +
+                                         std::to_string(rp.first_gpu + rs.tp - 1) + " of group " + std::to_string(rs.group) + ", straddling nodes " +
+                                         std::to_string(first_node) + " and " + std::to_string(last_node) +
+                                         "; GPUs are taken in stage order, node by node, and a TP group must fit in one node");
+                cursor[rs.group] += rs.tp;
+                out[s].replicas.push_back(rp);
+            }
+        }
+    }
+    for (std::size_t gi = 0; gi < cursor.size(); ++gi)
+        if (cursor[gi] > sc.cluster.groups[gi].num_gpus())
+            problems.add("plan.stages", "use " + std::to_string(cursor[gi]) + " GPUs of group " + std::to_string(gi) + " but it has " +
+                                            std::to_string(sc.cluster.groups[gi].num_gpus()));
+    problems.throw_if_any();
+    return out;
+}
+
+namespace {
+
+struct NodeSpan {
+    std::set<std::pair<int, int>> nodes;  // (group, node)
+};
+
+NodeSpan span_of(const Scenario& sc, const StagePlacement& p) {
+    NodeSpan ns;
+    for (const auto& r : p.replicas) {
+        int gpn = sc.cluster.groups[r.group].gpus_per_node;
+        for (int n = r.first_gpu / gpn; n <= r.last_node(gpn); ++n) ns.nodes.insert({r.group, n});
+    }
+    return ns;
+}
+
+// Bandwidth a node can push to nodes of another group, per node.
+double cross_group_node_bw(const Scenario& sc, int ga, int gb) {
+    const Group& A = sc.cluster.groups[ga];
+    const Group& B = sc.cluster.groups[gb];
+    double bw = std::min(nic_bw_per_node_eff_GBps(A), nic_bw_per_node_eff_GBps(B));
+    if (ga != gb && sc.cluster.inter_group_bw_GBps)
+        bw = std::min(bw, *sc.cluster.inter_group_bw_GBps * std::min(A.device.inter_node_link_efficiency, B.device.inter_node_link_efficiency));
+    return bw;
+}
+
+}  // namespace
+
+double p2p_send_s(const Scenario& sc, const Plan& plan, const StagePlacement& from, const StagePlacement& to) {
+    const ModelSpec& m = sc.model;
+    const double bytes = static_cast<double>(plan.micro_batch_size) * m.seq_length * m.hidden_size * bytes_per_element(sc.training.precision);
+    NodeSpan a = span_of(sc, from), b = span_of(sc, to);
+    double latency = 0;
+    for (const auto& r : from.replicas) latency = std::max(latency, sc.cluster.groups[r.group].device.collective_latency_us * 1e-6);
+    // Both stages inside one node: NVLink/PCIe between GPU pairs, every sender in parallel
+    // (Megatron's scatter-gather sends 1/tp of the activation from each TP rank).
+    if (a.nodes.size() == 1 && b.nodes.size() == 1 && *a.nodes.begin() == *b.nodes.begin()) {
+        const Group& g = sc.cluster.groups[a.nodes.begin()->first];
+        int senders = 0, receivers = 0;
+        for (const auto& r : from.replicas) senders += r.num_gpus;
+        for (const auto& r : to.replicas) receivers += r.num_gpus;
+        double bw = intra_node_bw_eff_GBps(g) * std::max(1, std::min(senders, receivers));
+        return bytes / (bw * GB) + latency;
+    }
+    // Across nodes: the NICs of the sending nodes and of the receiving nodes, whichever side has
+    // less aggregate bandwidth, limits the transfer.
+    double send_bw = 0, recv_bw = 0;
+    int gb = to.replicas.empty() ? 0 : to.replicas.front().group;
+    int ga = from.replicas.empty() ? 0 : from.replicas.front().group;
+    for (const auto& [g, n] : a.nodes) send_bw += cross_group_node_bw(sc, g, gb);
+    for (const auto& [g, n] : b.nodes) recv_bw += cross_group_node_bw(sc, ga, g);
+    double bw = std::min(send_bw, recv_bw);
+    return bytes / (bw * GB) + latency;
+}
+
+double dp_sync_s(const Scenario& sc, const StagePlan& stage, const StagePlacement& placement, double grad_bytes_per_gpu) {
+    int d = stage.dp();
+    if (d <= 1) return 0;
+    int tp = stage.replicas.front().tp;
+    for (const auto& r : stage.replicas) tp = std::min(tp, r.tp);
+    NodeSpan ns = span_of(sc, placement);
+    double bw = 1e300, lat = 0;
+    std::set<int> groups;
+    for (const auto& r : placement.replicas) groups.insert(r.group);
+    for (int g : groups) lat = std::max(lat, sc.cluster.groups[g].device.collective_latency_us * 1e-6);
+    if (ns.nodes.size() == 1) {
+        bw = intra_node_bw_eff_GBps(sc.cluster.groups[ns.nodes.begin()->first]);
+    } else {
+        // One ring per TP rank (tp rings share each node's NICs), capped by the intra-node hop
+        // (NCCL's hierarchical rings; Narayanan et al. 2021, sec. 3.2).
+        for (int ga : groups)
+            for (int gb : groups) {
+                const Group& A = sc.cluster.groups[ga];
+                double per_ring = cross_group_node_bw(sc, ga, gb) / std::min(tp, A.gpus_per_node);
+                bw = std::min({bw, per_ring, intra_node_bw_eff_GBps(A)});
+            }
+    }
+    if (sc.training.distributed_optimizer) return ring_reduce_scatter_s(grad_bytes_per_gpu, d, bw, lat);
+    return ring_allreduce_s(grad_bytes_per_gpu, d, bw, lat);
+}
+
+std::vector<StageEval> evaluate_stages(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement) {
+    const int S = static_cast<int>(plan.stages.size());
+    std::vector<StageEval> out(S);
+    for (int s = 0; s < S; ++s) {
+        const StagePlan& st = plan.stages[s];
+        StageEval& ev = out[s];
+        StagePosition pos{s, S, plan.num_micro_batches, st.dp()};
+        double worst_headroom = 1e300;
+        double max_params = 0;
+        double opt_s = 0;
+        for (std::size_t k = 0; k < st.replicas.size(); ++k) {
+            const ReplicaSet& rs = st.replicas[k];
+            const Group& g = sc.cluster.groups[rs.group];
+            Device d = g.device;
+            d.intra_node_bw_GBps = g.intra_node_bw_GBps;  // the group may override the device's link
+            ReplicaCost rc = replica_cost(sc, d, rs.tp, rs.samples, st.num_layers, pos);
+            if (k == 0 || rc.forward_s + rc.backward_s > ev.times.forward_s + ev.times.backward_s) {
+                ev.times.forward_s = rc.forward_s;
+                ev.times.backward_s = rc.backward_s;
+                ev.times.forward_tp_comm_s = rc.forward_tp_comm_s;
+                ev.times.backward_tp_comm_s = rc.backward_tp_comm_s;
+                ev.slowest_replica = static_cast<int>(k);
+            }
+            double headroom = d.memory_GiB - rc.memory.total_GiB();
+            if (headroom < worst_headroom) {
+                worst_headroom = headroom;
+                ev.memory = rc.memory;
+                ev.memory_capacity_GiB = d.memory_GiB;
+            }
+            max_params = std::max(max_params, rc.params_per_gpu);
+            double local = rc.params_per_gpu / (sc.training.distributed_optimizer ? st.dp() : 1);
+            opt_s = std::max(opt_s, local * adam_bytes_per_param(sc.training.precision) / effective_memory_bw(d) + 10 * d.kernel_overhead_us * 1e-6);
+            ev.replica_costs.push_back(rc);
+        }
+        ev.fits = worst_headroom >= 0;
+        double grad_bytes = max_params * grad_bytes_per_param;
+        ev.times.dp_sync_s = dp_sync_s(sc, st, placement[s], grad_bytes);
+        if (sc.training.distributed_optimizer && st.dp() > 1) {
+            // The updated bf16 parameters are all-gathered after the sharded step.
+            double ag_bytes = max_params * bytes_per_element(sc.training.precision);
+            double rs_time = ev.times.dp_sync_s;
+            double rs_bytes = grad_bytes;
+            opt_s += rs_bytes > 0 ? rs_time * ag_bytes / rs_bytes : 0.0;
+        }
+        ev.times.optimizer_s = opt_s;
+        if (s + 1 < S) ev.times.send_forward_s = p2p_send_s(sc, plan, placement[s], placement[s + 1]);
+        if (s > 0) ev.times.send_backward_s = p2p_send_s(sc, plan, placement[s], placement[s - 1]);
+    }
+    return out;
+}
+
+}  // namespace poseidon

@@ -1,0 +1,180 @@
+#include "poseidon/estimate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "poseidon/scenario.hpp"
+
+namespace poseidon {
+
+namespace {
+
+// Rounds to 12 significant digits so that the JSON is identical across compilers and the
+// native/wasm builds (last-bit differences in libm would otherwise show).
+double r12(double x) {
+    if (x == 0 || !std::isfinite(x)) return x;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.12g", x);
+    return std::strtod(buf, nullptr);
+}
+
+std::string fmt(double x, int prec = 3) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", prec, x);
+    return buf;
+}
+
+}  // namespace
+
+Estimate estimate(const Scenario& sc, const Plan& plan, bool detailed) {
+    Problems problems;
+    validate_plan(plan, sc, problems);
+    if (static_cast<std::int64_t>(plan.stages.size()) * plan.num_micro_batches > max_dag_cells)
+        problems.add("plan.num_micro_batches", std::to_string(plan.stages.size()) + " stages x " + std::to_string(plan.num_micro_batches) +
+                                                   " micro-batches is too large a DAG; at most " + std::to_string(max_dag_cells) + " stage x micro-batch cells");
+    problems.throw_if_any();
+    Estimate e;
+    e.plan = plan;
+    e.placement = place_plan(sc, plan);
+    e.stages = evaluate_stages(sc, plan, e.placement);
+    std::vector<StageTimes> times;
+    times.reserve(e.stages.size());
+    for (const auto& s : e.stages) times.push_back(s.times);
+    DagWorkspace ws;
+    e.dag = evaluate_dag(times, plan.num_micro_batches, detailed, ws);
+    e.iteration_time_s = e.dag.iteration_time_s;
+    e.closed_form_time_s = closed_form_time_s(times, plan.num_micro_batches);
+    const double gbs = static_cast<double>(sc.training.global_batch_size);
+    e.samples_per_s = gbs / e.iteration_time_s;
+    e.tokens_per_s = e.samples_per_s * sc.model.seq_length;
+    double peak = 0;
+    for (const auto& st : plan.stages)
+        for (const auto& r : st.replicas) {
+            e.num_gpus += r.tp * r.count;
+            peak += r.tp * r.count * sc.cluster.groups[r.group].device.peak_tflops * 1e12;
+        }
+    const double flops = model_flops_per_iteration(sc.model, sc.training.global_batch_size);
+    e.mfu = flops / (e.iteration_time_s * peak);
+    e.model_tflops_per_gpu = flops / e.iteration_time_s / e.num_gpus / 1e12;
+    for (std::size_t s = 0; s < e.stages.size(); ++s) {
+        const auto& st = e.stages[s];
+        if (!st.fits) {
+            e.memory_fits = false;
+            double need = st.memory.total_GiB();
+            e.problems.push_back("stage " + std::to_string(s) + " needs " + fmt(need, 2) + " GiB per GPU but the device has " + fmt(st.memory_capacity_GiB, 2) +
+                                 " GiB (over by " + fmt(need - st.memory_capacity_GiB, 2) + " GiB)");
+        }
+    }
+    return e;
+}
+
+Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
+    Json stages = Json::array();
+    for (std::size_t s = 0; s < e.stages.size(); ++s) {
+        const auto& ev = e.stages[s];
+        const auto& sp = e.plan.stages[s];
+        const auto& slow = sp.replicas[ev.slowest_replica];
+        Json replicas = Json::array();
+        for (std::size_t k = 0; k < sp.replicas.size(); ++k) {
+            const auto& r = sp.replicas[k];
+            const auto& rc = ev.replica_costs[k];
+            replicas.push_back({{"group", r.group},
+                                {"device", sc.cluster.groups[r.group].device.id.empty() ? sc.cluster.groups[r.group].device.name : sc.cluster.groups[r.group].device.id},
+                                {"tp", r.tp},
+                                {"count", r.count},
+                                {"samples", r.samples},
+                                {"forward_s", r12(rc.forward_s)},
+                                {"backward_s", r12(rc.backward_s)},
+                                {"memory_GiB", r12(rc.memory.total_GiB())}});
+        }
+        std::string device;
+        for (const auto& r : sp.replicas) {
+            const auto& d = sc.cluster.groups[r.group].device;
+            std::string name = d.id.empty() ? d.name : d.id;
+            if (device.find(name) == std::string::npos) device += (device.empty() ? "" : "+") + name;
+        }
+        stages.push_back({{"index", s},
+                          {"device", device},
+                          {"group", slow.group},
+                          {"gpus", sp.gpus()},
+                          {"tp", slow.tp},
+                          {"dp", sp.dp()},
+                          {"num_layers", sp.num_layers},
+                          {"samples_per_replica", slow.samples},
+                          {"forward_s", r12(ev.times.forward_s)},
+                          {"backward_s", r12(ev.times.backward_s)},
+                          {"send_forward_s", r12(ev.times.send_forward_s)},
+                          {"send_backward_s", r12(ev.times.send_backward_s)},
+                          {"dp_sync_s", r12(ev.times.dp_sync_s)},
+                          {"optimizer_s", r12(ev.times.optimizer_s)},
+                          {"memory_GiB", r12(ev.memory.total_GiB())},
+                          {"memory_capacity_GiB", r12(ev.memory_capacity_GiB)},
+                          {"memory_breakdown_GiB",
+                           {{"weights", r12(ev.memory.weights_GiB)},
+                            {"gradients", r12(ev.memory.gradients_GiB)},
+                            {"optimizer", r12(ev.memory.optimizer_GiB)},
+                            {"activations", r12(ev.memory.activations_GiB)},
+                            {"overhead", r12(ev.memory.overhead_GiB)}}},
+                          {"fits", ev.fits},
+                          {"replicas", replicas}});
+    }
+    Json j = {{"iteration_time_s", r12(e.iteration_time_s)},
+              {"tokens_per_s", r12(e.tokens_per_s)},
+              {"samples_per_s", r12(e.samples_per_s)},
+              {"mfu", r12(e.mfu)},
+              {"model_tflops_per_gpu", r12(e.model_tflops_per_gpu)},
+              {"num_gpus", e.num_gpus},
+              {"memory_fits", e.memory_fits},
+              {"closed_form_time_s", r12(e.closed_form_time_s)},
+              {"stages", stages},
+              {"problems", e.problems},
+              {"plan", to_json(e.plan)}};
+    const auto& b = e.dag.breakdown;
+    j["breakdown"] = {{"compute_s", r12(b.compute_s)},     {"bubble_s", r12(b.bubble_s)},   {"tp_comm_s", r12(b.tp_comm_s)},
+                      {"pp_comm_s", r12(b.pp_comm_s)},     {"dp_comm_s", r12(b.dp_comm_s)}, {"optimizer_s", r12(b.optimizer_s)},
+                      {"bottleneck_stage", b.bottleneck_stage}};
+    if (with_timeline) {
+        Json tl = Json::array();
+        for (const auto& ev : e.dag.timeline) {
+            Json item = {{"stage", ev.stage}, {"kind", to_string(ev.kind)}, {"micro_batch", nullptr}, {"start_s", r12(ev.start_s)}, {"end_s", r12(ev.end_s)}};
+            if (ev.micro_batch >= 0) item["micro_batch"] = ev.micro_batch;
+            tl.push_back(std::move(item));
+        }
+        j["timeline"] = std::move(tl);
+    }
+    return j;
+}
+
+std::string to_text(const Scenario& sc, const Estimate& e) {
+    std::ostringstream o;
+    o << "model        " << sc.model.name << " (" << fmt(model_params(sc.model) / 1e9, 2) << " B parameters), global batch " << sc.training.global_batch_size << "\n";
+    o << "cluster      " << sc.cluster.name << ", " << e.num_gpus << " of " << sc.cluster.num_gpus() << " GPUs used\n";
+    o << "plan         " << e.plan.stages.size() << " stages, micro-batch " << e.plan.micro_batch_size << " x " << e.plan.num_micro_batches << "\n";
+    o << "iteration    " << fmt(e.iteration_time_s, 4) << " s (closed form (m-1)max+sum: " << fmt(e.closed_form_time_s, 4) << " s)\n";
+    o << "throughput   " << fmt(e.tokens_per_s, 0) << " tokens/s, " << fmt(e.samples_per_s, 3) << " samples/s\n";
+    o << "MFU          " << fmt(100 * e.mfu, 1) << " %  (" << fmt(e.model_tflops_per_gpu, 1) << " model TFLOP/s per GPU)\n";
+    o << "memory       " << (e.memory_fits ? "fits" : "DOES NOT FIT") << "\n";
+    for (const auto& p : e.problems) o << "             " << p << "\n";
+    const auto& b = e.dag.breakdown;
+    o << "breakdown    compute " << fmt(b.compute_s, 4) << " s, bubble " << fmt(b.bubble_s, 4) << " s, TP " << fmt(b.tp_comm_s, 4) << " s, PP " << fmt(b.pp_comm_s, 4)
+      << " s, DP " << fmt(b.dp_comm_s, 4) << " s, optimizer " << fmt(b.optimizer_s, 4) << " s; bottleneck stage " << b.bottleneck_stage << "\n\n";
+    o << "stage  device               gpus  tp  dp  layers  fwd_ms   bwd_ms   send_ms  dp_ms    mem_GiB / cap\n";
+    for (std::size_t s = 0; s < e.stages.size(); ++s) {
+        const auto& ev = e.stages[s];
+        const auto& sp = e.plan.stages[s];
+        const auto& slow = sp.replicas[ev.slowest_replica];
+        const auto& d = sc.cluster.groups[slow.group].device;
+        std::string dev = d.id.empty() ? d.name : d.id;
+        if (sp.replicas.size() > 1) dev += " (+" + std::to_string(sp.replicas.size() - 1) + ")";
+        char line[256];
+        std::snprintf(line, sizeof line, "%-6zu %-20s %5d %3d %3d %7d %8.2f %8.2f %8.3f %8.2f %7.2f / %.0f%s\n", s, dev.c_str(), sp.gpus(), slow.tp, sp.dp(), sp.num_layers,
+                      1e3 * ev.times.forward_s, 1e3 * ev.times.backward_s, 1e3 * ev.times.send_forward_s, 1e3 * ev.times.dp_sync_s, ev.memory.total_GiB(),
+                      ev.memory_capacity_GiB, ev.fits ? "" : "  OOM");
+        o << line;
+    }
+    return o.str();
+}
+
+}  // namespace poseidon

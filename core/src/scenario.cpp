@@ -1,0 +1,445 @@
+#include "poseidon/scenario.hpp"
+
+#include <numeric>
+
+#include "poseidon/presets.hpp"
+
+namespace poseidon {
+
+namespace {
+
+std::string join_ids(const std::vector<std::string>& ids) {
+    std::string s;
+    for (std::size_t i = 0; i < ids.size() && i < 30; ++i) s += (i ? ", " : "") + ids[i];
+    if (ids.size() > 30) s += ", ...";
+    return s;
+}
+
+// Resolves a preset reference: a string id, or an object with an optional "base" id whose keys the
+// object overrides. Returns the merged object, or null after reporting a problem.
+Json resolve_ref(const Json& j, const char* kind, const std::string& path, Problems& problems, std::string* ref_id) {
+    auto unknown = [&](const std::string& id, const std::string& where) {
+        std::vector<std::string> ids = preset_ids(kind);
+        std::string hint;
+        std::size_t best = id.size() / 3 + 2;
+        for (const auto& c : ids) {
+            auto h = did_you_mean(id, {std::string_view(c)});
+            if (!h.empty() && best > 0) {
+                hint = h;
+                break;
+            }
+        }
+        problems.add(where, show(Json(id)) + " is not a " + std::string(kind).substr(0, std::string(kind).size() - 1) +
+                                " preset" + (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") + "; known: " + join_ids(ids));
+    };
+    if (j.is_string()) {
+        const auto& id = j.get_ref<const std::string&>();
+        const Json* p = find_preset(kind, id);
+        if (!p) {
+            unknown(id, path);
+            return Json();
+        }
+        if (ref_id) *ref_id = id;
+        return *p;
+    }
+    if (j.is_object() && j.contains("base")) {
+        const Json& b = j["base"];
+        if (!b.is_string()) {
+            problems.add(path + ".base", show(b) + " is not a string; expected a preset id");
+            return Json();
+        }
+        const Json* p = find_preset(kind, b.get_ref<const std::string&>());
+        if (!p) {
+            unknown(b.get<std::string>(), path + ".base");
+            return Json();
+        }
+        Json merged = *p;
+        for (auto it = j.begin(); it != j.end(); ++it)
+            if (it.key() != "base") merged[it.key()] = it.value();
+        merged.erase("id");
+        return merged;
+    }
+    if (!j.is_object()) {
+        problems.add(path, show(j) + " is neither a preset id nor an object; expected a string id or an object");
+        return Json();
+    }
+    return j;
+}
+
+}  // namespace
+
+std::string to_string(Precision p) {
+    switch (p) {
+        case Precision::bf16: return "bf16";
+        case Precision::fp16: return "fp16";
+        default: return "fp32";
+    }
+}
+
+std::string to_string(Recompute r) {
+    switch (r) {
+        case Recompute::none: return "none";
+        case Recompute::selective: return "selective";
+        default: return "full";
+    }
+}
+
+Device parse_device(const Json& in, const std::string& path, Problems& problems) {
+    Device d;
+    Json j = resolve_ref(in, "devices", path, problems, &d.id);
+    if (j.is_null()) return d;
+    ObjectReader r(j, path, problems);
+    if (!r.ok()) return d;
+    r.reject_unknown({"id", "name", "vendor", "peak_tflops", "memory_GiB", "memory_bw_GBps", "intra_node_bw_GBps",
+                      "intra_node_link", "matmul_efficiency", "memory_bw_efficiency", "kernel_overhead_us",
+                      "intra_node_link_efficiency", "inter_node_link_efficiency", "collective_latency_us",
+                      "framework_overhead_GiB", "source", "notes"});
+    if (auto v = r.string("name", true)) d.name = *v;
+    if (auto v = r.string("vendor", false)) d.vendor = *v;
+    if (auto v = r.string("source", false)) d.source = *v;
+    if (auto v = r.string("notes", false)) d.notes = *v;
+    if (auto v = r.number("peak_tflops", true, 0, false, 1e6)) d.peak_tflops = *v;
+    if (auto v = r.number("memory_GiB", true, 0, false, 1e6)) d.memory_GiB = *v;
+    if (auto v = r.number("memory_bw_GBps", true, 0, false, 1e7)) d.memory_bw_GBps = *v;
+    if (auto v = r.number("intra_node_bw_GBps", true, 0, false, 1e6)) d.intra_node_bw_GBps = *v;
+    if (auto v = r.choice("intra_node_link", false, {"nvlink", "pcie", "infinity_fabric"})) d.intra_node_link = *v;
+    if (auto v = r.number("matmul_efficiency", false, 0, false, 1)) d.matmul_efficiency = *v;
+    if (auto v = r.number("memory_bw_efficiency", false, 0, false, 1)) d.memory_bw_efficiency = *v;
+    if (auto v = r.number("kernel_overhead_us", false, 0, true, 1e6)) d.kernel_overhead_us = *v;
+    if (auto v = r.number("intra_node_link_efficiency", false, 0, false, 1)) d.intra_node_link_efficiency = *v;
+    if (auto v = r.number("inter_node_link_efficiency", false, 0, false, 1)) d.inter_node_link_efficiency = *v;
+    if (auto v = r.number("collective_latency_us", false, 0, true, 1e6)) d.collective_latency_us = *v;
+    if (auto v = r.number("framework_overhead_GiB", false, 0, true, 1e6)) d.framework_overhead_GiB = *v;
+    return d;
+}
+
+ModelSpec parse_model(const Json& in, const std::string& path, Problems& problems) {
+    ModelSpec m;
+    Json j = resolve_ref(in, "models", path, problems, &m.id);
+    if (j.is_null()) return m;
+    ObjectReader r(j, path, problems);
+    if (!r.ok()) return m;
+    r.reject_unknown({"id", "name", "num_layers", "hidden_size", "num_attention_heads", "num_kv_heads", "ffn_hidden_size",
+                      "vocab_size", "seq_length", "gated_mlp", "tied_embeddings", "bias", "position_embedding", "source", "notes"});
+    if (auto v = r.string("name", true)) m.name = *v;
+    if (auto v = r.string("source", false)) m.source = *v;
+    if (auto v = r.string("notes", false)) m.notes = *v;
+    auto n_layers = r.integer("num_layers", true, 1, max_num_layers);
+    auto h = r.integer("hidden_size", true, 1, max_model_dim);
+    auto a = r.integer("num_attention_heads", true, 1, max_model_dim);
+    auto kv = r.integer("num_kv_heads", false, 1, max_model_dim);
+    auto f = r.integer("ffn_hidden_size", false, 1, 4 * max_model_dim);
+    auto v = r.integer("vocab_size", true, 1, 100'000'000);
+    auto s = r.integer("seq_length", true, 1, max_seq_length);
+    if (n_layers) m.num_layers = static_cast<int>(*n_layers);
+    if (h) m.hidden_size = static_cast<int>(*h);
+    if (a) m.num_attention_heads = static_cast<int>(*a);
+    m.num_kv_heads = kv ? static_cast<int>(*kv) : m.num_attention_heads;
+    m.ffn_hidden_size = f ? static_cast<int>(*f) : 4 * m.hidden_size;
+    if (v) m.vocab_size = static_cast<int>(*v);
+    if (s) m.seq_length = static_cast<int>(*s);
+    if (auto b = r.boolean("gated_mlp", false)) m.gated_mlp = *b;
+    if (auto b = r.boolean("tied_embeddings", false)) m.tied_embeddings = *b;
+    if (auto b = r.boolean("bias", false)) m.bias = *b;
+    if (auto p = r.choice("position_embedding", false, {"learned", "rope"})) m.learned_position_embedding = (*p == "learned");
+    if (h && a && *h % *a != 0)
+        problems.add(r.path_of("num_attention_heads"), std::to_string(*a) + " does not divide hidden_size " + std::to_string(*h) + "; the head dimension must be an integer");
+    if (a && kv && *a % *kv != 0)
+        problems.add(r.path_of("num_kv_heads"), std::to_string(*kv) + " does not divide num_attention_heads " + std::to_string(*a) + "; grouped-query attention needs heads to be a multiple of kv heads");
+    return m;
+}
+
+Cluster parse_cluster(const Json& in, const std::string& path, Problems& problems) {
+    Cluster c;
+    Json j = resolve_ref(in, "clusters", path, problems, &c.id);
+    if (j.is_null()) return c;
+    ObjectReader r(j, path, problems);
+    if (!r.ok()) return c;
+    r.reject_unknown({"id", "name", "groups", "inter_group_bw_GBps", "source", "notes"});
+    if (auto v = r.string("name", true)) c.name = *v;
+    if (auto v = r.string("source", false)) c.source = *v;
+    if (auto v = r.string("notes", false)) c.notes = *v;
+    if (auto v = r.number("inter_group_bw_GBps", false, 0, false, 1e6)) c.inter_group_bw_GBps = *v;
+    const Json* groups = r.get("groups");
+    if (!groups) {
+        problems.add(r.path_of("groups"), "is missing; expected an array of 1 to " + std::to_string(max_groups) + " groups");
+        return c;
+    }
+    if (!groups->is_array() || groups->empty() || groups->size() > static_cast<std::size_t>(max_groups)) {
+        problems.add(r.path_of("groups"), show(*groups) + " is not allowed; expected an array of 1 to " + std::to_string(max_groups) + " groups");
+        return c;
+    }
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < groups->size(); ++i) {
+        std::string gp = r.path_of("groups") + "[" + std::to_string(i) + "]";
+        const Json& gj = (*groups)[i];
+        ObjectReader g(gj, gp, problems);
+        Group grp;
+        if (!g.ok()) {
+            c.groups.push_back(grp);
+            continue;
+        }
+        g.reject_unknown({"device", "nodes", "gpus_per_node", "inter_node_bw_GBps", "intra_node_bw_GBps"});
+        if (const Json* d = g.get("device"))
+            grp.device = parse_device(*d, g.path_of("device"), problems);
+        else
+            problems.add(g.path_of("device"), "is missing; expected a device preset id or an inline device object");
+        auto nodes = g.integer("nodes", true, 1, max_total_gpus);
+        auto gpn = g.integer("gpus_per_node", true, 1, 1024);
+        if (nodes) grp.nodes = static_cast<int>(*nodes);
+        if (gpn) grp.gpus_per_node = static_cast<int>(*gpn);
+        if (auto v = g.number("inter_node_bw_GBps", true, 0, false, 1e6)) grp.inter_node_bw_GBps = *v;
+        if (auto v = g.number("intra_node_bw_GBps", false, 0, false, 1e6))
+            grp.intra_node_bw_GBps = *v;
+        else
+            grp.intra_node_bw_GBps = grp.device.intra_node_bw_GBps;
+        if (nodes && gpn) total += *nodes * *gpn;
+        c.groups.push_back(grp);
+    }
+    if (total > max_total_gpus)
+        problems.add(r.path_of("groups"), std::to_string(total) + " GPUs in all is too many; at most " + std::to_string(max_total_gpus));
+    return c;
+}
+
+Scenario parse_scenario(const Json& j) {
+    Problems problems;
+    Scenario sc;
+    ObjectReader r(j, "scenario", problems);
+    if (!r.ok()) problems.throw_if_any();
+    r.reject_unknown({"model", "training", "cluster", "name", "notes", "profile"});
+    if (const Json* m = r.get("model")) {
+        sc.model = parse_model(*m, "scenario.model", problems);
+        sc.model_ref = sc.model.id;
+    } else {
+        problems.add("scenario.model", "is missing; expected a model preset id or an inline model object");
+    }
+    if (const Json* c = r.get("cluster")) {
+        sc.cluster = parse_cluster(*c, "scenario.cluster", problems);
+        sc.cluster_ref = sc.cluster.id;
+    } else {
+        problems.add("scenario.cluster", "is missing; expected a cluster preset id or an inline cluster object");
+    }
+    if (const Json* t = r.get("training")) {
+        ObjectReader tr(*t, "scenario.training", problems);
+        if (tr.ok()) {
+            tr.reject_unknown({"global_batch_size", "precision", "recompute", "sequence_parallel", "distributed_optimizer", "flash_attention"});
+            if (auto v = tr.integer("global_batch_size", true, 1, max_global_batch_size)) sc.training.global_batch_size = *v;
+            if (auto v = tr.choice("precision", false, {"bf16", "fp16", "fp32"}))
+                sc.training.precision = *v == "bf16" ? Precision::bf16 : *v == "fp16" ? Precision::fp16 : Precision::fp32;
+            if (auto v = tr.choice("recompute", false, {"none", "selective", "full"}))
+                sc.training.recompute = *v == "none" ? Recompute::none : *v == "selective" ? Recompute::selective : Recompute::full;
+            if (auto v = tr.boolean("sequence_parallel", false)) sc.training.sequence_parallel = *v;
+            if (auto v = tr.boolean("distributed_optimizer", false)) sc.training.distributed_optimizer = *v;
+            if (auto v = tr.boolean("flash_attention", false)) sc.training.flash_attention = *v;
+        }
+    } else {
+        problems.add("scenario.training", "is missing; expected an object with at least global_batch_size");
+    }
+    if (const Json* p = r.get("profile"); p && !p->is_object())
+        problems.add("scenario.profile", show(*p) + " is not an object; expected a measured profile (docs/formats.md)");
+    problems.throw_if_any();
+    return sc;
+}
+
+Scenario parse_scenario_text(std::string_view text) { return parse_scenario(parse_json(text, "scenario")); }
+
+void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, const std::string& path) {
+    const auto& m = sc.model;
+    const auto& gb = sc.training.global_batch_size;
+    if (plan.micro_batch_size * plan.num_micro_batches != gb)
+        problems.add(path + ".num_micro_batches", std::to_string(plan.micro_batch_size) + " x " + std::to_string(plan.num_micro_batches) + " = " +
+                                                      std::to_string(plan.micro_batch_size * plan.num_micro_batches) + " samples does not equal training.global_batch_size " +
+                                                      std::to_string(gb) + "; micro_batch_size x num_micro_batches must equal it");
+    int layer_sum = 0;
+    std::vector<std::int64_t> used(sc.cluster.groups.size(), 0);
+    for (std::size_t s = 0; s < plan.stages.size(); ++s) {
+        const auto& st = plan.stages[s];
+        std::string sp = path + ".stages[" + std::to_string(s) + "]";
+        layer_sum += st.num_layers;
+        int samples = 0;
+        for (std::size_t k = 0; k < st.replicas.size(); ++k) {
+            const auto& rs = st.replicas[k];
+            std::string rp = st.homogeneous_form ? sp : sp + ".replicas[" + std::to_string(k) + "]";
+            if (rs.group < 0 || rs.group >= static_cast<int>(sc.cluster.groups.size())) {
+                problems.add(rp + ".group", std::to_string(rs.group) + " is not a group of the cluster; expected 0.." + std::to_string(static_cast<int>(sc.cluster.groups.size()) - 1));
+                continue;
+            }
+            const Group& g = sc.cluster.groups[rs.group];
+            if (m.num_attention_heads % rs.tp != 0)
+                problems.add(rp + ".tp", std::to_string(rs.tp) + " does not divide num_attention_heads " + std::to_string(m.num_attention_heads));
+            else if (m.num_kv_heads % rs.tp != 0)
+                problems.add(rp + ".tp", std::to_string(rs.tp) + " does not divide num_kv_heads " + std::to_string(m.num_kv_heads));
+            else if (m.ffn_hidden_size % rs.tp != 0)
+                problems.add(rp + ".tp", std::to_string(rs.tp) + " does not divide ffn_hidden_size " + std::to_string(m.ffn_hidden_size));
+            if (rs.tp > g.gpus_per_node)
+                problems.add(rp + ".tp", std::to_string(rs.tp) + " exceeds gpus_per_node " + std::to_string(g.gpus_per_node) + " of group " + std::to_string(rs.group) +
+                                             "; a tensor-parallel group must fit in one node");
+            if (sc.training.sequence_parallel && m.seq_length % rs.tp != 0)
+                problems.add(rp + ".tp", std::to_string(rs.tp) + " does not divide seq_length " + std::to_string(m.seq_length) + "; sequence parallelism splits the sequence over TP");
+            samples += rs.samples * rs.count;
+            used[rs.group] += static_cast<std::int64_t>(rs.tp) * rs.count;
+        }
+        if (st.homogeneous_form && st.replicas.size() == 1) {
+            int dp = st.replicas[0].count;
+            if (plan.micro_batch_size % dp != 0)
+                problems.add(sp + ".dp", std::to_string(dp) + " does not divide micro_batch_size " + std::to_string(plan.micro_batch_size) +
+                                             "; each data-parallel replica takes an equal share of the micro-batch");
+        } else if (samples != plan.micro_batch_size) {
+            problems.add(sp + ".replicas", "samples sum to " + std::to_string(samples) + ", not micro_batch_size " + std::to_string(plan.micro_batch_size) + "; they must sum to it");
+        }
+    }
+    if (layer_sum != m.num_layers)
+        problems.add(path + ".stages", "num_layers sum to " + std::to_string(layer_sum) + ", not the model's num_layers " + std::to_string(m.num_layers) + "; every layer goes to exactly one stage");
+    for (std::size_t g = 0; g < used.size(); ++g)
+        if (used[g] > sc.cluster.groups[g].num_gpus())
+            problems.add(path + ".stages", "use " + std::to_string(used[g]) + " GPUs of group " + std::to_string(g) + " (" + sc.cluster.groups[g].device.name + ") but it has " +
+                                               std::to_string(sc.cluster.groups[g].num_gpus()) + " (" + std::to_string(sc.cluster.groups[g].nodes) + " nodes x " +
+                                               std::to_string(sc.cluster.groups[g].gpus_per_node) + ")");
+}
+
+Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path) {
+    Problems problems;
+    Plan plan;
+    ObjectReader r(j, path, problems);
+    if (!r.ok()) problems.throw_if_any();
+    r.reject_unknown({"micro_batch_size", "num_micro_batches", "schedule", "stages", "notes"});
+    auto mbs = r.integer("micro_batch_size", true, 1, max_global_batch_size);
+    auto nmb = r.integer("num_micro_batches", true, 1, max_num_micro_batches);
+    if (mbs) plan.micro_batch_size = *mbs;
+    if (nmb) plan.num_micro_batches = *nmb;
+    if (auto v = r.choice("schedule", false, {"1f1b"})) plan.schedule = *v;
+    const Json* stages = r.get("stages");
+    if (!stages) {
+        problems.add(path + ".stages", "is missing; expected an array of 1 to " + std::to_string(max_stages) + " stages");
+    } else if (!stages->is_array() || stages->empty() || stages->size() > static_cast<std::size_t>(max_stages)) {
+        problems.add(path + ".stages", show(*stages) + " is not allowed; expected an array of 1 to " + std::to_string(max_stages) + " stages");
+    } else {
+        for (std::size_t s = 0; s < stages->size(); ++s) {
+            std::string sp = path + ".stages[" + std::to_string(s) + "]";
+            ObjectReader st(( *stages)[s], sp, problems);
+            StagePlan stage;
+            if (!st.ok()) continue;
+            if (auto v = st.integer("num_layers", true, 1, max_num_layers)) stage.num_layers = static_cast<int>(*v);
+            if (st.has("replicas")) {
+                st.reject_unknown({"num_layers", "replicas"});
+                stage.homogeneous_form = false;
+                const Json& reps = *st.get("replicas");
+                if (!reps.is_array() || reps.empty() || reps.size() > 4096) {
+                    problems.add(sp + ".replicas", show(reps) + " is not allowed; expected an array of 1 to 4096 replicas");
+                    continue;
+                }
+                for (std::size_t k = 0; k < reps.size(); ++k) {
+                    std::string rp = sp + ".replicas[" + std::to_string(k) + "]";
+                    ObjectReader rr(reps[k], rp, problems);
+                    if (!rr.ok()) continue;
+                    rr.reject_unknown({"group", "tp", "samples"});
+                    ReplicaSet rs;
+                    auto g = rr.integer("group", true, 0, max_groups - 1);
+                    auto tp = rr.integer("tp", true, 1, 1024);
+                    auto smp = rr.integer("samples", true, 1, max_global_batch_size);
+                    if (!g || !tp || !smp) continue;
+                    rs.group = static_cast<int>(*g);
+                    rs.tp = static_cast<int>(*tp);
+                    rs.samples = static_cast<int>(*smp);
+                    rs.count = 1;
+                    stage.replicas.push_back(rs);
+                }
+            } else {
+                st.reject_unknown({"num_layers", "group", "tp", "dp"});
+                auto g = st.integer("group", true, 0, max_groups - 1);
+                auto tp = st.integer("tp", true, 1, 1024);
+                auto dp = st.integer("dp", true, 1, max_total_gpus);
+                if (!g || !tp || !dp) continue;
+                ReplicaSet rs;
+                rs.group = static_cast<int>(*g);
+                rs.tp = static_cast<int>(*tp);
+                rs.count = static_cast<int>(*dp);
+                rs.samples = mbs && *dp > 0 ? static_cast<int>(*mbs / *dp) : 1;
+                stage.replicas.push_back(rs);
+            }
+            plan.stages.push_back(stage);
+        }
+    }
+    problems.throw_if_any();
+    validate_plan(plan, sc, problems, path);
+    problems.throw_if_any();
+    return plan;
+}
+
+Plan parse_plan_text(std::string_view text, const Scenario& sc) { return parse_plan(parse_json(text, "plan"), sc); }
+
+Json to_json(const Plan& plan) {
+    Json stages = Json::array();
+    for (const auto& st : plan.stages) {
+        if (st.homogeneous_form && st.replicas.size() == 1) {
+            const auto& r = st.replicas[0];
+            stages.push_back({{"group", r.group}, {"num_layers", st.num_layers}, {"tp", r.tp}, {"dp", r.count}});
+        } else {
+            Json reps = Json::array();
+            for (const auto& r : st.replicas)
+                for (int k = 0; k < r.count; ++k) reps.push_back({{"group", r.group}, {"tp", r.tp}, {"samples", r.samples}});
+            stages.push_back({{"num_layers", st.num_layers}, {"replicas", reps}});
+        }
+    }
+    return {{"micro_batch_size", plan.micro_batch_size}, {"num_micro_batches", plan.num_micro_batches}, {"schedule", plan.schedule}, {"stages", stages}};
+}
+
+Json to_json(const Device& d) {
+    Json j = {{"name", d.name},
+              {"peak_tflops", d.peak_tflops},
+              {"memory_GiB", d.memory_GiB},
+              {"memory_bw_GBps", d.memory_bw_GBps},
+              {"intra_node_bw_GBps", d.intra_node_bw_GBps},
+              {"intra_node_link", d.intra_node_link},
+              {"matmul_efficiency", d.matmul_efficiency},
+              {"memory_bw_efficiency", d.memory_bw_efficiency},
+              {"kernel_overhead_us", d.kernel_overhead_us},
+              {"intra_node_link_efficiency", d.intra_node_link_efficiency},
+              {"inter_node_link_efficiency", d.inter_node_link_efficiency},
+              {"collective_latency_us", d.collective_latency_us},
+              {"framework_overhead_GiB", d.framework_overhead_GiB}};
+    if (!d.vendor.empty()) j["vendor"] = d.vendor;
+    return j;
+}
+
+Json to_json(const ModelSpec& m) {
+    return {{"name", m.name},
+            {"num_layers", m.num_layers},
+            {"hidden_size", m.hidden_size},
+            {"num_attention_heads", m.num_attention_heads},
+            {"num_kv_heads", m.num_kv_heads},
+            {"ffn_hidden_size", m.ffn_hidden_size},
+            {"vocab_size", m.vocab_size},
+            {"seq_length", m.seq_length},
+            {"gated_mlp", m.gated_mlp},
+            {"tied_embeddings", m.tied_embeddings},
+            {"bias", m.bias},
+            {"position_embedding", m.learned_position_embedding ? "learned" : "rope"}};
+}
+
+Json to_json(const Cluster& c) {
+    Json groups = Json::array();
+    for (const auto& g : c.groups)
+        groups.push_back({{"device", to_json(g.device)},
+                          {"nodes", g.nodes},
+                          {"gpus_per_node", g.gpus_per_node},
+                          {"inter_node_bw_GBps", g.inter_node_bw_GBps},
+                          {"intra_node_bw_GBps", g.intra_node_bw_GBps}});
+    Json j = {{"name", c.name}, {"groups", groups}};
+    if (c.inter_group_bw_GBps) j["inter_group_bw_GBps"] = *c.inter_group_bw_GBps;
+    return j;
+}
+
+Json to_json(const Scenario& sc) {
+    return {{"model", to_json(sc.model)},
+            {"cluster", to_json(sc.cluster)},
+            {"training",
+             {{"global_batch_size", sc.training.global_batch_size},
+              {"precision", to_string(sc.training.precision)},
+              {"recompute", to_string(sc.training.recompute)},
+              {"sequence_parallel", sc.training.sequence_parallel},
+              {"distributed_optimizer", sc.training.distributed_optimizer},
+              {"flash_attention", sc.training.flash_attention}}}};
+}
+
+}  // namespace poseidon
