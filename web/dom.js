@@ -1,0 +1,53 @@
+// Tiny DOM helpers. Text always goes in through textContent / createTextNode, never as HTML.
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+function append(el, children) {
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+function setAttrs(el, attrs) {
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === 'class') el.setAttribute('class', v);
+    else if (k === 'text') el.textContent = String(v);
+    else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+    else if (k === 'dataset') Object.assign(el.dataset, v);
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  return el;
+}
+
+/** h('div', {class: 'x'}, 'text', child) → HTMLElement */
+export function h(tag, attrs, ...children) {
+  return append(setAttrs(document.createElement(tag), attrs), children);
+}
+
+/** s('rect', {x: 1}) → SVGElement */
+export function s(tag, attrs, ...children) {
+  return append(setAttrs(document.createElementNS(SVG_NS, tag), attrs), children);
+}
+
+export function clear(el) {
+  while (el.firstChild) el.firstChild.remove();
+  return el;
+}
+
+export const $ = (sel, root = document) => root.querySelector(sel);
+export const $$ = (sel, root = document) => [...root.querySelectorAll(sel)];
+
+export function fmt(x, digits = 3) {
+  if (typeof x !== 'number' || !Number.isFinite(x)) return '–';
+  return x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 });
+}
+export const fmtInt = (x) => fmt(Math.round(x), 0);
+export const fmtPct = (x) => (typeof x === 'number' ? `${(100 * x).toFixed(1)}%` : '–');
+export function fmtTime(sec) {
+  if (typeof sec !== 'number' || !Number.isFinite(sec)) return '–';
+  if (sec >= 1) return `${sec.toFixed(3)} s`;
+  if (sec >= 1e-3) return `${(sec * 1e3).toFixed(2)} ms`;
+  return `${(sec * 1e6).toFixed(1)} µs`;
+}

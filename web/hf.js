@@ -1,0 +1,55 @@
+// Hugging Face config.json → Poseidon model object (docs/formats.md, "model").
+// Only the mapping lives here; the core validates the result like any other input.
+
+const first = (cfg, ...keys) => {
+  for (const k of keys) if (cfg[k] !== undefined && cfg[k] !== null) return cfg[k];
+  return undefined;
+};
+
+export class HfConfigError extends Error {}
+
+/** text of a config.json → { model, notes[] } ; throws HfConfigError */
+export function modelFromHfConfig(text) {
+  let cfg;
+  try {
+    cfg = JSON.parse(text);
+  } catch (e) {
+    throw new HfConfigError(`config.json is not valid JSON: ${e.message}`);
+  }
+  if (cfg === null || typeof cfg !== 'object' || Array.isArray(cfg)) throw new HfConfigError('config.json must be a JSON object.');
+  // multimodal configs nest the language model
+  if (cfg.text_config && typeof cfg.text_config === 'object' && first(cfg, 'num_hidden_layers', 'n_layer') === undefined) {
+    cfg = { ...cfg.text_config, _name_or_path: cfg._name_or_path, architectures: cfg.architectures };
+  }
+  const notes = [];
+  const model = {};
+  const name = first(cfg, '_name_or_path', 'name') ?? (Array.isArray(cfg.architectures) ? cfg.architectures[0] : undefined) ?? first(cfg, 'model_type');
+  model.name = typeof name === 'string' && name ? name.slice(0, 100) : 'Custom model';
+  const set = (key, value) => { if (value !== undefined) model[key] = value; };
+  set('num_layers', first(cfg, 'num_hidden_layers', 'n_layer', 'num_layers'));
+  set('hidden_size', first(cfg, 'hidden_size', 'n_embd', 'd_model'));
+  set('num_attention_heads', first(cfg, 'num_attention_heads', 'n_head', 'num_heads'));
+  set('num_kv_heads', first(cfg, 'num_key_value_heads', 'num_kv_heads', 'multi_query_group_num'));
+  set('ffn_hidden_size', first(cfg, 'intermediate_size', 'n_inner', 'ffn_hidden_size', 'ffn_dim'));
+  set('vocab_size', first(cfg, 'vocab_size', 'padded_vocab_size'));
+  set('seq_length', first(cfg, 'max_position_embeddings', 'n_positions', 'seq_length', 'n_ctx'));
+  const act = String(first(cfg, 'hidden_act', 'activation_function') ?? '').toLowerCase();
+  const type = String(cfg.model_type ?? '').toLowerCase();
+  const gated = /silu|swiglu|swish|geglu/.test(act) || /llama|mistral|qwen|gemma|mixtral|phi3|deepseek|olmo|granite|yi/.test(type);
+  model.gated_mlp = gated;
+  if (cfg.tie_word_embeddings !== undefined) model.tied_embeddings = Boolean(cfg.tie_word_embeddings);
+  else if (/gpt2|gpt_neo|opt/.test(type)) model.tied_embeddings = true;
+  const hasRope = cfg.rope_theta !== undefined || cfg.rope_scaling !== undefined || cfg.rotary_dim !== undefined || /llama|mistral|qwen|gemma|mixtral|neox|phi|falcon|deepseek|olmo|granite/.test(type);
+  model.position_embedding = hasRope ? 'rope' : 'learned';
+  const bias = first(cfg, 'attention_bias', 'mlp_bias', 'bias', 'use_bias');
+  if (bias !== undefined) model.bias = Boolean(bias);
+  else model.bias = !/llama|mistral|gemma|mixtral|deepseek|olmo|granite/.test(type);
+  if (model.num_layers === undefined) notes.push('num_hidden_layers not found');
+  if (model.seq_length === undefined) notes.push('max_position_embeddings not found; set the sequence length');
+  if (cfg.num_local_experts || cfg.n_routed_experts || cfg.num_experts) notes.push('mixture-of-experts layers are modelled as dense layers');
+  if (model.seq_length > 8192) {
+    notes.push(`max_position_embeddings is ${model.seq_length}; the training sequence length was set to 4096, edit it if needed`);
+    model.seq_length = 4096;
+  }
+  return { model, notes };
+}

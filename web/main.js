@@ -1,0 +1,897 @@
+// Poseidon page: inputs, worker management, share links, results. Never calls wasm itself:
+// everything that needs the core goes through worker.js.
+import { h, clear, $, $$, fmt, fmtInt, fmtPct, fmtTime } from './dom.js';
+import { encodeShare, decodeShare, isShareFragment, ShareLinkError, diff, applyDiff } from './share.js';
+import { modelFromHfConfig, HfConfigError } from './hf.js';
+import { planJson, topPlansCsv, chromeTrace, megatronArgs } from './exports.js';
+import { stageDiagram } from './render/stages.js';
+import { timelineSvg, timelinePng, timelineTable } from './render/timeline.js';
+import { topPlansTable, baselinesTable, statsList } from './render/tables.js';
+
+// ---------------------------------------------------------------- field descriptions
+
+const MODEL_FIELDS = [
+  { key: 'name', kind: 'text', label: 'name' },
+  { key: 'num_layers', kind: 'int', label: 'layers' },
+  { key: 'hidden_size', kind: 'int', label: 'hidden size' },
+  { key: 'num_attention_heads', kind: 'int', label: 'attention heads' },
+  { key: 'num_kv_heads', kind: 'int', label: 'KV heads', hint: '= heads' },
+  { key: 'ffn_hidden_size', kind: 'int', label: 'FFN hidden size', hint: '4 × hidden' },
+  { key: 'vocab_size', kind: 'int', label: 'vocabulary' },
+  { key: 'seq_length', kind: 'int', label: 'sequence length' },
+  { key: 'position_embedding', kind: 'select', label: 'position embedding', options: ['learned', 'rope'], def: 'learned' },
+  { key: 'gated_mlp', kind: 'bool', label: 'gated MLP (SwiGLU)', def: false },
+  { key: 'tied_embeddings', kind: 'bool', label: 'tied embeddings', def: false },
+  { key: 'bias', kind: 'bool', label: 'biases', def: true },
+];
+const TRAINING_FIELDS = [
+  { key: 'global_batch_size', kind: 'int', label: 'global batch (samples)' },
+  { key: 'precision', kind: 'select', label: 'precision', options: ['bf16', 'fp16', 'fp32'], def: 'bf16' },
+  { key: 'recompute', kind: 'select', label: 'recompute', options: ['none', 'selective', 'full'], def: 'none' },
+  { key: 'sequence_parallel', kind: 'bool', label: 'sequence parallel', def: false },
+  { key: 'distributed_optimizer', kind: 'bool', label: 'distributed optimizer', def: false },
+  { key: 'flash_attention', kind: 'bool', label: 'flash attention', def: true },
+];
+const CLUSTER_FIELDS = [
+  { key: 'name', kind: 'text', label: 'cluster name' },
+  { key: 'inter_group_bw_GBps', kind: 'num', label: 'inter-group GB/s per node', hint: 'min of the NICs' },
+];
+const SEARCH_FIELDS = [
+  { key: 'top', kind: 'int', label: 'plans to keep' },
+  { key: 'time_limit_s', kind: 'num', label: 'time limit (s)' },
+  { key: 'exhaustive', kind: 'bool', label: 'exhaustive', def: false },
+];
+const DEVICE_SKIP = new Set(['id', 'source', 'notes', 'vendor']);
+const DEVICE_SELECTS = { intra_node_link: ['nvlink', 'pcie', 'infinity_fabric'] };
+
+const DEFAULT_TRAINING = { global_batch_size: 1536, precision: 'bf16', recompute: 'none', sequence_parallel: false, distributed_optimizer: false };
+const DEFAULT_OPTIONS = { top: 5, exhaustive: false, time_limit_s: 10 };
+const DEFAULT_MODEL = 'gpt3-175b';
+const DEFAULT_CLUSTER = 'mixed-a100-v100';
+
+// ---------------------------------------------------------------- state
+
+const isEmbed = new URLSearchParams(location.search).get('embed') === '1';
+if (isEmbed) document.documentElement.classList.add('embed');
+
+const state = {
+  presets: { devices: [], models: [], clusters: [] },
+  version: '',
+  modelPreset: null,
+  model: {},
+  clusterPreset: null,
+  cluster: { name: 'Custom cluster', groups: [] },
+  devices: {}, // custom devices by id
+  training: { ...DEFAULT_TRAINING },
+  options: { ...DEFAULT_OPTIONS },
+  result: null, // {plans, baselines, stats}
+  selected: 0,
+  running: false,
+  lastProgress: null,
+  lastScenario: null,
+};
+const perf = { start: performance.now(), firstBestMs: null, readyMs: null };
+window.__poseidon = perf;
+
+const byId = (list, id) => list.find((x) => x.id === id);
+const presetModel = () => byId(state.presets.models, state.modelPreset);
+const presetCluster = () => byId(state.presets.clusters, state.clusterPreset);
+const isEmpty = (o) => Object.keys(o).length === 0;
+
+// ---------------------------------------------------------------- worker
+
+let worker = null;
+let ready = null;
+let compiledModule = null;
+let seq = 0;
+const pending = new Map(); // id → {resolve, reject, onProgress}
+
+function spawnWorker() {
+  worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  ready = new Promise((resolve, reject) => {
+    worker.onmessage = (ev) => {
+      const msg = ev.data;
+      if (msg.type === 'ready') {
+        if (msg.module) compiledModule = msg.module;
+        resolve(msg);
+        return;
+      }
+      const p = pending.get(msg.id);
+      if (msg.type === 'progress') {
+        p?.onProgress?.(msg.progress);
+      } else if (msg.type === 'result') {
+        pending.delete(msg.id);
+        p?.resolve(msg.result);
+      } else if (msg.type === 'fatal') {
+        if (!p) { reject(new Error(msg.error.message)); return; }
+        pending.delete(msg.id);
+        p.reject(new Error(msg.error.message));
+      }
+    };
+    worker.onerror = (ev) => {
+      ev.preventDefault?.();
+      const err = new Error(`The planner engine failed to load: ${ev.message || 'worker error'}`);
+      reject(err);
+      for (const p of pending.values()) p.reject(err);
+      pending.clear();
+    };
+  });
+  worker.postMessage({ type: 'init', module: compiledModule });
+  return ready;
+}
+
+async function call(msg, onProgress) {
+  await ready;
+  const id = ++seq;
+  return new Promise((resolve, reject) => {
+    pending.set(id, { resolve, reject, onProgress });
+    worker.postMessage({ ...msg, id });
+  });
+}
+
+function restartWorker() {
+  worker?.terminate();
+  const err = new Error('cancelled');
+  err.cancelled = true;
+  for (const p of pending.values()) p.reject(err);
+  pending.clear();
+  return spawnWorker();
+}
+
+// ---------------------------------------------------------------- scenario
+
+function cleanObject(o) {
+  const out = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined && v !== '') out[k] = v;
+  return out;
+}
+
+function modelForScenario() {
+  const p = presetModel();
+  if (p && isEmpty(diff(p, state.model))) return state.modelPreset;
+  return cleanObject(state.model);
+}
+
+function clusterForScenario() {
+  const p = presetCluster();
+  if (p && isEmpty(diff(p, state.cluster))) return state.clusterPreset;
+  const c = cleanObject(state.cluster);
+  c.groups = (state.cluster.groups || []).map((g) => {
+    const out = cleanObject(g);
+    if (typeof g.device === 'string' && state.devices[g.device]) out.device = cleanObject(state.devices[g.device]);
+    return out;
+  });
+  return c;
+}
+
+function scenario() {
+  return { model: modelForScenario(), training: cleanObject(state.training), cluster: clusterForScenario() };
+}
+
+function searchOptions() {
+  return cleanObject(state.options);
+}
+
+// ---------------------------------------------------------------- forms
+
+function parseValue(kind, raw) {
+  if (kind === 'bool') return raw;
+  const t = String(raw).trim();
+  if (t === '') return undefined;
+  if (kind === 'int' || kind === 'num') {
+    // numbers go to the core as numbers; anything else goes as the text, so the core's message names it
+    return /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(t) ? Number(t) : t;
+  }
+  return t;
+}
+
+/** One labelled input bound to obj[key]; path is the scenario JSON path used for error messages. */
+function fieldInput(field, getObj, path, onChange) {
+  const obj = getObj();
+  const id = `f-${path.replace(/[^a-zA-Z0-9]+/g, '-')}`;
+  const errId = `${id}-err`;
+  let input;
+  const commit = (value) => {
+    const o = getObj();
+    if (value === undefined) delete o[field.key];
+    else o[field.key] = value;
+    onChange();
+  };
+  if (field.kind === 'bool') {
+    input = h('input', { type: 'checkbox', id });
+    input.checked = obj[field.key] ?? field.def ?? false;
+    input.addEventListener('change', () => commit(input.checked));
+  } else if (field.kind === 'select') {
+    input = h('select', { id }, field.options.map((o) => h('option', { value: o }, o)));
+    input.value = obj[field.key] ?? field.def;
+    input.addEventListener('change', () => commit(input.value));
+  } else {
+    input = h('input', { type: 'text', id, inputmode: field.kind === 'int' ? 'numeric' : field.kind === 'num' ? 'decimal' : null,
+      autocomplete: 'off', spellcheck: 'false', placeholder: field.hint ?? '' });
+    input.value = obj[field.key] === undefined ? '' : String(obj[field.key]);
+    input.addEventListener('input', () => commit(parseValue(field.kind, input.value)));
+  }
+  input.dataset.path = path;
+  input.setAttribute('aria-describedby', errId);
+  const err = h('span', { class: 'field-error', id: errId, 'data-error-for': path });
+  if (field.kind === 'bool') return h('div', { class: 'field check' }, input, h('label', { for: id }, field.label), err);
+  return h('div', { class: 'field' }, h('label', { for: id }, field.label), input, err);
+}
+
+function renderFields(container, fields, getObj, prefix, onChange) {
+  clear(container);
+  for (const f of fields) container.append(fieldInput(f, getObj, `${prefix}.${f.key}`, onChange));
+}
+
+function presetOptions(select, list, selected, customLabel) {
+  clear(select);
+  select.append(h('option', { value: '' }, customLabel));
+  for (const p of list) select.append(h('option', { value: p.id }, `${p.name ?? p.id} (${p.id})`));
+  select.value = selected ?? '';
+}
+
+function markModified() {
+  const mm = presetModel();
+  const mo = $('#model-preset').options[$('#model-preset').selectedIndex];
+  if (mo && mm) mo.textContent = `${mm.name ?? mm.id} (${mm.id})${isEmpty(diff(mm, state.model)) ? '' : ' — modified'}`;
+  const cc = presetCluster();
+  const co = $('#cluster-preset').options[$('#cluster-preset').selectedIndex];
+  if (co && cc) co.textContent = `${cc.name ?? cc.id} (${cc.id})${isEmpty(diff(cc, state.cluster)) ? '' : ' — modified'}`;
+}
+
+function onInputChanged() {
+  markModified();
+  scheduleValidate();
+}
+
+function renderModelForm() {
+  presetOptions($('#model-preset'), state.presets.models, state.modelPreset, 'Custom model');
+  renderFields($('#model-fields'), MODEL_FIELDS, () => state.model, 'model', onInputChanged);
+  markModified();
+}
+
+function deviceChoices() {
+  return [
+    ...state.presets.devices.map((d) => ({ id: d.id, label: `${d.name ?? d.id}` })),
+    ...Object.entries(state.devices).map(([id, d]) => ({ id, label: `${d.name ?? id} (custom)` })),
+  ];
+}
+
+function renderClusterForm() {
+  presetOptions($('#cluster-preset'), state.presets.clusters, state.clusterPreset, 'Custom cluster');
+  const body = clear($('#groups'));
+  const groups = state.cluster.groups || [];
+  groups.forEach((g, i) => {
+    const path = `cluster.groups[${i}]`;
+    const devId = `f-group-${i}-device`;
+    const sel = h('select', { id: devId, 'aria-label': `group ${i} device`, 'aria-describedby': `${devId}-err` });
+    const choices = deviceChoices();
+    const current = typeof g.device === 'string' ? g.device : null;
+    for (const c of choices) sel.append(h('option', { value: c.id }, c.label));
+    if (current && !choices.some((c) => c.id === current)) sel.append(h('option', { value: current }, `${current} (unknown)`));
+    if (!current) sel.append(h('option', { value: '' }, 'inline device'));
+    sel.value = current ?? '';
+    sel.dataset.path = `${path}.device`;
+    sel.addEventListener('change', () => { g.device = sel.value; onInputChanged(); });
+    const cell = (field) => {
+      const wrap = fieldInput(field, () => g, `${path}.${field.key}`, onInputChanged);
+      wrap.querySelector('label').classList.add('sr-only');
+      wrap.querySelector('label').textContent = `group ${i} ${field.label}`;
+      return h('td', {}, wrap);
+    };
+    const remove = h('button', { type: 'button', 'aria-label': `remove group ${i}`, disabled: groups.length <= 1 }, '×');
+    remove.addEventListener('click', () => { groups.splice(i, 1); renderClusterForm(); onInputChanged(); });
+    body.append(h('tr', {},
+      h('td', {}, sel, h('span', { class: 'field-error', id: `${devId}-err`, 'data-error-for': `${path}.device` })),
+      cell({ key: 'nodes', kind: 'int', label: 'nodes' }),
+      cell({ key: 'gpus_per_node', kind: 'int', label: 'GPUs per node' }),
+      cell({ key: 'inter_node_bw_GBps', kind: 'num', label: 'NIC GB/s per node' }),
+      h('td', {}, remove)));
+  });
+  renderFields($('#cluster-fields'), CLUSTER_FIELDS, () => state.cluster, 'cluster', onInputChanged);
+  renderCustomDevices();
+  markModified();
+}
+
+function renderCustomDevices() {
+  const box = clear($('#custom-devices'));
+  for (const [id, dev] of Object.entries(state.devices)) {
+    const fields = Object.keys(dev).filter((k) => !DEVICE_SKIP.has(k)).map((k) => (
+      k === 'name' ? { key: k, kind: 'text', label: 'name' }
+        : DEVICE_SELECTS[k] ? { key: k, kind: 'select', label: k, options: DEVICE_SELECTS[k] }
+          : typeof dev[k] === 'boolean' ? { key: k, kind: 'bool', label: k } : { key: k, kind: 'num', label: k }));
+    const grid = h('div', { class: 'fields' });
+    renderFields(grid, fields, () => state.devices[id], `devices.${id}`, () => { onInputChanged(); });
+    const remove = h('button', { type: 'button' }, `Remove ${id}`);
+    remove.addEventListener('click', () => {
+      delete state.devices[id];
+      for (const g of state.cluster.groups) if (g.device === id) g.device = state.presets.devices[0]?.id ?? '';
+      renderClusterForm();
+      onInputChanged();
+    });
+    box.append(h('div', { class: 'custom-device' }, h('strong', {}, id), grid, remove));
+  }
+  const base = $('#device-base');
+  clear(base);
+  for (const d of state.presets.devices) base.append(h('option', { value: d.id }, d.name ?? d.id));
+}
+
+function renderSimpleForms() {
+  renderFields($('#training-fields'), TRAINING_FIELDS, () => state.training, 'training', onInputChanged);
+  renderFields($('#search-fields'), SEARCH_FIELDS, () => state.options, 'options', () => {});
+}
+
+function renderAllForms() {
+  renderModelForm();
+  renderClusterForm();
+  renderSimpleForms();
+}
+
+function setModelPreset(id) {
+  const p = byId(state.presets.models, id);
+  state.modelPreset = p ? id : null;
+  if (p) state.model = structuredClone(p);
+  renderModelForm();
+  onInputChanged();
+}
+
+function setClusterPreset(id) {
+  const p = byId(state.presets.clusters, id);
+  state.clusterPreset = p ? id : null;
+  if (p) state.cluster = structuredClone(p);
+  renderClusterForm();
+  onInputChanged();
+}
+
+// ---------------------------------------------------------------- errors
+
+function showError(message) {
+  const el = $('#error');
+  el.textContent = message;
+  el.hidden = false;
+}
+
+function clearErrors() {
+  const el = $('#error');
+  el.textContent = '';
+  el.hidden = true;
+  clearFieldErrors();
+}
+
+function clearFieldErrors() {
+  for (const e of $$('.field-error')) e.textContent = '';
+  for (const i of $$('[aria-invalid="true"]')) i.removeAttribute('aria-invalid');
+}
+
+function normalisePath(path) {
+  return String(path ?? '').replace(/^\$\.?/, '').replace(/^scenario\./, '');
+}
+
+/** core error path → the input that shows it (exact, custom device, or the nearest enclosing field) */
+function inputForPath(path) {
+  const p = normalisePath(path);
+  const exact = $$('[data-path]').find((el) => el.dataset.path === p);
+  if (exact) return exact;
+  const dev = /^cluster\.groups\[(\d+)\]\.device\.(.+)$/.exec(p);
+  if (dev) {
+    const g = state.cluster.groups[Number(dev[1])];
+    const byDev = $$('[data-path]').find((el) => el.dataset.path === `devices.${g?.device}.${dev[2]}`);
+    if (byDev) { $('#devices').open = true; return byDev; }
+    return $$('[data-path]').find((el) => el.dataset.path === `cluster.groups[${dev[1]}].device`);
+  }
+  let best = null;
+  for (const el of $$('[data-path]')) {
+    const q = el.dataset.path;
+    if ((p.startsWith(`${q}.`) || p.startsWith(`${q}[`)) && (!best || q.length > best.dataset.path.length)) best = el;
+  }
+  if (best) return best;
+  return $$('[data-path]').find((el) => el.dataset.path.startsWith(`${p}.`) || el.dataset.path.startsWith(`${p}[`)) ?? null;
+}
+
+function problemsOf(error) {
+  const list = Array.isArray(error?.problems) && error.problems.length ? error.problems : [error];
+  return list.filter(Boolean).map((x) => ({ path: normalisePath(x.path), message: String(x.message ?? '') }));
+}
+
+function markFieldErrors(problems) {
+  let first = null;
+  for (const pr of problems) {
+    const input = inputForPath(pr.path);
+    if (!input) continue;
+    input.setAttribute('aria-invalid', 'true');
+    const err = document.getElementById(input.getAttribute('aria-describedby'));
+    if (err) err.textContent = err.textContent ? `${err.textContent}; ${pr.message}` : pr.message;
+    first ??= input;
+  }
+  return first;
+}
+
+/** an {error} result from the core: message in the error region, and next to each field it names */
+function showCoreError(error, context) {
+  const problems = problemsOf(error);
+  clearFieldErrors();
+  markFieldErrors(problems);
+  const lines = problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message));
+  showError(`${context}\n${lines.join('\n')}`);
+}
+
+let validateTimer = 0;
+function scheduleValidate() {
+  clearTimeout(validateTimer);
+  validateTimer = setTimeout(validateNow, 300);
+}
+
+/** Checks the scenario with the core while idle: estimate on a trivial plan, keeping scenario errors. */
+async function validateNow() {
+  if (state.running || !state.version) return;
+  const sc = scenario();
+  const layers = typeof sc.model === 'object' ? sc.model.num_layers : presetModel()?.num_layers;
+  const gbs = sc.training.global_batch_size;
+  const plan = { micro_batch_size: 1, num_micro_batches: Number.isInteger(gbs) ? gbs : 1,
+    stages: [{ group: 0, num_layers: Number.isInteger(layers) ? layers : 1, tp: 1, dp: 1 }] };
+  let res;
+  try {
+    res = await call({ type: 'validate', scenario: sc, plan });
+  } catch {
+    return;
+  }
+  if (state.running) return;
+  const problems = res?.error ? problemsOf(res.error).filter((p) => !p.path.startsWith('plan')) : [];
+  clearFieldErrors();
+  if (problems.length) {
+    markFieldErrors(problems);
+    showError(`The inputs have a problem:\n${problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('\n')}`);
+  } else if ($('#error').dataset.kind !== 'link') {
+    $('#error').hidden = true;
+  }
+}
+
+// ---------------------------------------------------------------- results
+
+function bestSummary(est, { partial = false, label = 'Best plan' } = {}) {
+  const el = clear($('#best-plan'));
+  if (!est) {
+    el.textContent = 'No feasible plan found for these inputs.';
+    return;
+  }
+  const stages = est.stages || [];
+  el.append(
+    h('strong', {}, `${label}: `),
+    h('span', { class: 'tps', 'data-testid': 'best-tokens' }, `${fmtInt(est.tokens_per_s)} tokens/s`),
+    ` · iteration ${fmtTime(est.iteration_time_s)} · MFU ${fmtPct(est.mfu)} · ${est.num_gpus} GPUs · ${stages.length} stage${stages.length === 1 ? '' : 's'}`,
+    est.memory_fits === false ? ' · does not fit in memory' : '',
+    partial ? h('span', { class: 'partial' }, ' (best so far)') : '');
+  if (est.memory_fits === false && est.problems?.length) el.append(h('div', { class: 'muted' }, est.problems.join('; ')));
+}
+
+let lastPlanRender = 0;
+function renderPlan(est) {
+  const diagram = clear($('#stage-diagram'));
+  const tl = clear($('#timeline'));
+  const table = clear($('#timeline-table'));
+  if (!est) return;
+  diagram.append(stageDiagram(est));
+  tl.append(timelineSvg(est));
+  table.append(timelineTable(est));
+  lastPlanRender = performance.now();
+}
+
+function selectedEstimate() {
+  return state.result?.plans?.[state.selected] ?? null;
+}
+
+function renderResult() {
+  const r = state.result;
+  const plans = r?.plans || [];
+  bestSummary(plans[0] ?? null, { label: r?.fromLink ? 'Shared plan' : r?.fromFile ? 'Loaded plan' : 'Best plan' });
+  const top = clear($('#top-plans'));
+  if (plans.length) top.append(topPlansTable(plans, state.selected, (i) => { state.selected = i; renderResult(); updateShareUrl(); }));
+  renderPlan(selectedEstimate());
+  clear($('#baselines')).append(baselinesTable(r?.baselines, plans[0]));
+  const stats = clear($('#stats'));
+  if (r?.stats) stats.append(statsList(r.stats));
+  else stats.append(h('p', { class: 'muted' }, r?.fromLink ? 'Opened from a share link (estimate only, no search).' : 'No search statistics.'));
+  const has = Boolean(selectedEstimate());
+  for (const id of ['copy-link', 'copy-embed', 'export-plan', 'export-svg', 'export-png', 'export-trace', 'export-megatron']) $(`#${id}`).disabled = !has;
+  $('#export-csv').disabled = !plans.length;
+  $('#megatron').hidden = true;
+  postHeight();
+}
+
+function setRunning(running) {
+  state.running = running;
+  $('#run').disabled = running || !state.version;
+  $('#cancel').disabled = !running;
+  $('#run').textContent = running ? 'Searching…' : 'Find plans';
+}
+
+function progressText(p, elapsed) {
+  const best = p?.best ? ` · best ${fmtInt(p.best.tokens_per_s)} tokens/s (${fmtTime(p.best.iteration_time_s)})` : '';
+  return `Searching… evaluated ${fmtInt(p?.evaluated ?? 0)} · pruned ${fmtInt(p?.pruned ?? 0)}${best} · ${elapsed.toFixed(1)} s`;
+}
+
+async function runSearch() {
+  if (state.running) return;
+  clearErrors();
+  const sc = scenario();
+  state.lastScenario = sc;
+  state.lastProgress = null;
+  setRunning(true);
+  const t0 = performance.now();
+  $('#progress').textContent = 'Searching…';
+  try {
+    const result = await call({ type: 'plan', scenario: sc, options: searchOptions() }, (p) => {
+      state.lastProgress = p;
+      $('#progress').textContent = progressText(p, (performance.now() - t0) / 1000);
+      if (p.best) {
+        if (perf.firstBestMs === null) {
+          perf.firstBestMs = performance.now() - perf.start;
+          performance.mark?.('poseidon:first-best');
+        }
+        bestSummary(p.best, { partial: true });
+        if (performance.now() - lastPlanRender > 400) renderPlan(p.best);
+      }
+    });
+    if (result?.error) {
+      showCoreError(result.error, 'The search could not start:');
+      $('#progress').textContent = 'Stopped: fix the inputs marked above.';
+      return;
+    }
+    if (perf.firstBestMs === null && result.plans?.length) perf.firstBestMs = performance.now() - perf.start;
+    state.result = result;
+    state.selected = 0;
+    renderResult();
+    const s = result.stats || {};
+    $('#progress').textContent = `Done: evaluated ${fmtInt(s.evaluated)} · pruned ${fmtInt(s.pruned)} in ${fmtTime(s.elapsed_s)}${s.complete === false ? ' (time limit reached: best found so far)' : ''}.`;
+    updateShareUrl();
+  } catch (e) {
+    if (e.cancelled) return;
+    showError(`The planner engine failed: ${e.message}. It has been restarted; your inputs are kept.`);
+    $('#progress').textContent = '';
+    restartWorker();
+  } finally {
+    setRunning(false);
+  }
+}
+
+function cancelSearch() {
+  if (!state.running) return;
+  const p = state.lastProgress;
+  restartWorker();
+  setRunning(false);
+  if (p?.best) {
+    state.result = { plans: [p.best], baselines: [], stats: { evaluated: p.evaluated, pruned: p.pruned, infeasible: {}, elapsed_s: null, complete: false } };
+    state.selected = 0;
+    renderResult();
+    updateShareUrl();
+  }
+  $('#progress').textContent = `Cancelled after ${fmtInt(p?.evaluated ?? 0)} evaluated${p?.best ? ': showing the best plan so far (incomplete)' : ''}.`;
+}
+
+async function estimatePlan(plan, origin) {
+  const sc = scenario();
+  state.lastScenario = sc;
+  const res = await call({ type: 'estimate', scenario: sc, plan });
+  if (res?.error) {
+    showCoreError(res.error, origin === 'link' ? 'The shared plan does not fit these inputs:' : 'The plan file does not fit the current inputs:');
+    return false;
+  }
+  state.result = { plans: [res], baselines: [], stats: null, fromLink: origin === 'link', fromFile: origin === 'file' };
+  state.selected = 0;
+  renderResult();
+  if (perf.firstBestMs === null) perf.firstBestMs = performance.now() - perf.start;
+  return true;
+}
+
+// ---------------------------------------------------------------- share links
+
+function sharePayload() {
+  const p = { app: state.version };
+  const ref = (presetObj, presetId, current) => {
+    if (!presetObj) return { o: cleanObject(current) };
+    const d = diff(presetObj, current);
+    return isEmpty(d) ? presetId : { id: presetId, o: d };
+  };
+  p.m = ref(presetModel(), state.modelPreset, state.model);
+  p.c = ref(presetCluster(), state.clusterPreset, state.cluster);
+  if (!isEmpty(state.devices)) p.d = state.devices;
+  p.t = cleanObject(state.training);
+  p.o = cleanObject(state.options);
+  const est = selectedEstimate();
+  if (est?.plan) p.p = est.plan;
+  return p;
+}
+
+async function shareUrl(page = 'index.html') {
+  const frag = await encodeShare(sharePayload());
+  return new URL(`${page}#${frag}`, new URL('./', location.href)).href;
+}
+
+async function updateShareUrl() {
+  try {
+    const url = await shareUrl();
+    $('#share-url').value = url;
+    if (!isEmbed) history.replaceState(null, '', `${location.pathname}${location.search}#${url.split('#')[1]}`);
+  } catch {
+    // the link can always be made again with "Copy link"
+  }
+}
+
+/** Applies a decoded payload. Everything is checked before anything changes (inputs are kept on error). */
+function applyPayload(p) {
+  const resolve = (ref, list, what) => {
+    if (typeof ref === 'string') {
+      const preset = byId(list, ref);
+      if (!preset) throw new ShareLinkError(`The link names the ${what} preset "${ref.slice(0, 60)}", which this version of the planner does not have.`);
+      return { preset: ref, value: structuredClone(preset) };
+    }
+    if (ref.id !== undefined && ref.id !== null) {
+      const preset = byId(list, ref.id);
+      if (!preset) throw new ShareLinkError(`The link names the ${what} preset "${String(ref.id).slice(0, 60)}", which this version of the planner does not have.`);
+      return { preset: ref.id, value: applyDiff(preset, ref.o) };
+    }
+    return { preset: null, value: structuredClone(ref.o) };
+  };
+  const m = resolve(p.m, state.presets.models, 'model');
+  const c = resolve(p.c, state.presets.clusters, 'cluster');
+  if (!Array.isArray(c.value.groups)) throw new ShareLinkError("The link's cluster has no list of groups.");
+  if (c.value.groups.some((g) => g === null || typeof g !== 'object' || Array.isArray(g))) throw new ShareLinkError("The link's cluster groups are not objects.");
+  state.modelPreset = m.preset;
+  state.model = m.value;
+  state.clusterPreset = c.preset;
+  state.cluster = c.value;
+  state.devices = structuredClone(p.d || {});
+  state.training = { ...structuredClone(p.t || DEFAULT_TRAINING) };
+  state.options = { ...DEFAULT_OPTIONS, ...structuredClone(p.o || {}) };
+  renderAllForms();
+  return p.p || null;
+}
+
+function snapshotInputs() {
+  return structuredClone({ modelPreset: state.modelPreset, model: state.model, clusterPreset: state.clusterPreset,
+    cluster: state.cluster, devices: state.devices, training: state.training, options: state.options });
+}
+
+async function openFragment(fragment) {
+  if (!fragment || !isShareFragment(fragment)) return false;
+  const before = snapshotInputs();
+  let plan;
+  try {
+    const payload = await decodeShare(fragment);
+    plan = applyPayload(payload);
+  } catch (e) {
+    Object.assign(state, before);
+    renderAllForms();
+    const msg = e instanceof ShareLinkError ? e.message : `The share link could not be read (${e.message}).`;
+    showError(`${msg}\nYour current inputs are unchanged and the planner works as usual.`);
+    $('#error').dataset.kind = 'link';
+    return false;
+  }
+  delete $('#error').dataset.kind;
+  clearErrors();
+  if (plan) return estimatePlan(plan, 'link');
+  return true;
+}
+
+// ---------------------------------------------------------------- exports
+
+function download(name, type, data) {
+  const blob = data instanceof Blob ? data : new Blob([data], { type });
+  const url = URL.createObjectURL(blob);
+  const a = h('a', { href: url, download: name, class: 'sr-only' });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
+async function copyText(text, what) {
+  $('#share-url').value = text;
+  try {
+    await navigator.clipboard.writeText(text);
+    $('#copy-status').textContent = `${what} copied to the clipboard.`;
+  } catch {
+    $('#share-url').select();
+    $('#copy-status').textContent = `${what} is in the field above: copy it with Ctrl+C.`;
+  }
+}
+
+function embedCode(url) {
+  return `<iframe src="${url}" title="Poseidon parallelism plan" width="100%" height="480" loading="lazy" class="poseidon-embed"></iframe>\n`
+    + '<script>addEventListener("message", (e) => { if (e.data && e.data.type === "poseidon:resize") '
+    + 'for (const f of document.querySelectorAll("iframe.poseidon-embed")) if (f.contentWindow === e.source) f.height = Math.min(4000, Math.max(200, Number(e.data.height) || 480)); });</script>\n';
+}
+
+function wireExports() {
+  $('#copy-link').addEventListener('click', async () => {
+    const url = await shareUrl();
+    if (!isEmbed) history.replaceState(null, '', `${location.pathname}${location.search}#${url.split('#')[1]}`);
+    await copyText(url, 'Link');
+  });
+  $('#copy-embed').addEventListener('click', async () => copyText(embedCode(await shareUrl('embed.html')), 'Embed code'));
+  $('#export-plan').addEventListener('click', () => download('poseidon-plan.json', 'application/json', planJson(selectedEstimate())));
+  $('#export-csv').addEventListener('click', () => download('poseidon-top-plans.csv', 'text/csv', topPlansCsv(state.result.plans)));
+  $('#export-svg').addEventListener('click', () => {
+    const svg = timelineSvg(selectedEstimate(), { standalone: true, width: 1200 });
+    download('poseidon-timeline.svg', 'image/svg+xml', `<?xml version="1.0" encoding="UTF-8"?>\n${new XMLSerializer().serializeToString(svg)}\n`);
+  });
+  $('#export-png').addEventListener('click', () => {
+    timelinePng(selectedEstimate(), { width: 1200, scale: 2 }).toBlob((blob) => download('poseidon-timeline.png', 'image/png', blob), 'image/png');
+  });
+  $('#export-trace').addEventListener('click', () => download('poseidon-trace.json', 'application/json', chromeTrace(selectedEstimate())));
+  $('#export-megatron').addEventListener('click', () => {
+    const sc = state.lastScenario ?? scenario();
+    const full = { ...sc, model: typeof sc.model === 'string' ? presetModel() ?? byId(state.presets.models, sc.model) : sc.model };
+    const r = megatronArgs(selectedEstimate(), full);
+    const pre = $('#megatron');
+    pre.hidden = false;
+    if (r.ok) {
+      pre.textContent = r.text;
+      download('poseidon-megatron-args.txt', 'text/plain', r.text);
+    } else {
+      pre.textContent = `This plan cannot be expressed as Megatron-LM arguments:\n- ${r.reasons.join('\n- ')}\n`;
+    }
+  });
+}
+
+async function loadPlanFile(file) {
+  clearErrors();
+  if (file.size > 4 * 1024 * 1024) { showError(`${file.name} is ${fmt(file.size / 1048576, 1)} MiB; a plan file is at most 4 MiB.`); return; }
+  let obj;
+  try {
+    obj = JSON.parse(await file.text());
+  } catch (e) {
+    showError(`${file.name} is not a plan file: it is not valid JSON (${e.message}).`);
+    return;
+  }
+  // a plan, an estimate (with "plan"), or a plan() result (with "plans")
+  const plan = obj?.stages ? obj : obj?.plan?.stages ? obj.plan : obj?.plans?.[0]?.plan?.stages ? obj.plans[0].plan : null;
+  if (!plan || typeof plan !== 'object') {
+    showError(`${file.name} is not a plan file: it has no "stages" (a plan, an estimate or a search result is expected).`);
+    return;
+  }
+  await estimatePlan(plan, 'file');
+  updateShareUrl();
+}
+
+// ---------------------------------------------------------------- embed sizing, theme, offline
+
+let lastHeight = 0;
+function postHeight() {
+  if (!isEmbed || window.parent === window) return;
+  const height = Math.ceil(document.documentElement.scrollHeight);
+  if (height === lastHeight) return;
+  lastHeight = height;
+  window.parent.postMessage({ type: 'poseidon:resize', height }, '*');
+}
+
+function wireTheme() {
+  const btn = $('#theme');
+  const order = ['auto', 'light', 'dark'];
+  const apply = (t) => {
+    if (t === 'auto') delete document.documentElement.dataset.theme;
+    else document.documentElement.dataset.theme = t;
+    btn.textContent = `Theme: ${t}`;
+    btn.setAttribute('aria-label', `Colour theme: ${t === 'auto' ? 'automatic' : t}`);
+  };
+  let theme = 'auto';
+  try { theme = localStorage.getItem('poseidon-theme') || 'auto'; } catch { /* storage blocked */ }
+  const param = new URLSearchParams(location.search).get('theme');
+  if (order.includes(param)) theme = param;
+  apply(order.includes(theme) ? theme : 'auto');
+  btn.addEventListener('click', () => {
+    theme = order[(order.indexOf(theme) + 1) % order.length];
+    try { localStorage.setItem('poseidon-theme', theme); } catch { /* storage blocked */ }
+    apply(theme);
+  });
+}
+
+function registerServiceWorker() {
+  if (!('serviceWorker' in navigator) || !/^https?:$/.test(location.protocol)) return;
+  if (new URLSearchParams(location.search).has('nosw')) return;
+  navigator.serviceWorker.register(new URL('./sw.js', import.meta.url)).catch(() => {});
+}
+
+// ---------------------------------------------------------------- start
+
+function wireInputs() {
+  $('#model-preset').addEventListener('change', (e) => {
+    if (e.target.value) setModelPreset(e.target.value);
+    else { state.modelPreset = null; renderModelForm(); onInputChanged(); }
+  });
+  $('#cluster-preset').addEventListener('change', (e) => {
+    if (e.target.value) setClusterPreset(e.target.value);
+    else { state.clusterPreset = null; renderClusterForm(); onInputChanged(); }
+  });
+  $('#add-group').addEventListener('click', () => {
+    const last = state.cluster.groups.at(-1) || { device: state.presets.devices[0]?.id, nodes: 1, gpus_per_node: 8, inter_node_bw_GBps: 100 };
+    state.cluster.groups.push({ device: last.device, nodes: last.nodes, gpus_per_node: last.gpus_per_node, inter_node_bw_GBps: last.inter_node_bw_GBps });
+    renderClusterForm();
+    onInputChanged();
+  });
+  $('#add-device').addEventListener('click', () => {
+    const base = byId(state.presets.devices, $('#device-base').value) || {};
+    let n = 1;
+    while (state.devices[`custom-${n}`]) n++;
+    const id = `custom-${n}`;
+    const dev = structuredClone(base);
+    for (const k of DEVICE_SKIP) delete dev[k];
+    dev.name = `Custom ${n} (from ${base.name ?? base.id ?? 'scratch'})`;
+    state.devices[id] = dev;
+    renderClusterForm();
+    $('#devices').open = true;
+    onInputChanged();
+  });
+  $('#hf-apply').addEventListener('click', () => {
+    const notes = $('#hf-notes');
+    try {
+      const { model, notes: n } = modelFromHfConfig($('#hf-config').value);
+      state.modelPreset = null;
+      state.model = model;
+      renderModelForm();
+      notes.textContent = n.length ? `Imported. Notes: ${n.join('; ')}.` : 'Imported: check the fields above.';
+      clearErrors();
+      onInputChanged();
+    } catch (e) {
+      if (!(e instanceof HfConfigError)) throw e;
+      notes.textContent = '';
+      showError(e.message);
+      $('#hf-config').setAttribute('aria-invalid', 'true');
+    }
+  });
+  $('#run').addEventListener('click', runSearch);
+  $('#cancel').addEventListener('click', cancelSearch);
+  $('#plan-file').addEventListener('change', (e) => { const f = e.target.files?.[0]; if (f) loadPlanFile(f); e.target.value = ''; });
+  document.addEventListener('dragover', (e) => e.preventDefault());
+  document.addEventListener('drop', (e) => {
+    e.preventDefault();
+    const f = e.dataTransfer?.files?.[0];
+    if (f) loadPlanFile(f);
+  });
+  document.addEventListener('keydown', (e) => {
+    if (e.key === 'Escape' && state.running) cancelSearch();
+    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey) && !state.running) runSearch();
+  });
+  window.addEventListener('hashchange', () => { if (!state.running) openFragment(location.hash); });
+}
+
+function defaults() {
+  const models = state.presets.models;
+  const clusters = state.presets.clusters;
+  state.modelPreset = (byId(models, DEFAULT_MODEL) ?? models[0])?.id ?? null;
+  state.model = structuredClone(presetModel() ?? {});
+  state.clusterPreset = (byId(clusters, DEFAULT_CLUSTER) ?? clusters[0])?.id ?? null;
+  state.cluster = structuredClone(presetCluster() ?? { name: 'Custom cluster', groups: [] });
+}
+
+async function start() {
+  wireTheme();
+  wireInputs();
+  wireExports();
+  if (isEmbed) {
+    $('#full-planner').href = new URL(`index.html${location.hash}`, location.href).href;
+    new ResizeObserver(postHeight).observe(document.documentElement);
+  }
+  let info;
+  try {
+    info = await spawnWorker();
+  } catch (e) {
+    showError(`${e.message}\nThe page needs WebAssembly and module workers (a current Chrome, Firefox or Safari), served over http(s).`);
+    $('#version').textContent = 'engine not loaded';
+    return;
+  }
+  perf.readyMs = performance.now() - perf.start;
+  state.version = info.version;
+  state.presets = { devices: [], models: [], clusters: [], ...info.presets };
+  $('#version').textContent = `engine ${info.version}`;
+  defaults();
+  renderAllForms();
+  setRunning(false);
+  window.__poseidonReady = true;
+  const opened = await openFragment(location.hash);
+  if (isEmbed && opened !== true) await runSearch();
+  else if (isEmbed && !state.result) await runSearch();
+  registerServiceWorker();
+}
+
+start();

@@ -1,0 +1,40 @@
+// Stage diagram of one estimate: a box per pipeline stage, width by layers, colour by device,
+// with GPUs, TP x DP and a memory bar against capacity.
+import { h, fmt, fmtTime } from '../dom.js';
+import { deviceColors } from './colors.js';
+
+export function stageDiagram(est) {
+  const stages = est.stages || [];
+  const colors = deviceColors(stages);
+  const row = h('ol', { class: 'stages', 'aria-label': 'Pipeline stages, first to last' });
+  for (const st of stages) {
+    const mem = st.memory_GiB ?? 0;
+    const cap = st.memory_capacity_GiB ?? 0;
+    const share = cap > 0 ? mem / cap : 0;
+    const fill = h('span', { class: `mem-fill${share > 1 ? ' over' : ''}` });
+    fill.style.width = `${Math.min(100, 100 * share).toFixed(1)}%`;
+    const swatch = h('span', { class: 'swatch', 'aria-hidden': 'true' });
+    swatch.style.backgroundColor = colors.get(st.device) ?? '#888';
+    const parallel = st.replicas?.length && st.tp === undefined
+      ? st.replicas.map((r) => `${r.device} TP ${r.tp}`).join(' + ')
+      : `TP ${st.tp} × DP ${st.dp}`;
+    const li = h('li', { class: `stage${st.fits === false ? ' nofit' : ''}` },
+      h('div', { class: 'stage-head' }, swatch, h('strong', {}, `Stage ${st.index ?? stages.indexOf(st)}`)),
+      h('div', { class: 'stage-dev' }, String(st.device ?? '')),
+      h('div', {}, `${st.num_layers} layers`),
+      h('div', {}, `${st.gpus} GPUs · ${parallel}`),
+      h('div', { class: 'muted' }, `F ${fmtTime(st.forward_s)} · B ${fmtTime(st.backward_s)}`),
+      h('div', { class: 'mem', role: 'meter', 'aria-valuemin': 0, 'aria-valuemax': fmt(cap, 1), 'aria-valuenow': fmt(mem, 1),
+        'aria-label': `memory ${fmt(mem, 1)} of ${fmt(cap, 1)} GiB` }, fill),
+      h('div', { class: `mem-text${share > 1 ? ' bad' : ''}` }, `${fmt(mem, 1)} / ${fmt(cap, 1)} GiB`));
+    li.style.flexGrow = String(Math.max(1, st.num_layers || 1));
+    row.append(li);
+  }
+  const legend = h('ul', { class: 'legend', 'aria-label': 'Device colours' },
+    [...colors.entries()].map(([name, c]) => {
+      const sw = h('span', { class: 'swatch', 'aria-hidden': 'true' });
+      sw.style.backgroundColor = c;
+      return h('li', {}, sw, String(name));
+    }));
+  return h('div', {}, row, legend);
+}

@@ -1,0 +1,140 @@
+// Share links: the inputs and the selected plan in the URL fragment.
+//   #v=1&s=<base64url(deflate-raw(utf8(JSON payload)))>
+// The payload holds preset ids plus overrides, never whole preset objects. Decoding is defensive:
+// every failure is a ShareLinkError with a message for the page's error region.
+
+export const SHARE_VERSION = 1;
+export const MAX_FRAGMENT_CHARS = 64 * 1024; // an encoded link longer than this is refused
+export const MAX_PAYLOAD_BYTES = 1024 * 1024; // inflated payload cap (a deflate bomb stops here)
+
+export class ShareLinkError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'ShareLinkError';
+  }
+}
+
+export function toBase64Url(bytes) {
+  let bin = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+export function fromBase64Url(text) {
+  if (!/^[A-Za-z0-9_-]*$/.test(text)) throw new ShareLinkError('The share link contains characters that base64url does not use; it was probably altered.');
+  if (text.length % 4 === 1) throw new ShareLinkError('The share link is truncated (its data ends mid-character).');
+  const b64 = text.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (text.length % 4)) % 4);
+  const bin = atob(b64);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+async function pipe(bytes, stream, limit) {
+  const reader = new Blob([bytes]).stream().pipeThrough(stream).getReader();
+  const chunks = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.length;
+    if (limit && total > limit) {
+      reader.cancel().catch(() => {});
+      throw new ShareLinkError(`The share link expands to more than ${limit / 1024} KiB; it is refused.`);
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(total);
+  let off = 0;
+  for (const c of chunks) { out.set(c, off); off += c.length; }
+  return out;
+}
+
+/** payload object → fragment string without '#' */
+export async function encodeShare(payload) {
+  const json = JSON.stringify({ ...payload, v: SHARE_VERSION });
+  const packed = await pipe(new TextEncoder().encode(json), new CompressionStream('deflate-raw'));
+  return `v=${SHARE_VERSION}&s=${toBase64Url(packed)}`;
+}
+
+/** true when the fragment looks like a share link at all (so '#top' anchors are ignored) */
+export function isShareFragment(fragment) {
+  const f = fragment.replace(/^#/, '');
+  return /(^|&)(v|s)=/.test(f);
+}
+
+/** fragment string (with or without '#') → payload object; throws ShareLinkError */
+export async function decodeShare(fragment) {
+  const f = fragment.replace(/^#/, '');
+  if (f.length > MAX_FRAGMENT_CHARS) throw new ShareLinkError(`The share link is ${f.length} characters long, more than the ${MAX_FRAGMENT_CHARS} accepted.`);
+  const params = new URLSearchParams(f);
+  const v = params.get('v');
+  if (v === null) throw new ShareLinkError('The share link has no version (v=…); it is incomplete.');
+  if (!/^\d+$/.test(v)) throw new ShareLinkError(`The share link's version "${v.slice(0, 20)}" is not a number.`);
+  if (Number(v) > SHARE_VERSION) throw new ShareLinkError(`This link was made by a newer version of Poseidon (link format ${Number(v)}); this page reads format ${SHARE_VERSION}. Open it with the newer planner.`);
+  if (Number(v) < 1) throw new ShareLinkError(`The share link's version ${v} is not one Poseidon ever wrote.`);
+  const data = params.get('s');
+  if (!data) throw new ShareLinkError('The share link carries no data (s=…); it was probably truncated.');
+  let bytes;
+  try {
+    bytes = await pipe(fromBase64Url(data), new DecompressionStream('deflate-raw'), MAX_PAYLOAD_BYTES);
+  } catch (e) {
+    if (e instanceof ShareLinkError) throw e;
+    throw new ShareLinkError('The share link is corrupted or truncated: its data does not decompress.');
+  }
+  let payload;
+  try {
+    payload = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    throw new ShareLinkError('The share link is corrupted: its data is not valid JSON.');
+  }
+  return validatePayload(payload);
+}
+
+const isObj = (x) => x !== null && typeof x === 'object' && !Array.isArray(x);
+
+function checkRef(ref, what) {
+  if (typeof ref === 'string') return;
+  if (!isObj(ref)) throw new ShareLinkError(`The share link's ${what} is neither a preset id nor an object.`);
+  if ('id' in ref && ref.id !== null && typeof ref.id !== 'string') throw new ShareLinkError(`The share link's ${what} preset id is not a string.`);
+  if ('o' in ref && !isObj(ref.o)) throw new ShareLinkError(`The share link's ${what} overrides are not an object.`);
+  if (!('id' in ref) && !('o' in ref)) throw new ShareLinkError(`The share link's ${what} has neither a preset id nor fields.`);
+}
+
+/** Structural check of a decoded payload (values themselves are checked by the core). */
+export function validatePayload(p) {
+  if (!isObj(p)) throw new ShareLinkError('The share link does not hold an object.');
+  if (typeof p.v === 'number' && p.v > SHARE_VERSION) throw new ShareLinkError(`This link was made by a newer version of Poseidon (link format ${p.v}); this page reads format ${SHARE_VERSION}.`);
+  const known = new Set(['v', 'app', 'm', 'c', 'd', 't', 'o', 'p']);
+  const unknown = Object.keys(p).filter((k) => !known.has(k));
+  if (unknown.length) throw new ShareLinkError(`The share link has unknown fields (${unknown.slice(0, 5).join(', ')}); it was edited or made by another version.`);
+  if (!('m' in p) || !('c' in p)) throw new ShareLinkError('The share link lacks the model or the cluster.');
+  checkRef(p.m, 'model');
+  checkRef(p.c, 'cluster');
+  if ('d' in p && !isObj(p.d)) throw new ShareLinkError("The share link's custom devices are not an object.");
+  for (const [id, dev] of Object.entries(p.d || {})) if (!isObj(dev)) throw new ShareLinkError(`The share link's custom device "${id.slice(0, 40)}" is not an object.`);
+  if ('t' in p && !isObj(p.t)) throw new ShareLinkError("The share link's training settings are not an object.");
+  if ('o' in p && !isObj(p.o)) throw new ShareLinkError("The share link's search options are not an object.");
+  if ('p' in p && p.p !== null && !isObj(p.p)) throw new ShareLinkError("The share link's plan is not an object.");
+  return p;
+}
+
+/** keys of `obj` whose values differ from `base` (deep, by JSON); removed keys map to null */
+export function diff(base, obj) {
+  const out = {};
+  for (const k of new Set([...Object.keys(base || {}), ...Object.keys(obj || {})])) {
+    const a = base?.[k];
+    const b = obj?.[k];
+    if (JSON.stringify(a) !== JSON.stringify(b)) out[k] = b === undefined ? null : b;
+  }
+  return out;
+}
+
+export function applyDiff(base, overrides) {
+  const out = structuredClone(base || {});
+  for (const [k, v] of Object.entries(overrides || {})) {
+    if (v === null) delete out[k];
+    else out[k] = v;
+  }
+  return out;
+}

@@ -1,0 +1,26 @@
+// Offline support: network first (so a deployed update is used at once), the cache when offline.
+const CACHE = 'poseidon-v1';
+const CORE = ['./', 'index.html', 'embed.html', 'embed.js', 'style.css', 'main.js', 'worker.js', 'dom.js', 'share.js',
+  'hf.js', 'exports.js', 'render/colors.js', 'render/stages.js', 'render/tables.js', 'render/timeline.js',
+  'poseidon.js', 'poseidon.wasm', 'icon.svg', 'manifest.webmanifest'];
+
+self.addEventListener('install', (event) => {
+  event.waitUntil(caches.open(CACHE).then((c) => c.addAll(CORE)).then(() => self.skipWaiting()).catch(() => {}));
+});
+
+self.addEventListener('activate', (event) => {
+  event.waitUntil(caches.keys().then((keys) => Promise.all(keys.filter((k) => k !== CACHE).map((k) => caches.delete(k))))
+    .then(() => self.clients.claim()));
+});
+
+self.addEventListener('fetch', (event) => {
+  const req = event.request;
+  if (req.method !== 'GET' || new URL(req.url).origin !== self.location.origin) return;
+  event.respondWith(fetch(req).then((res) => {
+    if (res.ok) {
+      const copy = res.clone();
+      caches.open(CACHE).then((c) => c.put(req, copy)).catch(() => {});
+    }
+    return res;
+  }).catch(() => caches.match(req, { ignoreSearch: true }).then((hit) => hit || Response.error())));
+});

@@ -1,0 +1,91 @@
+// The only code that calls the wasm module. Protocol (all messages are plain objects):
+//   main → worker: {type:'init', module?}                 → {type:'ready', version, presets, module}
+//                  {type:'estimate', id, scenario, plan}  → {type:'result', id, result}
+//                  {type:'plan', id, scenario, options}   → {type:'progress', id, progress}* then {type:'result', id, result}
+//                  {type:'validate', id, scenario, plan}  → {type:'result', id, result}
+//   errors inside the module come back as result = {error:{path, message, problems}}; a failure of
+//   the worker itself as {type:'fatal', id, error:{name, message, stack}}.
+// Cancelling a search = terminating this worker; the page starts a new one with the compiled module.
+import createPoseidonModule from './poseidon.js';
+
+const PROGRESS_INTERVAL_MS = 100;
+let modP = null;
+let compiled = null;
+
+function load(module) {
+  modP ??= (async () => {
+    compiled = module instanceof WebAssembly.Module ? module : await compileModule();
+    return createPoseidonModule({
+      instantiateWasm(imports, done) {
+        WebAssembly.instantiate(compiled, imports).then((instance) => done(instance, compiled));
+        return {};
+      },
+    });
+  })();
+  return modP;
+}
+
+async function compileModule() {
+  const url = new URL('poseidon.wasm', import.meta.url);
+  const res = await fetch(url, { credentials: 'same-origin' });
+  if (!res.ok) throw new Error(`could not load ${url.pathname}: HTTP ${res.status}`);
+  if (WebAssembly.compileStreaming && (res.headers.get('content-type') || '').startsWith('application/wasm')) {
+    return WebAssembly.compileStreaming(res);
+  }
+  return WebAssembly.compile(await res.arrayBuffer());
+}
+
+const parse = (text) => JSON.parse(text);
+
+function runPlan(M, msg) {
+  let last = 0;
+  let pending = null;
+  const flush = () => {
+    if (pending) self.postMessage({ type: 'progress', id: msg.id, progress: parse(pending) });
+    pending = null;
+    last = performance.now();
+  };
+  let bestSeen = null;
+  const onProgress = (text) => {
+    try {
+      pending = text;
+      const now = performance.now();
+      // always report a better plan at once (throttled to the interval otherwise)
+      const m = /"best_iteration_time_s":\s*([-0-9.eE+]+|null)/.exec(text);
+      const best = m ? m[1] : null;
+      if (now - last >= PROGRESS_INTERVAL_MS || (best !== bestSeen && now - last >= 20)) {
+        bestSeen = best;
+        flush();
+      }
+    } catch {
+      // never let a JS exception unwind through the C++ search
+    }
+    return true;
+  };
+  const out = M.plan(JSON.stringify(msg.scenario), JSON.stringify(msg.options || {}), onProgress);
+  flush();
+  return parse(out);
+}
+
+self.onmessage = async (ev) => {
+  const msg = ev.data;
+  try {
+    const M = await load(msg.type === 'init' ? msg.module : undefined);
+    switch (msg.type) {
+      case 'init':
+        self.postMessage({ type: 'ready', version: M.version(), presets: parse(M.presets()), module: compiled });
+        break;
+      case 'estimate':
+      case 'validate':
+        self.postMessage({ type: 'result', id: msg.id, result: parse(M.estimate(JSON.stringify(msg.scenario), JSON.stringify(msg.plan))) });
+        break;
+      case 'plan':
+        self.postMessage({ type: 'result', id: msg.id, result: runPlan(M, msg) });
+        break;
+      default:
+        throw new Error(`unknown message type ${msg.type}`);
+    }
+  } catch (e) {
+    self.postMessage({ type: 'fatal', id: msg.id, error: { name: e?.name ?? 'Error', message: String(e?.message ?? e), stack: String(e?.stack ?? '') } });
+  }
+};
