@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs every test: native unit/CLI/validation tests, the wasm module in node, the page in
+# headless Chromium, the sanitizer build and a short fuzzing run. Prints one summary line.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash .ci/install_deps || { echo "dependency installation failed"; exit 1; }
+export NODE_PATH=/usr/share/nodejs
+jobs=$(nproc 2>/dev/null || echo 2)
+passed=0; failed=0; failures=()
+step() {  # step NAME COMMAND...
+  local name=$1; shift
+  echo "=== $name"
+  local t0=$SECONDS
+  if "$@"; then passed=$((passed + 1)); echo "=== $name: ok ($((SECONDS - t0)) s)";
+  else failed=$((failed + 1)); failures+=("$name"); echo "=== $name: FAILED ($((SECONDS - t0)) s)"; fi
+}
+native_build() { cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j"$jobs"; }
+native_tests() { (cd build && ctest --output-on-failure -j"$jobs"); }
+wasm_build() { emcmake cmake -S . -B build-wasm -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build-wasm -j"$jobs"; }
+web_tests() { POSEIDON_CLI="$PWD/build/core/poseidon" bash tests/web/run.sh "$PWD/build-wasm"; }
+robustness() { bash tests/robustness.sh; }
+
+step "native build" native_build
+step "native tests (unit, CLI, validation, search)" native_tests
+step "wasm build and static site" wasm_build
+if [ -f tests/web/run.sh ]; then step "wasm in node + browser tests" web_tests; fi
+if [ -f tests/robustness.sh ]; then step "sanitizers + fuzzing" robustness; fi
+
+echo
+[ ${#failures[@]} -gt 0 ] && echo "failed steps: ${failures[*]}"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
