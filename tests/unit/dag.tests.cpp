@@ -1,0 +1,124 @@
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "poseidon/dag.hpp"
+
+using namespace poseidon;
+
+namespace {
+StageTimes compute_only(double f, double b) {
+    StageTimes t;
+    t.forward_s = f;
+    t.backward_s = b;
+    return t;
+}
+}  // namespace
+
+TEST_CASE("equal stages with free communication reduce to sum + (m-1) x max", "[dag][identity]") {
+    DagWorkspace ws;
+    for (int S : {1, 2, 3, 4, 8}) {
+        for (int m : {1, 2, 3, 7, 16, 64}) {
+            std::vector<StageTimes> st(S, compute_only(0.013, 0.029));
+            double expected = S * 0.042 + (m - 1) * 0.042;
+            INFO("S=" << S << " m=" << m);
+            CHECK(dag_iteration_time(st, m, ws) == Approx(expected).epsilon(1e-12));
+            CHECK(closed_form_time_s(st, m) == Approx(expected).epsilon(1e-12));
+        }
+    }
+}
+
+TEST_CASE("one stage is m x (f + b) plus gradient synchronisation and the optimizer step", "[dag][identity]") {
+    DagWorkspace ws;
+    StageTimes t = compute_only(0.1, 0.2);
+    t.dp_sync_s = 0.05;
+    t.optimizer_s = 0.01;
+    std::vector<StageTimes> st{t};
+    CHECK(dag_iteration_time(st, 10, ws) == Approx(10 * 0.3 + 0.05 + 0.01).epsilon(1e-12));
+}
+
+TEST_CASE("a slow first stage: the DAG gives the hand-derived 19, the closed form 21", "[dag][heterogeneous]") {
+    // Stage 0: f=2, b=4; stage 1: f=1, b=2; m=3; 1F1B. Hand-derived schedule (docs/model.md):
+    // s0: F0 0-2, F1 2-4, B0 5-9, F2 9-11, B1 11-15, B2 15-19
+    // s1: F0 2-3, B0 3-5, F1 5-6, B1 6-8, F2 11-12, B2 12-14
+    DagWorkspace ws;
+    std::vector<StageTimes> st{compute_only(2, 4), compute_only(1, 2)};
+    auto r = evaluate_dag(st, 3, true, ws);
+    CHECK(r.iteration_time_s == Approx(19));
+    CHECK(closed_form_time_s(st, 3) == Approx(21));
+    // The timeline carries every F/B with the hand-derived start times.
+    auto find = [&](int s, NodeKind k, int j) {
+        for (const auto& e : r.timeline)
+            if (e.stage == s && e.kind == k && e.micro_batch == j) return e.start_s;
+        return -1.0;
+    };
+    CHECK(find(0, NodeKind::backward, 0) == Approx(5));
+    CHECK(find(0, NodeKind::forward, 2) == Approx(9));
+    CHECK(find(1, NodeKind::forward, 2) == Approx(11));
+    CHECK(find(0, NodeKind::backward, 2) == Approx(15));
+}
+
+TEST_CASE("a slow last stage matches the closed form (the bottleneck runs back to back)", "[dag][heterogeneous]") {
+    DagWorkspace ws;
+    std::vector<StageTimes> st{compute_only(1, 2), compute_only(2, 4)};
+    CHECK(dag_iteration_time(st, 3, ws) == Approx(21));
+}
+
+TEST_CASE("sends delay the dependent stage and overlap with compute elsewhere", "[dag][communication]") {
+    DagWorkspace ws;
+    StageTimes a = compute_only(1, 2), b = compute_only(1, 2);
+    a.send_forward_s = 0.5;
+    b.send_backward_s = 0.5;
+    std::vector<StageTimes> st{a, b};
+    // m = 1: F0(s0) 0-1, send 1-1.5, F0(s1) 1.5-2.5, B0(s1) 2.5-4.5, send 4.5-5, B0(s0) 5-7.
+    CHECK(dag_iteration_time(st, 1, ws) == Approx(7));
+}
+
+TEST_CASE("the optimizer waits for every stage's gradient synchronisation (global norm)", "[dag][communication]") {
+    DagWorkspace ws;
+    StageTimes a = compute_only(1, 2), b = compute_only(1, 2);
+    a.dp_sync_s = 10;  // stage 0 finishes last anyway; its sync dominates
+    a.optimizer_s = 1;
+    b.optimizer_s = 1;
+    std::vector<StageTimes> st{a, b};
+    // m = 1: stage 0's backward ends at 6, sync 6-16, then both optimizers 16-17.
+    auto r = evaluate_dag(st, 1, true, ws);
+    CHECK(r.iteration_time_s == Approx(17));
+    for (const auto& e : r.timeline)
+        if (e.kind == NodeKind::optimizer) CHECK(e.start_s == Approx(16));
+}
+
+TEST_CASE("the 1F1B order has warm-up forwards, alternation and drain", "[dag][schedule]") {
+    std::vector<std::int64_t> order;
+    one_f_one_b_order(0, 4, 6, order);  // warm-up min(S-s-1, m) = 3
+    std::vector<std::int64_t> expected{0, 1, 2, 3, -1, 4, -2, 5, -3, -4, -5, -6};
+    CHECK(order == expected);
+    one_f_one_b_order(3, 4, 2, order);
+    CHECK(order == std::vector<std::int64_t>{0, -1, 1, -2});
+    one_f_one_b_order(0, 8, 2, order);  // fewer micro-batches than stages: all forwards first
+    CHECK(order == std::vector<std::int64_t>{0, 1, -1, -2});
+}
+
+TEST_CASE("the critical-path breakdown sums to the iteration time", "[dag][breakdown]") {
+    DagWorkspace ws;
+    StageTimes a = compute_only(2, 4), b = compute_only(1, 2);
+    a.forward_tp_comm_s = 0.5;
+    a.send_forward_s = 0.25;
+    b.send_backward_s = 0.25;
+    a.dp_sync_s = 0.3;
+    b.dp_sync_s = 0.2;
+    a.optimizer_s = b.optimizer_s = 0.1;
+    std::vector<StageTimes> st{a, b};
+    auto r = evaluate_dag(st, 5, true, ws);
+    const auto& d = r.breakdown;
+    CHECK(d.bottleneck_stage == 0);
+    CHECK(d.compute_s + d.bubble_s + d.tp_comm_s + d.pp_comm_s + d.dp_comm_s + d.optimizer_s == Approx(r.iteration_time_s).epsilon(1e-12));
+    CHECK(d.optimizer_s == Approx(0.1));
+    CHECK(d.dp_comm_s == Approx(0.3));
+}
+
+TEST_CASE("the DAG stays linear in stages x micro-batches", "[dag][scale]") {
+    DagWorkspace ws;
+    std::vector<StageTimes> st(64, compute_only(0.01, 0.02));
+    CHECK(dag_iteration_time(st, 4096, ws) == Approx((64 + 4095) * 0.03).epsilon(1e-9));
+}
