@@ -11,12 +11,20 @@
 
 namespace {
 
+// Used when error_json itself throws (e.g. a message it cannot serialise): still a value, never a throw.
+constexpr const char* kFallbackError =
+    R"({"error":{"path":"","message":"internal error while reporting an input error","problems":[]}})";
+
 template <typename F>
 std::string guarded(F&& f) {
   try {
     return f();
   } catch (...) {
-    return poseidon::error_json(std::current_exception());
+    try {
+      return poseidon::error_json(std::current_exception());
+    } catch (...) {
+      return kFallbackError;
+    }
   }
 }
 

@@ -16,8 +16,8 @@ const csvCell = (v) => {
 
 export function stageSummary(est) {
   return (est.stages || []).map((st) => {
-    if (Array.isArray(st.replicas) && st.replicas.length && st.tp === undefined) {
-      return st.replicas.map((r) => `${r.device ?? 'g' + r.group}:${r.tp}x1`).join('+');
+    if (Array.isArray(st.replicas) && new Set(st.replicas.map((r) => `${r.device}/${r.tp}`)).size > 1) {
+      return st.replicas.map((r) => `${r.tp}x${r.count ?? 1}`).join('+');
     }
     return `${st.tp}x${st.dp}`;
   });

@@ -44,10 +44,11 @@ const SEARCH_FIELDS = [
 const DEVICE_SKIP = new Set(['id', 'source', 'notes', 'vendor']);
 const DEVICE_SELECTS = { intra_node_link: ['nvlink', 'pcie', 'infinity_fabric'] };
 
-const DEFAULT_TRAINING = { global_batch_size: 1536, precision: 'bf16', recompute: 'none', sequence_parallel: false, distributed_optimizer: false };
+// The default scenario is docs/examples/demo.scenario.json: small enough to plan at once.
+const DEFAULT_TRAINING = { global_batch_size: 64, precision: 'bf16', recompute: 'none', sequence_parallel: false, distributed_optimizer: false };
 const DEFAULT_OPTIONS = { top: 5, exhaustive: false, time_limit_s: 10 };
-const DEFAULT_MODEL = 'gpt3-175b';
-const DEFAULT_CLUSTER = 'mixed-a100-v100';
+const DEFAULT_MODEL = 'gpt3-1.7b';
+const DEFAULT_CLUSTER = 'demo-mixed-16';
 
 // ---------------------------------------------------------------- state
 
@@ -471,8 +472,12 @@ function renderPlan(est) {
   const table = clear($('#timeline-table'));
   if (!est) return;
   diagram.append(stageDiagram(est));
-  tl.append(timelineSvg(est));
-  table.append(timelineTable(est));
+  if (Array.isArray(est.timeline) && est.timeline.length) {
+    tl.append(timelineSvg(est));
+    table.append(timelineTable(est));
+  } else {
+    tl.append(h('p', { class: 'muted' }, 'The timeline is drawn when the search ends.'));
+  }
   lastPlanRender = performance.now();
 }
 

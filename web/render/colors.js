@@ -21,8 +21,14 @@ export const DEVICE_COLORS = ['#4e79a7', '#f28e2b', '#59a14f', '#b07aa1', '#e157
 export function deviceColors(stages) {
   const map = new Map();
   for (const st of stages || []) {
-    const names = st.replicas?.length && st.tp === undefined ? st.replicas.map((r) => r.device) : [st.device];
+    const names = stageDevices(st);
     for (const n of names) if (!map.has(n)) map.set(n, DEVICE_COLORS[map.size % DEVICE_COLORS.length]);
   }
   return map;
+}
+
+/** the device types of a stage (a stage with mixed replicas names them joined by '+') */
+export function stageDevices(st) {
+  if (Array.isArray(st.replicas) && st.replicas.length) return [...new Set(st.replicas.map((r) => r.device))];
+  return String(st.device ?? '').split('+');
 }

@@ -1,7 +1,7 @@
 // Stage diagram of one estimate: a box per pipeline stage, width by layers, colour by device,
 // with GPUs, TP x DP and a memory bar against capacity.
 import { h, fmt, fmtTime } from '../dom.js';
-import { deviceColors } from './colors.js';
+import { deviceColors, stageDevices } from './colors.js';
 
 export function stageDiagram(est) {
   const stages = est.stages || [];
@@ -13,14 +13,18 @@ export function stageDiagram(est) {
     const share = cap > 0 ? mem / cap : 0;
     const fill = h('span', { class: `mem-fill${share > 1 ? ' over' : ''}` });
     fill.style.width = `${Math.min(100, 100 * share).toFixed(1)}%`;
-    const swatch = h('span', { class: 'swatch', 'aria-hidden': 'true' });
-    swatch.style.backgroundColor = colors.get(st.device) ?? '#888';
-    const parallel = st.replicas?.length && st.tp === undefined
-      ? st.replicas.map((r) => `${r.device} TP ${r.tp}`).join(' + ')
+    const swatches = stageDevices(st).map((d) => {
+      const sw = h('span', { class: 'swatch', 'aria-hidden': 'true' });
+      sw.style.backgroundColor = colors.get(d) ?? '#888';
+      return sw;
+    });
+    const mixed = Array.isArray(st.replicas) && new Set(st.replicas.map((r) => `${r.device}/${r.tp}`)).size > 1;
+    const parallel = mixed
+      ? st.replicas.map((r) => `${r.count ?? 1}× ${r.device} TP ${r.tp}`).join(' + ')
       : `TP ${st.tp} × DP ${st.dp}`;
     const li = h('li', { class: `stage${st.fits === false ? ' nofit' : ''}` },
-      h('div', { class: 'stage-head' }, swatch, h('strong', {}, `Stage ${st.index ?? stages.indexOf(st)}`)),
-      h('div', { class: 'stage-dev' }, String(st.device ?? '')),
+      h('div', { class: 'stage-head' }, swatches, h('strong', {}, `Stage ${st.index ?? stages.indexOf(st)}`)),
+      h('div', { class: 'stage-dev' }, stageDevices(st).join(' + ')),
       h('div', {}, `${st.num_layers} layers`),
       h('div', {}, `${st.gpus} GPUs · ${parallel}`),
       h('div', { class: 'muted' }, `F ${fmtTime(st.forward_s)} · B ${fmtTime(st.backward_s)}`),
