@@ -23,12 +23,27 @@ constexpr double grad_bytes_per_param = 4.0;
 // m, v (12 B) and the bf16 working copy (2 B).
 double adam_bytes_per_param(Precision p) { return p == Precision::fp32 ? 28.0 : 30.0; }
 
-// Element-wise memory traffic per block, in element accesses per token per hidden unit; the
-// derivation (layer norms, dropout, residual adds, bias + activation) is in docs/model.md.
-constexpr double replicated_elementwise_accesses = 16.0;
-constexpr double softmax_accesses_per_score = 5.0;  // scale+mask+softmax r/w, dropout r/w + mask
-constexpr double forward_kernels_per_layer = 14.0;
-constexpr double backward_kernel_factor = 2.0;
+// Memory traffic of the element-wise kernels of one block, in bytes per token; the op-by-op
+// derivation (Megatron-LM's fused kernels) is in docs/model.md, "Memory-bound work".
+//   replicated over TP (sharded by t with sequence parallelism): two norms (read + write, 2h each)
+//   and two bias-dropout-residual adds (read 2h, write h: 3h each) in the activation dtype, plus
+//   two 1-byte dropout masks (h each);
+//   sharded by t: the MLP activation (read + write f; SwiGLU reads 2f, writes f) and the
+//   attention context re-layout (read + write h).
+constexpr double replicated_accesses_per_h = 10.0;
+constexpr double replicated_mask_bytes_per_h = 2.0;
+// Attention without flash: bytes per s x s score element besides the two batched GEMMs' own
+// input/output (counted in their roofline): fused scale-mask-softmax read + write (4 B), dropout
+// read + write + 1-byte mask (5 B); backward: dropout (5 B) and softmax (6 B) gradients.
+constexpr double score_bytes_forward = 9.0;
+constexpr double score_bytes_backward = 11.0;
+// Backward element-wise traffic relative to the forward (reads the saved input and the incoming
+// gradient, writes the input gradient).
+constexpr double backward_elementwise_factor = 2.0;
+// Element-wise kernels of one block's forward (norms, bias-dropout-adds, activation, re-layout).
+constexpr double forward_elementwise_kernels = 6.0;
+// Flash attention's backward does 2.5x the forward's FLOPs (5 matmuls against 2; Dao 2023).
+constexpr double flash_backward_factor = 2.5;
 
 double effective_peak_flops(const Device& d, Precision p) {
     // fp32 training runs on TF32 tensor cores at half the dense bf16 rate (NVIDIA A100/H100 whitepapers).
@@ -107,44 +122,62 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     // two in the backward (Shoeybi et al. 2019, fig. 3); sequence parallelism replaces each with an
     // all-gather plus a reduce-scatter of the same total volume (Korthikanti et al. 2022, sec. 4.2.2).
     // The TP group sits in one node, so the intra-node link carries it.
-    Group tp_group;
-    tp_group.device = d;
-    double tp_bw = 0;
-    {
-        // The caller's group bandwidth is folded into the device by evaluate_stages (intra_node_bw_GBps).
-        tp_bw = d.intra_node_bw_GBps * d.intra_node_link_efficiency;
-    }
+    // The caller's group bandwidth is folded into the device by evaluate_stages (intra_node_bw_GBps).
+    const double tp_bw = d.intra_node_bw_GBps * d.intra_node_link_efficiency;
     const double lat = d.collective_latency_us * 1e-6;
     const double act_bytes = b * s * h * e;
     const double one_allreduce_s = ring_allreduce_s(act_bytes, tp, tp_bw, lat);
 
-    // ---- per block forward ----
-    const double matmul_flops = layer_forward_flops(m, b) - 4 * b * s * s * h;
-    const double attn_flops = 4 * b * s * s * h;
-    double fwd_compute = (matmul_flops + attn_flops) / t / flops_rate;
-    double rep_accesses = replicated_elementwise_accesses * b * s * h / (sp ? t : 1.0);
-    double shard_accesses = b * s * (f * (m.gated_mlp ? 3.0 : 2.0) + 3 * h) / t;
-    double softmax_accesses = flash ? 0.0 : softmax_accesses_per_score * a * s * s * b / t;
-    double fwd_memory = (rep_accesses + shard_accesses + softmax_accesses) * e / mem_rate;
-    double fwd_kernels = (forward_kernels_per_layer + (flash ? 0 : 2)) * kernel_s;
-    double fwd_tp = tp > 1 ? 2 * one_allreduce_s : 0.0;
-    double layer_fwd = fwd_compute + fwd_memory + fwd_kernels + fwd_tp;
+    // ---- one block, analytic (docs/model.md, "Compute") ----
+    // Every GEMM is timed on the roofline: max(FLOPs at the achievable matmul rate, its operands
+    // and result at the achievable memory bandwidth) plus one kernel's fixed cost. Small TP
+    // shards and small micro-batches thus run further from peak through memory-boundness and
+    // the per-kernel cost, with no per-case factor.
+    const double T = b * s;                       // tokens of this replica's micro-batch
+    const double Tr = sp ? T / t : T;             // tokens seen by the replicated (non-TP) ops
+    const double dh = h / a;
+    const double kv = h * kv_ratio;
+    auto gemm_s = [&](double batch, double M, double N, double K) {
+        double flops = 2 * batch * M * N * K;
+        double bytes = batch * (M * K + K * N + M * N) * e;
+        return std::max(flops / flops_rate, bytes / mem_rate) + kernel_s;
+    };
+    const double linear_fwd = gemm_s(1, T, (h + 2 * kv) / t, h)            // QKV
+                              + gemm_s(1, T, h, h / t)                       // attention projection
+                              + gemm_s(1, T, f * (m.gated_mlp ? 2.0 : 1.0) / t, h)  // MLP up (and gate)
+                              + gemm_s(1, T, h, f / t);                      // MLP down
+    const double heads = b * a / t;               // attention heads of this replica's micro-batch
+    const double scores = heads * s * s;          // s x s score elements per GPU
+    double core_fwd = 0, core_bwd = 0;
+    if (flash) {
+        // Causal flash attention computes the lower triangle only: half of 4bs^2h/t, at the matmul rate.
+        const double core_flops = 0.5 * 4 * b * s * s * h / t;
+        core_fwd = core_flops / flops_rate + kernel_s;
+        core_bwd = flash_backward_factor * core_flops / flops_rate + 2 * kernel_s;
+    } else {
+        const double bmm = gemm_s(heads, s, s, dh) + gemm_s(heads, s, dh, s);  // QK^T and AV
+        core_fwd = bmm + scores * score_bytes_forward / mem_rate + 2 * kernel_s;
+        core_bwd = 2 * bmm + scores * score_bytes_backward / mem_rate + 2 * kernel_s;
+    }
+    const double elem_bytes = Tr * h * (replicated_accesses_per_h * e + replicated_mask_bytes_per_h) +
+                              T / t * ((m.gated_mlp ? 3.0 : 2.0) * f + 2 * h) * e;
+    const double elem_fwd = elem_bytes / mem_rate + forward_elementwise_kernels * kernel_s;
+    const double fwd_tp = tp > 1 ? 2 * one_allreduce_s : 0.0;
+    const double layer_fwd_local = linear_fwd + core_fwd + elem_fwd;
+    const double layer_fwd = layer_fwd_local + fwd_tp;
 
-    // ---- per block backward: twice the forward matmuls (input and weight gradients); flash
-    // attention's backward recomputes the scores, 2.5x its forward (Dao 2023) ----
-    double bwd_compute = (2 * matmul_flops + (flash ? 2.5 : 2.0) * attn_flops) / t / flops_rate;
-    double bwd_memory = 2 * fwd_memory;
-    double bwd_kernels = backward_kernel_factor * fwd_kernels;
-    double bwd_tp = tp > 1 ? 2 * one_allreduce_s : 0.0;
+    // Backward: every GEMM becomes two of the same size (input and weight gradient); element-wise
+    // kernels move about twice the forward's bytes; two TP collectives of the same volume.
+    const double bwd_local = 2 * linear_fwd + core_bwd + backward_elementwise_factor * elem_fwd;
+    const double bwd_tp = tp > 1 ? 2 * one_allreduce_s : 0.0;
     double recompute = 0, recompute_tp = 0;
     if (tr.recompute == Recompute::full) {
-        recompute = fwd_compute + fwd_memory + fwd_kernels;
+        recompute = layer_fwd_local;  // the whole forward again, its TP collectives included
         recompute_tp = fwd_tp;
     } else if (tr.recompute == Recompute::selective) {
-        // Only the attention core (QK^T, softmax, dropout, AV) is recomputed (Korthikanti et al. 2022, sec. 5).
-        recompute = attn_flops / t / flops_rate + softmax_accesses * e / mem_rate + (flash ? 0 : 4 * kernel_s);
+        recompute = core_fwd;  // only the attention core (Korthikanti et al. 2022, sec. 5)
     }
-    double layer_bwd = bwd_compute + bwd_memory + bwd_kernels + bwd_tp + recompute + recompute_tp;
+    const double layer_bwd = bwd_local + bwd_tp + recompute + recompute_tp;
 
     rc.forward_s = num_layers * layer_fwd;
     rc.backward_s = num_layers * layer_bwd;
@@ -152,21 +185,24 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     rc.backward_tp_comm_s = num_layers * (bwd_tp + recompute_tp);
 
     if (pos.first()) {
-        // Embedding lookup + position add + dropout: memory bound; the vocab-parallel embedding
-        // all-reduces its output over TP (Megatron VocabParallelEmbedding).
-        double emb = 3 * b * s * h * e / mem_rate + 3 * kernel_s;
+        // Embedding gather, position add and dropout (memory bound, about 6 accesses of T x h);
+        // the vocab-parallel embedding all-reduces its output over TP (Megatron
+        // VocabParallelEmbedding). Backward: the scatter-add of the gradient into the table.
+        double emb = 6 * T * h * e / mem_rate + 3 * kernel_s;
+        double emb_bwd = 3 * T * h * e / mem_rate + 3 * kernel_s;
         double emb_tp = tp > 1 ? one_allreduce_s : 0.0;
         rc.forward_s += emb + emb_tp;
-        rc.backward_s += emb;
+        rc.backward_s += emb_bwd;
         rc.forward_tp_comm_s += emb_tp;
     }
     if (pos.last()) {
-        // Final norm, LM head (2bshV/t forward, twice that backward) and the vocab-parallel
-        // cross-entropy over fp32 logits.
-        double head_flops = 2 * b * s * h * V / t;
-        double logits_bytes = 4.0 * b * s * V / t;
-        double head_fwd = head_flops / flops_rate + 4 * logits_bytes / mem_rate + 4 * b * s * h * e / mem_rate / (sp ? t : 1.0) + 6 * kernel_s;
-        double head_bwd = 2 * head_flops / flops_rate + 3 * logits_bytes / mem_rate + 6 * kernel_s;
+        // Final norm, the LM head GEMM (T x h x V/t; twice in the backward) and the vocab-parallel
+        // cross-entropy over fp32 logits: conversion, max, exp, sum and normalisation passes
+        // (about 20 B per logit forward, 14 B backward).
+        const double logits = T * V / t;
+        double head_gemm = gemm_s(1, T, V / t, h);
+        double head_fwd = head_gemm + 20.0 * logits / mem_rate + 2 * Tr * h * e / mem_rate + 6 * kernel_s;
+        double head_bwd = 2 * head_gemm + 14.0 * logits / mem_rate + 4 * Tr * h * e / mem_rate + 6 * kernel_s;
         double head_tp = tp > 1 ? one_allreduce_s : 0.0;  // input gradient of the column-parallel head
         rc.forward_s += head_fwd;
         rc.backward_s += head_bwd + head_tp;
