@@ -466,13 +466,14 @@ function bestSummary(est, { partial = false, label = 'Best plan' } = {}) {
 }
 
 let lastPlanRender = 0;
-function renderPlan(est) {
+function renderPlan(est, { timeline = true } = {}) {
   const diagram = clear($('#stage-diagram'));
   const tl = clear($('#timeline'));
   const table = clear($('#timeline-table'));
   if (!est) return;
   diagram.append(stageDiagram(est));
-  if (Array.isArray(est.timeline) && est.timeline.length) {
+  // while searching only the stages are redrawn: the timeline can have thousands of bars
+  if (timeline && Array.isArray(est.timeline) && est.timeline.length) {
     tl.append(timelineSvg(est));
     table.append(timelineTable(est));
   } else {
@@ -534,7 +535,7 @@ async function runSearch() {
           performance.mark?.('poseidon:first-best');
         }
         bestSummary(p.best, { partial: true });
-        if (performance.now() - lastPlanRender > 400) renderPlan(p.best);
+        if (performance.now() - lastPlanRender > 400) renderPlan(p.best, { timeline: false });
       }
     });
     if (result?.error) {

@@ -1,0 +1,263 @@
+// The page in headless Debian Chromium (playwright-core, no browser download), served with the
+// strict CSP header on 127.0.0.1.   POSEIDON_BUILD_WASM=build-wasm node --test tests/web/browser.test.mjs
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { serve } from '../../web/serve.mjs';
+import { encodeShare } from '../../web/share.js';
+import { siteDir, loadModule } from './load-module.mjs';
+
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
+  '--disable-component-update', '--no-first-run', '--disable-sync'];
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+const demoScenario = JSON.parse(fs.readFileSync(path.join(ROOT, 'docs/examples/demo.scenario.json'), 'utf8'));
+const demoPlan = JSON.parse(fs.readFileSync(path.join(ROOT, 'docs/examples/demo.plan.json'), 'utf8'));
+
+let browser;
+let site;
+let searchWorks = true;
+let searchSkipReason = '';
+
+before(async () => {
+  const M = await loadModule();
+  const res = JSON.parse(M.plan(JSON.stringify(demoScenario), JSON.stringify({ top: 1, time_limit_s: 0.5 })));
+  if (res.error) {
+    searchWorks = false;
+    searchSkipReason = `the core's search fails on the demo scenario: ${res.error.message}`;
+  }
+  site = await serve(siteDir(), { csp: true });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+});
+
+after(async () => {
+  await browser?.close();
+  site?.server.close();
+});
+
+/** A fresh page that records console errors, page errors and CSP violations. */
+async function open(t, url, { context } = {}) {
+  const ctx = context ?? await browser.newContext({ acceptDownloads: true, viewport: { width: 1300, height: 900 } });
+  const page = await ctx.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+  await page.addInitScript(() => {
+    window.__csp = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+  });
+  await page.goto(url);
+  await page.waitForFunction(() => window.__poseidonReady === true, null, { timeout: 30000 });
+  t.after(async () => { if (!context) await ctx.close(); });
+  return { page, problems, ctx };
+}
+
+async function assertClean(page, problems) {
+  const csp = await page.evaluate(() => window.__csp);
+  assert.deepStrictEqual(csp, [], 'no CSP violations');
+  assert.deepStrictEqual(problems.filter((p) => !/Failed to load resource.*404/.test(p)), [], 'no page errors');
+}
+
+const demoLink = async () => `${site.url}index.html#${await encodeShare({ m: demoScenario.model, c: demoScenario.cluster, t: demoScenario.training, p: demoPlan })}`;
+
+test('the page loads under the strict CSP header and shows the presets', async (t) => {
+  const { page, problems } = await open(t, `${site.url}index.html`);
+  const csp = await page.evaluate(async () => (await fetch('index.html')).headers.get('content-security-policy'));
+  assert.match(csp, /script-src 'self' 'wasm-unsafe-eval'/);
+  assert.ok(await page.locator('#model-preset option').count() > 5);
+  assert.equal(await page.inputValue('#model-preset'), demoScenario.model);
+  assert.equal(await page.inputValue('#cluster-preset'), demoScenario.cluster);
+  assert.ok(await page.isEnabled('[data-testid=run]'));
+  await assertClean(page, problems);
+});
+
+test('run the default scenario and see a best plan with its tokens/s', async (t) => {
+  if (!searchWorks) { t.skip(searchSkipReason); return; }
+  const { page, problems } = await open(t, `${site.url}index.html`);
+  await page.fill('[data-path="options.time_limit_s"]', '2');
+  await page.click('[data-testid=run]');
+  await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 30000 });
+  assert.match(await page.textContent('[data-testid=best-plan]'), /Best plan: [\d,]+ tokens\/s/);
+  assert.ok(await page.locator('[data-testid=top-plans] tbody tr').count() >= 1);
+  assert.ok(await page.locator('#timeline svg rect.tl-ev').count() > 0);
+  const firstBest = await page.evaluate(() => window.__poseidon.firstBestMs);
+  t.diagnostic(`page load to first best plan: ${Math.round(firstBest)} ms`);
+  await assertClean(page, problems);
+});
+
+test('an invalid field shows the core message next to the field and in the error region', async (t) => {
+  const { page, problems } = await open(t, `${site.url}index.html`);
+  await page.fill('[data-path="training.global_batch_size"]', '0');
+  await page.waitForSelector('[data-testid=error]:not([hidden])');
+  const field = await page.textContent('[data-error-for="training.global_batch_size"]');
+  assert.ok(field.length > 0, 'message next to the field');
+  assert.equal(await page.getAttribute('[data-path="training.global_batch_size"]', 'aria-invalid'), 'true');
+  assert.match(await page.textContent('[data-testid=error]'), /training\.global_batch_size/);
+  // the model field: text that is not a number goes to the core, which names it
+  await page.fill('[data-path="training.global_batch_size"]', '64');
+  await page.fill('[data-path="model.hidden_size"]', 'abc');
+  await page.waitForFunction(() => document.querySelector('[data-error-for="model.hidden_size"]').textContent.length > 0);
+  assert.equal(await page.inputValue('[data-path="model.hidden_size"]'), 'abc', 'the input is kept');
+  if (searchWorks) {
+    await page.click('[data-testid=run]');
+    await page.waitForFunction(() => /fix the inputs/.test(document.querySelector('[data-testid=progress]').textContent));
+    assert.match(await page.textContent('[data-testid=error]'), /model\.hidden_size/);
+  }
+  await page.fill('[data-path="model.hidden_size"]', '2304');
+  await page.waitForFunction(() => document.querySelector('[data-testid=error]').hidden);
+  await assertClean(page, problems);
+});
+
+test('share link round trip: a fresh page shows the same plan', async (t) => {
+  const { page, problems } = await open(t, await demoLink());
+  await page.waitForFunction(() => /tokens\/s/.test(document.querySelector('[data-testid=best-plan]').textContent));
+  const best = await page.textContent('[data-testid=best-plan]');
+  assert.match(best, /Shared plan: [\d,]+ tokens\/s/);
+  await page.click('[data-testid=copy-link]');
+  await page.waitForFunction(() => document.querySelector('#share-url').value.includes('#v=1&s='));
+  const link = await page.inputValue('#share-url');
+  const { page: fresh, problems: p2 } = await open(t, link);
+  await fresh.waitForFunction(() => /tokens\/s/.test(document.querySelector('[data-testid=best-plan]').textContent));
+  assert.equal(await fresh.textContent('[data-testid=best-plan]'), best);
+  await assertClean(page, problems);
+  await assertClean(fresh, p2);
+});
+
+test('a search result round-trips through its share link', async (t) => {
+  if (!searchWorks) { t.skip(searchSkipReason); return; }
+  const { page } = await open(t, `${site.url}index.html`);
+  await page.fill('[data-path="options.time_limit_s"]', '1');
+  await page.click('[data-testid=run]');
+  await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 30000 });
+  const tps = (await page.textContent('[data-testid=best-tokens]')).trim();
+  await page.click('[data-testid=copy-link]');
+  await page.waitForFunction(() => document.querySelector('#share-url').value.includes('#v=1&s='));
+  const { page: fresh } = await open(t, await page.inputValue('#share-url'));
+  await fresh.waitForFunction(() => document.querySelector('[data-testid=best-tokens]'));
+  assert.equal((await fresh.textContent('[data-testid=best-tokens]')).trim(), tps);
+});
+
+test('broken and future-version links show a message; the page stays usable and inputs are kept', async (t) => {
+  const { page, problems } = await open(t, `${site.url}index.html`);
+  await page.fill('[data-path="training.global_batch_size"]', '128');
+  const good = (await demoLink()).split('#')[1];
+  for (const [frag, re] of [[good.slice(0, good.length - 12), /truncated|corrupted/], [good.replace('v=1', 'v=7'), /newer version/],
+    ['v=1&s=@@@', /characters/], [`v=1&s=${'A'.repeat(80000)}`, /characters long/]]) {
+    await page.evaluate((f) => { location.hash = f; }, frag);
+    await page.waitForFunction((src) => new RegExp(src).test(document.querySelector('[data-testid=error]').textContent), re.source);
+    assert.equal(await page.isHidden('[data-testid=error]'), false);
+    assert.equal(await page.inputValue('[data-path="training.global_batch_size"]'), '128', 'inputs kept');
+  }
+  assert.ok(await page.isEnabled('[data-testid=run]'));
+  // a broken link on a fresh load: defaults plus the message
+  const { page: fresh } = await open(t, `${site.url}index.html#v=1&s=AAAA`);
+  await fresh.waitForSelector('[data-testid=error]:not([hidden])');
+  assert.ok(await fresh.isEnabled('[data-testid=run]'));
+  await assertClean(page, problems);
+});
+
+test('embed mode renders one plan, links back, and posts its height', async (t) => {
+  const link = (await demoLink()).split('#')[1];
+  const { page, problems } = await open(t, `${site.url}embed.html#${link}`);
+  await page.waitForFunction(() => /tokens\/s/.test(document.querySelector('[data-testid=best-plan]').textContent));
+  assert.ok(await page.evaluate(() => document.documentElement.classList.contains('embed')));
+  assert.equal(await page.isHidden('#inputs'), true);
+  assert.ok(await page.locator('#timeline svg').count() === 1);
+  assert.match(await page.getAttribute('#full-planner', 'href'), /index\.html#v=1&s=/);
+  await assertClean(page, problems);
+  // inside an iframe: the parent receives poseidon:resize
+  const host = await page.context().newPage();
+  await host.goto(`${site.url}index.html?nosw`);
+  const height = await host.evaluate(async (src) => {
+    document.body.textContent = '';
+    const got = new Promise((resolve) => addEventListener('message', (e) => { if (e.data?.type === 'poseidon:resize') resolve(e.data.height); }));
+    const f = document.createElement('iframe');
+    f.src = src;
+    document.body.append(f);
+    return got;
+  }, `${site.url}embed.html#${link}`);
+  assert.ok(height > 100, `height ${height}`);
+});
+
+test('exports download valid files', async (t) => {
+  const { page, problems } = await open(t, await demoLink());
+  await page.waitForFunction(() => !document.querySelector('#export-trace').disabled);
+  const grab = async (id) => {
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.click(id)]);
+    return { name: dl.suggestedFilename(), body: fs.readFileSync(await dl.path()) };
+  };
+  const plan = await grab('#export-plan');
+  assert.deepStrictEqual(JSON.parse(plan.body).stages, demoPlan.stages);
+  const csv = (await grab('#export-csv')).body.toString();
+  assert.match(csv.split('\n')[0], /^rank,iteration_time_s,tokens_per_s/);
+  assert.equal(csv.trim().split('\n').length, 2);
+  const svg = (await grab('#export-svg')).body.toString();
+  assert.match(svg, /^<\?xml[^>]*>\s*<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+  assert.ok((svg.match(/<rect/g) || []).length > 20);
+  const png = (await grab('#export-png')).body;
+  assert.deepStrictEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  const trace = JSON.parse((await grab('#export-trace')).body);
+  const xs = trace.traceEvents.filter((e) => e.ph === 'X');
+  assert.ok(xs.length > 10);
+  assert.ok(xs.some((e) => e.tid >= 100) && xs.some((e) => e.tid < 100), 'compute and comm tracks');
+  await page.click('#export-megatron');
+  assert.match(await page.textContent('#megatron'), /cannot be expressed|tensor-model-parallel-size/);
+  // the plan file loads back into the page
+  await page.setInputFiles('#plan-file', { name: 'plan.json', mimeType: 'application/json', buffer: plan.body });
+  await page.waitForFunction(() => /Loaded plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
+  await page.setInputFiles('#plan-file', { name: 'notes.json', mimeType: 'application/json', buffer: Buffer.from('{"hello": 1}') });
+  await page.waitForFunction(() => /not a plan file/.test(document.querySelector('[data-testid=error]').textContent));
+  await assertClean(page, problems);
+});
+
+test('the main thread stays responsive during a long search, and cancel works', async (t) => {
+  if (!searchWorks) { t.skip(searchSkipReason); return; }
+  const { page, problems } = await open(t, `${site.url}index.html`);
+  await page.selectOption('#model-preset', 'gpt3-175b').catch(() => {});
+  await page.selectOption('#cluster-preset', 'mixed-h100-a100-4090').catch(() => {});
+  await page.fill('[data-path="training.global_batch_size"]', '1536');
+  await page.fill('[data-path="options.time_limit_s"]', '30');
+  await page.check('[data-path="options.exhaustive"]');
+  await page.click('[data-testid=run]');
+  const maxGap = await page.evaluate(() => new Promise((resolve) => {
+    let last = performance.now();
+    let max = 0;
+    const end = last + 2000;
+    const tick = () => {
+      const now = performance.now();
+      max = Math.max(max, now - last);
+      last = now;
+      if (now < end) setTimeout(tick, 10); else resolve(max);
+    };
+    setTimeout(tick, 10);
+  }));
+  t.diagnostic(`longest main-thread gap while searching: ${Math.round(maxGap)} ms`);
+  assert.ok(maxGap < 250, `main thread blocked for ${maxGap} ms`);
+  assert.match(await page.textContent('[data-testid=progress]'), /evaluated/);
+  await page.click('#cancel');
+  await page.waitForFunction(() => /^Cancelled/.test(document.querySelector('[data-testid=progress]').textContent));
+  assert.ok(await page.isEnabled('[data-testid=run]'));
+  // the respawned worker works
+  await page.fill('[data-path="options.time_limit_s"]', '1');
+  await page.uncheck('[data-path="options.exhaustive"]');
+  await page.click('[data-testid=run]');
+  await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 30000 });
+  await assertClean(page, problems);
+});
+
+test('keyboard: run is reachable with Tab and the theme toggles', async (t) => {
+  const { page } = await open(t, `${site.url}index.html`);
+  await page.focus('#theme');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'light');
+  await page.keyboard.press('Enter');
+  assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
+  let reached = false;
+  for (let i = 0; i < 80 && !reached; i++) {
+    await page.keyboard.press('Tab');
+    reached = await page.evaluate(() => document.activeElement?.dataset?.testid === 'run');
+  }
+  assert.ok(reached, 'the run button is reachable by keyboard');
+});

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Node tests of the wasm module and the page's modules, then browser tests of the built site.
+#   tests/web/run.sh BUILD_WASM_DIR        (POSEIDON_CLI=build/core/poseidon to compare with the CLI)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+build="$(cd "${1:?usage: tests/web/run.sh BUILD_WASM_DIR}" && pwd)"
+[ -f "$build/site/index.html" ] && [ -f "$build/site/poseidon.wasm" ] || { echo "no site in $build/site: build the wasm target first"; exit 1; }
+if [ ! -d "$here/node_modules/playwright-core" ]; then
+  (cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+export POSEIDON_BUILD_WASM="$build"
+[ -n "${POSEIDON_CLI:-}" ] || echo "note: POSEIDON_CLI is not set; the comparison with the native CLI is skipped"
+cd "$here"
+node --test --test-concurrency=1 module.test.mjs pure.test.mjs browser.test.mjs
