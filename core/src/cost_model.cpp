@@ -54,6 +54,31 @@ double effective_memory_bw(const Device& d) { return d.memory_bw_GBps * GB * d.m
 
 }  // namespace
 
+CostSource CostSources::forward() const {
+    CostSource s = layer_forward;
+    if (embedding_forward) s = std::min(s, *embedding_forward);
+    if (head_forward) s = std::min(s, *head_forward);
+    return s;
+}
+
+CostSource CostSources::backward() const {
+    CostSource s = layer_backward;
+    if (embedding_backward) s = std::min(s, *embedding_backward);
+    if (head_backward) s = std::min(s, *head_backward);
+    return s;
+}
+
+Json to_json(const CostSources& s) {
+    Json j = {{"forward", to_string(s.forward())},         {"backward", to_string(s.backward())},
+              {"optimizer", to_string(s.optimizer)},       {"links", to_string(s.links)},
+              {"layer_forward", to_string(s.layer_forward)}, {"layer_backward", to_string(s.layer_backward)}};
+    if (s.embedding_forward) j["embedding_forward"] = to_string(*s.embedding_forward);
+    if (s.embedding_backward) j["embedding_backward"] = to_string(*s.embedding_backward);
+    if (s.head_forward) j["head_forward"] = to_string(*s.head_forward);
+    if (s.head_backward) j["head_backward"] = to_string(*s.head_backward);
+    return j;
+}
+
 double bytes_per_element(Precision p) { return p == Precision::fp32 ? 4.0 : 2.0; }
 
 double layer_params(const ModelSpec& m) {
@@ -164,7 +189,7 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     const double elem_fwd = elem_bytes / mem_rate + forward_elementwise_kernels * kernel_s;
     const double fwd_tp = tp > 1 ? 2 * one_allreduce_s : 0.0;
     const double layer_fwd_local = linear_fwd + core_fwd + elem_fwd;
-    const double layer_fwd = layer_fwd_local + fwd_tp;
+    double layer_fwd = layer_fwd_local + fwd_tp;
 
     // Backward: every GEMM becomes two of the same size (input and weight gradient); element-wise
     // kernels move about twice the forward's bytes; two TP collectives of the same volume.
@@ -177,21 +202,41 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     } else if (tr.recompute == Recompute::selective) {
         recompute = core_fwd;  // only the attention core (Korthikanti et al. 2022, sec. 5)
     }
-    const double layer_bwd = bwd_local + bwd_tp + recompute + recompute_tp;
+    double layer_bwd = bwd_local + bwd_tp + recompute + recompute_tp;
+    double layer_fwd_tp = fwd_tp, layer_bwd_tp = bwd_tp + recompute_tp;
+
+    // ---- measured profile: replaces the analytic numbers where it has them (docs/model.md,
+    // "Measured profiles"). The TP share of a measured time, for the breakdown, is the analytic
+    // estimate of the collectives it contains, capped at the measured time. ----
+    const DeviceProfile* prof = find_device_profile(sc.profile ? &*sc.profile : nullptr, d);
+    auto measured = [&](ProfileField field, double& value, double* tp_part, CostSource& src) {
+        ProfiledValue pv = profile_lookup(prof, field, tp, samples);
+        src = pv.source;
+        if (pv.source == CostSource::analytic) return;
+        value = pv.value_s;
+        if (tp_part) *tp_part = std::min(*tp_part, value);
+    };
+    measured(ProfileField::layer_forward, layer_fwd, &layer_fwd_tp, rc.sources.layer_forward);
+    measured(ProfileField::layer_backward, layer_bwd, &layer_bwd_tp, rc.sources.layer_backward);
 
     rc.forward_s = num_layers * layer_fwd;
     rc.backward_s = num_layers * layer_bwd;
-    rc.forward_tp_comm_s = num_layers * fwd_tp;
-    rc.backward_tp_comm_s = num_layers * (bwd_tp + recompute_tp);
+    rc.forward_tp_comm_s = num_layers * layer_fwd_tp;
+    rc.backward_tp_comm_s = num_layers * layer_bwd_tp;
 
     if (pos.first()) {
         // Embedding gather, position add and dropout (memory bound, about 6 accesses of T x h);
         // the vocab-parallel embedding all-reduces its output over TP (Megatron
         // VocabParallelEmbedding). Backward: the scatter-add of the gradient into the table.
-        double emb = 6 * T * h * e / mem_rate + 3 * kernel_s;
-        double emb_bwd = 3 * T * h * e / mem_rate + 3 * kernel_s;
         double emb_tp = tp > 1 ? one_allreduce_s : 0.0;
-        rc.forward_s += emb + emb_tp;
+        double emb = 6 * T * h * e / mem_rate + 3 * kernel_s + emb_tp;
+        double emb_bwd = 3 * T * h * e / mem_rate + 3 * kernel_s;
+        CostSource sf, sb;
+        measured(ProfileField::embedding_forward, emb, &emb_tp, sf);
+        measured(ProfileField::embedding_backward, emb_bwd, nullptr, sb);
+        rc.sources.embedding_forward = sf;
+        rc.sources.embedding_backward = sb;
+        rc.forward_s += emb;
         rc.backward_s += emb_bwd;
         rc.forward_tp_comm_s += emb_tp;
     }
@@ -201,11 +246,16 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
         // (about 20 B per logit forward, 14 B backward).
         const double logits = T * V / t;
         double head_gemm = gemm_s(1, T, V / t, h);
-        double head_fwd = head_gemm + 20.0 * logits / mem_rate + 2 * Tr * h * e / mem_rate + 6 * kernel_s;
-        double head_bwd = 2 * head_gemm + 14.0 * logits / mem_rate + 4 * Tr * h * e / mem_rate + 6 * kernel_s;
         double head_tp = tp > 1 ? one_allreduce_s : 0.0;  // input gradient of the column-parallel head
+        double head_fwd = head_gemm + 20.0 * logits / mem_rate + 2 * Tr * h * e / mem_rate + 6 * kernel_s;
+        double head_bwd = 2 * head_gemm + 14.0 * logits / mem_rate + 4 * Tr * h * e / mem_rate + 6 * kernel_s + head_tp;
+        CostSource sf, sb;
+        measured(ProfileField::head_forward, head_fwd, nullptr, sf);
+        measured(ProfileField::head_backward, head_bwd, &head_tp, sb);
+        rc.sources.head_forward = sf;
+        rc.sources.head_backward = sb;
         rc.forward_s += head_fwd;
-        rc.backward_s += head_bwd + head_tp;
+        rc.backward_s += head_bwd;
         rc.backward_tp_comm_s += head_tp;
     }
 
@@ -361,7 +411,41 @@ double dp_sync_s(const Scenario& sc, const StagePlan& stage, const StagePlacemen
     return ring_allreduce_s(grad_bytes_per_gpu, d, bw, lat);
 }
 
-std::vector<StageEval> evaluate_stages(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement) {
+namespace {
+
+// Measured bandwidths of a profile replace the nominal link rate x efficiency of the groups whose
+// device they name (docs/model.md, "Measured profiles").
+bool profile_has_links(const Scenario& sc) {
+    if (!sc.profile) return false;
+    for (const auto& d : sc.profile->devices)
+        if (d.intra_node_bw_GBps || d.inter_node_bw_GBps) return true;
+    return false;
+}
+
+Scenario with_measured_links(const Scenario& sc) {
+    Scenario out = sc;
+    for (auto& g : out.cluster.groups) {
+        const DeviceProfile* dp = find_device_profile(&*sc.profile, g.device);
+        if (!dp) continue;
+        if (dp->intra_node_bw_GBps) {
+            g.intra_node_bw_GBps = *dp->intra_node_bw_GBps;
+            g.device.intra_node_link_efficiency = 1.0;
+        }
+        if (dp->inter_node_bw_GBps) {
+            g.inter_node_bw_GBps = *dp->inter_node_bw_GBps;
+            g.device.inter_node_link_efficiency = 1.0;
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, const std::vector<StagePlacement>& placement) {
+    const bool measured_links = profile_has_links(sc_in);
+    const Scenario measured_sc = measured_links ? with_measured_links(sc_in) : Scenario{};
+    const Scenario& sc = measured_links ? measured_sc : sc_in;
+    const Profile* profile = sc.profile ? &*sc.profile : nullptr;
     const int S = static_cast<int>(plan.stages.size());
     std::vector<StageEval> out(S);
     for (int s = 0; s < S; ++s) {
@@ -392,10 +476,22 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc, const Plan& plan, con
             }
             max_params = std::max(max_params, rc.params_per_gpu);
             double local = rc.params_per_gpu / (sc.training.distributed_optimizer ? st.dp() : 1);
-            opt_s = std::max(opt_s, local * adam_bytes_per_param(sc.training.precision) / effective_memory_bw(d) + 10 * d.kernel_overhead_us * 1e-6);
+            const DeviceProfile* dprof = find_device_profile(profile, d);
+            if (dprof && (dprof->intra_node_bw_GBps || dprof->inter_node_bw_GBps)) rc.sources.links = CostSource::profile;
+            if (dprof && dprof->optimizer_s_per_billion_params) {
+                opt_s = std::max(opt_s, local / 1e9 * *dprof->optimizer_s_per_billion_params);
+                rc.sources.optimizer = CostSource::profile;
+            } else {
+                opt_s = std::max(opt_s, local * adam_bytes_per_param(sc.training.precision) / effective_memory_bw(d) + 10 * d.kernel_overhead_us * 1e-6);
+            }
             ev.replica_costs.push_back(rc);
         }
         ev.fits = worst_headroom >= 0;
+        ev.sources = ev.replica_costs[ev.slowest_replica].sources;
+        for (const auto& rc : ev.replica_costs) {
+            ev.sources.optimizer = std::min(ev.sources.optimizer, rc.sources.optimizer);
+            ev.sources.links = std::min(ev.sources.links, rc.sources.links);
+        }
         double grad_bytes = max_params * grad_bytes_per_param;
         ev.times.dp_sync_s = dp_sync_s(sc, st, placement[s], grad_bytes);
         if (sc.training.distributed_optimizer && st.dp() > 1) {

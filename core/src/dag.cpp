@@ -124,6 +124,101 @@ struct Layout {
     }
 };
 
+// The breakdown along one critical path (docs/model.md, "Breakdown"). Many paths are critical when
+// stages are equal, and an arbitrary one zig-zags between stages, so the walk is made canonical:
+// from the end, it steps to a tight predecessor (one that finishes when the node starts), preferring
+// one on the candidate bottleneck stage, then one on the current node's stage. Each stage whose
+// busy time m(f+b) is within 1e-9 of the largest is tried as the candidate, and the walk that keeps
+// the most F/B time on its candidate wins; that candidate is the bottleneck stage. compute_s is the
+// bottleneck's F/B time on the path (TP collectives excluded), bubble_s the other stages' F/B time
+// on the path (the fill and drain the bottleneck waits through), and the communication and
+// optimizer parts are the path's nodes of those kinds. The parts sum to the iteration time.
+Breakdown critical_path_breakdown(const Layout& L, std::span<const StageTimes> stages, const std::vector<double>& finish, double total) {
+    const std::int64_t S = L.S, N = L.size();
+    // Predecessor lists (CSR), built from the successor function.
+    std::vector<std::uint32_t> begin(N + 1, 0), preds;
+    for (std::int64_t u = 0; u < N; ++u) L.successors(u, [&](std::int64_t v) { ++begin[v + 1]; });
+    for (std::int64_t v = 0; v < N; ++v) begin[v + 1] += begin[v];
+    preds.resize(begin[N]);
+    {
+        std::vector<std::uint32_t> fill(begin.begin(), begin.end() - 1);
+        for (std::int64_t u = 0; u < N; ++u) L.successors(u, [&](std::int64_t v) { preds[fill[v]++] = static_cast<std::uint32_t>(u); });
+    }
+    const double eps = 1e-12 * std::max(1.0, total);
+    auto stage_of = [&](std::int64_t u) { return L.decode(u).stage; };
+    auto start_of = [&](std::int64_t u) { return finish[u] - L.duration(u, stages); };
+
+    auto walk = [&](std::int64_t cand) {
+        Breakdown bd;
+        bd.bottleneck_stage = static_cast<int>(cand);
+        // End: the optimizer step that finishes last, the candidate's when it ties.
+        std::int64_t u = -1;
+        for (std::int64_t s = 0; s < S; ++s) {
+            std::int64_t o = L.OPT(s);
+            if (u < 0 || finish[o] > finish[u] + eps || (finish[o] >= finish[u] - eps && s == cand)) u = o;
+        }
+        while (u >= 0) {
+            auto d = L.decode(u);
+            if (!d.barrier) {
+                const double dur = L.duration(u, stages);
+                const StageTimes& t = stages[d.stage];
+                switch (d.kind) {
+                    case NodeKind::forward:
+                    case NodeKind::backward: {
+                        double tp = std::min(dur, d.kind == NodeKind::forward ? t.forward_tp_comm_s : t.backward_tp_comm_s);
+                        bd.tp_comm_s += tp;
+                        (d.stage == cand ? bd.compute_s : bd.bubble_s) += dur - tp;
+                        break;
+                    }
+                    case NodeKind::send_forward:
+                    case NodeKind::send_backward: bd.pp_comm_s += dur; break;
+                    case NodeKind::dp_sync: bd.dp_comm_s += dur; break;
+                    case NodeKind::optimizer: bd.optimizer_s += dur; break;
+                }
+            }
+            const double st = start_of(u);
+            std::int64_t best = -1;
+            int best_rank = -1;
+            for (std::uint32_t k = begin[u]; k < begin[u + 1]; ++k) {
+                std::int64_t p = preds[k];
+                if (finish[p] < st - eps) continue;  // not tight
+                const std::int64_t ps = stage_of(p);
+                int rank = ps == cand ? 2 : (!d.barrier && ps == d.stage) ? 1 : 0;
+                if (rank > best_rank || (rank == best_rank && finish[p] > finish[best])) {
+                    best = p;
+                    best_rank = rank;
+                }
+            }
+            if (best < 0 && st > eps) {
+                // No tight predecessor although the node starts late: only rounding can cause this;
+                // take the latest-finishing predecessor.
+                for (std::uint32_t k = begin[u]; k < begin[u + 1]; ++k)
+                    if (best < 0 || finish[preds[k]] > finish[best]) best = preds[k];
+            }
+            u = best;
+        }
+        // Whatever rounding left unattributed goes to the bubble, so that the parts sum exactly.
+        double parts = bd.compute_s + bd.bubble_s + bd.tp_comm_s + bd.pp_comm_s + bd.dp_comm_s + bd.optimizer_s;
+        bd.bubble_s = std::max(0.0, bd.bubble_s + (total - parts));
+        return bd;
+    };
+
+    double max_busy = 0;
+    for (const auto& t : stages) max_busy = std::max(max_busy, t.forward_s + t.backward_s);
+    Breakdown best;
+    double best_compute = -1;
+    for (std::int64_t s = 0; s < S; ++s) {
+        if (stages[s].forward_s + stages[s].backward_s < max_busy * (1 - 1e-9)) continue;
+        Breakdown bd = walk(s);
+        double on_stage = bd.compute_s;
+        if (on_stage > best_compute + eps) {
+            best_compute = on_stage;
+            best = bd;
+        }
+    }
+    return best;
+}
+
 }  // namespace
 
 DagResult evaluate_dag(std::span<const StageTimes> stages, std::int64_t m, bool detailed, DagWorkspace& ws) {
@@ -134,29 +229,19 @@ DagResult evaluate_dag(std::span<const StageTimes> stages, std::int64_t m, bool 
     const std::int64_t N = L.size();
     ws.finish.assign(N, 0.0);  // holds the start time until the node is processed
     ws.pending.assign(N, 0);
-    if (detailed) ws.critical_pred.assign(N, -1);
     for (std::int64_t u = 0; u < N; ++u) L.successors(u, [&](std::int64_t v) { ++ws.pending[v]; });
     ws.ready.clear();
     for (std::int64_t u = 0; u < N; ++u)
         if (ws.pending[u] == 0) ws.ready.push_back(static_cast<std::uint32_t>(u));
     std::size_t head = 0;
     double best = 0;
-    std::int64_t last = -1;
     while (head < ws.ready.size()) {
         const std::int64_t u = ws.ready[head++];
         const double finish = ws.finish[u] + L.duration(u, stages);
         ws.finish[u] = finish;
-        if (finish >= best) {
-            best = finish;
-            last = u;
-        }
+        best = std::max(best, finish);
         L.successors(u, [&](std::int64_t v) {
-            if (finish > ws.finish[v]) {
-                ws.finish[v] = finish;
-                if (detailed) ws.critical_pred[v] = static_cast<std::int32_t>(u);
-            } else if (detailed && ws.critical_pred[v] < 0) {
-                ws.critical_pred[v] = static_cast<std::int32_t>(u);
-            }
+            if (finish > ws.finish[v]) ws.finish[v] = finish;
             if (--ws.pending[v] == 0) ws.ready.push_back(static_cast<std::uint32_t>(v));
         });
     }
@@ -175,34 +260,7 @@ DagResult evaluate_dag(std::span<const StageTimes> stages, std::int64_t m, bool 
         return a.start_s < b.start_s;
     });
 
-    Breakdown& bd = result.breakdown;
-    double worst = -1;
-    for (std::int64_t s = 0; s < S; ++s) {
-        double busy = static_cast<double>(m) * (stages[s].forward_s + stages[s].backward_s);
-        if (busy > worst) {
-            worst = busy;
-            bd.bottleneck_stage = static_cast<int>(s);
-        }
-    }
-    for (std::int64_t u = last; u >= 0; u = ws.critical_pred[u]) {
-        auto d = L.decode(u);
-        if (d.barrier) continue;
-        double dur = L.duration(u, stages);
-        const StageTimes& t = stages[d.stage];
-        switch (d.kind) {
-            case NodeKind::forward:
-            case NodeKind::backward: {
-                double tp = d.kind == NodeKind::forward ? t.forward_tp_comm_s : t.backward_tp_comm_s;
-                bd.tp_comm_s += tp;
-                (d.stage == bd.bottleneck_stage ? bd.compute_s : bd.bubble_s) += dur - tp;
-                break;
-            }
-            case NodeKind::send_forward:
-            case NodeKind::send_backward: bd.pp_comm_s += dur; break;
-            case NodeKind::dp_sync: bd.dp_comm_s += dur; break;
-            case NodeKind::optimizer: bd.optimizer_s += dur; break;
-        }
-    }
+    result.breakdown = critical_path_breakdown(L, stages, ws.finish, result.iteration_time_s);
     return result;
 }
 

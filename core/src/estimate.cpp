@@ -87,7 +87,8 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
                                 {"samples", r.samples},
                                 {"forward_s", r12(rc.forward_s)},
                                 {"backward_s", r12(rc.backward_s)},
-                                {"memory_GiB", r12(rc.memory.total_GiB())}});
+                                {"memory_GiB", r12(rc.memory.total_GiB())},
+                                {"source", to_json(rc.sources)}});
         }
         std::string device;
         for (const auto& r : sp.replicas) {
@@ -118,6 +119,7 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
                             {"activations", r12(ev.memory.activations_GiB)},
                             {"overhead", r12(ev.memory.overhead_GiB)}}},
                           {"fits", ev.fits},
+                          {"source", to_json(ev.sources)},
                           {"replicas", replicas}});
     }
     Json j = {{"iteration_time_s", r12(e.iteration_time_s)},

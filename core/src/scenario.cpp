@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "poseidon/presets.hpp"
+#include "poseidon/profile.hpp"
 
 namespace poseidon {
 
@@ -235,8 +236,7 @@ Scenario parse_scenario(const Json& j) {
     } else {
         problems.add("scenario.training", "is missing; expected an object with at least global_batch_size");
     }
-    if (const Json* p = r.get("profile"); p && !p->is_object())
-        problems.add("scenario.profile", show(*p) + " is not an object; expected a measured profile (docs/formats.md)");
+    if (const Json* p = r.get("profile")) sc.profile = parse_profile(*p, "scenario.profile", sc.cluster, problems);
     problems.throw_if_any();
     return sc;
 }

@@ -3,8 +3,10 @@
 // docs/model.md; the section names there match the function names here.
 #pragma once
 
+#include <optional>
 #include <vector>
 
+#include "poseidon/profile.hpp"
 #include "poseidon/types.hpp"
 
 namespace poseidon {
@@ -31,6 +33,23 @@ struct MemoryBreakdown {
     double total_GiB() const { return weights_GiB + gradients_GiB + optimizer_GiB + activations_GiB + overhead_GiB; }
 };
 
+// Which source each number of a replica came from (measured-profile mode). forward/backward are
+// the least measured of the parts the stage runs (blocks; embedding on the first stage; LM head
+// on the last): analytic < interpolated < profile.
+struct CostSources {
+    CostSource layer_forward = CostSource::analytic;
+    CostSource layer_backward = CostSource::analytic;
+    std::optional<CostSource> embedding_forward, embedding_backward;  // first stage only
+    std::optional<CostSource> head_forward, head_backward;            // last stage only
+    CostSource optimizer = CostSource::analytic;
+    CostSource links = CostSource::analytic;  // measured bandwidths used for the collectives
+    CostSource forward() const;
+    CostSource backward() const;
+};
+
+// {"forward","backward","optimizer","links","layer_forward",...}: docs/formats.md, "Estimate output".
+Json to_json(const CostSources& s);
+
 struct ReplicaCost {
     double forward_s = 0;           // one micro-batch (this replica's samples), TP collectives included
     double backward_s = 0;          // including recomputation
@@ -38,6 +57,7 @@ struct ReplicaCost {
     double backward_tp_comm_s = 0;
     double params_per_gpu = 0;      // parameters held by one GPU (sharded by TP)
     MemoryBreakdown memory;         // per GPU
+    CostSources sources;            // optimizer and links are filled by evaluate_stages
 };
 
 struct StagePosition {
@@ -97,6 +117,7 @@ struct StageEval {
     bool fits = true;
     int slowest_replica = 0;       // index into the plan stage's replicas
     std::vector<ReplicaCost> replica_costs;  // per ReplicaSet
+    CostSources sources;           // of the slowest replica, with the stage's optimizer source
 };
 
 std::vector<StageEval> evaluate_stages(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement);

@@ -81,12 +81,41 @@ struct Cluster {
     }
 };
 
+// Measured per-layer timings (docs/formats.md, "Profile"), like those Metis, Sailor and AMP
+// collect. Where a point is present it replaces the analytic estimate.
+struct ProfilePoint {
+    int tp = 1;
+    int samples = 1;                             // samples per replica (this replica's micro-batch)
+    double layer_forward_s = 0;                  // one transformer block
+    double layer_backward_s = 0;                 // including recomputation as the scenario configures it
+    std::optional<double> embedding_forward_s;   // the embedding (first stage)
+    std::optional<double> embedding_backward_s;
+    std::optional<double> head_forward_s;        // final norm, LM head and loss (last stage)
+    std::optional<double> head_backward_s;
+};
+
+struct DeviceProfile {
+    std::string device;                          // device preset id or inline device name
+    std::vector<ProfilePoint> points;
+    std::optional<double> optimizer_s_per_billion_params;  // optimizer step per 1e9 local parameters
+    std::optional<double> intra_node_bw_GBps;    // measured collective bus bandwidth inside a node
+    std::optional<double> inter_node_bw_GBps;    // measured per-node bandwidth across nodes
+};
+
+struct Profile {
+    std::string name;
+    std::string source;
+    std::string notes;
+    std::vector<DeviceProfile> devices;
+};
+
 struct Scenario {
     ModelSpec model;
     Training training;
     Cluster cluster;
     std::string model_ref;    // preset id when the scenario named one
     std::string cluster_ref;
+    std::optional<Profile> profile;  // measured timings, when the scenario carries them
 };
 
 // A set of identical data-parallel replicas of one stage: `count` replicas, each with `tp` GPUs of
