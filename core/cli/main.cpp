@@ -1,7 +1,12 @@
 // poseidon: the native CLI over the core. Argument handling, file I/O and printing only.
 //   exit 0: printed; 2: invalid input (one line per problem on stderr); 3: no feasible plan;
 //   1: internal error.
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -29,31 +34,73 @@ struct Usage {
     std::string message;
 };
 
-std::string read_file(const std::string& path, const std::string& what) {
-    std::ostringstream ss;
-    if (path == "-") {
-        ss << std::cin.rdbuf();
-    } else {
-        std::ifstream in(path, std::ios::binary);
-        if (!in) throw poseidon::InputError(what, "cannot read file \"" + path + "\"");
-        in.seekg(0, std::ios::end);
-        auto size = in.tellg();
-        if (size > static_cast<std::streamoff>(poseidon::max_json_bytes))
-            throw poseidon::InputError(what, "file \"" + path + "\" is " + std::to_string(size) + " bytes; at most " + std::to_string(poseidon::max_json_bytes) + " are accepted");
-        in.seekg(0);
-        ss << in.rdbuf();
+// Reads a whole input file, or standard input for "-", refusing anything that is not a readable
+// regular file or stream and never reading more than max_json_bytes + 1 bytes (so /dev/zero, a
+// FIFO or an endless pipe cannot exhaust memory: parse_json then reports the size).
+std::string read_bounded(std::istream& in) {
+    std::string data;
+    char buf[1 << 16];
+    const std::size_t cap = poseidon::max_json_bytes + 1;
+    while (data.size() < cap && in) {
+        in.read(buf, static_cast<std::streamsize>(std::min(sizeof buf, cap - data.size())));
+        data.append(buf, static_cast<std::size_t>(in.gcount()));
     }
-    return ss.str();
+    return data;
+}
+
+std::string read_file(const std::string& path, const std::string& what) {
+    const std::string shown = "\"" + poseidon::printable(path, 200) + "\"";
+    if (path == "-") {
+        std::string data = read_bounded(std::cin);
+        if (std::cin.bad()) throw poseidon::InputError(what, "cannot read standard input");
+        if (data.size() > poseidon::max_json_bytes)
+            throw poseidon::InputError(what, "standard input is over " + std::to_string(poseidon::max_json_bytes) + " bytes; at most " +
+                                                 std::to_string(poseidon::max_json_bytes) + " bytes (4 MiB) are accepted");
+        return data;
+    }
+    if (path.empty()) throw poseidon::InputError(what, "an empty file name; expected a path to a JSON file or \"-\" for standard input");
+    std::error_code ec;
+    const auto st = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::exists(st))
+        throw poseidon::InputError(what, "cannot read file " + shown + ": " + (ec ? ec.message() : std::string("no such file or directory")));
+    if (std::filesystem::is_directory(st)) throw poseidon::InputError(what, shown + " is a directory; expected a JSON file");
+    if (std::filesystem::is_regular_file(st)) {
+        const auto size = std::filesystem::file_size(path, ec);
+        if (!ec && size > poseidon::max_json_bytes)
+            throw poseidon::InputError(what, "file " + shown + " is " + std::to_string(size) + " bytes; at most " + std::to_string(poseidon::max_json_bytes) +
+                                                 " bytes (4 MiB) are accepted");
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw poseidon::InputError(what, "cannot read file " + shown + ": " + std::strerror(errno));
+    std::string data = read_bounded(in);
+    if (in.bad()) throw poseidon::InputError(what, "cannot read file " + shown + ": " + std::strerror(errno));
+    if (data.size() > poseidon::max_json_bytes)
+        throw poseidon::InputError(what, "file " + shown + " is over " + std::to_string(poseidon::max_json_bytes) + " bytes; at most " +
+                                             std::to_string(poseidon::max_json_bytes) + " bytes (4 MiB) are accepted");
+    return data;
+}
+
+// Standard input can be read once.
+void check_stdin_once(const std::vector<std::string>& paths) {
+    int n = 0;
+    for (const auto& p : paths) n += p == "-";
+    if (n > 1) throw Usage{"\"-\" (standard input) may be given for one file only"};
+}
+
+// The value after an option, or a usage error naming the option.
+const std::string& option_value(const std::vector<std::string>& args, std::size_t& i) {
+    if (i + 1 >= args.size()) throw Usage{args[i] + " needs a value"};
+    return args[++i];
 }
 
 double parse_double(const std::string& s, const std::string& flag) {
     try {
         std::size_t n = 0;
         double v = std::stod(s, &n);
-        if (n != s.size()) throw std::invalid_argument(s);
+        if (n != s.size() || !std::isfinite(v)) throw std::invalid_argument(s);
         return v;
     } catch (...) {
-        throw Usage{flag + ": \"" + s + "\" is not a number"};
+        throw Usage{flag + ": \"" + poseidon::printable(s, 60) + "\" is not a finite number"};
     }
 }
 
@@ -66,7 +113,7 @@ int cmd_presets(const std::vector<std::string>& args) {
         else if (a == "devices" || a == "models" || a == "clusters")
             kinds.push_back(a);
         else
-            throw Usage{"presets: unknown argument \"" + a + "\"; expected devices, models, clusters or --json"};
+            throw Usage{"presets: unknown argument \"" + poseidon::printable(a, 60) + "\"; expected devices, models, clusters or --json"};
     }
     if (kinds.empty()) kinds = {"devices", "models", "clusters"};
     if (json) {
@@ -90,18 +137,25 @@ int cmd_estimate(const std::vector<std::string>& args) {
     std::string scenario_path, plan_path;
     bool json = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == "--json")
+        const auto& a = args[i];
+        if (a == "--json") {
             json = true;
-        else if (args[i] == "--plan" && i + 1 < args.size())
-            plan_path = args[++i];
-        else if (args[i].rfind("--", 0) == 0)
-            throw Usage{"estimate: unknown option \"" + args[i] + "\""};
-        else if (scenario_path.empty())
-            scenario_path = args[i];
-        else
-            throw Usage{"estimate: unexpected argument \"" + args[i] + "\""};
+        } else if (a == "--plan") {
+            if (!plan_path.empty()) throw Usage{"estimate: --plan given twice"};
+            plan_path = option_value(args, i);
+        } else if (a.rfind("--plan=", 0) == 0) {
+            if (!plan_path.empty()) throw Usage{"estimate: --plan given twice"};
+            plan_path = a.substr(7);
+        } else if (a.size() > 1 && a[0] == '-') {
+            throw Usage{"estimate: unknown option \"" + poseidon::printable(a, 60) + "\""};
+        } else if (scenario_path.empty()) {
+            scenario_path = a;
+        } else {
+            throw Usage{"estimate: unexpected argument \"" + poseidon::printable(a, 60) + "\""};
+        }
     }
     if (scenario_path.empty() || plan_path.empty()) throw Usage{"estimate: needs SCENARIO.json and --plan PLAN.json"};
+    check_stdin_once({scenario_path, plan_path});
     auto sc = poseidon::parse_scenario_text(read_file(scenario_path, "scenario"));
     auto plan = poseidon::parse_plan_text(read_file(plan_path, "plan"), sc);
     auto e = poseidon::estimate(sc, plan, true);
@@ -122,16 +176,16 @@ int cmd_plan(const std::vector<std::string>& args) {
             json = true;
         else if (a == "--exhaustive")
             options["exhaustive"] = true;
-        else if (a == "--top" && i + 1 < args.size())
-            options["top"] = parse_double(args[++i], "--top");
-        else if (a == "--time-limit" && i + 1 < args.size())
-            options["time_limit_s"] = parse_double(args[++i], "--time-limit");
-        else if (a.rfind("--", 0) == 0)
-            throw Usage{"plan: unknown option \"" + a + "\" (or missing value)"};
+        else if (a == "--top")
+            options["top"] = parse_double(option_value(args, i), "--top");
+        else if (a == "--time-limit")
+            options["time_limit_s"] = parse_double(option_value(args, i), "--time-limit");
+        else if (a.size() > 1 && a[0] == '-')
+            throw Usage{"plan: unknown option \"" + poseidon::printable(a, 60) + "\""};
         else if (scenario_path.empty())
             scenario_path = a;
         else
-            throw Usage{"plan: unexpected argument \"" + a + "\""};
+            throw Usage{"plan: unexpected argument \"" + poseidon::printable(a, 60) + "\""};
     }
     if (scenario_path.empty()) throw Usage{"plan: needs SCENARIO.json"};
     auto sc = poseidon::parse_scenario_text(read_file(scenario_path, "scenario"));
@@ -177,6 +231,11 @@ int main(int argc, char** argv) {
         }
         std::string verb = args[0];
         std::vector<std::string> rest(args.begin() + 1, args.end());
+        for (const auto& a : rest)
+            if (a == "--help" || a == "-h") {
+                std::cout << usage;
+                return 0;
+            }
         if (verb == "estimate") return cmd_estimate(rest);
         if (verb == "plan") return cmd_plan(rest);
         if (verb == "presets") return cmd_presets(rest);
@@ -184,12 +243,17 @@ int main(int argc, char** argv) {
             std::cout << "poseidon " << poseidon::version() << "\n";
             return 0;
         }
-        throw Usage{"unknown command \"" + verb + "\""};
+        throw Usage{"unknown command \"" + poseidon::printable(verb, 60) + "\""};
     } catch (const Usage& u) {
         std::cerr << u.message << "\n" << usage;
         return 2;
     } catch (const poseidon::InputError& e) {
-        for (const auto& p : e.problems()) std::cerr << p.line() << "\n";
+        // One line per problem; a pathological input cannot flood the terminal.
+        const auto& problems = e.problems();
+        constexpr std::size_t max_lines = 50;
+        for (std::size_t k = 0; k < problems.size() && k < max_lines; ++k) std::cerr << problems[k].line() << "\n";
+        if (problems.size() > max_lines) std::cerr << "... and " << problems.size() - max_lines << " more problems\n";
+        if (problems.empty()) std::cerr << e.what() << "\n";
         return 2;
     } catch (const std::bad_alloc&) {
         std::cerr << "out of memory\n";

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
+#include <cstdio>
 #include <vector>
 
 namespace poseidon {
@@ -44,82 +44,280 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     return row[b.size()];
 }
 
-// 2^53: beyond it a JSON number read by JavaScript (the page) is no longer exact.
-constexpr double max_exact_integer = 9007199254740992.0;
+// Length of the valid UTF-8 sequence starting at s[i] (1..4), or 0 if it is not one (overlong
+// forms, surrogates and code points beyond U+10FFFF are invalid).
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned char c = b(i);
+    if (c < 0x80) return 1;
+    std::size_t n;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else
+        return 0;
+    if (i + n > s.size()) return 0;
+    if (b(i + 1) < lo || b(i + 1) > hi) return 0;
+    for (std::size_t k = 2; k < n; ++k)
+        if (b(i + k) < 0x80 || b(i + k) > 0xBF) return 0;
+    return n;
+}
+
+bool is_identifier(std::string_view k) {
+    if (k.empty() || k.size() > 64) return false;
+    for (std::size_t i = 0; i < k.size(); ++i) {
+        const char c = k[i];
+        const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+        const bool digit = c >= '0' && c <= '9';
+        if (!alpha && !(i > 0 && (digit || c == '-'))) return false;
+    }
+    return true;
+}
+
+// Builds the document from nlohmann's SAX events without recursion, tracking the JSON path of the
+// value being read, so that every problem (duplicate key, huge integer, overflow, syntax error)
+// names where it is. Linear in the input: nlohmann's callback parser rescans the parent container
+// on every object end, which is quadratic on [{},{},...].
+class StrictReader {
+public:
+    StrictReader(Json& root, const std::string& what, std::vector<Problem>& problems) : root_(root), what_(what), problems_(problems) {}
+
+    bool null() { return value(Json(nullptr)) != nullptr; }
+    bool boolean(bool b) { return value(Json(b)) != nullptr; }
+    bool number_integer(Json::number_integer_t v) {
+        if (static_cast<double>(v) < -max_exact_integer) add(here(), std::to_string(v) + " is beyond -2^53; integers must be within +-9007199254740992");
+        return value(Json(v)) != nullptr;
+    }
+    bool number_unsigned(Json::number_unsigned_t v) {
+        if (v > static_cast<Json::number_unsigned_t>(max_exact_integer))
+            add(here(), std::to_string(v) + " is beyond 2^53; integers must be within +-9007199254740992 (exact in a double)");
+        return value(Json(v)) != nullptr;
+    }
+    bool number_float(Json::number_float_t v, const std::string& text) {
+        if (!std::isfinite(v)) add(here(), printable(text, 40) + " is not a finite number; numbers must be finite");
+        return value(Json(v)) != nullptr;
+    }
+    bool string(std::string& s) {
+        if (s.size() > max_json_string_bytes) {
+            add(here(), "a string of " + std::to_string(s.size()) + " bytes is too long; at most " + std::to_string(max_json_string_bytes) + " bytes");
+            return value(Json("")) != nullptr;
+        }
+        return value(Json(std::move(s))) != nullptr;
+    }
+    bool binary(Json::binary_t&) { return false; }  // never produced by the JSON reader
+
+    bool start_object(std::size_t) { return open(Json::object()); }
+    bool start_array(std::size_t) { return open(Json::array()); }
+    bool end_object() { return close(); }
+    bool end_array() { return close(); }
+
+    bool key(std::string& k) {
+        Frame& f = stack_.back();
+        f.key = k;
+        f.key_pending = true;
+        if (k.size() > max_json_key_bytes) {
+            add(here(), "a key of " + std::to_string(k.size()) + " bytes is too long; at most " + std::to_string(max_json_key_bytes) + " bytes");
+        } else if (f.node->contains(k)) {
+            add(here(), "duplicated key; each key may appear once per object");
+        }
+        return true;
+    }
+
+    bool parse_error(std::size_t, const std::string& last_token, const Json::exception& ex) {
+        std::string msg = ex.what();
+        if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
+        if (ex.id == 406) {  // out_of_range.406: number overflow
+            add(here(), printable(last_token, 40) + " overflows a double; numbers must be finite (magnitude below 1.8e308)");
+        } else {
+            if (msg.rfind("parse error ", 0) == 0) msg = msg.substr(12);  // "at line L, column C: ..."
+            if (auto p = msg.find("; last read: '"); p != std::string::npos) msg = msg.substr(0, p) + "; last read: '" + printable(last_token, 40) + "'";
+            std::string hint;
+            if (msg.find("UTF-8") != std::string::npos)
+                hint = " (text must be UTF-8)";
+            else if (msg.find("expected end of input") != std::string::npos)
+                hint = " (one JSON value per document; nothing may follow it)";
+            else if (msg.find("invalid literal") != std::string::npos)
+                hint = " (JSON has no NaN, Infinity, comments or unquoted words)";
+            add(here(), "is not valid JSON " + printable(msg, 300) + hint);
+        }
+        return false;
+    }
+
+private:
+    struct Frame {
+        Json* node;
+        std::string key;
+        bool key_pending = false;
+    };
+
+    void add(std::string path, std::string message) {
+        if (problems_.size() < 20) problems_.push_back({std::move(path), std::move(message)});
+    }
+
+    // The path of the value being read now.
+    std::string here() const {
+        std::string p = what_;
+        for (std::size_t i = 0; i < stack_.size(); ++i) {
+            const Frame& f = stack_[i];
+            const bool top = i + 1 == stack_.size();
+            if (f.node->is_array()) {
+                std::size_t n = f.node->size();
+                p += '[';
+                p += std::to_string(top ? n : n - 1);
+                p += ']';
+            } else if (!top || f.key_pending) {
+                p = key_path(p, f.key);
+            }
+        }
+        if (p.size() > 160) p = p.substr(0, 100) + "..." + p.substr(p.size() - 40);
+        return p;
+    }
+
+    Json* value(Json&& v) {
+        if (stack_.empty()) {
+            root_ = std::move(v);
+            return &root_;
+        }
+        Frame& f = stack_.back();
+        if (f.node->is_array()) {
+            f.node->push_back(std::move(v));
+            return &f.node->back();
+        }
+        f.key_pending = false;
+        Json& slot = (*f.node)[f.key];
+        slot = std::move(v);
+        return &slot;
+    }
+
+    bool open(Json&& container) {
+        if (stack_.size() >= static_cast<std::size_t>(max_json_depth)) {
+            add(here(), "nesting deeper than " + std::to_string(max_json_depth) + " levels; at most " + std::to_string(max_json_depth) + " nested arrays and objects");
+            return false;
+        }
+        // The container is inserted before its contents; while it is open, here() names it by
+        // its parent's last key (or index).
+        Json* node = value(std::move(container));
+        stack_.push_back({node, {}, false});
+        return true;
+    }
+
+    bool close() {
+        if (!stack_.empty()) stack_.pop_back();
+        return true;
+    }
+
+    Json& root_;
+    const std::string& what_;
+    std::vector<Problem>& problems_;
+    std::vector<Frame> stack_;
+};
 
 }  // namespace
+
+std::string printable(std::string_view s, std::size_t max_bytes) {
+    std::string out;
+    std::size_t i = 0;
+    while (i < s.size()) {
+        if (out.size() >= max_bytes) {
+            out += "...";
+            break;
+        }
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        if (c < 0x20 || c == 0x7F) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+            ++i;
+            continue;
+        }
+        std::size_t n = utf8_length(s, i);
+        if (n == 0) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02X", c);
+            out += buf;
+            ++i;
+            continue;
+        }
+        out.append(s.substr(i, n));
+        i += n;
+    }
+    return out;
+}
+
+std::string key_path(const std::string& base, std::string_view key) {
+    if (is_identifier(key)) return base.empty() ? std::string(key) : base + "." + std::string(key);
+    std::string k = printable(key, 40);
+    std::string quoted;
+    for (char c : k) {
+        if (c == '"') quoted += '\\';
+        quoted += c;
+    }
+    return base + "[\"" + quoted + "\"]";
+}
 
 std::string show(const Json& value) {
     std::string s;
     try {
-        s = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+        if (value.is_string()) {
+            s = Json(printable(value.get_ref<const std::string&>(), 57)).dump();
+        } else if (value.is_structured() && value.size() > 64) {
+            s = value.is_array() ? "[<" + std::to_string(value.size()) + " elements>]" : "{<" + std::to_string(value.size()) + " keys>}";
+        } else {
+            s = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+        }
     } catch (...) {
         s = "<unprintable>";
     }
-    if (s.size() > 60) s = s.substr(0, 57) + "...";
-    return s;
+    return printable(s, 60);
 }
 
-std::string did_you_mean(std::string_view word, std::initializer_list<std::string_view> candidates) {
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
     std::string best;
+    if (word.size() > 100) return best;
     std::size_t best_d = std::max<std::size_t>(2, word.size() / 3) + 1;
-    for (auto c : candidates) {
+    for (const auto& c : candidates) {
         std::size_t d = edit_distance(word, c);
         if (d < best_d) {
             best_d = d;
-            best = std::string(c);
+            best = c;
         }
     }
     return best;
 }
 
+std::string did_you_mean(std::string_view word, std::initializer_list<std::string_view> candidates) {
+    std::vector<std::string> c(candidates.begin(), candidates.end());
+    return did_you_mean(word, c);
+}
+
 Json parse_json(std::string_view text, const std::string& what) {
     if (text.size() > max_json_bytes)
-        throw InputError(what, std::to_string(text.size()) + " bytes is too large; at most " +
-                                   std::to_string(max_json_bytes) + " bytes are accepted");
-    if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
-        throw InputError(what, "empty input; expected a JSON object");
+        throw InputError(what, std::to_string(text.size()) + " bytes is too large; at most " + std::to_string(max_json_bytes) + " bytes (4 MiB) are accepted");
+    if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF")
+        throw InputError(what, "starts with a UTF-8 byte-order mark; expected plain UTF-8 JSON without a BOM (re-save the file without it)");
+    if (text.size() >= 2 && (text.substr(0, 2) == "\xFF\xFE" || text.substr(0, 2) == "\xFE\xFF"))
+        throw InputError(what, "starts with a UTF-16 byte-order mark; expected UTF-8 JSON");
+    if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) throw InputError(what, "empty input; expected a JSON object");
 
-    // The parser callback sees every key; one set of keys per open object finds duplicates, which
-    // nlohmann would otherwise resolve silently by keeping the last.
-    std::vector<std::set<std::string>> open_objects;
+    Json root;
     std::vector<Problem> problems;
-    auto callback = [&](int depth, Json::parse_event_t event, Json& parsed) -> bool {
-        if (depth > max_json_depth)
-            throw InputError(what, "nesting deeper than " + std::to_string(max_json_depth) + " levels");
-        switch (event) {
-            case Json::parse_event_t::object_start: open_objects.emplace_back(); break;
-            case Json::parse_event_t::object_end:
-                if (!open_objects.empty()) open_objects.pop_back();
-                break;
-            case Json::parse_event_t::key:
-                if (!open_objects.empty() && parsed.is_string()) {
-                    const auto& key = parsed.get_ref<const std::string&>();
-                    if (!open_objects.back().insert(key).second && problems.size() < 20)
-                        problems.push_back({what, "duplicated key \"" + key + "\"; each key may appear once per object"});
-                }
-                break;
-            case Json::parse_event_t::value:
-                if (parsed.is_number_float() && !std::isfinite(parsed.get<double>()))
-                    problems.push_back({what, "a number overflows a double; numbers must be finite"});
-                break;
-            default: break;
-        }
-        return true;
-    };
-    Json j;
+    StrictReader reader(root, what, problems);
+    bool ok = false;
     try {
-        j = Json::parse(text.begin(), text.end(), callback, /*allow_exceptions=*/true, /*ignore_comments=*/false);
-    } catch (const Json::parse_error& e) {
-        std::string msg = e.what();
-        // nlohmann's messages start with "[json.exception.parse_error.101] "; keep the useful part.
-        if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
-        throw InputError(what, "is not valid JSON: " + msg);
+        ok = Json::sax_parse(text.begin(), text.end(), &reader, nlohmann::detail::input_format_t::json, /*strict=*/true, /*ignore_comments=*/false);
     } catch (const Json::exception& e) {
-        throw InputError(what, std::string("is not valid JSON: ") + e.what());
+        problems.push_back({what, "is not valid JSON: " + printable(e.what(), 200)});
     }
     if (!problems.empty()) throw InputError(problems);
-    return j;
+    if (!ok) throw InputError(what, "is not valid JSON");
+    return root;
 }
 
 ObjectReader::ObjectReader(const Json& object, std::string path, Problems& problems)
@@ -135,7 +333,7 @@ const Json* ObjectReader::get(const char* key) const {
     return it == object_.end() ? nullptr : &*it;
 }
 
-std::string ObjectReader::path_of(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
+std::string ObjectReader::path_of(const char* key) const { return key_path(path_, key); }
 
 std::optional<std::int64_t> ObjectReader::integer(const char* key, bool required, std::int64_t min, std::int64_t max) {
     const Json* v = get(key);
@@ -197,7 +395,7 @@ std::optional<double> ObjectReader::number(const char* key, bool required, doubl
         problems_.add(path_of(key), show(*v) + " is out of range; " + range);
         return std::nullopt;
     }
-    return d;
+    return d + 0.0;  // -0.0 (allowed only where >= 0 is) becomes +0.0
 }
 
 std::optional<bool> ObjectReader::boolean(const char* key, bool required) {
@@ -253,13 +451,18 @@ std::optional<std::string> ObjectReader::choice(const char* key, bool required, 
 
 void ObjectReader::reject_unknown(std::initializer_list<std::string_view> allowed) {
     if (!is_object_) return;
+    std::size_t reported = 0, unknown = 0;
     for (auto it = object_.begin(); it != object_.end(); ++it) {
         bool known = std::find(allowed.begin(), allowed.end(), it.key()) != allowed.end();
         if (known) continue;
+        if (++unknown > 10) continue;
+        ++reported;
         auto hint = did_you_mean(it.key(), allowed);
-        problems_.add(path_of(it.key().c_str()), "unknown key" + (hint.empty() ? std::string("") : " (did you mean \"" + hint + "\"?)") +
+        problems_.add(key_path(path_, it.key()), "unknown key" + (hint.empty() ? std::string("") : " (did you mean \"" + hint + "\"?)") +
                                                      "; allowed keys are documented in docs/formats.md");
     }
+    if (unknown > reported)
+        problems_.add(path_, std::to_string(unknown - reported) + " more unknown keys; allowed keys are documented in docs/formats.md");
 }
 
 }  // namespace poseidon

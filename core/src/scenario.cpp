@@ -21,15 +21,7 @@ std::string join_ids(const std::vector<std::string>& ids) {
 Json resolve_ref(const Json& j, const char* kind, const std::string& path, Problems& problems, std::string* ref_id) {
     auto unknown = [&](const std::string& id, const std::string& where) {
         std::vector<std::string> ids = preset_ids(kind);
-        std::string hint;
-        std::size_t best = id.size() / 3 + 2;
-        for (const auto& c : ids) {
-            auto h = did_you_mean(id, {std::string_view(c)});
-            if (!h.empty() && best > 0) {
-                hint = h;
-                break;
-            }
-        }
+        std::string hint = did_you_mean(id, ids);
         problems.add(where, show(Json(id)) + " is not a " + std::string(kind).substr(0, std::string(kind).size() - 1) +
                                 " preset" + (hint.empty() ? "" : " (did you mean \"" + hint + "\"?)") + "; known: " + join_ids(ids));
     };
@@ -208,6 +200,8 @@ Scenario parse_scenario(const Json& j) {
     ObjectReader r(j, "scenario", problems);
     if (!r.ok()) problems.throw_if_any();
     r.reject_unknown({"model", "training", "cluster", "name", "notes", "profile"});
+    r.string("name", false);
+    r.string("notes", false);
     if (const Json* m = r.get("model")) {
         sc.model = parse_model(*m, "scenario.model", problems);
         sc.model_ref = sc.model.id;
@@ -243,20 +237,62 @@ Scenario parse_scenario(const Json& j) {
 
 Scenario parse_scenario_text(std::string_view text) { return parse_scenario(parse_json(text, "scenario")); }
 
+namespace {
+
+// Structural sanity of a plan built in code (the search, the fuzzer, an API caller) as much as of a
+// parsed one, whose reader already enforces the same ranges: the cost model divides by these.
+bool plan_is_well_formed(const Plan& plan, Problems& problems, const std::string& path) {
+    const std::size_t before = problems.size();
+    auto range = [&](const std::string& p, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+        if (v < lo || v > hi)
+            problems.add(p, std::to_string(v) + " is out of range; expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    };
+    range(path + ".micro_batch_size", plan.micro_batch_size, 1, max_global_batch_size);
+    range(path + ".num_micro_batches", plan.num_micro_batches, 1, max_num_micro_batches);
+    if (plan.schedule != "1f1b") problems.add(path + ".schedule", show(Json(plan.schedule)) + " is not allowed; expected one of \"1f1b\"");
+    if (plan.stages.empty() || plan.stages.size() > static_cast<std::size_t>(max_stages)) {
+        problems.add(path + ".stages", std::to_string(plan.stages.size()) + " stages; expected 1 to " + std::to_string(max_stages) + " stages");
+        return false;
+    }
+    for (std::size_t s = 0; s < plan.stages.size(); ++s) {
+        const auto& st = plan.stages[s];
+        std::string sp = path + ".stages[" + std::to_string(s) + "]";
+        range(sp + ".num_layers", st.num_layers, 1, max_num_layers);
+        if (st.replicas.empty() || st.replicas.size() > static_cast<std::size_t>(max_replicas)) {
+            problems.add(sp + ".replicas", std::to_string(st.replicas.size()) + " replicas; expected 1 to " + std::to_string(max_replicas));
+            continue;
+        }
+        for (std::size_t k = 0; k < st.replicas.size(); ++k) {
+            const auto& rs = st.replicas[k];
+            std::string rp = st.homogeneous_form ? sp : sp + ".replicas[" + std::to_string(k) + "]";
+            range(rp + ".tp", rs.tp, 1, max_tp);
+            range(rp + (st.homogeneous_form ? ".dp" : ".count"), rs.count, 1, max_total_gpus);
+            // A homogeneous stage's share is micro_batch_size / dp; validate_plan reports a dp that
+            // does not divide it, so only a share that should exist is checked here.
+            if (!st.homogeneous_form || (rs.count >= 1 && plan.micro_batch_size % rs.count == 0))
+                range(rp + ".samples", rs.samples, 1, max_global_batch_size);
+        }
+    }
+    return problems.size() == before;
+}
+
+}  // namespace
+
 void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, const std::string& path) {
     const auto& m = sc.model;
     const auto& gb = sc.training.global_batch_size;
+    if (!plan_is_well_formed(plan, problems, path)) return;
     if (plan.micro_batch_size * plan.num_micro_batches != gb)
         problems.add(path + ".num_micro_batches", std::to_string(plan.micro_batch_size) + " x " + std::to_string(plan.num_micro_batches) + " = " +
                                                       std::to_string(plan.micro_batch_size * plan.num_micro_batches) + " samples does not equal training.global_batch_size " +
                                                       std::to_string(gb) + "; micro_batch_size x num_micro_batches must equal it");
-    int layer_sum = 0;
+    std::int64_t layer_sum = 0;
     std::vector<std::int64_t> used(sc.cluster.groups.size(), 0);
     for (std::size_t s = 0; s < plan.stages.size(); ++s) {
         const auto& st = plan.stages[s];
         std::string sp = path + ".stages[" + std::to_string(s) + "]";
         layer_sum += st.num_layers;
-        int samples = 0;
+        std::int64_t samples = 0;
         for (std::size_t k = 0; k < st.replicas.size(); ++k) {
             const auto& rs = st.replicas[k];
             std::string rp = st.homogeneous_form ? sp : sp + ".replicas[" + std::to_string(k) + "]";
@@ -276,7 +312,7 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
                                              "; a tensor-parallel group must fit in one node");
             if (sc.training.sequence_parallel && m.seq_length % rs.tp != 0)
                 problems.add(rp + ".tp", std::to_string(rs.tp) + " does not divide seq_length " + std::to_string(m.seq_length) + "; sequence parallelism splits the sequence over TP");
-            samples += rs.samples * rs.count;
+            samples += static_cast<std::int64_t>(rs.samples) * rs.count;
             used[rs.group] += static_cast<std::int64_t>(rs.tp) * rs.count;
         }
         if (st.homogeneous_form && st.replicas.size() == 1) {
@@ -303,6 +339,7 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path) {
     ObjectReader r(j, path, problems);
     if (!r.ok()) problems.throw_if_any();
     r.reject_unknown({"micro_batch_size", "num_micro_batches", "schedule", "stages", "notes"});
+    r.string("notes", false);
     auto mbs = r.integer("micro_batch_size", true, 1, max_global_batch_size);
     auto nmb = r.integer("num_micro_batches", true, 1, max_num_micro_batches);
     if (mbs) plan.micro_batch_size = *mbs;
@@ -324,8 +361,8 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path) {
                 st.reject_unknown({"num_layers", "replicas"});
                 stage.homogeneous_form = false;
                 const Json& reps = *st.get("replicas");
-                if (!reps.is_array() || reps.empty() || reps.size() > 4096) {
-                    problems.add(sp + ".replicas", show(reps) + " is not allowed; expected an array of 1 to 4096 replicas");
+                if (!reps.is_array() || reps.empty() || reps.size() > static_cast<std::size_t>(max_replicas)) {
+                    problems.add(sp + ".replicas", show(reps) + " is not allowed; expected an array of 1 to " + std::to_string(max_replicas) + " replicas");
                     continue;
                 }
                 for (std::size_t k = 0; k < reps.size(); ++k) {
@@ -335,7 +372,7 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path) {
                     rr.reject_unknown({"group", "tp", "samples"});
                     ReplicaSet rs;
                     auto g = rr.integer("group", true, 0, max_groups - 1);
-                    auto tp = rr.integer("tp", true, 1, 1024);
+                    auto tp = rr.integer("tp", true, 1, max_tp);
                     auto smp = rr.integer("samples", true, 1, max_global_batch_size);
                     if (!g || !tp || !smp) continue;
                     rs.group = static_cast<int>(*g);
@@ -347,7 +384,7 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path) {
             } else {
                 st.reject_unknown({"num_layers", "group", "tp", "dp"});
                 auto g = st.integer("group", true, 0, max_groups - 1);
-                auto tp = st.integer("tp", true, 1, 1024);
+                auto tp = st.integer("tp", true, 1, max_tp);
                 auto dp = st.integer("dp", true, 1, max_total_gpus);
                 if (!g || !tp || !dp) continue;
                 ReplicaSet rs;

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -18,18 +19,34 @@ using Json = nlohmann::json;
 
 // Limits documented in docs/formats.md ("Limits").
 inline constexpr std::size_t max_json_bytes = 4u << 20;
-inline constexpr int max_json_depth = 64;
+inline constexpr int max_json_depth = 64;                 // nested arrays/objects
+inline constexpr std::size_t max_json_string_bytes = 65536;  // any string value
+inline constexpr std::size_t max_json_key_bytes = 256;       // any object key
+// 2^53: beyond it an integer read by JavaScript (the page) is no longer exact.
+inline constexpr double max_exact_integer = 9007199254740992.0;
 
-// Parses `text` as one JSON value. `what` names the document in messages ("scenario", "plan").
-// Rejects empty input, oversized input, nesting deeper than max_json_depth, duplicated keys and
-// anything nlohmann rejects (invalid UTF-8, trailing garbage), with an InputError.
+// Parses `text` as one JSON value with a strict, non-recursive SAX reader (linear time, bounded
+// depth). `what` names the document in messages ("scenario", "plan") and starts every path.
+// Rejects, each with an InputError naming the JSON path: empty input, input over max_json_bytes,
+// a byte-order mark, nesting deeper than max_json_depth, duplicated keys, integers beyond 2^53,
+// numbers that overflow a double (1e999), strings or keys over their limits, and everything
+// nlohmann's strict parser rejects (NaN/Infinity literals, invalid UTF-8, comments, trailing
+// garbage).
 Json parse_json(std::string_view text, const std::string& what);
 
-// Short rendering of a value for messages (at most ~60 characters).
+// Short rendering of a value for messages (at most ~60 bytes, always valid UTF-8).
 std::string show(const Json& value);
+
+// `s` made safe for a one-line message: valid UTF-8, control characters and invalid bytes
+// escaped, cut (at a character boundary, with "...") to at most about `max_bytes`.
+std::string printable(std::string_view s, std::size_t max_bytes = 60);
+
+// `base.key`, or `base["key"]` when the key is not a plain identifier (escaped, shortened).
+std::string key_path(const std::string& base, std::string_view key);
 
 // Closest candidate by edit distance, or empty if nothing is close.
 std::string did_you_mean(std::string_view word, std::initializer_list<std::string_view> candidates);
+std::string did_you_mean(std::string_view word, const std::vector<std::string>& candidates);
 
 // Field readers. Each reports into `problems` and returns std::nullopt on a problem or absence;
 // a missing required field is a problem, a missing optional one is not.

@@ -20,6 +20,8 @@ inline constexpr std::int64_t max_model_dim = 1'000'000;
 inline constexpr std::int64_t max_seq_length = 10'000'000;
 inline constexpr std::int64_t max_groups = 64;
 inline constexpr std::int64_t max_stages = 1'000;
+inline constexpr std::int64_t max_replicas = 4'096;      // listed replicas of one stage
+inline constexpr std::int64_t max_tp = 1'024;            // also the most GPUs per node
 
 Device parse_device(const Json& j, const std::string& path, Problems& problems);
 ModelSpec parse_model(const Json& j, const std::string& path, Problems& problems);
