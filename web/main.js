@@ -659,8 +659,9 @@ function snapshotInputs() {
     cluster: state.cluster, devices: state.devices, training: state.training, options: state.options });
 }
 
+/** Opens a share link: 'none' (no link), 'error' (refused, inputs kept), 'inputs' or 'plan'. */
 async function openFragment(fragment) {
-  if (!fragment || !isShareFragment(fragment)) return false;
+  if (!fragment || !isShareFragment(fragment)) return 'none';
   const before = snapshotInputs();
   let plan;
   try {
@@ -672,16 +673,14 @@ async function openFragment(fragment) {
     const msg = e instanceof ShareLinkError ? e.message : `The share link could not be read (${e.message}).`;
     showError(`${msg}\nYour current inputs are unchanged and the planner works as usual.`);
     $('#error').dataset.kind = 'link';
-    return false;
+    return 'error';
   }
   delete $('#error').dataset.kind;
   clearErrors();
-  if (plan) {
-    const ok = await estimatePlan(plan, 'link');
-    if (ok) $('#share-url').value = location.href;
-    return ok;
-  }
-  return true;
+  if (!plan) return 'inputs';
+  const ok = await estimatePlan(plan, 'link');
+  if (ok) $('#share-url').value = location.href;
+  return ok ? 'plan' : 'error';
 }
 
 // ---------------------------------------------------------------- exports
@@ -900,8 +899,8 @@ async function start() {
   setRunning(false);
   window.__poseidonReady = true;
   const opened = await openFragment(location.hash);
-  if (isEmbed && opened !== true) await runSearch();
-  else if (isEmbed && !state.result) await runSearch();
+  // the embed shows one plan: the link's, or the best for the link's (or default) inputs
+  if (isEmbed && (opened === 'none' || opened === 'inputs')) await runSearch();
   registerServiceWorker();
 }
 
