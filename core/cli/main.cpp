@@ -225,9 +225,13 @@ int cmd_plan(const std::vector<std::string>& args) {
 int main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
-        if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+        if (args.empty()) {
+            std::cerr << "no command given\n" << usage;
+            return 2;
+        }
+        if (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
             std::cout << usage;
-            return args.empty() ? 2 : 0;
+            return 0;
         }
         std::string verb = args[0];
         std::vector<std::string> rest(args.begin() + 1, args.end());

@@ -92,7 +92,7 @@ public:
     bool null() { return value(Json(nullptr)) != nullptr; }
     bool boolean(bool b) { return value(Json(b)) != nullptr; }
     bool number_integer(Json::number_integer_t v) {
-        if (static_cast<double>(v) < -max_exact_integer) add(here(), std::to_string(v) + " is beyond -2^53; integers must be within +-9007199254740992");
+        if (v < -static_cast<Json::number_integer_t>(max_exact_integer)) add(here(), std::to_string(v) + " is beyond -2^53; integers must be within +-9007199254740992");
         return value(Json(v)) != nullptr;
     }
     bool number_unsigned(Json::number_unsigned_t v) {
@@ -219,6 +219,9 @@ private:
     std::vector<Frame> stack_;
 };
 
+// "<value> is <type>" for a value of the wrong type; a null is just "is null".
+std::string describe(const Json& v) { return v.is_null() ? std::string("is null") : show(v) + " is " + type_name(v); }
+
 }  // namespace
 
 std::string printable(std::string_view s, std::size_t max_bytes) {
@@ -322,7 +325,7 @@ Json parse_json(std::string_view text, const std::string& what) {
 
 ObjectReader::ObjectReader(const Json& object, std::string path, Problems& problems)
     : object_(object), path_(std::move(path)), problems_(problems), is_object_(object.is_object()) {
-    if (!is_object_) problems_.add(path_, show(object) + " is " + type_name(object) + "; expected an object");
+    if (!is_object_) problems_.add(path_, describe(object) + "; expected an object");
 }
 
 bool ObjectReader::has(const char* key) const { return is_object_ && object_.contains(key); }
@@ -361,7 +364,7 @@ std::optional<std::int64_t> ObjectReader::integer(const char* key, bool required
             return std::nullopt;
         }
     } else {
-        problems_.add(path_of(key), show(*v) + " is " + type_name(*v) + "; " + range);
+        problems_.add(path_of(key), describe(*v) + "; " + range);
         return std::nullopt;
     }
     if (std::fabs(d) > max_exact_integer) {
@@ -387,7 +390,7 @@ std::optional<double> ObjectReader::number(const char* key, bool required, doubl
         return std::nullopt;
     }
     if (!v->is_number()) {
-        problems_.add(path_of(key), show(*v) + " is " + type_name(*v) + "; " + range);
+        problems_.add(path_of(key), describe(*v) + "; " + range);
         return std::nullopt;
     }
     double d = v->get<double>();
@@ -405,7 +408,7 @@ std::optional<bool> ObjectReader::boolean(const char* key, bool required) {
         return std::nullopt;
     }
     if (!v->is_boolean()) {
-        problems_.add(path_of(key), show(*v) + " is " + type_name(*v) + "; expected true or false");
+        problems_.add(path_of(key), describe(*v) + "; expected true or false");
         return std::nullopt;
     }
     return v->get<bool>();
@@ -418,7 +421,7 @@ std::optional<std::string> ObjectReader::string(const char* key, bool required) 
         return std::nullopt;
     }
     if (!v->is_string()) {
-        problems_.add(path_of(key), show(*v) + " is " + type_name(*v) + "; expected a string");
+        problems_.add(path_of(key), describe(*v) + "; expected a string");
         return std::nullopt;
     }
     auto s = v->get<std::string>();
@@ -438,7 +441,7 @@ std::optional<std::string> ObjectReader::choice(const char* key, bool required, 
         return std::nullopt;
     }
     if (!v->is_string()) {
-        problems_.add(path_of(key), show(*v) + " is " + type_name(*v) + "; expected one of " + list);
+        problems_.add(path_of(key), describe(*v) + "; expected one of " + list);
         return std::nullopt;
     }
     auto s = v->get<std::string>();
