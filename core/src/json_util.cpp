@@ -292,6 +292,10 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
             best = c;
         }
     }
+    // A truncated id ("h100-sxm5" for "h100-sxm5-80gb"): the shortest candidate it begins.
+    if (best.empty() && word.size() >= 3)
+        for (const auto& c : candidates)
+            if (c.size() > word.size() && c.compare(0, word.size(), word) == 0 && (best.empty() || c.size() < best.size())) best = c;
     return best;
 }
 

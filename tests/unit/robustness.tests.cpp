@@ -1,0 +1,338 @@
+// Robustness of the one validator that the CLI, the wasm module and the page share: malformed
+// scenarios and plans with their exact messages, every hostile input of tests/cli/hostile_cases.json
+// through the core and the wasm-facing api (estimate_json + error_json), and plans built in code.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "poseidon/api.hpp"
+#include "poseidon/estimate.hpp"
+#include "poseidon/json_util.hpp"
+#include "poseidon/scenario.hpp"
+
+using namespace poseidon;
+
+namespace {
+
+const char* const kScenario = R"({"model":"tiny-8l","training":{"global_batch_size":64},"cluster":"demo-mixed-16"})";
+const char* const kPlan =
+    R"({"micro_batch_size":8,"num_micro_batches":8,"stages":[{"group":0,"num_layers":4,"tp":2,"dp":4},{"group":1,"num_layers":4,"tp":2,"dp":4}]})";
+
+// Every problem line of the InputError the inputs raise, joined by newlines ("" if none).
+std::string problems_of(const std::string& scenario, const char* plan) {
+    try {
+        Scenario sc = parse_scenario_text(scenario);
+        if (plan) {
+            Plan p = parse_plan_text(plan, sc);
+            estimate(sc, p, false);
+        }
+    } catch (const InputError& e) {
+        std::string all;
+        for (const auto& p : e.problems()) all += (all.empty() ? "" : "\n") + p.line();
+        return all;
+    }
+    return "";
+}
+
+struct Malformed {
+    const char* name;
+    const char* scenario;  // nullptr: kScenario
+    const char* plan;      // nullptr: the scenario alone is parsed
+    const char* expected;  // every line, exactly
+    bool prefix = false;   // expected is a prefix (messages that list the presets)
+};
+
+const Malformed kMalformed[] = {
+    {"empty scenario", "", nullptr, "scenario: empty input; expected a JSON object"},
+    {"top-level array", "[]", nullptr, "scenario: [] is an array; expected an object"},
+    {"trailing garbage", R"({"model":"tiny-8l"} x)", nullptr,
+     "scenario: is not valid JSON at line 1, column 21: syntax error while parsing value - invalid literal; last read: '\"tiny-8l\"} x' (JSON has no NaN, "
+     "Infinity, comments or unquoted words)"},
+    {"NaN literal", R"({"training":{"global_batch_size":NaN}})", nullptr,
+     "scenario.training.global_batch_size: is not valid JSON at line 1, column 34: syntax error while parsing value - invalid literal; last read: "
+     "'\"global_batch_size\":N' (JSON has no NaN, Infinity, comments or unquoted words)"},
+    {"1e999 overflows a double", R"({"training":{"global_batch_size":1e999}})", nullptr,
+     "scenario.training.global_batch_size: 1e999 overflows a double; numbers must be finite (magnitude below 1.8e308)"},
+    {"integer beyond 2^53", R"({"model":"tiny-8l","training":{"global_batch_size":9007199254740993},"cluster":"demo-mixed-16"})", nullptr,
+     "scenario.training.global_batch_size: 9007199254740993 is beyond 2^53; integers must be within +-9007199254740992 (exact in a double)"},
+    {"duplicated key", R"({"model":"tiny-8l","model":"tiny-8l"})", nullptr, "scenario.model: duplicated key; each key may appear once per object"},
+    {"invalid escape", R"({"name":"\q"})", nullptr,
+     "scenario.name: is not valid JSON at line 1, column 11: syntax error while parsing value - invalid string: forbidden character after backslash; last "
+     "read: '\"\\q'"},
+    {"missing model", R"({"training":{"global_batch_size":64},"cluster":"demo-mixed-16"})", nullptr,
+     "scenario.model: is missing; expected a model preset id or an inline model object"},
+    {"unknown model preset", R"({"model":"llama2-7", "training":{"global_batch_size":64},"cluster":"demo-mixed-16"})", nullptr,
+     "scenario.model: \"llama2-7\" is not a model preset (did you mean \"llama2-7b\"?); known: ", true},
+    {"misspelled key", R"({"model":"tiny-8l","trainig":{"global_batch_size":64},"cluster":"demo-mixed-16"})", nullptr,
+     "scenario.trainig: unknown key (did you mean \"training\"?); allowed keys are documented in docs/formats.md\n"
+     "scenario.training: is missing; expected an object with at least global_batch_size"},
+    {"global_batch_size 0", R"({"model":"tiny-8l","training":{"global_batch_size":0},"cluster":"demo-mixed-16"})", nullptr,
+     "scenario.training.global_batch_size: 0 is out of range; expected an integer in [1, 100000000]"},
+    {"global_batch_size negative zero", R"({"model":"tiny-8l","training":{"global_batch_size":-0},"cluster":"demo-mixed-16"})", nullptr,
+     "scenario.training.global_batch_size: 0 is out of range; expected an integer in [1, 100000000]"},
+    {"global_batch_size 2.5", R"({"model":"tiny-8l","training":{"global_batch_size":2.5},"cluster":"demo-mixed-16"})", nullptr,
+     "scenario.training.global_batch_size: 2.5 is not an integer; expected an integer in [1, 100000000]"},
+    {"global_batch_size null", R"({"model":"tiny-8l","training":{"global_batch_size":null},"cluster":"demo-mixed-16"})", nullptr,
+     "scenario.training.global_batch_size: is null; expected an integer in [1, 100000000]"},
+    {"unknown precision", R"({"model":"tiny-8l","training":{"global_batch_size":64,"precision":"fp8"},"cluster":"demo-mixed-16"})", nullptr,
+     "scenario.training.precision: \"fp8\" is not allowed; expected one of \"bf16\", \"fp16\", \"fp32\" (did you mean \"fp16\"?)"},
+    {"misspelled recompute", R"({"model":"tiny-8l","training":{"global_batch_size":64,"recompute":"ful"},"cluster":"demo-mixed-16"})", nullptr,
+     "scenario.training.recompute: \"ful\" is not allowed; expected one of \"none\", \"selective\", \"full\" (did you mean \"full\"?)"},
+    {"heads do not divide hidden_size",
+     R"({"model":{"name":"m","num_layers":2,"hidden_size":100,"num_attention_heads":3,"vocab_size":10,"seq_length":8},"training":{"global_batch_size":64},"cluster":"demo-mixed-16"})",
+     nullptr, "scenario.model.num_attention_heads: 3 does not divide hidden_size 100; the head dimension must be an integer"},
+    {"kv heads do not divide heads",
+     R"({"model":{"name":"m","num_layers":2,"hidden_size":96,"num_attention_heads":12,"num_kv_heads":5,"vocab_size":10,"seq_length":8},"training":{"global_batch_size":64},"cluster":"demo-mixed-16"})",
+     nullptr, "scenario.model.num_kv_heads: 5 does not divide num_attention_heads 12; grouped-query attention needs heads to be a multiple of kv heads"},
+    {"more than 10,000 layers",
+     R"({"model":{"name":"m","num_layers":20000,"hidden_size":96,"num_attention_heads":12,"vocab_size":10,"seq_length":8},"training":{"global_batch_size":64},"cluster":"demo-mixed-16"})",
+     nullptr, "scenario.model.num_layers: 20000 is out of range; expected an integer in [1, 10000]"},
+    {"unknown position embedding",
+     R"({"model":{"name":"m","num_layers":2,"hidden_size":96,"num_attention_heads":12,"vocab_size":10,"seq_length":8,"position_embedding":"alibi"},"training":{"global_batch_size":64},"cluster":"demo-mixed-16"})",
+     nullptr, "scenario.model.position_embedding: \"alibi\" is not allowed; expected one of \"learned\", \"rope\""},
+    {"more than 1,000,000 GPUs",
+     R"({"model":"tiny-8l","training":{"global_batch_size":64},"cluster":{"name":"c","groups":[{"device":"t4-16gb","nodes":1000000,"gpus_per_node":2,"inter_node_bw_GBps":1}]}})",
+     nullptr, "scenario.cluster.groups: 2000000 GPUs in all is too many; at most 1000000"},
+    {"truncated device id",
+     R"({"model":"tiny-8l","training":{"global_batch_size":64},"cluster":{"name":"c","groups":[{"device":"h100-sxm5","nodes":1,"gpus_per_node":8,"inter_node_bw_GBps":1}]}})",
+     nullptr, "scenario.cluster.groups[0].device: \"h100-sxm5\" is not a device preset (did you mean \"h100-sxm5-80gb\"?); known: ", true},
+    {"memory_GiB negative zero",
+     R"({"model":"tiny-8l","training":{"global_batch_size":64},"cluster":{"name":"c","groups":[{"device":{"name":"d","peak_tflops":1,"memory_GiB":-0.0,"memory_bw_GBps":1,"intra_node_bw_GBps":1},"nodes":1,"gpus_per_node":8,"inter_node_bw_GBps":1}]}})",
+     nullptr, "scenario.cluster.groups[0].device.memory_GiB: -0.0 is out of range; expected a finite number > 0.0 and <= 1000000.0"},
+    {"matmul_efficiency 0",
+     R"({"model":"tiny-8l","training":{"global_batch_size":64},"cluster":{"name":"c","groups":[{"device":{"name":"d","peak_tflops":1,"memory_GiB":1,"memory_bw_GBps":1,"intra_node_bw_GBps":1,"matmul_efficiency":0},"nodes":1,"gpus_per_node":8,"inter_node_bw_GBps":1}]}})",
+     nullptr, "scenario.cluster.groups[0].device.matmul_efficiency: 0 is out of range; expected a finite number > 0.0 and <= 1.0"},
+    {"unknown intra-node link",
+     R"({"model":"tiny-8l","training":{"global_batch_size":64},"cluster":{"name":"c","groups":[{"device":{"name":"d","peak_tflops":1,"memory_GiB":1,"memory_bw_GBps":1,"intra_node_bw_GBps":1,"intra_node_link":"nvswitch"},"nodes":1,"gpus_per_node":8,"inter_node_bw_GBps":1}]}})",
+     nullptr, "scenario.cluster.groups[0].device.intra_node_link: \"nvswitch\" is not allowed; expected one of \"nvlink\", \"pcie\", \"infinity_fabric\""},
+    {"negative kernel overhead",
+     R"({"model":"tiny-8l","training":{"global_batch_size":64},"cluster":{"name":"c","groups":[{"device":{"name":"d","peak_tflops":1,"memory_GiB":1,"memory_bw_GBps":1,"intra_node_bw_GBps":1,"kernel_overhead_us":-1},"nodes":1,"gpus_per_node":8,"inter_node_bw_GBps":1}]}})",
+     nullptr, "scenario.cluster.groups[0].device.kernel_overhead_us: -1 is out of range; expected a finite number >= 0.0 and <= 1000000.0"},
+    {"groups is an object", R"({"model":"tiny-8l","training":{"global_batch_size":64},"cluster":{"name":"c","groups":{}}})", nullptr,
+     "scenario.cluster.groups: {} is not allowed; expected an array of 1 to 64 groups"},
+    {"empty plan", nullptr, "", "plan: empty input; expected a JSON object"},
+    {"plan is a string", nullptr, R"("1f1b")", "plan: \"1f1b\" is a string; expected an object"},
+    {"tp does not divide heads", nullptr,
+     R"({"micro_batch_size":8,"num_micro_batches":8,"stages":[{"group":0,"num_layers":4,"tp":3,"dp":2},{"group":1,"num_layers":4,"tp":2,"dp":4}]})",
+     "plan.stages[0].tp: 3 does not divide num_attention_heads 8"},
+    {"tp larger than a node", nullptr,
+     R"({"micro_batch_size":8,"num_micro_batches":8,"stages":[{"group":0,"num_layers":4,"tp":8,"dp":1},{"group":1,"num_layers":4,"tp":16,"dp":1}]})",
+     "plan.stages[1].tp: 16 does not divide num_attention_heads 8\n"
+     "plan.stages[1].tp: 16 exceeds gpus_per_node 8 of group 1; a tensor-parallel group must fit in one node\n"
+     "plan.stages: use 16 GPUs of group 1 (NVIDIA V100 SXM2 32GB) but it has 8 (1 nodes x 8)"},
+    {"layers do not sum to the model", nullptr,
+     R"({"micro_batch_size":8,"num_micro_batches":8,"stages":[{"group":0,"num_layers":4,"tp":2,"dp":4},{"group":1,"num_layers":5,"tp":2,"dp":4}]})",
+     "plan.stages: num_layers sum to 9, not the model's num_layers 8; every layer goes to exactly one stage"},
+    {"more GPUs than a group has", nullptr,
+     R"({"micro_batch_size":8,"num_micro_batches":8,"stages":[{"group":0,"num_layers":4,"tp":2,"dp":4},{"group":0,"num_layers":4,"tp":2,"dp":2}]})",
+     "plan.stages: use 12 GPUs of group 0 (NVIDIA A100 SXM4 80GB) but it has 8 (1 nodes x 8)"},
+    {"micro-batches do not multiply to the global batch", nullptr,
+     R"({"micro_batch_size":8,"num_micro_batches":9,"stages":[{"group":0,"num_layers":4,"tp":2,"dp":4},{"group":1,"num_layers":4,"tp":2,"dp":4}]})",
+     "plan.num_micro_batches: 8 x 9 = 72 samples does not equal training.global_batch_size 64; micro_batch_size x num_micro_batches must equal it"},
+    {"dp does not divide the micro-batch", nullptr,
+     R"({"micro_batch_size":8,"num_micro_batches":8,"stages":[{"group":0,"num_layers":4,"tp":2,"dp":3},{"group":1,"num_layers":4,"tp":2,"dp":4}]})",
+     "plan.stages[0].dp: 3 does not divide micro_batch_size 8; each data-parallel replica takes an equal share of the micro-batch"},
+    {"group that does not exist", nullptr,
+     R"({"micro_batch_size":8,"num_micro_batches":8,"stages":[{"group":0,"num_layers":4,"tp":2,"dp":4},{"group":2,"num_layers":4,"tp":2,"dp":4}]})",
+     "plan.stages[1].group: 2 is not a group of the cluster; expected 0..1"},
+    {"replica samples do not sum to the micro-batch", nullptr,
+     R"({"micro_batch_size":8,"num_micro_batches":8,"stages":[{"group":0,"num_layers":4,"tp":2,"dp":4},{"num_layers":4,"replicas":[{"group":1,"tp":2,"samples":5},{"group":1,"tp":2,"samples":5}]}]})",
+     "plan.stages[1].replicas: samples sum to 10, not micro_batch_size 8; they must sum to it"},
+    {"misspelled replica key", nullptr,
+     R"({"micro_batch_size":8,"num_micro_batches":8,"stages":[{"group":0,"num_layers":4,"tp":2,"dp":4},{"num_layers":4,"replicas":[{"group":1,"tp":2,"sample":8}]}]})",
+     "plan.stages[1].replicas[0].sample: unknown key (did you mean \"samples\"?); allowed keys are documented in docs/formats.md\n"
+     "plan.stages[1].replicas[0].samples: is missing; expected an integer in [1, 100000000]"},
+    {"more than 100,000 micro-batches", nullptr,
+     R"({"micro_batch_size":8,"num_micro_batches":200000,"stages":[{"group":0,"num_layers":4,"tp":2,"dp":4},{"group":1,"num_layers":4,"tp":2,"dp":4}]})",
+     "plan.num_micro_batches: 200000 is out of range; expected an integer in [1, 100000]"},
+    {"schedule in capitals", nullptr,
+     R"({"micro_batch_size":8,"num_micro_batches":8,"schedule":"1F1B","stages":[{"group":0,"num_layers":4,"tp":2,"dp":4},{"group":1,"num_layers":4,"tp":2,"dp":4}]})",
+     "plan.schedule: \"1F1B\" is not allowed; expected one of \"1f1b\" (did you mean \"1f1b\"?)"},
+    {"misspelled stages", nullptr, R"({"micro_batch_size":8,"num_micro_batches":8,"stage":[]})",
+     "plan.stage: unknown key (did you mean \"stages\"?); allowed keys are documented in docs/formats.md\n"
+     "plan.stages: is missing; expected an array of 1 to 1000 stages"},
+    {"stage is a number", nullptr, R"({"micro_batch_size":8,"num_micro_batches":8,"stages":[4]})", "plan.stages[0]: 4 is a number; expected an object"},
+    {"stages x micro-batches beyond the DAG limit",
+     R"({"model":{"name":"m","num_layers":16,"hidden_size":64,"num_attention_heads":8,"vocab_size":100,"seq_length":8},"training":{"global_batch_size":100000},"cluster":"demo-mixed-16"})",
+     R"({"micro_batch_size":1,"num_micro_batches":100000,"stages":[
+       {"group":0,"num_layers":1,"tp":1,"dp":1},{"group":0,"num_layers":1,"tp":1,"dp":1},{"group":0,"num_layers":1,"tp":1,"dp":1},{"group":0,"num_layers":1,"tp":1,"dp":1},
+       {"group":0,"num_layers":1,"tp":1,"dp":1},{"group":0,"num_layers":1,"tp":1,"dp":1},{"group":0,"num_layers":1,"tp":1,"dp":1},{"group":0,"num_layers":1,"tp":1,"dp":1},
+       {"group":1,"num_layers":1,"tp":1,"dp":1},{"group":1,"num_layers":1,"tp":1,"dp":1},{"group":1,"num_layers":1,"tp":1,"dp":1},{"group":1,"num_layers":1,"tp":1,"dp":1},
+       {"group":1,"num_layers":1,"tp":1,"dp":1},{"group":1,"num_layers":1,"tp":1,"dp":1},{"group":1,"num_layers":1,"tp":1,"dp":1},{"group":1,"num_layers":1,"tp":1,"dp":1}]})",
+     "plan.num_micro_batches: 16 stages x 100000 micro-batches is too large a DAG; at most 1000000 stage x micro-batch cells"},
+};
+
+std::string read_source_file(const std::string& rel) {
+    std::ifstream in(std::string(POSEIDON_SOURCE_DIR) + "/" + rel, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// Code points U+0000..U+00FF of a JSON string, one byte each (hostile_cases.json "*_bytes").
+std::string latin1_bytes(const std::string& utf8) {
+    std::string out;
+    for (std::size_t i = 0; i < utf8.size(); ++i) {
+        auto c = static_cast<unsigned char>(utf8[i]);
+        if (c < 0x80) {
+            out += static_cast<char>(c);
+        } else {
+            auto c2 = static_cast<unsigned char>(utf8[++i]);
+            out += static_cast<char>(((c & 0x1F) << 6) | (c2 & 0x3F));
+        }
+    }
+    return out;
+}
+
+bool is_valid_utf8(const std::string& s) {
+    try {
+        (void)Json(s).dump();  // the strict handler throws on invalid UTF-8
+        return true;
+    } catch (...) {
+        return false;
+    }
+}
+
+}  // namespace
+
+TEST_CASE("malformed scenarios and plans are refused with the exact message", "[robustness][validation]") {
+    static_assert(sizeof kMalformed / sizeof kMalformed[0] >= 30, "at least 30 malformed inputs");
+    for (const auto& m : kMalformed) {
+        SECTION(m.name) {
+            const std::string got = problems_of(m.scenario ? m.scenario : kScenario, m.plan);
+            if (m.prefix)
+                CHECK_THAT(got, Catch::Matchers::StartsWith(m.expected));
+            else
+                CHECK(got == m.expected);
+        }
+    }
+}
+
+TEST_CASE("every hostile input of hostile_cases.json is refused by the core and the wasm api with its path", "[robustness][hostile]") {
+    const Json cases = Json::parse(read_source_file("tests/cli/hostile_cases.json"));
+    REQUIRE(cases.size() >= 60);
+    for (const auto& c : cases) {
+        const std::string name = c.at("name");
+        const std::string sc = c.contains("scenario_bytes") ? latin1_bytes(c["scenario_bytes"]) : c.at("scenario").get<std::string>();
+        const std::string pl = c.contains("plan_bytes") ? latin1_bytes(c["plan_bytes"]) : c.at("plan").get<std::string>();
+        const std::string path_sub = c.at("expect_path_substring");
+        const std::string msg_sub = c.value("expect_message_substring", "");
+        INFO("case: " << name);
+        auto t0 = std::chrono::steady_clock::now();
+        std::string error;
+        bool threw = false;
+        try {
+            (void)estimate_json(sc, pl);  // what the wasm module's estimate() calls
+        } catch (...) {
+            threw = true;
+            error = error_json(std::current_exception());
+        }
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        REQUIRE(threw);
+        CHECK(seconds < 1.0);
+        REQUIRE(is_valid_utf8(error));
+        const Json e = Json::parse(error).at("error");
+        CHECK(e.at("message").get<std::string>().find("internal error") == std::string::npos);
+        bool found = false;
+        std::string all;
+        for (const auto& p : e.at("problems")) {
+            const std::string path = p.at("path"), message = p.at("message");
+            all += path + ": " + message + "\n";
+            if (path.find(path_sub) != std::string::npos) found = true;
+            CHECK(path.find('\n') == std::string::npos);
+            CHECK(message.find('\n') == std::string::npos);
+        }
+        INFO(all);
+        CHECK(found);
+        CHECK(all.find(msg_sub) != std::string::npos);
+    }
+}
+
+TEST_CASE("the JSON reader reports paths inside arrays and escapes odd keys", "[robustness][json]") {
+    auto first = [](const std::string& text) {
+        try {
+            parse_json(text, "doc");
+        } catch (const InputError& e) {
+            return e.problems().front().line();
+        }
+        return std::string("no error");
+    };
+    CHECK(first(R"({"a":[{"b":1},{"b":1,"b":2}]})") == "doc.a[1].b: duplicated key; each key may appear once per object");
+    CHECK(first(R"({"a":[1,2,9007199254740993]})") == "doc.a[2]: 9007199254740993 is beyond 2^53; integers must be within +-9007199254740992 (exact in a double)");
+    CHECK(first("{\"odd key\\n\":1,\"odd key\\n\":2}") == "doc[\"odd key\\u000a\"]: duplicated key; each key may appear once per object");
+    CHECK(first("{\"a\":[1,2,]}") ==
+          "doc.a[2]: is not valid JSON at line 1, column 11: syntax error while parsing value - unexpected ']'; expected '[', '{', or a literal");
+    // 64 levels are accepted, 65 are not.
+    CHECK_NOTHROW(parse_json(std::string(64, '[') + std::string(64, ']'), "doc"));
+    CHECK_THROWS_AS(parse_json(std::string(65, '[') + std::string(65, ']'), "doc"), InputError);
+    // Large and deep inputs are linear: 4 MiB of empty objects or a million-deep nesting are quick.
+    std::string many = "[";
+    while (many.size() < max_json_bytes - 8) many += "{},";
+    many += "{}]";
+    auto t0 = std::chrono::steady_clock::now();
+    CHECK(parse_json(many, "doc").size() > 1'000'000);
+    CHECK_THROWS_AS(parse_json(std::string(max_json_bytes, '['), "doc"), InputError);
+    CHECK_THROWS_WITH(parse_json(std::string(max_json_bytes + 1, ' '), "doc"), Catch::Matchers::Contains("at most 4194304 bytes"));
+    CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 5.0);
+}
+
+TEST_CASE("messages are single-line valid UTF-8 whatever the input", "[robustness][json]") {
+    CHECK(printable("a\nb\xff\xc3\xa9") == "a\\u000ab\\xFF\xc3\xa9");
+    CHECK(printable("\xe0\x80\x80") == "\\xE0\\x80\\x80");  // overlong
+    CHECK(printable("\xed\xa0\x80") == "\\xED\\xA0\\x80");  // surrogate
+    // Truncation never splits a character.
+    std::string accents;
+    for (int i = 0; i < 100; ++i) accents += "\xc3\xa9";
+    CHECK(is_valid_utf8(printable(accents, 61)));
+    CHECK(is_valid_utf8(show(Json(accents))));
+    CHECK(show(Json(accents)).size() < 80);
+    CHECK(key_path("a", "b") == "a.b");
+    CHECK(key_path("a", "has space") == "a[\"has space\"]");
+    CHECK(key_path("a", "q\"uote") == "a[\"q\\\"uote\"]");
+    CHECK(did_you_mean("h100-sxm5", std::vector<std::string>{"h100-sxm5-80gb", "h100-pcie-80gb"}) == "h100-sxm5-80gb");
+    CHECK(did_you_mean(std::string(1000, 'x'), {"model"}).empty());
+}
+
+TEST_CASE("plans built in code are checked before the cost model sees them", "[robustness][validation]") {
+    const Scenario sc = parse_scenario_text(kScenario);
+    const Plan good = parse_plan_text(kPlan, sc);
+    auto problems_for = [&](Plan p) {
+        Problems problems;
+        validate_plan(p, sc, problems);
+        std::string all;
+        for (const auto& q : problems.items()) all += q.line() + "\n";
+        return all;
+    };
+    CHECK(problems_for(good).empty());
+    Plan p = good;
+    p.stages[0].replicas[0].tp = 0;
+    CHECK(problems_for(p) == "plan.stages[0].tp: 0 is out of range; expected an integer in [1, 1024]\n");
+    p = good;
+    p.stages[1].replicas.clear();
+    CHECK(problems_for(p) == "plan.stages[1].replicas: 0 replicas; expected 1 to 4096\n");
+    p = good;
+    p.stages.clear();
+    CHECK(problems_for(p) == "plan.stages: 0 stages; expected 1 to 1000 stages\n");
+    p = good;
+    p.num_micro_batches = 0;
+    CHECK(problems_for(p) == "plan.num_micro_batches: 0 is out of range; expected an integer in [1, 100000]\n");
+    p = good;
+    p.stages[0].replicas[0].group = 7;
+    CHECK(problems_for(p) == "plan.stages[0].group: 7 is not a group of the cluster; expected 0..1\n");
+    p = good;
+    p.stages[1].replicas[0].samples = 0;
+    p.stages[1].homogeneous_form = false;
+    CHECK_THROWS_AS(estimate(sc, p), InputError);
+}
+
+TEST_CASE("a normalised plan parses back to itself", "[robustness][validation]") {
+    const Scenario sc = parse_scenario_text(kScenario);
+    const Plan p = parse_plan_text(kPlan, sc);
+    CHECK(parse_plan_text(to_json(p).dump(), sc) == p);
+    const Scenario again = parse_scenario(to_json(sc));
+    CHECK(again.model.num_layers == sc.model.num_layers);
+    CHECK(again.cluster.num_gpus() == sc.cluster.num_gpus());
+}
