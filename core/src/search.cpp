@@ -1,5 +1,28 @@
-// Placeholder until the search lands (issue 3); replaced by the real implementation.
+// The plan search of docs/search.md: a branch and bound over micro-batch size, stage layout
+// (group order, GPUs per group, stage size), TP per block and layer split, where every plan it
+// reports is scored by the 1F1B DAG of dag.hpp and every cut is a proven lower bound.
+//
+// All stage numbers come from evaluate_stages (the cost model's only entry point that applies
+// measured profiles and links), called on small "probe" plans and cached per micro-batch size:
+// a stage's times depend on its group, TP, DP, samples, layers, node span and whether it is the
+// first/last/only stage; its memory fit also on its in-flight micro-batches. Sends come from a
+// probe of the two neighbouring stages. The returned plans are re-estimated with `estimate`.
 #include "poseidon/search.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "poseidon/scenario.hpp"
 
 namespace poseidon {
 
@@ -8,17 +31,1085 @@ SearchOptions parse_search_options(const Json& j) {
     SearchOptions o;
     ObjectReader r(j, "options", problems);
     if (r.ok()) {
-        r.reject_unknown({"top", "exhaustive", "time_limit_s"});
+        r.reject_unknown({"top", "exhaustive", "time_limit_s", "baselines"});
         if (auto v = r.integer("top", false, 1, 100)) o.top_k = static_cast<int>(*v);
         if (auto v = r.boolean("exhaustive", false)) o.exhaustive = *v;
         if (auto v = r.number("time_limit_s", false, 0, false, 86400)) o.time_limit_s = *v;
+        if (auto v = r.boolean("baselines", false)) o.baselines = *v;
     }
     problems.throw_if_any();
     return o;
 }
 
-SearchResult search(const Scenario&, const SearchOptions&) { throw std::runtime_error("search is not implemented yet"); }
+namespace {
 
-Json to_json(const Scenario&, const SearchResult&) { return Json::object(); }
+using Clock = std::chrono::steady_clock;
+constexpr double kInf = std::numeric_limits<double>::infinity();
+// A lower bound is a sum computed in another order than the DAG's longest path; a branch is cut
+// only when its bound exceeds the threshold by this relative margin, far above rounding
+// (docs/search.md, "Soundness").
+constexpr double kBoundSlack = 1e-9;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Position class of a stage: what of its cost depends on where it sits in the pipeline.
+enum Pos : int { kMiddle = 0, kFirst = 1, kLast = 2, kOnly = 3 };
+Pos pos_of(int i, int S) {
+    if (S == 1) return kOnly;
+    if (i == 0) return kFirst;
+    if (i == S - 1) return kLast;
+    return kMiddle;
+}
+
+std::uint64_t stage_key(int g, int size, int tp, int pos, int inflight = 0) {
+    return (static_cast<std::uint64_t>(g) << 56) | (static_cast<std::uint64_t>(size) << 32) | (static_cast<std::uint64_t>(tp) << 18) |
+           (static_cast<std::uint64_t>(pos) << 16) | static_cast<std::uint64_t>(inflight);
+}
+
+// Per-layer lower-bound rates of a (group, stage size, TP) at one micro-batch size, exact minima
+// over every layer count l of the cached middle-stage costs (docs/search.md, "Bounds").
+struct Rates {
+    double a = 0;       // min_l (forward + backward)(l) / l
+    double phi_f = 0;   // min_l forward(l) / l
+    double mu_b = 0;    // min_l (m (forward + backward)(l) + dp_sync(l)) / l
+    double dp_min = 0;  // min_l dp_sync(l)
+    double opt_min = 0; // min_l optimizer(l)
+};
+
+struct Table {
+    std::vector<StageTimes> t;  // by layer count
+    std::vector<std::uint8_t> have;
+    Rates rates;
+};
+
+struct FitMemo {
+    int fit_max = 0;    // every l <= fit_max fits
+    int nofit_min = 0;  // no l >= nofit_min fits
+};
+
+struct ProbeStage {
+    int g = 0, size = 1, tp = 1, layers = 1, first_gpu = 0;
+};
+
+// The per-micro-batch-size cost cache over evaluate_stages.
+class Costs {
+public:
+    Costs(const Scenario& sc, std::int64_t mbs, std::int64_t m, std::int64_t& probes)
+        : sc_(sc), mbs_(mbs), m_(m), L_(sc.model.num_layers), probes_(probes) {
+        plan_.micro_batch_size = mbs;
+        plan_.num_micro_batches = m;
+    }
+
+    std::int64_t m() const { return m_; }
+
+    const std::vector<StageEval>& probe(const std::vector<ProbeStage>& ps) {
+        ++probes_;
+        plan_.stages.resize(ps.size());
+        placement_.resize(ps.size());
+        for (std::size_t i = 0; i < ps.size(); ++i) {
+            const ProbeStage& p = ps[i];
+            const int dp = p.size / p.tp;
+            StagePlan& st = plan_.stages[i];
+            st.num_layers = p.layers;
+            st.homogeneous_form = true;
+            st.replicas.assign(1, ReplicaSet{p.g, p.tp, dp, static_cast<int>(mbs_ / dp)});
+            auto& reps = placement_[i].replicas;
+            reps.resize(dp);
+            for (int r = 0; r < dp; ++r) reps[r] = ReplicaPlacement{p.g, p.first_gpu + r * p.tp, p.tp};
+        }
+        out_ = evaluate_stages(sc_, plan_, placement_);
+        return out_;
+    }
+
+    // Middle-position costs for every layer count, and the rates derived from them.
+    const Table& middle(int g, int size, int tp) {
+        auto [it, fresh] = tables_.try_emplace(stage_key(g, size, tp, kMiddle));
+        Table& tb = it->second;
+        if (!fresh) return tb;
+        tb.t.assign(L_ + 1, StageTimes{});
+        tb.have.assign(L_ + 1, 1);
+        constexpr int chunk = 256;
+        for (int l0 = 1; l0 <= L_; l0 += chunk) {
+            const int l1 = std::min(L_, l0 + chunk - 1);
+            scratch_.clear();
+            scratch_.push_back({g, size, tp, 1, 0});
+            for (int l = l0; l <= l1; ++l) scratch_.push_back({g, size, tp, l, 0});
+            scratch_.push_back({g, size, tp, 1, 0});
+            const auto& ev = probe(scratch_);
+            for (int l = l0; l <= l1; ++l) {
+                StageTimes t = ev[l - l0 + 1].times;
+                t.send_forward_s = t.send_backward_s = 0;
+                tb.t[l] = t;
+            }
+        }
+        Rates& r = tb.rates;
+        r.a = r.phi_f = r.mu_b = r.dp_min = r.opt_min = kInf;
+        const double m = static_cast<double>(m_);
+        for (int l = 1; l <= L_; ++l) {
+            const StageTimes& t = tb.t[l];
+            const double c = t.forward_s + t.backward_s;
+            r.a = std::min(r.a, c / l);
+            r.phi_f = std::min(r.phi_f, t.forward_s / l);
+            r.mu_b = std::min(r.mu_b, (m * c + t.dp_sync_s) / l);
+            r.dp_min = std::min(r.dp_min, t.dp_sync_s);
+            r.opt_min = std::min(r.opt_min, t.optimizer_s);
+        }
+        return tb;
+    }
+
+    const StageTimes& times(int g, int size, int tp, Pos pos, int l) {
+        if (pos == kMiddle) return middle(g, size, tp).t[l];
+        Table& tb = tables_[stage_key(g, size, tp, pos)];
+        if (tb.t.empty()) {
+            tb.t.assign(L_ + 1, StageTimes{});
+            tb.have.assign(L_ + 1, 0);
+        }
+        if (!tb.have[l]) {
+            scratch_.clear();
+            if (pos == kLast) scratch_.push_back({g, size, tp, 1, 0});
+            scratch_.push_back({g, size, tp, l, 0});
+            if (pos == kFirst) scratch_.push_back({g, size, tp, 1, 0});
+            const auto& ev = probe(scratch_);
+            StageTimes t = ev[pos == kLast ? 1 : 0].times;
+            t.send_forward_s = t.send_backward_s = 0;
+            tb.t[l] = t;
+            tb.have[l] = 1;
+        }
+        return tb.t[l];
+    }
+
+    void store_times(int g, int size, int tp, Pos pos, int l, const StageTimes& times) {
+        if (pos == kMiddle) return;
+        Table& tb = tables_[stage_key(g, size, tp, pos)];
+        if (tb.t.empty()) {
+            tb.t.assign(L_ + 1, StageTimes{});
+            tb.have.assign(L_ + 1, 0);
+        }
+        if (tb.have[l]) return;
+        StageTimes t = times;
+        t.send_forward_s = t.send_backward_s = 0;
+        tb.t[l] = t;
+        tb.have[l] = 1;
+    }
+
+    FitMemo& memo(int g, int size, int tp, Pos pos, int inflight) {
+        auto [it, fresh] = fits_.try_emplace(stage_key(g, size, tp, pos, inflight));
+        if (fresh) it->second = FitMemo{0, L_ + 1};
+        return it->second;
+    }
+    // 1: fits, 0: does not, -1: not known yet.
+    int fits_known(int g, int size, int tp, Pos pos, int inflight, int l) {
+        const FitMemo& f = memo(g, size, tp, pos, inflight);
+        if (l <= f.fit_max) return 1;
+        if (l >= f.nofit_min) return 0;
+        return -1;
+    }
+    void record_fit(int g, int size, int tp, Pos pos, int inflight, int l, bool fits) {
+        FitMemo& f = memo(g, size, tp, pos, inflight);
+        if (fits)
+            f.fit_max = std::max(f.fit_max, l);
+        else
+            f.nofit_min = std::min(f.nofit_min, l);
+    }
+    // Largest layer count that may fit (exact once exact_cap ran).
+    int cap_upper(int g, int size, int tp, Pos pos, int inflight) { return memo(g, size, tp, pos, inflight).nofit_min - 1; }
+
+    // Binary search with single-stage probes that reproduce the position and in-flight count.
+    int exact_cap(int g, int size, int tp, Pos pos, int inflight) {
+        for (;;) {
+            FitMemo& f = memo(g, size, tp, pos, inflight);
+            if (f.nofit_min <= f.fit_max + 1) return f.fit_max;
+            const int l = f.fit_max + (f.nofit_min - f.fit_max) / 2;
+            scratch_.clear();
+            int target = 0;
+            const ProbeStage dummy{g, size, tp, 1, 0};
+            switch (pos) {
+                case kOnly: scratch_.push_back({g, size, tp, l, 0}); break;
+                case kLast:
+                    scratch_.push_back(dummy);
+                    scratch_.push_back({g, size, tp, l, 0});
+                    target = 1;
+                    break;
+                case kFirst:
+                    scratch_.push_back({g, size, tp, l, 0});
+                    for (int i = 1; i < std::max(2, inflight); ++i) scratch_.push_back(dummy);
+                    break;
+                case kMiddle:
+                    scratch_.push_back(dummy);
+                    scratch_.push_back({g, size, tp, l, 0});
+                    for (int i = 1; i < inflight; ++i) scratch_.push_back(dummy);
+                    target = 1;
+                    break;
+            }
+            const auto& ev = probe(scratch_);
+            record_fit(g, size, tp, pos, inflight, l, ev[target].fits);
+            store_times(g, size, tp, pos, l, ev[target].times);
+        }
+    }
+
+    // (send_forward of a, send_backward of b) between two neighbouring stages.
+    std::pair<double, double> link(const ProbeStage& a, const ProbeStage& b, bool same_node) {
+        std::array<int, 7> key{a.g, a.size, a.tp, b.g, b.size, b.tp, same_node ? 1 : 0};
+        auto it = links_.find(key);
+        if (it != links_.end()) return it->second;
+        scratch_.assign({a, b});
+        scratch_[0].layers = scratch_[1].layers = 1;
+        const auto& ev = probe(scratch_);
+        auto v = std::make_pair(ev[0].times.send_forward_s, ev[1].times.send_backward_s);
+        links_.emplace(key, v);
+        return v;
+    }
+
+private:
+    const Scenario& sc_;
+    std::int64_t mbs_, m_;
+    int L_;
+    std::int64_t& probes_;
+    Plan plan_;
+    std::vector<StagePlacement> placement_;
+    std::vector<StageEval> out_;
+    std::vector<ProbeStage> scratch_;
+    std::unordered_map<std::uint64_t, Table> tables_;
+    std::unordered_map<std::uint64_t, FitMemo> fits_;
+    std::map<std::array<int, 7>, std::pair<double, double>> links_;
+};
+
+// One way to use a group: `nodes` whole nodes split into `count` stages of `size` GPUs.
+struct GroupOpt {
+    int nodes = 0, size = 0, count = 0;
+};
+
+struct TpChoice {
+    int tp = 1;
+    Rates r;
+};
+
+struct OptInfo {
+    GroupOpt o;
+    std::vector<TpChoice> tps;  // valid at this micro-batch size, by rate
+    Rates best;                 // componentwise minimum over tps
+};
+
+struct MbsCtx {
+    std::int64_t mbs = 0, m = 0;
+    int smax = 0;
+    std::unique_ptr<Costs> costs;
+    std::vector<std::vector<OptInfo>> opts;  // [group]
+    std::vector<double> rho_a, rho_b;        // per group: the most LP rate its options offer
+    std::vector<int> group_order;
+    double root_bound = 0;
+};
+
+struct BlockSel {
+    int g = 0, opt = 0, tpi = -1;
+};
+
+// A stage of the configuration whose layer split is searched.
+struct CfgStage {
+    int g = 0, size = 1, tp = 1, offset = 0, inflight = 1;
+    Pos pos = kMiddle;
+    Rates r;
+};
+
+// One entry of the top-K list.
+struct Found {
+    double time = 0;
+    std::int64_t seq = 0;
+    Plan plan;
+};
+
+std::vector<std::int64_t> divisors(std::int64_t n) {
+    std::vector<std::int64_t> lo, hi;
+    for (std::int64_t d = 1; d * d <= n; ++d)
+        if (n % d == 0) {
+            lo.push_back(d);
+            if (d != n / d) hi.push_back(n / d);
+        }
+    lo.insert(lo.end(), hi.rbegin(), hi.rend());
+    return lo;
+}
+
+// Node counts a group may use: all of them, then halving down to one node.
+std::vector<int> node_choices(int nodes) {
+    std::vector<int> out;
+    for (int n = nodes;; n = (n + 1) / 2) {
+        if (out.empty() || out.back() != n) out.push_back(n);
+        if (n == 1) break;
+    }
+    return out;
+}
+
+bool tp_valid(const Scenario& sc, int tp) {
+    const auto& m = sc.model;
+    if (m.num_attention_heads % tp || m.num_kv_heads % tp || m.ffn_hidden_size % tp) return false;
+    if (sc.training.sequence_parallel && m.seq_length % tp) return false;
+    return true;
+}
+
+class Engine {
+public:
+    Engine(const Scenario& sc, const SearchOptions& opt) : sc_(sc), opt_(opt), L_(sc.model.num_layers), G_(static_cast<int>(sc.cluster.groups.size())) {
+        K_ = std::max(1, opt.top_k);
+        exhaustive_ = opt.exhaustive;
+        t0_ = Clock::now();
+    }
+
+    SearchStats& stats() { return stats_; }
+    std::vector<Found>& found() { return top_; }
+    bool stopped() const { return stop_; }
+
+    void run() {
+        if (G_ > 64) throw InputError("scenario.cluster.groups", "the search handles at most 64 groups");
+        // TP values that the model allows, per group.
+        tp_ok_.assign(G_, {});
+        for (int g = 0; g < G_; ++g) {
+            const Group& gr = sc_.cluster.groups[g];
+            for (int tp = 1; tp <= gr.gpus_per_node; ++tp) {
+                if (gr.gpus_per_node % tp) continue;
+                if (tp_valid(sc_, tp))
+                    tp_ok_[g].push_back(tp);
+                else
+                    ++stats_.infeasible["tp divisibility"];
+            }
+        }
+        std::vector<std::unique_ptr<MbsCtx>> ctxs;
+        for (std::int64_t mbs : divisors(sc_.training.global_batch_size)) {
+            const std::int64_t m = sc_.training.global_batch_size / mbs;
+            if (m > max_num_micro_batches) {
+                ++stats_.infeasible["micro-batches over limit"];
+                continue;
+            }
+            auto c = build_ctx(mbs);
+            if (c) ctxs.push_back(std::move(c));
+            check_clock();
+            if (stop_) return;
+        }
+        // Most promising micro-batch size first; ties by size.
+        std::stable_sort(ctxs.begin(), ctxs.end(), [&](const auto& a, const auto& b) {
+            if (exhaustive_) return a->mbs < b->mbs;
+            return a->root_bound < b->root_bound;
+        });
+        for (auto& c : ctxs) {
+            if (!exhaustive_ && cut(c->root_bound)) {
+                ++stats_.pruned;
+                c.reset();
+                continue;
+            }
+            blocks_.clear();
+            layout_dfs(*c, 0, 0);
+            c.reset();  // frees this size's cost cache
+            if (stop_) return;
+        }
+    }
+
+    // Searches the layer split of one given configuration (ridge_report).
+    void run_single(const Plan& plan, bool exhaustive, std::vector<std::vector<int>>* visited) {
+        exhaustive_ = exhaustive;
+        visited_ = visited;
+        MbsCtx c;
+        c.mbs = plan.micro_batch_size;
+        c.m = plan.num_micro_batches;
+        c.costs = std::make_unique<Costs>(sc_, c.mbs, c.m, stats_.cost_probes);
+        cfg_.clear();
+        std::vector<int> cursor(G_, 0);
+        for (const auto& st : plan.stages) {
+            if (st.replicas.size() != 1) throw InputError("plan.stages", "ridge_report needs homogeneous stages");
+            const auto& r = st.replicas[0];
+            CfgStage cs;
+            cs.g = r.group;
+            cs.tp = r.tp;
+            cs.size = r.tp * r.count;
+            cs.offset = cursor[r.group];
+            cursor[r.group] += cs.size;
+            cfg_.push_back(cs);
+        }
+        run_config(c);
+    }
+
+private:
+    const Scenario& sc_;
+    SearchOptions opt_;
+    int L_, G_, K_ = 3;
+    bool exhaustive_ = false;
+    Clock::time_point t0_;
+    double last_report_s_ = 0;
+    bool stop_ = false;
+    std::int64_t ticks_ = 0, seq_ = 0;
+    SearchStats stats_;
+    std::vector<Found> top_;
+    std::optional<Estimate> best_estimate_;
+    std::int64_t best_estimate_seq_ = -1;
+    std::vector<std::vector<int>> tp_ok_;
+    std::vector<BlockSel> blocks_;
+    // configuration being split
+    std::vector<CfgStage> cfg_;
+    std::vector<double> sf_, sb_, va_, vb_, suf_opt_, suf_w_;
+    std::vector<int> layers_;
+    std::vector<std::uint8_t> misfit_;
+    std::vector<StageTimes> times_;
+    std::vector<ProbeStage> probe_stages_;
+    DagWorkspace ws_;
+    MbsCtx* ctx_ = nullptr;
+    std::vector<std::vector<int>>* visited_ = nullptr;
+
+    // ---- bookkeeping ----
+
+    double threshold() const { return static_cast<int>(top_.size()) < K_ ? kInf : top_.back().time; }
+    bool cut(double bound) const { return bound * (1 - kBoundSlack) >= threshold(); }
+
+    void tick() {
+        if ((++ticks_ & 255) == 0) check_clock();
+    }
+
+    void check_clock() {
+        const double t = seconds_since(t0_);
+        if (t > opt_.time_limit_s) {
+            stop_ = true;
+            stats_.complete = false;
+            return;
+        }
+        if (opt_.on_progress && t - last_report_s_ >= 0.25) report(t);
+    }
+
+    void report(double t) {
+        last_report_s_ = t;
+        SearchProgress p;
+        p.evaluated = stats_.evaluated;
+        p.pruned = stats_.pruned;
+        p.elapsed_s = t;
+        if (!top_.empty()) {
+            if (best_estimate_seq_ != top_.front().seq) {
+                best_estimate_ = estimate(sc_, top_.front().plan, false);
+                best_estimate_seq_ = top_.front().seq;
+            }
+            p.best = &*best_estimate_;
+        }
+        if (!opt_.on_progress(p)) {
+            stop_ = true;
+            stats_.cancelled = true;
+            stats_.complete = false;
+        }
+    }
+
+    void insert(double time) {
+        if (static_cast<int>(top_.size()) >= K_ && !(time < top_.back().time)) return;
+        Found f;
+        f.time = time;
+        f.seq = seq_++;
+        f.plan.micro_batch_size = ctx_->mbs;
+        f.plan.num_micro_batches = ctx_->m;
+        f.plan.stages.resize(cfg_.size());
+        for (std::size_t j = 0; j < cfg_.size(); ++j) {
+            const CfgStage& s = cfg_[j];
+            const int dp = s.size / s.tp;
+            StagePlan& st = f.plan.stages[j];
+            st.num_layers = layers_[j];
+            st.homogeneous_form = true;
+            st.replicas.assign(1, ReplicaSet{s.g, s.tp, dp, static_cast<int>(ctx_->mbs / dp)});
+        }
+        auto pos = std::upper_bound(top_.begin(), top_.end(), time, [](double t, const Found& x) { return t < x.time; });
+        const bool new_best = pos == top_.begin();
+        top_.insert(pos, std::move(f));
+        if (static_cast<int>(top_.size()) > K_) top_.pop_back();
+        if (new_best && opt_.on_progress) report(seconds_since(t0_));
+    }
+
+    // ---- per micro-batch size ----
+
+    std::unique_ptr<MbsCtx> build_ctx(std::int64_t mbs) {
+        auto c = std::make_unique<MbsCtx>();
+        c->mbs = mbs;
+        c->m = sc_.training.global_batch_size / mbs;
+        c->smax = static_cast<int>(std::min<std::int64_t>({L_, max_stages, max_dag_cells / c->m}));
+        if (c->smax < 1) {
+            ++stats_.infeasible["DAG size"];
+            return nullptr;
+        }
+        c->costs = std::make_unique<Costs>(sc_, mbs, c->m, stats_.cost_probes);
+        c->opts.assign(G_, {});
+        c->rho_a.assign(G_, 0);
+        c->rho_b.assign(G_, 0);
+        bool any = false;
+        const double m = static_cast<double>(c->m);
+        for (int g = 0; g < G_; ++g) {
+            const Group& gr = sc_.cluster.groups[g];
+            const int P = gr.gpus_per_node;
+            for (int n : node_choices(gr.nodes)) {
+                std::vector<int> sizes;
+                for (int d = 1; d < P; ++d)
+                    if (P % d == 0) sizes.push_back(d);
+                for (int cN = 1; cN <= n; ++cN)
+                    if (n % cN == 0) sizes.push_back(cN * P);
+                for (int s : sizes) {
+                    const long long count = static_cast<long long>(n) * P / s;
+                    if (count > c->smax) {
+                        ++stats_.infeasible["stages over limit"];
+                        continue;
+                    }
+                    OptInfo info;
+                    info.o = GroupOpt{n, s, static_cast<int>(count)};
+                    for (int tp : tp_ok_[g]) {
+                        if (s % tp) continue;
+                        const int dp = s / tp;
+                        if (mbs % dp) {
+                            ++stats_.infeasible["dp divisibility"];
+                            continue;
+                        }
+                        info.tps.push_back({tp, c->costs->middle(g, s, tp).rates});
+                    }
+                    if (info.tps.empty()) continue;
+                    std::stable_sort(info.tps.begin(), info.tps.end(), [](const TpChoice& x, const TpChoice& y) { return x.r.a < y.r.a; });
+                    Rates& b = info.best;
+                    b = info.tps.front().r;
+                    for (const auto& t : info.tps) {
+                        b.a = std::min(b.a, t.r.a);
+                        b.phi_f = std::min(b.phi_f, t.r.phi_f);
+                        b.mu_b = std::min(b.mu_b, t.r.mu_b);
+                        b.dp_min = std::min(b.dp_min, t.r.dp_min);
+                        b.opt_min = std::min(b.opt_min, t.r.opt_min);
+                    }
+                    c->rho_a[g] = std::max(c->rho_a[g], info.o.count / (m * b.a));
+                    c->rho_b[g] = std::max(c->rho_b[g], info.o.count / b.mu_b);
+                    c->opts[g].push_back(std::move(info));
+                    any = true;
+                }
+            }
+            // Most compute first; then fewer stages.
+            std::stable_sort(c->opts[g].begin(), c->opts[g].end(), [](const OptInfo& x, const OptInfo& y) {
+                double rx = x.o.count / x.best.a, ry = y.o.count / y.best.a;
+                if (rx != ry) return rx > ry;
+                return x.o.count < y.o.count;
+            });
+        }
+        if (!any) return nullptr;
+        c->group_order.resize(G_);
+        std::iota(c->group_order.begin(), c->group_order.end(), 0);
+        std::stable_sort(c->group_order.begin(), c->group_order.end(), [&](int x, int y) { return c->rho_a[x] > c->rho_a[y]; });
+        // Root bound: every group optimistic, no stage fixed.
+        double dp0 = kInf;
+        for (int g = 0; g < G_; ++g)
+            for (const auto& o : c->opts[g]) dp0 = std::min(dp0, o.best.dp_min);
+        auto [va, vb] = suffix_cap(*c, 0, c->smax);
+        c->root_bound = va > 0 ? std::max(L_ / va + dp0, L_ / vb) : kInf;
+        return c;
+    }
+
+    static double lp_step(double v, double phi, double mu) {
+        const double x = 1.0 - v * phi;
+        return x > 0 ? v + x / mu : v;
+    }
+
+    const Rates& rates_of(const MbsCtx& c, const BlockSel& b) const {
+        const OptInfo& info = c.opts[b.g][b.opt];
+        return b.tpi >= 0 ? info.tps[b.tpi].r : info.best;
+    }
+
+    // Upper bound on the LP coverage rate v of a suffix made of at most `n` stages of the groups not
+    // in `used` (docs/search.md, "Bounds"): v <= sum of the per-stage rates, and since each LP step
+    // is v -> max(v, (1 - rho) v + 1/mu), v <= (1 - (1 - rho_min)^n) / (mu_min rho_min).
+    std::pair<double, double> suffix_cap(const MbsCtx& c, std::uint64_t used, int n) const {
+        if (n <= 0) return {0, 0};
+        double sa = 0, sb = 0, amin = kInf, mub_min = kInf, rho_min = kInf;
+        const double m = static_cast<double>(c.m);
+        for (int g = 0; g < G_; ++g) {
+            if ((used >> g) & 1) continue;
+            sa += c.rho_a[g];
+            sb += c.rho_b[g];
+            for (const auto& o : c.opts[g]) {
+                amin = std::min(amin, o.best.a);
+                mub_min = std::min(mub_min, o.best.mu_b);
+                for (const auto& t : o.tps) rho_min = std::min(rho_min, t.r.phi_f / t.r.mu_b);
+            }
+        }
+        if (sa == 0) return {0, 0};
+        const double ga = (1 - std::pow(1 - 1 / m, n)) / amin;
+        double gb = kInf;
+        if (rho_min > 0 && rho_min < 1) gb = (1 - std::pow(1 - rho_min, n)) / (mub_min * rho_min);
+        return {std::min(sa, ga), std::min(sb, gb)};
+    }
+
+    // Lower bound for every plan whose pipeline starts with blocks_ and continues with at most
+    // `open_stages` stages of the groups not in `used`; docs/search.md, "Bounds".
+    double layout_bound(const MbsCtx& c, std::uint64_t used, int open_stages) const {
+        auto [va, vb] = suffix_cap(c, used, open_stages);
+        const double m = static_cast<double>(c.m);
+        double opt_lb = 0;
+        for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
+            const Rates& r = rates_of(c, *it);
+            opt_lb = std::max(opt_lb, r.opt_min);
+            const int k = c.opts[it->g][it->opt].o.count;
+            for (int q = 0; q < k; ++q) {
+                va = lp_step(va, r.a, m * r.a);
+                vb = lp_step(vb, r.phi_f, r.mu_b);
+            }
+        }
+        const double dp0 = rates_of(c, blocks_.front()).dp_min;
+        return std::max(L_ / va + dp0 + opt_lb, L_ / vb + opt_lb);
+    }
+
+    // Children of a layout node, best bound first: extend with a block of an unused group, or
+    // stop here (opt = -1).
+    struct Child {
+        double bound;
+        int g, opt;
+    };
+
+    void layout_dfs(MbsCtx& c, int S, std::uint64_t used) {
+        if (stop_) return;
+        std::vector<Child> kids;
+        for (int g : c.group_order) {
+            if ((used >> g) & 1) continue;
+            for (int oi = 0; oi < static_cast<int>(c.opts[g].size()); ++oi) {
+                tick();
+                const OptInfo& info = c.opts[g][oi];
+                if (S + info.o.count > c.smax) {
+                    ++stats_.infeasible["stages over limit"];
+                    continue;
+                }
+                double b = 0;
+                if (!exhaustive_) {
+                    blocks_.push_back({g, oi, -1});
+                    b = layout_bound(c, used | (std::uint64_t{1} << g), c.smax - S - info.o.count);
+                    blocks_.pop_back();
+                    if (cut(b)) {
+                        ++stats_.pruned;
+                        continue;
+                    }
+                }
+                kids.push_back({b, g, oi});
+            }
+        }
+        if (!blocks_.empty()) kids.push_back({exhaustive_ ? 0.0 : layout_bound(c, used, 0), -1, -1});
+        if (!exhaustive_) std::stable_sort(kids.begin(), kids.end(), [](const Child& x, const Child& y) { return x.bound < y.bound; });
+        for (const Child& k : kids) {
+            if (stop_) return;
+            if (!exhaustive_ && cut(k.bound)) {
+                ++stats_.pruned;
+                continue;
+            }
+            if (k.g < 0) {
+                tp_dfs(c, 0, S, used);
+                continue;
+            }
+            blocks_.push_back({k.g, k.opt, -1});
+            layout_dfs(c, S + c.opts[k.g][k.opt].o.count, used | (std::uint64_t{1} << k.g));
+            blocks_.pop_back();
+        }
+    }
+
+    void tp_dfs(MbsCtx& c, std::size_t bi, int S, std::uint64_t used) {
+        if (stop_) return;
+        if (bi == blocks_.size()) {
+            build_config(c, S);
+            run_config(c);
+            return;
+        }
+        const OptInfo& info = c.opts[blocks_[bi].g][blocks_[bi].opt];
+        for (int ti = 0; ti < static_cast<int>(info.tps.size()); ++ti) {
+            tick();
+            blocks_[bi].tpi = ti;
+            if (!exhaustive_ && cut(layout_bound(c, used, 0)))
+                ++stats_.pruned;
+            else
+                tp_dfs(c, bi + 1, S, used);
+            if (stop_) break;
+        }
+        blocks_[bi].tpi = -1;
+    }
+
+    void build_config(const MbsCtx& c, int S) {
+        cfg_.resize(S);
+        int j = 0;
+        for (const auto& b : blocks_) {
+            const OptInfo& info = c.opts[b.g][b.opt];
+            for (int q = 0; q < info.o.count; ++q, ++j) {
+                CfgStage& cs = cfg_[j];
+                cs.g = b.g;
+                cs.size = info.o.size;
+                cs.tp = info.tps[b.tpi].tp;
+                cs.offset = q * info.o.size;
+            }
+        }
+    }
+
+    // ---- layer split of one configuration ----
+
+    void run_config(MbsCtx& c) {
+        ctx_ = &c;
+        Costs& costs = *c.costs;
+        const int S = static_cast<int>(cfg_.size());
+        const double m = static_cast<double>(c.m);
+        ++stats_.configurations;
+        for (int j = 0; j < S; ++j) {
+            CfgStage& cs = cfg_[j];
+            cs.pos = pos_of(j, S);
+            cs.inflight = static_cast<int>(std::min<std::int64_t>(S - j, c.m));
+            cs.r = costs.middle(cs.g, cs.size, cs.tp).rates;
+        }
+        sf_.assign(S + 1, 0);
+        sb_.assign(S + 1, 0);
+        for (int j = 0; j + 1 < S; ++j) {
+            const CfgStage& a = cfg_[j];
+            const CfgStage& b = cfg_[j + 1];
+            const int P = sc_.cluster.groups[a.g].gpus_per_node;
+            const bool same_node = a.g == b.g && a.offset / P == (a.offset + a.size - 1) / P && b.offset / P == (b.offset + b.size - 1) / P &&
+                                   a.offset / P == b.offset / P;
+            auto [f, bk] = costs.link({a.g, a.size, a.tp, 1, a.offset}, {b.g, b.size, b.tp, 1, b.offset}, same_node);
+            sf_[j] = f;
+            sb_[j + 1] = bk;
+        }
+        va_.assign(S + 1, 0);
+        vb_.assign(S + 1, 0);
+        suf_opt_.assign(S + 1, 0);
+        suf_w_.assign(S + 1, 0);
+        for (int j = S - 1; j >= 0; --j) {
+            const Rates& r = cfg_[j].r;
+            va_[j] = lp_step(va_[j + 1], r.a, m * r.a);
+            vb_[j] = lp_step(vb_[j + 1], r.phi_f, r.mu_b);
+            suf_opt_[j] = std::max(suf_opt_[j + 1], r.opt_min);
+            suf_w_[j] = suf_w_[j + 1] + 1.0 / r.a;
+        }
+        layers_.assign(S, 0);
+        times_.resize(S);
+        split_dfs(0, L_, 0, 0, 0, 0, 0, 0);
+    }
+
+    int cap_upper(int j) {
+        const CfgStage& s = cfg_[j];
+        return ctx_->costs->cap_upper(s.g, s.size, s.tp, s.pos, s.inflight);
+    }
+
+    void split_dfs(int k, int R, double PA, double MA, double PB, double MB, double dp0, double optmax) {
+        if (stop_) return;
+        tick();
+        const int S = static_cast<int>(cfg_.size());
+        if (k == S) {
+            leaf();
+            return;
+        }
+        long long suffix_cap = 0;
+        for (int j = k + 1; j < S; ++j) suffix_cap += cap_upper(j);
+        const int lo = static_cast<int>(std::max<long long>(1, R - suffix_cap));
+        const int hi = std::min(R - (S - k - 1), cap_upper(k));
+        if (lo > hi) {
+            ++stats_.infeasible["memory"];
+            return;
+        }
+        if (exhaustive_) {
+            for (int l = lo; l <= hi && !stop_; ++l) child(k, l, R, PA, MA, PB, MB, dp0, optmax);
+            return;
+        }
+        // The ridge walk: outward from the speed-proportional split, each direction stopped by
+        // a bound that is monotone in l (docs/search.md, "Ridge walk").
+        const CfgStage& s = cfg_[k];
+        const double m = static_cast<double>(ctx_->m);
+        const double share = (1.0 / s.r.a) / suf_w_[k];
+        int center = static_cast<int>(std::lround(R * share));
+        center = std::clamp(center, lo, hi);
+        const double dp0_lb = k == 0 ? s.r.dp_min : dp0;
+        const double opt_lb = std::max(optmax, suf_opt_[k]);
+        auto up_mono = [&](int l) { return std::max(PA + m * s.r.a * l + dp0_lb + opt_lb, PB + s.r.mu_b * l + opt_lb); };
+        auto down_mono = [&](int l) {
+            if (k + 1 >= S) return 0.0;
+            return std::max(PA + (R - l) / va_[k + 1] + dp0_lb + opt_lb, PB + (R - l) / vb_[k + 1] + opt_lb);
+        };
+        int up = center, down = center - 1;
+        bool go_up = true, go_down = down >= lo;
+        while ((go_up || go_down) && !stop_) {
+            if (go_up) {
+                if (up > hi || up > cap_upper(k)) {
+                    go_up = false;
+                } else if (cut(up_mono(up))) {
+                    ++stats_.pruned;
+                    go_up = false;
+                } else {
+                    child(k, up++, R, PA, MA, PB, MB, dp0, optmax);
+                }
+            }
+            if (go_down && !stop_) {
+                if (down < lo) {
+                    go_down = false;
+                } else if (cut(down_mono(down))) {
+                    ++stats_.pruned;
+                    go_down = false;
+                } else {
+                    child(k, down--, R, PA, MA, PB, MB, dp0, optmax);
+                }
+            }
+        }
+    }
+
+    void child(int k, int l, int R, double PA, double MA, double PB, double MB, double dp0, double optmax) {
+        const int S = static_cast<int>(cfg_.size());
+        const CfgStage& s = cfg_[k];
+        Costs& costs = *ctx_->costs;
+        if (costs.fits_known(s.g, s.size, s.tp, s.pos, s.inflight, l) == 0) {
+            ++stats_.infeasible["memory"];
+            return;
+        }
+        const StageTimes& t = costs.times(s.g, s.size, s.tp, s.pos, l);
+        const double m = static_cast<double>(ctx_->m);
+        const double c = t.forward_s + t.backward_s;
+        const double PA2 = PA + c + sf_[k] + sb_[k + 1];
+        const double MA2 = std::max(MA, PA + m * c);
+        const double PB2 = PB + t.forward_s + sf_[k];
+        const double MB2 = std::max(MB, PB + m * c + t.dp_sync_s);
+        const double dp02 = k == 0 ? t.dp_sync_s : dp0;
+        const double opt2 = std::max(optmax, t.optimizer_s);
+        if (!exhaustive_) {
+            const int R2 = R - l;
+            const bool last = k + 1 >= S;
+            const double opt_lb = std::max(opt2, last ? 0.0 : suf_opt_[k + 1]);
+            const double bA = last ? MA2 : std::max(MA2, PA2 + R2 / va_[k + 1]);
+            const double bB = last ? MB2 : std::max(MB2, PB2 + R2 / vb_[k + 1]);
+            if (cut(std::max(bA + dp02 + opt_lb, bB + opt_lb))) {
+                ++stats_.pruned;
+                return;
+            }
+        }
+        layers_[k] = l;
+        split_dfs(k + 1, R - l, PA2, MA2, PB2, MB2, dp02, opt2);
+    }
+
+    void leaf() {
+        const int S = static_cast<int>(cfg_.size());
+        Costs& costs = *ctx_->costs;
+        bool unknown = false;
+        for (int j = 0; j < S; ++j) {
+            const CfgStage& s = cfg_[j];
+            const int f = costs.fits_known(s.g, s.size, s.tp, s.pos, s.inflight, layers_[j]);
+            if (f == 0) {
+                ++stats_.infeasible["memory"];
+                return;
+            }
+            if (f < 0) unknown = true;
+        }
+        if (unknown) {
+            // One probe of the real configuration settles every stage's fit at once.
+            probe_stages_.resize(S);
+            for (int j = 0; j < S; ++j) probe_stages_[j] = {cfg_[j].g, cfg_[j].size, cfg_[j].tp, layers_[j], cfg_[j].offset};
+            const auto& ev = costs.probe(probe_stages_);
+            bool ok = true;
+            misfit_.assign(S, 0);
+            for (int j = 0; j < S; ++j) {
+                const CfgStage& s = cfg_[j];
+                costs.record_fit(s.g, s.size, s.tp, s.pos, s.inflight, layers_[j], ev[j].fits);
+                costs.store_times(s.g, s.size, s.tp, s.pos, layers_[j], ev[j].times);
+                ok = ok && ev[j].fits;
+                misfit_[j] = !ev[j].fits;
+            }
+            if (!ok) {
+                // (ev is overwritten by the probes below)
+                for (int j = 0; j < S; ++j)
+                    if (misfit_[j]) {
+                        const CfgStage& s = cfg_[j];
+                        costs.exact_cap(s.g, s.size, s.tp, s.pos, s.inflight);
+                    }
+                ++stats_.infeasible["memory"];
+                return;
+            }
+        }
+        for (int j = 0; j < S; ++j) {
+            const CfgStage& s = cfg_[j];
+            times_[j] = costs.times(s.g, s.size, s.tp, s.pos, layers_[j]);
+            times_[j].send_forward_s = sf_[j];
+            times_[j].send_backward_s = sb_[j];
+        }
+        const double T = dag_iteration_time(times_, ctx_->m, ws_);
+        ++stats_.evaluated;
+        if (visited_) visited_->push_back(layers_);
+        insert(T);
+        if (static_cast<std::int64_t>(S) * ctx_->m > 20000 || (stats_.evaluated & 15) == 0) check_clock();
+    }
+};
+
+}  // namespace
+
+SearchResult search(const Scenario& sc, const SearchOptions& options) {
+    const auto t0 = Clock::now();
+    SearchResult res;
+    Engine engine(sc, options);
+    engine.run();
+    res.stats = engine.stats();
+    for (const auto& f : engine.found()) {
+        res.plans.push_back(estimate(sc, f.plan, true));
+        res.scores.push_back(f.time);
+    }
+    if (options.baselines) {
+        const double left = std::max(0.5, options.time_limit_s - std::chrono::duration<double>(Clock::now() - t0).count());
+        res.baselines = compute_baselines(sc, std::min(left, 5.0));
+    }
+    res.stats.elapsed_s = std::chrono::duration<double>(Clock::now() - t0).count();
+    return res;
+}
+
+RidgeReport ridge_report(const Scenario& sc, const Plan& plan, int top_k, std::int64_t max_points) {
+    RidgeReport rep;
+    SearchOptions o;
+    o.top_k = top_k;
+    o.time_limit_s = 1e9;
+    std::vector<std::vector<int>> visited;
+    Engine ridge(sc, o);
+    ridge.run_single(plan, false, &visited);
+    rep.ridge_evaluations = ridge.stats().evaluated;
+    if (!ridge.found().empty()) {
+        rep.best_time_s = ridge.found().front().time;
+        for (const auto& st : ridge.found().front().plan.stages) rep.best_layers.push_back(st.num_layers);
+    }
+    // Every split, through the same machinery without bounds (top-K of everything).
+    const int S = static_cast<int>(plan.stages.size());
+    double count = 1;  // C(L-1, S-1)
+    for (int i = 1; i < S; ++i) count = count * (sc.model.num_layers - i) / i;
+    SearchOptions all = o;
+    all.top_k = 100;
+    std::vector<std::vector<int>> every;
+    Engine ex(sc, all);
+    ex.run_single(plan, true, count <= static_cast<double>(max_points) ? &every : nullptr);
+    rep.exhaustive_evaluations = ex.stats().evaluated;
+    if (!ex.found().empty()) rep.exhaustive_best_time_s = ex.found().front().time;
+    if (count <= static_cast<double>(max_points)) {
+        std::sort(visited.begin(), visited.end());
+        // Re-evaluate every composition (including the ones that do not fit) with estimate.
+        std::vector<int> l(S, 1);
+        std::function<void(int, int)> rec = [&](int k, int R) {
+            if (k == S - 1) {
+                l[k] = R;
+                Plan p = plan;
+                for (int j = 0; j < S; ++j) p.stages[j].num_layers = l[j];
+                SplitPoint pt;
+                pt.layers = l;
+                Estimate e = estimate(sc, p, false);
+                pt.iteration_time_s = e.memory_fits ? e.iteration_time_s : kInf;
+                pt.visited = std::binary_search(visited.begin(), visited.end(), l);
+                rep.points.push_back(std::move(pt));
+                return;
+            }
+            for (int x = 1; x <= R - (S - k - 1); ++x) {
+                l[k] = x;
+                rec(k + 1, R - x);
+            }
+        };
+        rec(0, sc.model.num_layers);
+    }
+    return rep;
+}
+
+SpaceSize search_space_size(const Scenario& sc) {
+    SpaceSize out;
+    const int L = sc.model.num_layers;
+    const int G = static_cast<int>(sc.cluster.groups.size());
+    if (G > 16) return out;
+    // log-free binomials as doubles
+    auto comp = [&](int S) {
+        double c = 1;
+        for (int i = 1; i < S; ++i) c = c * (L - i) / i;
+        return c;
+    };
+    std::vector<int> tps_ok;
+    for (std::int64_t mbs : divisors(sc.training.global_batch_size)) {
+        const std::int64_t m = sc.training.global_batch_size / mbs;
+        if (m > max_num_micro_batches) continue;
+        const int smax = static_cast<int>(std::min<std::int64_t>({L, max_stages, max_dag_cells / m}));
+        if (smax < 1) continue;
+        // options per group: (count, number of valid tps)
+        std::vector<std::vector<std::pair<int, int>>> opts(G);
+        bool any = false;
+        for (int g = 0; g < G; ++g) {
+            const Group& gr = sc.cluster.groups[g];
+            const int P = gr.gpus_per_node;
+            for (int n : node_choices(gr.nodes)) {
+                std::vector<int> sizes;
+                for (int d = 1; d < P; ++d)
+                    if (P % d == 0) sizes.push_back(d);
+                for (int cN = 1; cN <= n; ++cN)
+                    if (n % cN == 0) sizes.push_back(cN * P);
+                for (int s : sizes) {
+                    const long long count = static_cast<long long>(n) * P / s;
+                    if (count > smax) continue;
+                    int ntp = 0;
+                    for (int tp = 1; tp <= P; ++tp)
+                        if (P % tp == 0 && s % tp == 0 && tp_valid(sc, tp) && mbs % (s / tp) == 0) ++ntp;
+                    if (ntp) {
+                        opts[g].push_back({static_cast<int>(count), ntp});
+                        any = true;
+                    }
+                }
+            }
+        }
+        if (!any) continue;
+        out.micro_batch_sizes += 1;
+        // f[mask][S] = (layouts, configurations) over ordered sequences of the groups in mask.
+        const std::size_t masks = std::size_t{1} << G;
+        std::vector<std::vector<std::pair<double, double>>> f(masks, std::vector<std::pair<double, double>>(smax + 1, {0, 0}));
+        f[0][0] = {1, 1};
+        for (std::size_t mask = 0; mask < masks; ++mask)
+            for (int S = 0; S <= smax; ++S) {
+                auto [ly, cf] = f[mask][S];
+                if (ly == 0) continue;
+                for (int g = 0; g < G; ++g) {
+                    if (mask >> g & 1) continue;
+                    for (auto [cnt, ntp] : opts[g]) {
+                        if (S + cnt > smax) continue;
+                        auto& t = f[mask | (std::size_t{1} << g)][S + cnt];
+                        t.first += ly;
+                        t.second += cf * ntp;
+                    }
+                }
+            }
+        for (std::size_t mask = 1; mask < masks; ++mask)
+            for (int S = 1; S <= smax; ++S) {
+                out.stage_layouts += f[mask][S].first;
+                out.configurations += f[mask][S].second;
+                out.plans += f[mask][S].second * comp(S);
+            }
+    }
+    return out;
+}
+
+namespace {
+
+double r12(double x) {
+    if (x == 0 || !std::isfinite(x)) return x;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.12g", x);
+    return std::strtod(buf, nullptr);
+}
+
+}  // namespace
+
+Json to_json(const Scenario& sc, const SearchResult& r) {
+    Json plans = Json::array();
+    for (std::size_t k = 0; k < r.plans.size(); ++k) plans.push_back(to_json(sc, r.plans[k], k == 0));
+    Json baselines = Json::array();
+    const double best = r.plans.empty() ? 0.0 : r.plans.front().iteration_time_s;
+    for (const auto& b : r.baselines) {
+        Json j;
+        if (b.estimate) {
+            j = to_json(sc, *b.estimate, false);
+            j["speedup"] = best > 0 ? Json(r12(b.estimate->iteration_time_s / best)) : Json(nullptr);
+        } else {
+            j = Json::object();
+            j["iteration_time_s"] = nullptr;
+            j["tokens_per_s"] = nullptr;
+            j["speedup"] = nullptr;
+            j["plan"] = nullptr;
+            j["reason"] = b.reason;
+        }
+        j["name"] = b.name;
+        j["description"] = b.description;
+        baselines.push_back(std::move(j));
+    }
+    Json infeasible = Json::object();
+    for (const auto& [k, v] : r.stats.infeasible) infeasible[k] = v;
+    Json stats = {{"evaluated", r.stats.evaluated},
+                  {"pruned", r.stats.pruned},
+                  {"infeasible", infeasible},
+                  {"elapsed_s", r12(r.stats.elapsed_s)},
+                  {"complete", r.stats.complete},
+                  {"cancelled", r.stats.cancelled},
+                  {"configurations", r.stats.configurations},
+                  {"cost_probes", r.stats.cost_probes}};
+    return {{"plans", plans}, {"baselines", baselines}, {"stats", stats}};
+}
 
 }  // namespace poseidon

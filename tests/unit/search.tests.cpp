@@ -1,0 +1,259 @@
+// The plan search (docs/search.md): the pruned search against the exhaustive reference,
+// re-estimation, determinism, the time limit, cancellation, idle GPUs, the ridge walk and the
+// JSON output.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <set>
+
+#include "poseidon/scenario.hpp"
+#include "poseidon/search.hpp"
+
+using namespace poseidon;
+
+namespace {
+
+const char* const kDevices[] = {"a100-sxm4-80gb", "a100-sxm4-40gb", "v100-sxm2-16gb", "v100-sxm2-32gb", "t4-16gb", "rtx2080-8gb", "a10-24gb", "h100-sxm5-80gb"};
+
+// A small random scenario: 2-3 groups (presets or an inline device), at most 32 GPUs, at most 16
+// layers, a model small enough that some plans fit and big enough that some do not.
+Json random_scenario(std::mt19937_64& rng) {
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+    const int heads = std::array<int, 3>{4, 8, 12}[pick(0, 2)];
+    const int hidden = heads * std::array<int, 3>{64, 128, 256}[pick(0, 2)];
+    Json model = {{"name", "random"},
+                  {"num_layers", pick(2, 16)},
+                  {"hidden_size", hidden},
+                  {"num_attention_heads", heads},
+                  {"num_kv_heads", pick(0, 1) ? heads : heads / 4},
+                  {"vocab_size", pick(1000, 64000)},
+                  {"seq_length", std::array<int, 3>{256, 1024, 2048}[pick(0, 2)]}};
+    Json groups = Json::array();
+    const int ngroups = pick(2, 3);
+    int total = 0;
+    for (int g = 0; g < ngroups; ++g) {
+        const int gpn = std::array<int, 3>{1, 2, 4}[pick(0, 2)];
+        int nodes = pick(1, 2);
+        while (total + nodes * gpn > 32) --nodes;
+        if (nodes < 1) break;
+        total += nodes * gpn;
+        Json dev;
+        if (pick(0, 3) == 0)
+            dev = {{"name", "tiny-" + std::to_string(g)},
+                   {"peak_tflops", uni(10, 200)},
+                   {"memory_GiB", uni(3, 12)},
+                   {"memory_bw_GBps", uni(200, 2000)},
+                   {"intra_node_bw_GBps", uni(10, 300)}};
+        else
+            dev = kDevices[pick(0, 7)];
+        groups.push_back({{"device", dev}, {"nodes", nodes}, {"gpus_per_node", gpn}, {"inter_node_bw_GBps", uni(1, 50)}});
+    }
+    Json training = {{"global_batch_size", std::array<int, 5>{1, 2, 4, 8, 16}[pick(0, 4)]}};
+    if (pick(0, 3) == 0) training["recompute"] = "full";
+    if (pick(0, 3) == 0) training["distributed_optimizer"] = true;
+    return {{"model", model}, {"training", training}, {"cluster", {{"name", "random"}, {"groups", groups}}}};
+}
+
+SearchOptions quiet(int k = 3, bool exhaustive = false) {
+    SearchOptions o;
+    o.top_k = k;
+    o.exhaustive = exhaustive;
+    o.time_limit_s = 600;
+    o.baselines = false;
+    return o;
+}
+
+bool close(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }
+
+}  // namespace
+
+TEST_CASE("the pruned search returns the exhaustive optimum and top-K times on 200 random scenarios", "[search][differential]") {
+    int checked = 0, feasible = 0;
+    std::int64_t pruned_evals = 0, exhaustive_evals = 0;
+    for (std::uint64_t seed = 1; checked < 200; ++seed) {
+        std::mt19937_64 rng(seed);
+        Scenario sc = parse_scenario(random_scenario(rng));
+        // keep the exhaustive reference affordable
+        if (search_space_size(sc).plans > 20000) continue;
+        INFO("seed " << seed << ": " << to_json(sc).dump());
+        auto pr = search(sc, quiet(3));
+        auto ex = search(sc, quiet(3, true));
+        REQUIRE(pr.stats.complete);
+        REQUIRE(ex.stats.complete);
+        REQUIRE(pr.plans.size() == ex.plans.size());
+        for (std::size_t k = 0; k < pr.plans.size(); ++k) {
+            INFO("rank " << k << ": pruned " << pr.plans[k].iteration_time_s << " exhaustive " << ex.plans[k].iteration_time_s);
+            REQUIRE(close(pr.plans[k].iteration_time_s, ex.plans[k].iteration_time_s));
+            // the search's own score is the estimate, bit for bit
+            REQUIRE(pr.scores[k] == pr.plans[k].iteration_time_s);
+            REQUIRE(ex.scores[k] == ex.plans[k].iteration_time_s);
+            REQUIRE(pr.plans[k].memory_fits);
+        }
+        if (!pr.plans.empty()) ++feasible;
+        pruned_evals += pr.stats.evaluated;
+        exhaustive_evals += ex.stats.evaluated;
+        ++checked;
+    }
+    // most random scenarios have a feasible plan, and pruning does save work
+    CHECK(feasible >= 150);
+    CHECK(pruned_evals * 3 < exhaustive_evals);
+}
+
+TEST_CASE("returned plans re-estimate to the same time through their JSON", "[search]") {
+    Scenario sc = parse_scenario_text(R"({"model":"gpt3-1.7b","training":{"global_batch_size":64},"cluster":"demo-mixed-16"})");
+    auto r = search(sc, quiet(3));
+    REQUIRE(r.plans.size() == 3);
+    Json j = to_json(sc, r);
+    for (std::size_t k = 0; k < 3; ++k) {
+        Plan p = parse_plan(j["plans"][k]["plan"], sc);
+        Estimate e = estimate(sc, p, false);
+        CHECK(e.iteration_time_s == r.plans[k].iteration_time_s);
+        CHECK(e.iteration_time_s == r.scores[k]);
+    }
+    for (std::size_t k = 1; k < 3; ++k) CHECK(r.plans[k - 1].iteration_time_s <= r.plans[k].iteration_time_s);
+}
+
+TEST_CASE("the search is deterministic", "[search]") {
+    Scenario sc = parse_scenario_text(R"({"model":"gpt3-1.7b","training":{"global_batch_size":128},"cluster":"mixed-a100-a10-t4"})");
+    auto a = search(sc, quiet(5));
+    auto b = search(sc, quiet(5));
+    REQUIRE(a.plans.size() == b.plans.size());
+    for (std::size_t k = 0; k < a.plans.size(); ++k) CHECK(a.plans[k].plan == b.plans[k].plan);
+    CHECK(a.stats.evaluated == b.stats.evaluated);
+    CHECK(a.stats.pruned == b.stats.pruned);
+    CHECK(a.stats.infeasible == b.stats.infeasible);
+}
+
+TEST_CASE("the time limit is honoured and reported as incomplete", "[search][time]") {
+    Scenario sc = parse_scenario_text(R"({"model":"gpt3-1.7b","training":{"global_batch_size":64},"cluster":"demo-mixed-16"})");
+    SearchOptions o = quiet(3, true);  // the exhaustive search takes far longer than the limit
+    o.time_limit_s = 0.3;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = search(sc, o);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    CHECK(took < 0.3 + 0.25);
+    CHECK_FALSE(r.stats.complete);
+    CHECK_FALSE(r.stats.cancelled);
+    CHECK(!r.plans.empty());  // the best so far
+    CHECK(to_json(sc, r)["stats"]["complete"] == false);
+}
+
+TEST_CASE("on_progress reports and can cancel the search", "[search][time]") {
+    Scenario sc = parse_scenario_text(R"({"model":"gpt3-1.7b","training":{"global_batch_size":64},"cluster":"demo-mixed-16"})");
+    SearchOptions o = quiet(3, true);
+    int calls = 0;
+    bool saw_best = false;
+    o.on_progress = [&](const SearchProgress& p) {
+        ++calls;
+        saw_best = saw_best || p.best != nullptr;
+        return p.evaluated < 1000;
+    };
+    auto r = search(sc, o);
+    CHECK(calls > 0);
+    CHECK(saw_best);
+    CHECK(r.stats.cancelled);
+    CHECK_FALSE(r.stats.complete);
+    CHECK(r.stats.evaluated < 50000);
+}
+
+TEST_CASE("leaving a slow, badly connected group idle is found", "[search][idle]") {
+    // Two A100 nodes plus one node of a slow GPU behind a 0.05 GB/s link: using it only slows
+    // the pipeline down, so the best plan leaves it idle.
+    const char* text = R"({
+      "model": {"name": "m", "num_layers": 12, "hidden_size": 1024, "num_attention_heads": 8, "vocab_size": 32000, "seq_length": 1024},
+      "training": {"global_batch_size": 16},
+      "cluster": {"name": "c", "groups": [
+        {"device": "a100-sxm4-80gb", "nodes": 2, "gpus_per_node": 4, "inter_node_bw_GBps": 25},
+        {"device": {"name": "slow", "peak_tflops": 8, "memory_GiB": 8, "memory_bw_GBps": 300, "intra_node_bw_GBps": 8},
+         "nodes": 1, "gpus_per_node": 4, "inter_node_bw_GBps": 0.05}]}})";
+    Scenario sc = parse_scenario_text(text);
+    auto r = search(sc, quiet(1));
+    REQUIRE(r.plans.size() == 1);
+    CHECK(r.plans[0].num_gpus == 8);
+    for (const auto& st : r.plans[0].plan.stages) CHECK(st.replicas[0].group == 0);
+    auto ex = search(sc, quiet(1, true));
+    REQUIRE(ex.plans.size() == 1);
+    CHECK(close(ex.plans[0].iteration_time_s, r.plans[0].iteration_time_s));
+    // plans that do use the slow group exist and fit, and are slower
+    Plan with_slow = parse_plan(Json::parse(R"({"micro_batch_size": 4, "num_micro_batches": 4, "stages": [
+        {"group": 0, "num_layers": 10, "tp": 1, "dp": 4}, {"group": 0, "num_layers": 1, "tp": 1, "dp": 4},
+        {"group": 1, "num_layers": 1, "tp": 1, "dp": 4}]})"), sc);
+    Estimate e = estimate(sc, with_slow, false);
+    CHECK(e.memory_fits);
+    CHECK(e.iteration_time_s > r.plans[0].iteration_time_s);
+    // the same cluster with the slow group on a normal link and a normal GPU uses all 12 GPUs
+    Json fast = Json::parse(text);
+    fast["cluster"]["groups"][1]["inter_node_bw_GBps"] = 25;
+    fast["cluster"]["groups"][1]["device"] = "a100-sxm4-80gb";
+    auto rf = search(parse_scenario(fast), quiet(1));
+    REQUIRE(rf.plans.size() == 1);
+    CHECK(rf.plans[0].num_gpus == 12);
+}
+
+TEST_CASE("no feasible plan: empty result with reasons", "[search]") {
+    const char* text = R"({
+      "model": "gpt3-175b", "training": {"global_batch_size": 8},
+      "cluster": {"name": "c", "groups": [{"device": "t4-16gb", "nodes": 1, "gpus_per_node": 2, "inter_node_bw_GBps": 4}]}})";
+    Scenario sc = parse_scenario_text(text);
+    auto r = search(sc, quiet(3));
+    CHECK(r.plans.empty());
+    CHECK(r.stats.infeasible.count("memory"));
+    Json j = to_json(sc, r);
+    CHECK(j["plans"].empty());
+    CHECK(j["stats"]["infeasible"]["memory"].get<long long>() > 0);
+}
+
+TEST_CASE("the ridge walk finds the best split of a configuration with few evaluations", "[search][ridge]") {
+    Scenario sc = parse_scenario_text(R"({"model":"gpt3-1.7b","training":{"global_batch_size":64},"cluster":"mixed-a100-a10-t4"})");
+    // three stages: the A100 node, the A10 nodes, the T4 nodes
+    Plan p = parse_plan(Json::parse(R"({"micro_batch_size": 8, "num_micro_batches": 8, "stages": [
+        {"group": 0, "num_layers": 8, "tp": 1, "dp": 8}, {"group": 1, "num_layers": 8, "tp": 1, "dp": 8},
+        {"group": 2, "num_layers": 8, "tp": 1, "dp": 8}]})"), sc);
+    RidgeReport rep = ridge_report(sc, p, 1);
+    REQUIRE(rep.points.size() == 253);  // C(23, 2)
+    CHECK(close(rep.best_time_s, rep.exhaustive_best_time_s));
+    double best = INFINITY;
+    for (const auto& pt : rep.points) best = std::min(best, pt.iteration_time_s);
+    CHECK(close(best, rep.best_time_s));
+    CHECK(rep.ridge_evaluations * 10 < rep.exhaustive_evaluations);
+    // the walk evaluated a handful of splits, all of them feasible ones
+    int visited = 0;
+    for (const auto& pt : rep.points)
+        if (pt.visited) {
+            ++visited;
+            CHECK(std::isfinite(pt.iteration_time_s));
+        }
+    CHECK(visited == rep.ridge_evaluations);
+}
+
+TEST_CASE("plan --json carries plans, baselines and stats", "[search][json]") {
+    Scenario sc = parse_scenario_text(R"({"model":"gpt3-1.7b","training":{"global_batch_size":64},"cluster":"demo-mixed-16"})");
+    SearchOptions o;
+    o.top_k = 2;
+    auto r = search(sc, o);
+    Json j = to_json(sc, r);
+    REQUIRE(j["plans"].size() == 2);
+    CHECK(j["plans"][0].contains("timeline"));
+    CHECK_FALSE(j["plans"][1].contains("timeline"));
+    for (const char* key : {"iteration_time_s", "tokens_per_s", "mfu", "stages", "plan"}) CHECK(j["plans"][0].contains(key));
+    REQUIRE(j["baselines"].size() == 2);
+    CHECK(j["baselines"][0]["name"] == "megatron-uniform");
+    CHECK(j["baselines"][1]["name"] == "metis-heuristic");
+    for (const auto& b : j["baselines"]) {
+        CHECK(b.contains("description"));
+        if (b["plan"].is_null()) {
+            CHECK(b.contains("reason"));
+        } else {
+            // scored by the same model: never better than the search's best
+            CHECK(b["speedup"].get<double>() >= 1.0 - 1e-9);
+            Plan bp = parse_plan(b["plan"], sc);
+            CHECK(close(estimate(sc, bp, false).iteration_time_s, b["iteration_time_s"].get<double>()));
+        }
+    }
+    for (const char* key : {"evaluated", "pruned", "infeasible", "elapsed_s", "complete", "cancelled"}) CHECK(j["stats"].contains(key));
+    CHECK(parse_search_options(Json::parse(R"({"top": 4, "exhaustive": true, "time_limit_s": 2})")).top_k == 4);
+    CHECK_THROWS_AS(parse_search_options(Json::parse(R"({"topk": 4})")), InputError);
+}
