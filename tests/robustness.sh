@@ -1,0 +1,27 @@
+#!/bin/sh
+# Robustness checks (docs/robustness.md): the unit and CLI tests under AddressSanitizer and
+# UndefinedBehaviorSanitizer in build-asan, then the libFuzzer target for FUZZ_SECONDS.
+#   tests/robustness.sh                      # sanitizer build + ctest, 60 s of fuzzing
+#   FUZZ_SECONDS=0 tests/robustness.sh       # sanitizers only
+#   FUZZ_SECONDS=3600 tests/robustness.sh    # a longer fuzzing run
+# Environment: FUZZ_SECONDS (60), ASAN_BUILD (build-asan), CTEST_ARGS (extra ctest arguments, e.g.
+# "-LE slow" or "-E search" to skip tests too slow under the sanitizers), JOBS (parallel jobs).
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+fuzz_seconds=${FUZZ_SECONDS:-60}
+build=${ASAN_BUILD:-$root/build-asan}
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+echo "== sanitizers: Debug build with -DPOSEIDON_SANITIZE=ON in $build"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Debug -DPOSEIDON_SANITIZE=ON >/dev/null
+cmake --build "$build" -j "$jobs"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# shellcheck disable=SC2086
+(cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 900 ${CTEST_ARGS:-})
+
+if [ "$fuzz_seconds" -gt 0 ]; then
+  echo "== fuzzing for $fuzz_seconds s"
+  "$root/tests/fuzz/run_fuzz.sh" "$fuzz_seconds"
+fi
+echo "robustness: all clean"
