@@ -119,7 +119,7 @@ int cmd_presets(const std::vector<std::string>& args) {
     if (json) {
         poseidon::Json all = poseidon::presets_as_json(), out = poseidon::Json::object();
         for (const auto& k : kinds) out[k] = all[k];
-        std::cout << out.dump(2) << "\n";
+        std::cout << out.dump(2, ' ', false, poseidon::Json::error_handler_t::replace) << "\n";
         return 0;
     }
     for (const auto& k : kinds) {
@@ -160,7 +160,7 @@ int cmd_estimate(const std::vector<std::string>& args) {
     auto plan = poseidon::parse_plan_text(read_file(plan_path, "plan"), sc);
     auto e = poseidon::estimate(sc, plan, true);
     if (json)
-        std::cout << poseidon::to_json(sc, e).dump(2) << "\n";
+        std::cout << poseidon::to_json(sc, e).dump(2, ' ', false, poseidon::Json::error_handler_t::replace) << "\n";
     else
         std::cout << poseidon::to_text(sc, e);
     return 0;
@@ -192,7 +192,7 @@ int cmd_plan(const std::vector<std::string>& args) {
     auto opt = poseidon::parse_search_options(options);
     auto result = poseidon::search(sc, opt);
     if (json) {
-        std::cout << poseidon::to_json(sc, result).dump(2) << "\n";
+        std::cout << poseidon::to_json(sc, result).dump(2, ' ', false, poseidon::Json::error_handler_t::replace) << "\n";
     } else {
         if (!result.plans.empty()) {
             std::cout << "best plan\n" << poseidon::to_text(sc, result.plans.front()) << "\n";

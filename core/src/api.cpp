@@ -7,14 +7,19 @@
 
 namespace poseidon {
 
+namespace {
+// Names and notes come from user input; replacing invalid UTF-8 keeps dump() from throwing.
+std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
+}  // namespace
+
 std::string version() { return "0.1.0"; }
 
-std::string presets_json() { return presets_as_json().dump(); }
+std::string presets_json() { return dump(presets_as_json()); }
 
 std::string estimate_json(std::string_view scenario_json, std::string_view plan_json_text) {
     Scenario sc = parse_scenario_text(scenario_json);
     Plan plan = parse_plan_text(plan_json_text, sc);
-    return to_json(sc, estimate(sc, plan, true)).dump();
+    return dump(to_json(sc, estimate(sc, plan, true)));
 }
 
 std::string plan_json(std::string_view scenario_json, std::string_view options_json, const std::function<bool(std::string_view)>& on_progress) {
@@ -27,10 +32,10 @@ std::string plan_json(std::string_view scenario_json, std::string_view options_j
                 j["best_iteration_time_s"] = p.best->iteration_time_s;
                 j["best"] = to_json(sc, *p.best, false);
             }
-            return on_progress(j.dump());
+            return on_progress(dump(j));
         };
     }
-    return to_json(sc, search(sc, opt)).dump();
+    return dump(to_json(sc, search(sc, opt)));
 }
 
 std::string error_json(const std::exception_ptr& e) {
@@ -51,7 +56,7 @@ std::string error_json(const std::exception_ptr& e) {
     } catch (...) {
         message = "internal error";
     }
-    return Json{{"error", {{"path", path}, {"message", message}, {"problems", problems}}}}.dump();
+    return dump(Json{{"error", {{"path", path}, {"message", message}, {"problems", problems}}}});
 }
 
 }  // namespace poseidon
