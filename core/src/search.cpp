@@ -71,6 +71,7 @@ std::uint64_t stage_key(int g, int size, int tp, int pos, int inflight = 0) {
 struct Rates {
     double a = 0;       // min_l (forward + backward)(l) / l
     double phi_f = 0;   // min_l forward(l) / l
+    double phi_b = 0;   // min_l backward(l) / l
     double mu_b = 0;    // min_l (m (forward + backward)(l) + dp_sync(l)) / l
     double dp_min = 0;  // min_l dp_sync(l)
     double opt_min = 0; // min_l optimizer(l)
@@ -80,6 +81,8 @@ struct Table {
     std::vector<StageTimes> t;  // by layer count
     std::vector<std::uint8_t> have;
     Rates rates;
+    std::vector<double> c;      // forward + backward by layer count (middle tables)
+    bool monotone = false;      // c never decreases with the layer count
 };
 
 struct FitMemo {
@@ -142,14 +145,21 @@ public:
                 tb.t[l] = t;
             }
         }
+        tb.c.assign(L_ + 1, 0);
+        tb.monotone = true;
+        for (int l = 1; l <= L_; ++l) {
+            tb.c[l] = tb.t[l].forward_s + tb.t[l].backward_s;
+            if (l > 1 && tb.c[l] < tb.c[l - 1]) tb.monotone = false;
+        }
         Rates& r = tb.rates;
-        r.a = r.phi_f = r.mu_b = r.dp_min = r.opt_min = kInf;
+        r.a = r.phi_f = r.phi_b = r.mu_b = r.dp_min = r.opt_min = kInf;
         const double m = static_cast<double>(m_);
         for (int l = 1; l <= L_; ++l) {
             const StageTimes& t = tb.t[l];
             const double c = t.forward_s + t.backward_s;
             r.a = std::min(r.a, c / l);
             r.phi_f = std::min(r.phi_f, t.forward_s / l);
+            r.phi_b = std::min(r.phi_b, t.backward_s / l);
             r.mu_b = std::min(r.mu_b, (m * c + t.dp_sync_s) / l);
             r.dp_min = std::min(r.dp_min, t.dp_sync_s);
             r.opt_min = std::min(r.opt_min, t.optimizer_s);
@@ -247,6 +257,15 @@ public:
         }
     }
 
+    // An upper bound on the layers a stage of this kind can hold at any position of any pipeline:
+    // memory only grows with the in-flight micro-batches, which are at least min(2, m) for a
+    // first or middle stage and 1 for a last or only stage.
+    int cap_anywhere(int g, int size, int tp) {
+        const int two = static_cast<int>(std::min<std::int64_t>(2, m_));
+        return std::max({exact_cap(g, size, tp, kFirst, two), exact_cap(g, size, tp, kMiddle, 2), exact_cap(g, size, tp, kLast, 1),
+                         exact_cap(g, size, tp, kOnly, 1)});
+    }
+
     // (send_forward of a, send_backward of b) between two neighbouring stages.
     std::pair<double, double> link(const ProbeStage& a, const ProbeStage& b, bool same_node) {
         std::array<int, 7> key{a.g, a.size, a.tp, b.g, b.size, b.tp, same_node ? 1 : 0};
@@ -282,12 +301,22 @@ struct GroupOpt {
 struct TpChoice {
     int tp = 1;
     Rates r;
+    int cap = 0;  // most layers one stage of this kind can hold anywhere in a pipeline
+    double decay_a = 0, decay_b = 0;  // (1 - phi/mu)^count of the LP steps of a whole block
 };
 
 struct OptInfo {
     GroupOpt o;
     std::vector<TpChoice> tps;  // valid at this micro-batch size, by rate
     Rates best;                 // componentwise minimum over tps
+    int cap = 0;                // max over tps of TpChoice::cap
+    double decay_a = 0, decay_b = 0;
+};
+
+// Optimistic summary of the groups not in a mask (suffix_cap).
+struct SuffixInfo {
+    double sa = 0, sb = 0, amin = 0, mub_min = 0, log_keep_b = 0;
+    bool any = false;
 };
 
 struct MbsCtx {
@@ -296,8 +325,16 @@ struct MbsCtx {
     std::unique_ptr<Costs> costs;
     std::vector<std::vector<OptInfo>> opts;  // [group]
     std::vector<double> rho_a, rho_b;        // per group: the most LP rate its options offer
+    std::vector<long long> host;             // per group: the most layers its options can hold
     std::vector<int> group_order;
     double root_bound = 0;
+    std::vector<double> keep_a;  // (1 - 1/m)^n
+    std::unordered_map<std::uint64_t, SuffixInfo> suffix;
+};
+
+struct JcStage {
+    double a, e;
+    long long cap;
 };
 
 struct BlockSel {
@@ -441,9 +478,20 @@ private:
     std::int64_t best_estimate_seq_ = -1;
     std::vector<std::vector<int>> tp_ok_;
     std::vector<BlockSel> blocks_;
+    std::vector<const Table*> tabs_;
+    std::vector<int> caps_;
+    std::vector<int> cap_;
+    std::vector<long long> suf_cap_;
+    std::vector<double> fill_tab_;  // [k * (L + 1) + R]: cheapest sum a_j l_j over stages k.. holding R layers
+    std::vector<int> by_rate_;
+    bool caps_exact_ = false;
+    mutable std::vector<JcStage> jc_;
+    mutable std::vector<std::pair<double, int>> blk_;
     // configuration being split
     std::vector<CfgStage> cfg_;
-    std::vector<double> sf_, sb_, va_, vb_, suf_opt_, suf_w_;
+    std::vector<double> sf_, sb_, va_, vb_, suf_opt_, suf_w_, suf_amin_, suf_inv_e_;
+    std::vector<int> warm_;
+    double sends_ = 0;
     std::vector<int> layers_;
     std::vector<std::uint8_t> misfit_;
     std::vector<StageTimes> times_;
@@ -529,6 +577,7 @@ private:
         c->opts.assign(G_, {});
         c->rho_a.assign(G_, 0);
         c->rho_b.assign(G_, 0);
+        c->host.assign(G_, 0);
         bool any = false;
         const double m = static_cast<double>(c->m);
         for (int g = 0; g < G_; ++g) {
@@ -555,7 +604,13 @@ private:
                             ++stats_.infeasible["dp divisibility"];
                             continue;
                         }
-                        info.tps.push_back({tp, c->costs->middle(g, s, tp).rates});
+                        const int cap = c->costs->cap_anywhere(g, s, tp);
+                        if (cap == 0) {
+                            ++stats_.infeasible["memory"];
+                            continue;
+                        }
+                        info.tps.push_back({tp, c->costs->middle(g, s, tp).rates, cap});
+                        info.cap = std::max(info.cap, cap);
                     }
                     if (info.tps.empty()) continue;
                     std::stable_sort(info.tps.begin(), info.tps.end(), [](const TpChoice& x, const TpChoice& y) { return x.r.a < y.r.a; });
@@ -568,8 +623,15 @@ private:
                         b.dp_min = std::min(b.dp_min, t.r.dp_min);
                         b.opt_min = std::min(b.opt_min, t.r.opt_min);
                     }
+                    for (auto& t : info.tps) {
+                        t.decay_a = std::pow(1 - t.r.a / (m * t.r.a), info.o.count);
+                        t.decay_b = std::pow(1 - t.r.phi_f / t.r.mu_b, info.o.count);
+                    }
+                    info.decay_a = std::pow(1 - b.a / (m * b.a), info.o.count);
+                    info.decay_b = std::pow(1 - b.phi_f / b.mu_b, info.o.count);
                     c->rho_a[g] = std::max(c->rho_a[g], info.o.count / (m * b.a));
                     c->rho_b[g] = std::max(c->rho_b[g], info.o.count / b.mu_b);
+                    c->host[g] = std::max(c->host[g], static_cast<long long>(info.o.count) * info.cap);
                     c->opts[g].push_back(std::move(info));
                     any = true;
                 }
@@ -582,9 +644,15 @@ private:
             });
         }
         if (!any) return nullptr;
+        if (std::accumulate(c->host.begin(), c->host.end(), 0LL) < L_) {
+            ++stats_.infeasible["memory"];
+            return nullptr;
+        }
         c->group_order.resize(G_);
         std::iota(c->group_order.begin(), c->group_order.end(), 0);
         std::stable_sort(c->group_order.begin(), c->group_order.end(), [&](int x, int y) { return c->rho_a[x] > c->rho_a[y]; });
+        c->keep_a.resize(c->smax + 1);
+        for (int n = 0; n <= c->smax; ++n) c->keep_a[n] = std::pow(1 - 1 / m, n);
         // Root bound: every group optimistic, no stage fixed.
         double dp0 = kInf;
         for (int g = 0; g < G_; ++g)
@@ -598,6 +666,13 @@ private:
         const double x = 1.0 - v * phi;
         return x > 0 ? v + x / mu : v;
     }
+    // k steps of lp_step with the same stage: while v < 1/phi each step is the affine map
+    // v -> v* - (v* - v)(1 - phi/mu) with fixed point v* = 1/phi, which it never passes.
+    static double lp_steps(double v, double phi, double decay) {
+        if (v * phi >= 1) return v;
+        const double vs = 1 / phi;
+        return vs - (vs - v) * decay;
+    }
 
     const Rates& rates_of(const MbsCtx& c, const BlockSel& b) const {
         const OptInfo& info = c.opts[b.g][b.opt];
@@ -607,44 +682,93 @@ private:
     // Upper bound on the LP coverage rate v of a suffix made of at most `n` stages of the groups not
     // in `used` (docs/search.md, "Bounds"): v <= sum of the per-stage rates, and since each LP step
     // is v -> max(v, (1 - rho) v + 1/mu), v <= (1 - (1 - rho_min)^n) / (mu_min rho_min).
-    std::pair<double, double> suffix_cap(const MbsCtx& c, std::uint64_t used, int n) const {
+    std::pair<double, double> suffix_cap(MbsCtx& c, std::uint64_t used, int n) const {
         if (n <= 0) return {0, 0};
-        double sa = 0, sb = 0, amin = kInf, mub_min = kInf, rho_min = kInf;
-        const double m = static_cast<double>(c.m);
-        for (int g = 0; g < G_; ++g) {
-            if ((used >> g) & 1) continue;
-            sa += c.rho_a[g];
-            sb += c.rho_b[g];
-            for (const auto& o : c.opts[g]) {
-                amin = std::min(amin, o.best.a);
-                mub_min = std::min(mub_min, o.best.mu_b);
-                for (const auto& t : o.tps) rho_min = std::min(rho_min, t.r.phi_f / t.r.mu_b);
+        auto [it, fresh] = c.suffix.try_emplace(used);
+        SuffixInfo& si = it->second;
+        if (fresh) {
+            double rho_min = kInf;
+            si.amin = si.mub_min = kInf;
+            for (int g = 0; g < G_; ++g) {
+                if ((used >> g) & 1) continue;
+                si.sa += c.rho_a[g];
+                si.sb += c.rho_b[g];
+                for (const auto& o : c.opts[g]) {
+                    si.any = true;
+                    si.amin = std::min(si.amin, o.best.a);
+                    si.mub_min = std::min(si.mub_min, o.best.mu_b);
+                    for (const auto& t : o.tps) rho_min = std::min(rho_min, t.r.phi_f / t.r.mu_b);
+                }
             }
+            si.log_keep_b = rho_min > 0 && rho_min < 1 ? std::log1p(-rho_min) : 0;
+            if (si.any && rho_min > 0 && rho_min < 1) si.mub_min *= rho_min;  // mu_min rho_min
+            else si.mub_min = 0;
         }
-        if (sa == 0) return {0, 0};
-        const double ga = (1 - std::pow(1 - 1 / m, n)) / amin;
-        double gb = kInf;
-        if (rho_min > 0 && rho_min < 1) gb = (1 - std::pow(1 - rho_min, n)) / (mub_min * rho_min);
-        return {std::min(sa, ga), std::min(sb, gb)};
+        if (!si.any) return {0, 0};
+        const double ga = (1 - c.keep_a[std::min(n, c.smax)]) / si.amin;
+        const double gb = si.mub_min > 0 ? (1 - std::exp(n * si.log_keep_b)) / si.mub_min : kInf;
+        return {std::min(si.sa, ga), std::min(si.sb, gb)};
     }
 
     // Lower bound for every plan whose pipeline starts with blocks_ and continues with at most
     // `open_stages` stages of the groups not in `used`; docs/search.md, "Bounds".
-    double layout_bound(const MbsCtx& c, std::uint64_t used, int open_stages) const {
+    double layout_bound(MbsCtx& c, std::uint64_t used, int open_stages) const {
         auto [va, vb] = suffix_cap(c, used, open_stages);
         const double m = static_cast<double>(c.m);
         double opt_lb = 0;
         for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
             const Rates& r = rates_of(c, *it);
             opt_lb = std::max(opt_lb, r.opt_min);
-            const int k = c.opts[it->g][it->opt].o.count;
-            for (int q = 0; q < k; ++q) {
-                va = lp_step(va, r.a, m * r.a);
-                vb = lp_step(vb, r.phi_f, r.mu_b);
-            }
+            const OptInfo& info = c.opts[it->g][it->opt];
+            va = lp_steps(va, r.a, it->tpi >= 0 ? info.tps[it->tpi].decay_a : info.decay_a);
+            vb = lp_steps(vb, r.phi_f, it->tpi >= 0 ? info.tps[it->tpi].decay_b : info.decay_b);
         }
         const double dp0 = rates_of(c, blocks_.front()).dp_min;
         return std::max(L_ / va + dp0 + opt_lb, L_ / vb + opt_lb);
+    }
+
+    // Family-C bound of a complete layout (TP as chosen, else the best rates; caps valid anywhere).
+    double family_c_bound(const MbsCtx& c, int S) const {
+        const double m = static_cast<double>(c.m);
+        jc_.clear();
+        blk_.clear();
+        double opt_lb = 0;
+        int j = 0;
+        for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
+            blk_.push_back({rates_of(c, blocks_[bi]).a, j});
+            j += c.opts[blocks_[bi].g][blocks_[bi].opt].o.count;
+        }
+        // blocks in rate order; each block's stages keep their pipeline positions for e
+        std::vector<std::size_t> idx(blocks_.size());
+        std::iota(idx.begin(), idx.end(), 0);
+        std::stable_sort(idx.begin(), idx.end(), [&](std::size_t x, std::size_t y) { return blk_[x].first < blk_[y].first; });
+        for (std::size_t bi : idx) {
+            const BlockSel& b = blocks_[bi];
+            const OptInfo& info = c.opts[b.g][b.opt];
+            const Rates& r = rates_of(c, b);
+            const int cap = b.tpi >= 0 ? info.tps[b.tpi].cap : info.cap;
+            opt_lb = std::max(opt_lb, r.opt_min);
+            for (int q = 0; q < info.o.count; ++q) {
+                const int jj = blk_[bi].second + q;
+                const double w = static_cast<double>(std::min<std::int64_t>(S - 1 - jj, c.m));
+                jc_.push_back({r.a, std::max(0.0, m - w - 1) * r.phi_f + (m - 1) * r.phi_b, cap});
+            }
+        }
+        return joint_family_c() + rates_of(c, blocks_.front()).dp_min + opt_lb;
+    }
+
+    // Most layers the pipeline blocks_ (TP as chosen, else the best) plus, when `open`, every
+    // group not in `used` could hold: fewer than the model has means no plan fits in memory.
+    long long hostable(const MbsCtx& c, std::uint64_t used, bool open) const {
+        long long n = 0;
+        for (const auto& b : blocks_) {
+            const OptInfo& info = c.opts[b.g][b.opt];
+            n += static_cast<long long>(info.o.count) * (b.tpi >= 0 ? info.tps[b.tpi].cap : info.cap);
+        }
+        if (open)
+            for (int g = 0; g < G_; ++g)
+                if (!((used >> g) & 1)) n += c.host[g];
+        return n;
     }
 
     // Children of a layout node, best bound first: extend with a block of an unused group, or
@@ -666,6 +790,10 @@ private:
                     ++stats_.infeasible["stages over limit"];
                     continue;
                 }
+                if (hostable(c, used | (std::uint64_t{1} << g), true) + static_cast<long long>(info.o.count) * info.cap < L_) {
+                    ++stats_.infeasible["memory"];
+                    continue;
+                }
                 double b = 0;
                 if (!exhaustive_) {
                     blocks_.push_back({g, oi, -1});
@@ -679,7 +807,19 @@ private:
                 kids.push_back({b, g, oi});
             }
         }
-        if (!blocks_.empty()) kids.push_back({exhaustive_ ? 0.0 : layout_bound(c, used, 0), -1, -1});
+        if (!blocks_.empty()) {
+            if (hostable(c, used, false) < L_)
+                ++stats_.infeasible["memory"];
+            else
+            {
+                double b = 0;
+                if (!exhaustive_) {
+                    b = layout_bound(c, used, 0);
+                    if (!cut(b)) b = std::max(b, family_c_bound(c, S));
+                }
+                kids.push_back({b, -1, -1});
+            }
+        }
         if (!exhaustive_) std::stable_sort(kids.begin(), kids.end(), [](const Child& x, const Child& y) { return x.bound < y.bound; });
         for (const Child& k : kids) {
             if (stop_) return;
@@ -708,7 +848,9 @@ private:
         for (int ti = 0; ti < static_cast<int>(info.tps.size()); ++ti) {
             tick();
             blocks_[bi].tpi = ti;
-            if (!exhaustive_ && cut(layout_bound(c, used, 0)))
+            if (hostable(c, used, false) < L_)
+                ++stats_.infeasible["memory"];
+            else if (!exhaustive_ && (cut(layout_bound(c, used, 0)) || cut(family_c_bound(c, S))))
                 ++stats_.pruned;
             else
                 tp_dfs(c, bi + 1, S, used);
@@ -762,7 +904,18 @@ private:
         vb_.assign(S + 1, 0);
         suf_opt_.assign(S + 1, 0);
         suf_w_.assign(S + 1, 0);
+        suf_amin_.assign(S + 1, kInf);
+        suf_inv_e_.assign(S + 1, 0);
+        warm_.assign(S, 0);
+        sends_ = 0;
+        for (int j = 0; j < S; ++j) {
+            warm_[j] = static_cast<int>(std::min<std::int64_t>(S - 1 - j, c.m));
+            sends_ += sf_[j] + sb_[j];
+        }
         for (int j = S - 1; j >= 0; --j) {
+            suf_amin_[j] = std::min(suf_amin_[j + 1], cfg_[j].r.a);
+            const double e = std::max(0.0, m - warm_[j] - 1) * cfg_[j].r.phi_f + (m - 1) * cfg_[j].r.phi_b;
+            suf_inv_e_[j] = e > 0 && suf_inv_e_[j + 1] < kInf ? suf_inv_e_[j + 1] + 1 / e : kInf;
             const Rates& r = cfg_[j].r;
             va_[j] = lp_step(va_[j + 1], r.a, m * r.a);
             vb_[j] = lp_step(vb_[j + 1], r.phi_f, r.mu_b);
@@ -771,15 +924,213 @@ private:
         }
         layers_.assign(S, 0);
         times_.resize(S);
-        split_dfs(0, L_, 0, 0, 0, 0, 0, 0);
+        caps_exact_ = false;
+        if (!config_caps()) {
+            ++stats_.infeasible["memory"];
+            return;
+        }
+        if (!exhaustive_) {
+            double opt_lb = 0, dp_lb = kInf;
+            for (const auto& cs : cfg_) {
+                opt_lb = std::max(opt_lb, cs.r.opt_min);
+                dp_lb = std::min(dp_lb, cs.r.dp_min);
+            }
+            if (cut(config_family_c()) || cut(m * integer_bottleneck() + dp_lb + opt_lb)) {
+                ++stats_.pruned;
+                return;
+            }
+        }
+        split_dfs(0, L_, SplitState{});
+    }
+
+    // Exact layer caps of every stage of cfg_ (a simultaneous binary search, one probe of the real
+    // configuration per round); false when the stages cannot hold the model.
+    bool config_caps() {
+        const int S = static_cast<int>(cfg_.size());
+        Costs& costs = *ctx_->costs;
+        for (;;) {
+            bool open = false;
+            probe_stages_.resize(S);
+            misfit_.assign(S, 0);
+            for (int j = 0; j < S; ++j) {
+                const CfgStage& s = cfg_[j];
+                const FitMemo& f = costs.memo(s.g, s.size, s.tp, s.pos, s.inflight);
+                int l = 1;
+                if (f.nofit_min > f.fit_max + 1) {
+                    open = true;
+                    misfit_[j] = 1;
+                    l = f.fit_max + (f.nofit_min - f.fit_max) / 2;
+                }
+                probe_stages_[j] = {s.g, s.size, s.tp, l, s.offset};
+            }
+            if (!open) break;
+            const auto& ev = costs.probe(probe_stages_);
+            for (int j = 0; j < S; ++j)
+                if (misfit_[j]) {
+                    const CfgStage& s = cfg_[j];
+                    costs.record_fit(s.g, s.size, s.tp, s.pos, s.inflight, probe_stages_[j].layers, ev[j].fits);
+                    costs.store_times(s.g, s.size, s.tp, s.pos, probe_stages_[j].layers, ev[j].times);
+                }
+        }
+        cap_.resize(S);
+        suf_cap_.assign(S + 1, 0);
+        for (int j = 0; j < S; ++j) cap_[j] = cap_upper(j);
+        for (int j = S - 1; j >= 0; --j) {
+            if (cap_[j] < 1) return false;
+            suf_cap_[j] = suf_cap_[j + 1] + cap_[j];
+        }
+        caps_exact_ = true;
+        if (suf_cap_[0] < L_) return false;
+        // fill tables for the split search's family-C bound
+        const int W = L_ + 1;
+        fill_tab_.assign(static_cast<std::size_t>(S + 1) * W, kInf);
+        fill_tab_[static_cast<std::size_t>(S) * W + 0] = 0;
+        by_rate_.clear();
+        for (int k = S - 1; k >= 0; --k) {
+            auto pos = std::upper_bound(by_rate_.begin(), by_rate_.end(), k, [&](int x, int y) { return cfg_[x].r.a < cfg_[y].r.a; });
+            by_rate_.insert(pos, k);
+            double* row = &fill_tab_[static_cast<std::size_t>(k) * W];
+            double base = 0;
+            for (int j : by_rate_) base += cfg_[j].r.a;
+            int R = S - k;
+            if (R <= L_) row[R] = base;
+            for (int j : by_rate_)
+                for (int x = 1; x < cap_[j] && R < L_; ++x) {
+                    base += cfg_[j].r.a;
+                    row[++R] = base;
+                }
+        }
+        return true;
+    }
+
+    // Prefix summaries of the split search (docs/search.md, "Bounds"): for the stages fixed so far,
+    // pa/pb = path lengths into the next stage (families A and B), ma/mb = the best complete
+    // family-A/B paths through a fixed stage, csum = sum of their F+B, q = the most a fixed stage adds
+    // to family C beyond its own F+B.
+    struct SplitState {
+        double pa = 0, ma = 0, pb = 0, mb = 0, csum = 0, q = -kInf, dp0 = 0, optmax = 0;
+    };
+
+    // Smallest bottleneck F+B any split of cfg_ within the memory caps can have (a lower bound
+    // found by bisection): stage j holds at most max{l <= cap_j : c_j(l) <= t} layers below t.
+    // Middle-position costs bound the first and last stages from below (docs/search.md).
+    double integer_bottleneck() {
+        const int S = static_cast<int>(cfg_.size());
+        Costs& costs = *ctx_->costs;
+        tabs_.resize(S);
+        caps_.resize(S);
+        double lo = 0, hi = 0;
+        for (int j = 0; j < S; ++j) {
+            const Table& tb = costs.middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp);
+            if (!tb.monotone) return 0;
+            tabs_[j] = &tb;
+            caps_[j] = std::min(cap_upper(j), L_);
+            lo = std::max(lo, tb.c[1]);
+            hi = std::max(hi, tb.c[caps_[j]]);
+        }
+        auto hostable_below = [&](double t) {
+            long long n = 0;
+            for (int j = 0; j < S; ++j) {
+                const auto& c = tabs_[j]->c;
+                n += std::upper_bound(c.begin() + 1, c.begin() + caps_[j] + 1, t) - (c.begin() + 1);
+            }
+            return n;
+        };
+        // every stage needs one layer: t >= lo is necessary; invariant: below lo infeasible
+        lo = std::nextafter(lo, 0.0);
+        if (hostable_below(hi) < L_) return kInf;
+        for (int it = 0; it < 48 && hi - lo > 1e-12 * hi; ++it) {
+            const double mid = 0.5 * (lo + hi);
+            if (hostable_below(mid) >= L_)
+                hi = mid;
+            else
+                lo = mid;
+        }
+        return lo;
+    }
+
+    // Family C over a whole configuration (docs/search.md, "Bounds"): for every split,
+    // T >= sum_j a_j l_j + max_i e_i l_i + sends + tails. With t = max_i e_i l_i the split is feasible
+    // for l_i <= u_i(t) = min(cap_i, t / e_i), so T >= min_t [t + fill(t)] where fill(t) is the
+    // cheapest sum_j a_j l_j with 1 <= l_j <= u_j(t), sum l_j = L (convex in t). The minimum is
+    // bracketed by ternary search and lowered by the bracket width times the slope bound.
+    // jc_ holds (a, e, cap) per stage; returns the bound without sends and tails.
+    double joint_family_c() const {
+        const std::vector<JcStage>& st = jc_;  // sorted by a
+        const int S = static_cast<int>(st.size());
+        double t_lo = 0, t_hi = 0, slope = 1;
+        for (const auto& x : st) {
+            t_lo = std::max(t_lo, x.e);
+            t_hi = std::max(t_hi, x.e * static_cast<double>(x.cap));
+            if (x.e > 0) slope = std::max(slope, 1 + x.a / x.e);
+        }
+        auto fill = [&](double t) {
+            double f = 0, left = static_cast<double>(L_ - S);
+            for (const auto& x : st) {
+                double u = static_cast<double>(x.cap);
+                if (x.e > 0) u = std::min(u, t / x.e);
+                if (u < 1) return kInf;
+                const double take = std::min(left, u - 1);
+                f += x.a * (1 + take);
+                left -= take;
+            }
+            return left > 1e-9 ? kInf : f;
+        };
+        if (!std::isfinite(fill(t_hi))) return kInf;
+        double lo = t_lo, hi = t_hi;
+        if (!std::isfinite(fill(lo))) {
+            for (int it = 0; it < 40 && hi - lo > 1e-6 * hi; ++it) {
+                const double mid = 0.5 * (lo + hi);
+                (std::isfinite(fill(mid)) ? hi : lo) = mid;
+            }
+            lo = hi;
+        }
+        // golden-section search of the convex t + fill(t) on [lo, t_hi]
+        constexpr double r = 0.6180339887498949;
+        double a = lo, b = t_hi;
+        double x1 = b - r * (b - a), x2 = a + r * (b - a);
+        double f1 = x1 + fill(x1), f2 = x2 + fill(x2);
+        for (int it = 0; it < 60; ++it) {
+            if ((b - a) * slope <= 1e-6 * std::min(f1, f2)) break;
+            if (f1 <= f2) {
+                b = x2;
+                x2 = x1;
+                f2 = f1;
+                x1 = b - r * (b - a);
+                f1 = x1 + fill(x1);
+            } else {
+                a = x1;
+                x1 = x2;
+                f1 = f2;
+                x2 = a + r * (b - a);
+                f2 = x2 + fill(x2);
+            }
+        }
+        return std::min({a + fill(a), b + fill(b), f1, f2}) - (b - a) * slope;
+    }
+
+    double config_family_c() {
+        const int S = static_cast<int>(cfg_.size());
+        const double m = static_cast<double>(ctx_->m);
+        jc_.resize(S);
+        double opt_lb = 0;
+        for (int j = 0; j < S; ++j) {
+            const Rates& r = cfg_[j].r;
+            jc_[j] = {r.a, std::max(0.0, m - warm_[j] - 1) * r.phi_f + (m - 1) * r.phi_b, cap_upper(j)};
+            opt_lb = std::max(opt_lb, r.opt_min);
+        }
+        std::stable_sort(jc_.begin(), jc_.end(), [](const JcStage& x, const JcStage& y) { return x.a < y.a; });
+        return joint_family_c() + sends_ + cfg_[0].r.dp_min + opt_lb;
     }
 
     int cap_upper(int j) {
+        if (caps_exact_) return cap_[j];
         const CfgStage& s = cfg_[j];
         return ctx_->costs->cap_upper(s.g, s.size, s.tp, s.pos, s.inflight);
     }
 
-    void split_dfs(int k, int R, double PA, double MA, double PB, double MB, double dp0, double optmax) {
+    void split_dfs(int k, int R, const SplitState& st) {
+        const double PA = st.pa, PB = st.pb, dp0 = st.dp0, optmax = st.optmax;
         if (stop_) return;
         tick();
         const int S = static_cast<int>(cfg_.size());
@@ -787,8 +1138,7 @@ private:
             leaf();
             return;
         }
-        long long suffix_cap = 0;
-        for (int j = k + 1; j < S; ++j) suffix_cap += cap_upper(j);
+        const long long suffix_cap = suf_cap_[k + 1];
         const int lo = static_cast<int>(std::max<long long>(1, R - suffix_cap));
         const int hi = std::min(R - (S - k - 1), cap_upper(k));
         if (lo > hi) {
@@ -796,7 +1146,7 @@ private:
             return;
         }
         if (exhaustive_) {
-            for (int l = lo; l <= hi && !stop_; ++l) child(k, l, R, PA, MA, PB, MB, dp0, optmax);
+            for (int l = lo; l <= hi && !stop_; ++l) child(k, l, R, st);
             return;
         }
         // The ridge walk: outward from the speed-proportional split, each direction stopped by
@@ -808,10 +1158,19 @@ private:
         center = std::clamp(center, lo, hi);
         const double dp0_lb = k == 0 ? s.r.dp_min : dp0;
         const double opt_lb = std::max(optmax, suf_opt_[k]);
-        auto up_mono = [&](int l) { return std::max(PA + m * s.r.a * l + dp0_lb + opt_lb, PB + s.r.mu_b * l + opt_lb); };
+        // Family C with stage k or an earlier one as the bottleneck, without the suffix's share.
+        const double c_base = st.csum + sends_ + dp0_lb + opt_lb;
+        auto up_mono = [&](int l) {
+            double b = std::max(PA + m * s.r.a * l + dp0_lb + opt_lb, PB + s.r.mu_b * l + opt_lb);
+            b = std::max(b, c_base + l * ((m - warm_[k]) * s.r.phi_f + m * s.r.phi_b));
+            if (st.q > -kInf) b = std::max(b, c_base + st.q + l * s.r.a);
+            return b;
+        };
         auto down_mono = [&](int l) {
             if (k + 1 >= S) return 0.0;
-            return std::max(PA + (R - l) / va_[k + 1] + dp0_lb + opt_lb, PB + (R - l) / vb_[k + 1] + opt_lb);
+            double b = std::max(PA + (R - l) / va_[k + 1] + dp0_lb + opt_lb, PB + (R - l) / vb_[k + 1] + opt_lb);
+            b = std::max(b, c_base + std::max(st.q, (R - l) / suf_inv_e_[k + 1]) + fill_tab_[(k + 1) * (L_ + 1) + (R - l)]);
+            return b;
         };
         int up = center, down = center - 1;
         bool go_up = true, go_down = down >= lo;
@@ -823,7 +1182,7 @@ private:
                     ++stats_.pruned;
                     go_up = false;
                 } else {
-                    child(k, up++, R, PA, MA, PB, MB, dp0, optmax);
+                    child(k, up++, R, st);
                 }
             }
             if (go_down && !stop_) {
@@ -833,13 +1192,13 @@ private:
                     ++stats_.pruned;
                     go_down = false;
                 } else {
-                    child(k, down--, R, PA, MA, PB, MB, dp0, optmax);
+                    child(k, down--, R, st);
                 }
             }
         }
     }
 
-    void child(int k, int l, int R, double PA, double MA, double PB, double MB, double dp0, double optmax) {
+    void child(int k, int l, int R, const SplitState& st) {
         const int S = static_cast<int>(cfg_.size());
         const CfgStage& s = cfg_[k];
         Costs& costs = *ctx_->costs;
@@ -850,25 +1209,29 @@ private:
         const StageTimes& t = costs.times(s.g, s.size, s.tp, s.pos, l);
         const double m = static_cast<double>(ctx_->m);
         const double c = t.forward_s + t.backward_s;
-        const double PA2 = PA + c + sf_[k] + sb_[k + 1];
-        const double MA2 = std::max(MA, PA + m * c);
-        const double PB2 = PB + t.forward_s + sf_[k];
-        const double MB2 = std::max(MB, PB + m * c + t.dp_sync_s);
-        const double dp02 = k == 0 ? t.dp_sync_s : dp0;
-        const double opt2 = std::max(optmax, t.optimizer_s);
+        SplitState n;
+        n.pa = st.pa + c + sf_[k] + sb_[k + 1];
+        n.ma = std::max(st.ma, st.pa + m * c);
+        n.pb = st.pb + t.forward_s + sf_[k];
+        n.mb = std::max(st.mb, st.pb + m * c + t.dp_sync_s);
+        n.csum = st.csum + c;
+        n.q = std::max(st.q, std::max(0.0, m - warm_[k] - 1) * t.forward_s + (m - 1) * t.backward_s);
+        n.dp0 = k == 0 ? t.dp_sync_s : st.dp0;
+        n.optmax = std::max(st.optmax, t.optimizer_s);
         if (!exhaustive_) {
             const int R2 = R - l;
             const bool last = k + 1 >= S;
-            const double opt_lb = std::max(opt2, last ? 0.0 : suf_opt_[k + 1]);
-            const double bA = last ? MA2 : std::max(MA2, PA2 + R2 / va_[k + 1]);
-            const double bB = last ? MB2 : std::max(MB2, PB2 + R2 / vb_[k + 1]);
-            if (cut(std::max(bA + dp02 + opt_lb, bB + opt_lb))) {
+            const double opt_lb = std::max(n.optmax, last ? 0.0 : suf_opt_[k + 1]);
+            const double bA = last ? n.ma : std::max(n.ma, n.pa + R2 / va_[k + 1]);
+            const double bB = last ? n.mb : std::max(n.mb, n.pb + R2 / vb_[k + 1]);
+            const double bC = n.csum + std::max(n.q, last ? 0.0 : R2 / suf_inv_e_[k + 1]) + (last ? 0.0 : fill_tab_[(k + 1) * (L_ + 1) + R2]) + sends_;
+            if (cut(std::max({bA + n.dp0 + opt_lb, bB + opt_lb, bC + n.dp0 + opt_lb}))) {
                 ++stats_.pruned;
                 return;
             }
         }
         layers_[k] = l;
-        split_dfs(k + 1, R - l, PA2, MA2, PB2, MB2, dp02, opt2);
+        split_dfs(k + 1, R - l, n);
     }
 
     void leaf() {
