@@ -491,6 +491,7 @@ private:
     std::vector<CfgStage> cfg_;
     std::vector<double> sf_, sb_, va_, vb_, suf_opt_, suf_w_, suf_amin_, suf_inv_e_;
     std::vector<int> warm_;
+    std::vector<double> sends_from_;  // sum over links j >= i of sf_j + sb_{j+1}
     double sends_ = 0;
     std::vector<int> layers_;
     std::vector<std::uint8_t> misfit_;
@@ -504,6 +505,8 @@ private:
 
     double threshold() const { return static_cast<int>(top_.size()) < K_ ? kInf : top_.back().time; }
     bool cut(double bound) const { return bound * (1 - kBoundSlack) >= threshold(); }
+    // The smallest bound that cut() accepts (infinite while the top-K list is not full).
+    double cut_target() const { return threshold() / (1 - kBoundSlack); }
 
     void tick() {
         if ((++ticks_ & 255) == 0) check_clock();
@@ -714,7 +717,6 @@ private:
     // `open_stages` stages of the groups not in `used`; docs/search.md, "Bounds".
     double layout_bound(MbsCtx& c, std::uint64_t used, int open_stages) const {
         auto [va, vb] = suffix_cap(c, used, open_stages);
-        const double m = static_cast<double>(c.m);
         double opt_lb = 0;
         for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
             const Rates& r = rates_of(c, *it);
@@ -754,7 +756,8 @@ private:
                 jc_.push_back({r.a, std::max(0.0, m - w - 1) * r.phi_f + (m - 1) * r.phi_b, cap});
             }
         }
-        return joint_family_c() + rates_of(c, blocks_.front()).dp_min + opt_lb;
+        const double add = rates_of(c, blocks_.front()).dp_min + opt_lb;
+        return joint_family_c(cut_target() - add) + add;
     }
 
     // Most layers the pipeline blocks_ (TP as chosen, else the best) plus, when `open`, every
@@ -908,10 +911,12 @@ private:
         suf_inv_e_.assign(S + 1, 0);
         warm_.assign(S, 0);
         sends_ = 0;
+        sends_from_.assign(S + 1, 0);
         for (int j = 0; j < S; ++j) {
             warm_[j] = static_cast<int>(std::min<std::int64_t>(S - 1 - j, c.m));
             sends_ += sf_[j] + sb_[j];
         }
+        for (int j = S - 1; j >= 0; --j) sends_from_[j] = sends_from_[j + 1] + sf_[j] + sb_[j + 1];
         for (int j = S - 1; j >= 0; --j) {
             suf_amin_[j] = std::min(suf_amin_[j + 1], cfg_[j].r.a);
             const double e = std::max(0.0, m - warm_[j] - 1) * cfg_[j].r.phi_f + (m - 1) * cfg_[j].r.phi_b;
@@ -1008,7 +1013,7 @@ private:
     // family-A/B paths through a fixed stage, csum = sum of their F+B, q = the most a fixed stage adds
     // to family C beyond its own F+B.
     struct SplitState {
-        double pa = 0, ma = 0, pb = 0, mb = 0, csum = 0, q = -kInf, dp0 = 0, optmax = 0;
+        double pa = 0, ma = 0, pb = 0, mb = 0, csum = 0, q = -kInf, qe = -kInf, dp0 = 0, optmax = 0;
     };
 
     // Smallest bottleneck F+B any split of cfg_ within the memory caps can have (a lower bound
@@ -1039,7 +1044,8 @@ private:
         // every stage needs one layer: t >= lo is necessary; invariant: below lo infeasible
         lo = std::nextafter(lo, 0.0);
         if (hostable_below(hi) < L_) return kInf;
-        for (int it = 0; it < 48 && hi - lo > 1e-12 * hi; ++it) {
+        // lo stays infeasible, so it is a valid bound at any precision; 1e-4 costs nothing in practice
+        for (int it = 0; it < 40 && hi - lo > 1e-4 * hi; ++it) {
             const double mid = 0.5 * (lo + hi);
             if (hostable_below(mid) >= L_)
                 hi = mid;
@@ -1055,15 +1061,21 @@ private:
     // cheapest sum_j a_j l_j with 1 <= l_j <= u_j(t), sum l_j = L (convex in t). The minimum is
     // bracketed by ternary search and lowered by the bracket width times the slope bound.
     // jc_ holds (a, e, cap) per stage; returns the bound without sends and tails.
-    double joint_family_c() const {
+    // `need`: the value the bound must reach to cut; as soon as some t has cost(t) < need the
+    // minimum is below it too, and 0 (a weaker but valid bound) is returned.
+    double joint_family_c(double need) const {
         const std::vector<JcStage>& st = jc_;  // sorted by a
         const int S = static_cast<int>(st.size());
-        double t_lo = 0, t_hi = 0, slope = 1;
+        // cost(t) = t + fill(t) is convex; raising t by dt lets each stage i take dt/e_i more layers,
+        // which saves at most a_max per layer: |cost'| <= 1 + a_max sum_i 1/e_i =: slope.
+        double t_lo = 0, t_hi = 0, a_max = 0, inv_e = 0;
         for (const auto& x : st) {
             t_lo = std::max(t_lo, x.e);
             t_hi = std::max(t_hi, x.e * static_cast<double>(x.cap));
-            if (x.e > 0) slope = std::max(slope, 1 + x.a / x.e);
+            a_max = std::max(a_max, x.a);
+            if (x.e > 0) inv_e += 1 / x.e;
         }
+        const double slope = 1 + a_max * inv_e;
         auto fill = [&](double t) {
             double f = 0, left = static_cast<double>(L_ - S);
             for (const auto& x : st) {
@@ -1074,39 +1086,45 @@ private:
                 f += x.a * (1 + take);
                 left -= take;
             }
-            return left > 1e-9 ? kInf : f;
+            return left > 1e-9 ? kInf : t + f;
         };
-        if (!std::isfinite(fill(t_hi))) return kInf;
-        double lo = t_lo, hi = t_hi;
+        const double at_hi = fill(t_hi);
+        if (!std::isfinite(at_hi)) return kInf;
+        if (at_hi < need) return 0;
+        // The smallest feasible t lies in (lo, hi]; below hi the cost is at least cost(hi) - slope (hi - lo).
+        double lo = t_lo, hi = t_hi, floor_part = kInf, start = t_lo;
         if (!std::isfinite(fill(lo))) {
-            for (int it = 0; it < 40 && hi - lo > 1e-6 * hi; ++it) {
+            for (int it = 0; it < 60; ++it) {
                 const double mid = 0.5 * (lo + hi);
                 (std::isfinite(fill(mid)) ? hi : lo) = mid;
+                if ((hi - lo) * slope <= 1e-4 * at_hi) break;
             }
-            lo = hi;
+            floor_part = fill(hi) - slope * (hi - lo);
+            start = hi;
         }
-        // golden-section search of the convex t + fill(t) on [lo, t_hi]
+        // golden-section search on [start, t_hi]; the minimum stays inside [a, b]
         constexpr double r = 0.6180339887498949;
-        double a = lo, b = t_hi;
+        double a = start, b = t_hi;
         double x1 = b - r * (b - a), x2 = a + r * (b - a);
-        double f1 = x1 + fill(x1), f2 = x2 + fill(x2);
-        for (int it = 0; it < 60; ++it) {
-            if ((b - a) * slope <= 1e-6 * std::min(f1, f2)) break;
+        double f1 = fill(x1), f2 = fill(x2);
+        for (int it = 0; it < 80; ++it) {
+            if (std::min(f1, f2) < need) return 0;
+            if ((b - a) * slope <= 1e-4 * std::min(f1, f2)) break;
             if (f1 <= f2) {
                 b = x2;
                 x2 = x1;
                 f2 = f1;
                 x1 = b - r * (b - a);
-                f1 = x1 + fill(x1);
+                f1 = fill(x1);
             } else {
                 a = x1;
                 x1 = x2;
                 f1 = f2;
                 x2 = a + r * (b - a);
-                f2 = x2 + fill(x2);
+                f2 = fill(x2);
             }
         }
-        return std::min({a + fill(a), b + fill(b), f1, f2}) - (b - a) * slope;
+        return std::min(std::min({fill(a), fill(b), f1, f2}) - (b - a) * slope, floor_part);
     }
 
     double config_family_c() {
@@ -1120,7 +1138,8 @@ private:
             opt_lb = std::max(opt_lb, r.opt_min);
         }
         std::stable_sort(jc_.begin(), jc_.end(), [](const JcStage& x, const JcStage& y) { return x.a < y.a; });
-        return joint_family_c() + sends_ + cfg_[0].r.dp_min + opt_lb;
+        const double add = sends_ + cfg_[0].r.dp_min + opt_lb;
+        return joint_family_c(cut_target() - add) + add;
     }
 
     int cap_upper(int j) {
@@ -1216,6 +1235,10 @@ private:
         n.mb = std::max(st.mb, st.pb + m * c + t.dp_sync_s);
         n.csum = st.csum + c;
         n.q = std::max(st.q, std::max(0.0, m - warm_[k] - 1) * t.forward_s + (m - 1) * t.backward_s);
+        // family E: through stage k's chain, with the stages after it visited for micro-batches 0
+        // and m-1 (needs w_k <= m - 2); stored without the (unknown) sum of later stages
+        n.qe = st.qe;
+        if (warm_[k] <= ctx_->m - 2) n.qe = std::max(n.qe, st.pa + (m - warm_[k]) * c + 2 * sends_from_[k] - 2 * n.csum);
         n.dp0 = k == 0 ? t.dp_sync_s : st.dp0;
         n.optmax = std::max(st.optmax, t.optimizer_s);
         if (!exhaustive_) {
@@ -1224,8 +1247,10 @@ private:
             const double opt_lb = std::max(n.optmax, last ? 0.0 : suf_opt_[k + 1]);
             const double bA = last ? n.ma : std::max(n.ma, n.pa + R2 / va_[k + 1]);
             const double bB = last ? n.mb : std::max(n.mb, n.pb + R2 / vb_[k + 1]);
-            const double bC = n.csum + std::max(n.q, last ? 0.0 : R2 / suf_inv_e_[k + 1]) + (last ? 0.0 : fill_tab_[(k + 1) * (L_ + 1) + R2]) + sends_;
-            if (cut(std::max({bA + n.dp0 + opt_lb, bB + opt_lb, bC + n.dp0 + opt_lb}))) {
+            const double rest = last ? 0.0 : fill_tab_[(k + 1) * (L_ + 1) + R2];
+            const double bC = n.csum + std::max(n.q, last ? 0.0 : R2 / suf_inv_e_[k + 1]) + rest + sends_;
+            const double bE = n.qe + 2 * (n.csum + rest);
+            if (cut(std::max({bA + n.dp0 + opt_lb, bB + opt_lb, bC + n.dp0 + opt_lb, bE + n.dp0 + opt_lb}))) {
                 ++stats_.pruned;
                 return;
             }
