@@ -395,6 +395,19 @@ public:
     std::vector<Found>& found() { return top_; }
     bool stopped() const { return stop_; }
 
+    // A last progress report when the search ends, so that a caller always hears at least once
+    // (a small search can finish before the first periodic report, and an infeasible one never
+    // finds a best). Its return value cannot cancel what is already finished.
+    void final_report() {
+        if (!opt_.on_progress || stats_.cancelled) return;
+        const bool keep_stop = stop_;
+        const bool keep_complete = stats_.complete;
+        report(seconds_since(t0_));
+        stop_ = keep_stop;
+        stats_.complete = keep_complete;
+        stats_.cancelled = false;
+    }
+
     void run() {
         if (G_ > 64) throw InputError("scenario.cluster.groups", "the search handles at most 64 groups");
         // TP values that the model allows, per group.
@@ -478,6 +491,7 @@ private:
     std::int64_t best_estimate_seq_ = -1;
     std::vector<std::vector<int>> tp_ok_;
     std::vector<BlockSel> blocks_;
+    std::vector<std::vector<long long>> lcap_;  // [block][tp index]: layers its stages can hold
     std::vector<const Table*> tabs_;
     std::vector<int> caps_;
     std::vector<int> cap_;
@@ -774,6 +788,92 @@ private:
         return n;
     }
 
+    // Exact memory caps of every stage of the complete layout blocks_ (S stages) for every TP
+    // choice of its blocks: cached per (group, size, TP, position class, in-flight count) and
+    // filled by a simultaneous binary search, one probe of the layout per TP index and round.
+    // Returns false when no TP choice lets the layout hold the model.
+    bool layout_caps(MbsCtx& c, int S) {
+        Costs& costs = *c.costs;
+        int max_t = 0;
+        for (const auto& b : blocks_) max_t = std::max(max_t, static_cast<int>(c.opts[b.g][b.opt].tps.size()));
+        lcap_.assign(blocks_.size(), {});
+        for (std::size_t bi = 0; bi < blocks_.size(); ++bi) lcap_[bi].assign(c.opts[blocks_[bi].g][blocks_[bi].opt].tps.size(), 0);
+        for (int ti = 0; ti < max_t; ++ti) {
+            for (;;) {
+                probe_stages_.clear();
+                misfit_.clear();
+                bool open = false;
+                int j = 0;
+                for (const auto& b : blocks_) {
+                    const OptInfo& info = c.opts[b.g][b.opt];
+                    const int t = std::min<int>(ti, static_cast<int>(info.tps.size()) - 1);
+                    const int tp = info.tps[t].tp;
+                    for (int q = 0; q < info.o.count; ++q, ++j) {
+                        const Pos pos = pos_of(j, S);
+                        const int inflight = static_cast<int>(std::min<std::int64_t>(S - j, c.m));
+                        const FitMemo& f = costs.memo(b.g, info.o.size, tp, pos, inflight);
+                        int l = 1;
+                        const bool mine = t == ti && f.nofit_min > f.fit_max + 1;
+                        if (mine) {
+                            open = true;
+                            l = f.fit_max + (f.nofit_min - f.fit_max) / 2;
+                        }
+                        misfit_.push_back(mine);
+                        probe_stages_.push_back({b.g, info.o.size, tp, l, q * info.o.size});
+                    }
+                }
+                if (!open) break;
+                const auto& ev = costs.probe(probe_stages_);
+                for (int jj = 0; jj < S; ++jj)
+                    if (misfit_[jj]) {
+                        const Pos pos = pos_of(jj, S);
+                        const int inflight = static_cast<int>(std::min<std::int64_t>(S - jj, c.m));
+                        const ProbeStage& p = probe_stages_[jj];
+                        costs.record_fit(p.g, p.size, p.tp, pos, inflight, p.layers, ev[jj].fits);
+                    }
+            }
+        }
+        long long best_total = 0;
+        int j = 0;
+        for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
+            const BlockSel& b = blocks_[bi];
+            const OptInfo& info = c.opts[b.g][b.opt];
+            long long best = 0;
+            for (std::size_t t = 0; t < info.tps.size(); ++t) {
+                long long sum = 0;
+                for (int q = 0; q < info.o.count; ++q) {
+                    const int jj = j + q;
+                    const int cap = costs.cap_upper(b.g, info.o.size, info.tps[t].tp, pos_of(jj, S), static_cast<int>(std::min<std::int64_t>(S - jj, c.m)));
+                    if (cap < 1) {
+                        sum = -1;
+                        break;
+                    }
+                    sum += cap;
+                }
+                lcap_[bi][t] = sum;
+                best = std::max(best, sum);
+            }
+            j += info.o.count;
+            best_total += best;
+        }
+        return best_total >= L_;
+    }
+
+    // Layers the complete layout can hold with TP fixed for blocks 0..upto, the best TP after.
+    long long hostable_exact(std::size_t upto) const {
+        long long n = 0;
+        for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
+            long long v = -1;
+            if (bi <= upto)
+                v = lcap_[bi][blocks_[bi].tpi];
+            else
+                for (long long x : lcap_[bi]) v = std::max(v, x);
+            if (v < 1) return 0;
+            n += v;
+        }
+        return n;
+    }
+
     // Children of a layout node, best bound first: extend with a block of an unused group, or
     // stop here (opt = -1).
     struct Child {
@@ -831,6 +931,10 @@ private:
                 continue;
             }
             if (k.g < 0) {
+                if (!layout_caps(c, S)) {
+                    ++stats_.infeasible["memory"];
+                    continue;
+                }
                 tp_dfs(c, 0, S, used);
                 continue;
             }
@@ -851,7 +955,7 @@ private:
         for (int ti = 0; ti < static_cast<int>(info.tps.size()); ++ti) {
             tick();
             blocks_[bi].tpi = ti;
-            if (hostable(c, used, false) < L_)
+            if (hostable_exact(bi) < L_)
                 ++stats_.infeasible["memory"];
             else if (!exhaustive_ && (cut(layout_bound(c, used, 0)) || cut(family_c_bound(c, S))))
                 ++stats_.pruned;
@@ -1318,6 +1422,7 @@ SearchResult search(const Scenario& sc, const SearchOptions& options) {
     SearchResult res;
     Engine engine(sc, options);
     engine.run();
+    engine.final_report();
     res.stats = engine.stats();
     for (const auto& f : engine.found()) {
         res.plans.push_back(estimate(sc, f.plan, true));
