@@ -105,6 +105,7 @@ function spawnWorker() {
         pending.delete(msg.id);
         p?.resolve(msg.result);
       } else if (msg.type === 'fatal') {
+        console.error('planner engine failure:', msg.error.stack || msg.error.message);
         if (!p) { reject(new Error(msg.error.message)); return; }
         pending.delete(msg.id);
         p.reject(new Error(msg.error.message));

@@ -78,7 +78,8 @@ test('run the default scenario and see a best plan with its tokens/s', async (t)
   const { page, problems } = await open(t, `${site.url}index.html`);
   await page.fill('[data-path="options.time_limit_s"]', '2');
   await page.click('[data-testid=run]');
-  await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 30000 });
+  await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 30000 })
+    .catch(async (e) => { throw new Error(`${e.message}; progress: ${await page.textContent('[data-testid=progress]')}; error: ${await page.textContent('[data-testid=error]')}`); });
   assert.match(await page.textContent('[data-testid=best-plan]'), /Best plan: [\d,]+ tokens\/s/);
   assert.ok(await page.locator('[data-testid=top-plans] tbody tr').count() >= 1);
   assert.ok(await page.locator('#timeline svg rect.tl-ev').count() > 0);
@@ -130,7 +131,8 @@ test('a search result round-trips through its share link', async (t) => {
   const { page } = await open(t, `${site.url}index.html`);
   await page.fill('[data-path="options.time_limit_s"]', '1');
   await page.click('[data-testid=run]');
-  await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 30000 });
+  await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 30000 })
+    .catch(async (e) => { throw new Error(`${e.message}; progress: ${await page.textContent('[data-testid=progress]')}; error: ${await page.textContent('[data-testid=error]')}`); });
   const tps = (await page.textContent('[data-testid=best-tokens]')).trim();
   await page.click('[data-testid=copy-link]');
   await page.waitForFunction(() => document.querySelector('#share-url').value.includes('#v=1&s='));
@@ -243,7 +245,8 @@ test('the main thread stays responsive during a long search, and cancel works', 
   await page.fill('[data-path="options.time_limit_s"]', '1');
   await page.uncheck('[data-path="options.exhaustive"]');
   await page.click('[data-testid=run]');
-  await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 30000 });
+  await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 30000 })
+    .catch(async (e) => { throw new Error(`${e.message}; progress: ${await page.textContent('[data-testid=progress]')}; error: ${await page.textContent('[data-testid=error]')}`); });
   await assertClean(page, problems);
 });
 

@@ -18,7 +18,10 @@ function niceStep(range, target = 8) {
 
 function layout(est, width) {
   const stages = Math.max(1, (est.stages || []).length);
-  const T = Math.max(est.iteration_time_s || 0, ...(est.timeline || []).map((e) => e.end_s), 1e-9);
+  // A loop, not Math.max(...spread): a long timeline (hundreds of thousands of events) would
+  // overflow the call stack as spread arguments.
+  let T = Math.max(est.iteration_time_s || 0, 1e-9);
+  for (const e of est.timeline || []) if (e.end_s > T) T = e.end_s;
   const plotW = width - LEFT - 12;
   const x = (t) => LEFT + (t / T) * plotW;
   const height = TOP + stages * ROW + AXIS + LEGEND;
