@@ -439,6 +439,20 @@ public:
             if (exhaustive_) return a->mbs < b->mbs;
             return a->root_bound < b->root_bound;
         });
+        // Dive: a short, budgeted pass over every micro-batch size (the same best-first order,
+        // abandoned after kDiveTicks nodes) seeds the top-K list with good plans of the space, so
+        // that the full search below cuts from the start. Plans found again are not duplicated.
+        if (!exhaustive_ && ctxs.size() > 1) {
+            for (auto& c : ctxs) {
+                if (cut(c->root_bound)) continue;
+                blocks_.clear();
+                dive_left_ = kDiveTicks;
+                layout_dfs(*c, 0, 0);
+                dive_left_ = -1;
+                abort_ = false;
+                if (stop_) return;
+            }
+        }
         for (auto& c : ctxs) {
             if (!exhaustive_ && cut(c->root_bound)) {
                 ++stats_.pruned;
@@ -484,6 +498,9 @@ private:
     Clock::time_point t0_;
     double last_report_s_ = 0;
     bool stop_ = false;
+    bool abort_ = false;          // ends a dive (not the search)
+    std::int64_t dive_left_ = -1;  // node budget of the current dive; -1 outside dives
+    static constexpr std::int64_t kDiveTicks = 4096;
     std::int64_t ticks_ = 0, seq_ = 0;
     SearchStats stats_;
     std::vector<Found> top_;
@@ -524,7 +541,9 @@ private:
 
     void tick() {
         if ((++ticks_ & 255) == 0) check_clock();
+        if (dive_left_ >= 0 && --dive_left_ < 0) abort_ = true;
     }
+    bool halted() const { return stop_ || abort_; }
 
     void check_clock() {
         const double t = seconds_since(t0_);
@@ -558,6 +577,9 @@ private:
 
     void insert(double time) {
         if (static_cast<int>(top_.size()) >= K_ && !(time < top_.back().time)) return;
+        // a plan of the dive found again
+        for (const auto& x : top_)
+            if (x.time == time && same_plan(x.plan)) return;
         Found f;
         f.time = time;
         f.seq = seq_++;
@@ -577,6 +599,15 @@ private:
         top_.insert(pos, std::move(f));
         if (static_cast<int>(top_.size()) > K_) top_.pop_back();
         if (new_best && opt_.on_progress) report(seconds_since(t0_));
+    }
+
+    bool same_plan(const Plan& p) const {
+        if (p.micro_batch_size != ctx_->mbs || p.stages.size() != cfg_.size()) return false;
+        for (std::size_t j = 0; j < cfg_.size(); ++j) {
+            const auto& r = p.stages[j].replicas[0];
+            if (p.stages[j].num_layers != layers_[j] || r.group != cfg_[j].g || r.tp != cfg_[j].tp || r.tp * r.count != cfg_[j].size) return false;
+        }
+        return true;
     }
 
     // ---- per micro-batch size ----
@@ -882,7 +913,7 @@ private:
     };
 
     void layout_dfs(MbsCtx& c, int S, std::uint64_t used) {
-        if (stop_) return;
+        if (halted()) return;
         std::vector<Child> kids;
         for (int g : c.group_order) {
             if ((used >> g) & 1) continue;
@@ -925,7 +956,7 @@ private:
         }
         if (!exhaustive_) std::stable_sort(kids.begin(), kids.end(), [](const Child& x, const Child& y) { return x.bound < y.bound; });
         for (const Child& k : kids) {
-            if (stop_) return;
+            if (halted()) return;
             if (!exhaustive_ && cut(k.bound)) {
                 ++stats_.pruned;
                 continue;
@@ -945,7 +976,7 @@ private:
     }
 
     void tp_dfs(MbsCtx& c, std::size_t bi, int S, std::uint64_t used) {
-        if (stop_) return;
+        if (halted()) return;
         if (bi == blocks_.size()) {
             build_config(c, S);
             run_config(c);
@@ -961,7 +992,7 @@ private:
                 ++stats_.pruned;
             else
                 tp_dfs(c, bi + 1, S, used);
-            if (stop_) break;
+            if (halted()) break;
         }
         blocks_[bi].tpi = -1;
     }
@@ -1254,7 +1285,7 @@ private:
 
     void split_dfs(int k, int R, const SplitState& st) {
         const double PA = st.pa, PB = st.pb, dp0 = st.dp0, optmax = st.optmax;
-        if (stop_) return;
+        if (halted()) return;
         tick();
         const int S = static_cast<int>(cfg_.size());
         if (k == S) {
@@ -1269,7 +1300,7 @@ private:
             return;
         }
         if (exhaustive_) {
-            for (int l = lo; l <= hi && !stop_; ++l) child(k, l, R, st);
+            for (int l = lo; l <= hi && !halted(); ++l) child(k, l, R, st);
             return;
         }
         // The ridge walk: outward from the speed-proportional split, each direction stopped by
@@ -1297,7 +1328,7 @@ private:
         };
         int up = center, down = center - 1;
         bool go_up = true, go_down = down >= lo;
-        while ((go_up || go_down) && !stop_) {
+        while ((go_up || go_down) && !halted()) {
             if (go_up) {
                 if (up > hi || up > cap_upper(k)) {
                     go_up = false;
@@ -1308,7 +1339,7 @@ private:
                     child(k, up++, R, st);
                 }
             }
-            if (go_down && !stop_) {
+            if (go_down && !halted()) {
                 if (down < lo) {
                     go_down = false;
                 } else if (cut(down_mono(down))) {
