@@ -11,14 +11,7 @@ namespace poseidon {
 
 namespace {
 
-// Rounds to 12 significant digits so that the JSON is identical across compilers and the
-// native/wasm builds (last-bit differences in libm would otherwise show).
-double r12(double x) {
-    if (x == 0 || !std::isfinite(x)) return x;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.12g", x);
-    return std::strtod(buf, nullptr);
-}
+double r12(double x) { return round_output(x); }
 
 std::string fmt(double x, int prec = 3) {
     char buf[64];
@@ -27,6 +20,13 @@ std::string fmt(double x, int prec = 3) {
 }
 
 }  // namespace
+
+double round_output(double x) {
+    if (x == 0 || !std::isfinite(x)) return x;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.12g", x);
+    return std::strtod(buf, nullptr);
+}
 
 Estimate estimate(const Scenario& sc, const Plan& plan, bool detailed) {
     Problems problems;

@@ -9,6 +9,8 @@
 // probe of the two neighbouring stages. The returned plans are re-estimated with `estimate`.
 #include "poseidon/search.hpp"
 
+#include "search_util.hpp"
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -355,16 +357,7 @@ struct Found {
     Plan plan;
 };
 
-std::vector<std::int64_t> divisors(std::int64_t n) {
-    std::vector<std::int64_t> lo, hi;
-    for (std::int64_t d = 1; d * d <= n; ++d)
-        if (n % d == 0) {
-            lo.push_back(d);
-            if (d != n / d) hi.push_back(n / d);
-        }
-    lo.insert(lo.end(), hi.rbegin(), hi.rend());
-    return lo;
-}
+using detail::divisors;
 
 // Node counts a group may use: all of them, then halving down to one node.
 std::vector<int> node_choices(int nodes) {
@@ -632,11 +625,7 @@ private:
             const Group& gr = sc_.cluster.groups[g];
             const int P = gr.gpus_per_node;
             for (int n : node_choices(gr.nodes)) {
-                std::vector<int> sizes;
-                for (int d = 1; d < P; ++d)
-                    if (P % d == 0) sizes.push_back(d);
-                for (int cN = 1; cN <= n; ++cN)
-                    if (n % cN == 0) sizes.push_back(cN * P);
+                const std::vector<int> sizes = detail::stage_sizes(P, n);
                 for (int s : sizes) {
                     const long long count = static_cast<long long>(n) * P / s;
                     if (count > c->smax) {
@@ -1542,11 +1531,7 @@ SpaceSize search_space_size(const Scenario& sc) {
             const Group& gr = sc.cluster.groups[g];
             const int P = gr.gpus_per_node;
             for (int n : node_choices(gr.nodes)) {
-                std::vector<int> sizes;
-                for (int d = 1; d < P; ++d)
-                    if (P % d == 0) sizes.push_back(d);
-                for (int cN = 1; cN <= n; ++cN)
-                    if (n % cN == 0) sizes.push_back(cN * P);
+                const std::vector<int> sizes = detail::stage_sizes(P, n);
                 for (int s : sizes) {
                     const long long count = static_cast<long long>(n) * P / s;
                     if (count > smax) continue;
@@ -1590,16 +1575,6 @@ SpaceSize search_space_size(const Scenario& sc) {
     return out;
 }
 
-namespace {
-
-double r12(double x) {
-    if (x == 0 || !std::isfinite(x)) return x;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.12g", x);
-    return std::strtod(buf, nullptr);
-}
-
-}  // namespace
 
 Json to_json(const Scenario& sc, const SearchResult& r) {
     Json plans = Json::array();
@@ -1610,7 +1585,7 @@ Json to_json(const Scenario& sc, const SearchResult& r) {
         Json j;
         if (b.estimate) {
             j = to_json(sc, *b.estimate, false);
-            j["speedup"] = best > 0 ? Json(r12(b.estimate->iteration_time_s / best)) : Json(nullptr);
+            j["speedup"] = best > 0 ? Json(round_output(b.estimate->iteration_time_s / best)) : Json(nullptr);
         } else {
             j = Json::object();
             j["iteration_time_s"] = nullptr;
@@ -1628,7 +1603,7 @@ Json to_json(const Scenario& sc, const SearchResult& r) {
     Json stats = {{"evaluated", r.stats.evaluated},
                   {"pruned", r.stats.pruned},
                   {"infeasible", infeasible},
-                  {"elapsed_s", r12(r.stats.elapsed_s)},
+                  {"elapsed_s", round_output(r.stats.elapsed_s)},
                   {"complete", r.stats.complete},
                   {"cancelled", r.stats.cancelled},
                   {"configurations", r.stats.configurations},

@@ -8,22 +8,14 @@
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"
 
+#include "search_util.hpp"
+
 namespace poseidon {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::vector<std::int64_t> divisors_of(std::int64_t n) {
-    std::vector<std::int64_t> lo, hi;
-    for (std::int64_t d = 1; d * d <= n; ++d)
-        if (n % d == 0) {
-            lo.push_back(d);
-            if (d != n / d) hi.push_back(n / d);
-        }
-    lo.insert(lo.end(), hi.rbegin(), hi.rend());
-    return lo;
-}
 
 bool model_allows_tp(const Scenario& sc, int tp) {
     const auto& m = sc.model;
@@ -72,7 +64,7 @@ Baseline megatron_uniform(const Scenario& sc, Clock::time_point deadline) {
     long long N = 0;
     for (const auto& g : groups) N += g.num_gpus();
     Best best;
-    for (std::int64_t pp : divisors_of(L)) {
+    for (std::int64_t pp : detail::divisors(L)) {
         for (int tp = 1; tp <= 1024; tp *= 2) {
             bool ok = model_allows_tp(sc, tp);
             for (const auto& g : groups) ok = ok && g.gpus_per_node % tp == 0;
@@ -182,7 +174,7 @@ Baseline metis_heuristic(const Scenario& sc, Clock::time_point deadline) {
         int given = std::accumulate(layers.begin(), layers.end(), 0);
         std::stable_sort(rem.begin(), rem.end(), [](auto& p, auto& q) { return p.first > q.first; });
         for (std::size_t i = 0; given < L; ++i, ++given) ++layers[rem[i % rem.size()].second];
-        for (std::int64_t mbs : divisors_of(B)) {
+        for (std::int64_t mbs : detail::divisors(B)) {
             const std::int64_t m = B / mbs;
             if (!dag_ok(S, m)) continue;
             if (Clock::now() > deadline) goto done;

@@ -38,6 +38,10 @@ Estimate estimate(const Scenario& sc, const Plan& plan, bool detailed = true);
 // `with_timeline` (the search omits it for all but the plans it prints).
 Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline = true);
 
+// Rounds to 12 significant digits, as every number in the JSON output is, so that the output is
+// identical across compilers and the native and wasm builds (last-bit libm differences).
+double round_output(double x);
+
 // Human-readable report for the CLI.
 std::string to_text(const Scenario& sc, const Estimate& e);
 

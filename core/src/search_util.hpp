@@ -1,0 +1,32 @@
+// Small helpers shared by the search and its baselines (internal to core/src).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace poseidon::detail {
+
+// Divisors of n in increasing order, O(sqrt n).
+inline std::vector<std::int64_t> divisors(std::int64_t n) {
+    std::vector<std::int64_t> lo, hi;
+    for (std::int64_t d = 1; d * d <= n; ++d)
+        if (n % d == 0) {
+            lo.push_back(d);
+            if (d != n / d) hi.push_back(n / d);
+        }
+    lo.insert(lo.end(), hi.rbegin(), hi.rend());
+    return lo;
+}
+
+// GPU counts a stage may take from `nodes` nodes of `gpus_per_node`: a divisor of one node, or a
+// whole number of nodes dividing the nodes used, so that placements never straddle nodes.
+inline std::vector<int> stage_sizes(int gpus_per_node, int nodes) {
+    std::vector<int> sizes;
+    for (int d = 1; d < gpus_per_node; ++d)
+        if (gpus_per_node % d == 0) sizes.push_back(d);
+    for (int c = 1; c <= nodes; ++c)
+        if (nodes % c == 0) sizes.push_back(c * gpus_per_node);
+    return sizes;
+}
+
+}  // namespace poseidon::detail
