@@ -88,6 +88,8 @@ Device parse_device(const Json& in, const std::string& path, Problems& problems)
                       "intra_node_link_efficiency", "inter_node_link_efficiency", "collective_latency_us",
                       "framework_overhead_GiB", "source", "notes"});
     if (auto v = r.string("name", true)) d.name = *v;
+    // An inline device may carry its id (to_json writes it), so a profile keyed by id still finds it.
+    if (auto v = r.string("id", false); v && d.id.empty()) d.id = *v;
     if (auto v = r.string("vendor", false)) d.vendor = *v;
     if (auto v = r.string("source", false)) d.source = *v;
     if (auto v = r.string("notes", false)) d.notes = *v;
@@ -436,6 +438,7 @@ Json to_json(const Device& d) {
               {"collective_latency_us", d.collective_latency_us},
               {"framework_overhead_GiB", d.framework_overhead_GiB}};
     if (!d.vendor.empty()) j["vendor"] = d.vendor;
+    if (!d.id.empty()) j["id"] = d.id;
     return j;
 }
 
@@ -468,7 +471,7 @@ Json to_json(const Cluster& c) {
 }
 
 Json to_json(const Scenario& sc) {
-    return {{"model", to_json(sc.model)},
+    Json j = {{"model", to_json(sc.model)},
             {"cluster", to_json(sc.cluster)},
             {"training",
              {{"global_batch_size", sc.training.global_batch_size},
@@ -477,6 +480,8 @@ Json to_json(const Scenario& sc) {
               {"sequence_parallel", sc.training.sequence_parallel},
               {"distributed_optimizer", sc.training.distributed_optimizer},
               {"flash_attention", sc.training.flash_attention}}}};
+    if (sc.profile) j["profile"] = to_json(*sc.profile);
+    return j;
 }
 
 }  // namespace poseidon

@@ -165,3 +165,14 @@ TEST_CASE("profiles are validated strictly", "[profile]") {
     j["profile"] = Json::parse(R"({"devices":[{"device":"My GPU","points":[{"tp":1,"samples":1,"layer_forward_s":0.1,"layer_backward_s":0.2}]}]})");
     CHECK(problems_of(j).empty());
 }
+
+TEST_CASE("a scenario with a profile survives to_json and parse_scenario with the same estimate", "[profile]") {
+    Json j = base_scenario();
+    j["profile"] = profile_json();
+    Scenario sc = parse_scenario(j);
+    Scenario again = parse_scenario(to_json(sc));
+    REQUIRE(again.profile);
+    Plan plan = parse_plan_text(R"({"micro_batch_size":4,"num_micro_batches":16,"stages":[
+        {"group":0,"num_layers":12,"tp":1,"dp":4},{"group":0,"num_layers":12,"tp":2,"dp":2}]})", sc);
+    CHECK(estimate(sc, plan).iteration_time_s == estimate(again, plan).iteration_time_s);
+}
