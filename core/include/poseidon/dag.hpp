@@ -48,7 +48,6 @@ struct DagWorkspace {
     std::vector<double> finish;
     std::vector<std::uint32_t> pending;
     std::vector<std::uint32_t> ready;
-    std::vector<std::int32_t> critical_pred;
 };
 
 // Longest path of the 1F1B DAG for `stages` (in pipeline order) and `m` micro-batches, O(S x m).
