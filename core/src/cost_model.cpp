@@ -340,12 +340,18 @@ struct NodeSpan {
 
 NodeSpan span_of(const Scenario& sc, const StagePlacement& p) {
     NodeSpan ns;
+    // Replicas are usually placed in GPU order, so neighbours share nodes and the list comes out
+    // sorted: drop repeats as they come and sort only when the placement is not in order (hot in
+    // the search: three calls per stage evaluation).
     for (const auto& r : p.replicas) {
         int gpn = sc.cluster.groups[r.group].gpus_per_node;
-        for (int n = r.first_gpu / gpn; n <= r.last_node(gpn); ++n) ns.nodes.emplace_back(r.group, n);
+        for (int n = r.first_gpu / gpn; n <= r.last_node(gpn); ++n)
+            if (ns.nodes.empty() || ns.nodes.back() != std::pair<int, int>(r.group, n)) ns.nodes.emplace_back(r.group, n);
     }
-    std::sort(ns.nodes.begin(), ns.nodes.end());
-    ns.nodes.erase(std::unique(ns.nodes.begin(), ns.nodes.end()), ns.nodes.end());
+    if (!std::is_sorted(ns.nodes.begin(), ns.nodes.end())) {
+        std::sort(ns.nodes.begin(), ns.nodes.end());
+        ns.nodes.erase(std::unique(ns.nodes.begin(), ns.nodes.end()), ns.nodes.end());
+    }
     return ns;
 }
 

@@ -9,6 +9,7 @@
 // probe of the two neighbouring stages. The returned plans are re-estimated with `estimate`.
 #include "poseidon/search.hpp"
 
+#include "search_bounds.hpp"
 #include "search_util.hpp"
 
 #include <algorithm>
@@ -334,10 +335,7 @@ struct MbsCtx {
     std::unordered_map<std::uint64_t, SuffixInfo> suffix;
 };
 
-struct JcStage {
-    double a, e;
-    long long cap;
-};
+using detail::JcStage;
 
 struct BlockSel {
     int g = 0, opt = 0, tpi = -1;
@@ -502,7 +500,8 @@ private:
     std::vector<std::vector<int>> tp_ok_;
     std::vector<BlockSel> blocks_;
     std::vector<std::vector<long long>> lcap_;  // [block][tp index]: layers its stages can hold
-    std::vector<const Table*> tabs_;
+    std::vector<const double*> tabs_;
+    mutable std::vector<std::pair<double, std::size_t>> heap_;  // scratch of the bounds in search_bounds.cpp
     std::vector<int> caps_;
     std::vector<int> cap_;
     std::vector<long long> suf_cap_;
@@ -791,7 +790,7 @@ private:
             }
         }
         const double add = rates_of(c, blocks_.front()).dp_min + opt_lb;
-        return joint_family_c(cut_target() - add) + add;
+        return joint_family_c() + add;
     }
 
     // Most layers the pipeline blocks_ (TP as chosen, else the best) plus, when `open`, every
@@ -1140,116 +1139,31 @@ private:
         double pa = 0, ma = 0, pb = 0, mb = 0, csum = 0, q = -kInf, qe = -kInf, dp0 = 0, optmax = 0;
     };
 
-    // Smallest bottleneck F+B any split of cfg_ within the memory caps can have (a lower bound
-    // found by bisection): stage j holds at most max{l <= cap_j : c_j(l) <= t} layers below t.
+    // Smallest bottleneck F+B any split of cfg_ within the memory caps can have: stage j holds at
+    // most max{l <= cap_j : c_j(l) <= t} layers below t, so the bottleneck is at least the L-th
+    // smallest of all stages' c_j(l) merged (search_bounds.cpp).
     // Middle-position costs bound the first and last stages from below (docs/search.md).
     double integer_bottleneck() {
         const int S = static_cast<int>(cfg_.size());
         Costs& costs = *ctx_->costs;
         tabs_.resize(S);
         caps_.resize(S);
-        double lo = 0, hi = 0;
         for (int j = 0; j < S; ++j) {
             const Table& tb = costs.middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp);
             if (!tb.monotone) return 0;
-            tabs_[j] = &tb;
+            tabs_[j] = tb.c.data();
             caps_[j] = std::min(cap_upper(j), L_);
-            lo = std::max(lo, tb.c[1]);
-            hi = std::max(hi, tb.c[caps_[j]]);
         }
-        auto hostable_below = [&](double t) {
-            long long n = 0;
-            for (int j = 0; j < S; ++j) {
-                const auto& c = tabs_[j]->c;
-                n += std::upper_bound(c.begin() + 1, c.begin() + caps_[j] + 1, t) - (c.begin() + 1);
-            }
-            return n;
-        };
-        // every stage needs one layer: t >= lo is necessary; invariant: below lo infeasible
-        lo = std::nextafter(lo, 0.0);
-        if (hostable_below(hi) < L_) return kInf;
-        // lo stays infeasible, so it is a valid bound at any precision; 1e-4 costs nothing in practice
-        for (int it = 0; it < 40 && hi - lo > 1e-4 * hi; ++it) {
-            const double mid = 0.5 * (lo + hi);
-            if (hostable_below(mid) >= L_)
-                hi = mid;
-            else
-                lo = mid;
-        }
-        return lo;
+        return detail::integer_bottleneck_min(tabs_, caps_, L_, heap_);
     }
 
     // Family C over a whole configuration (docs/search.md, "Bounds"): for every split,
     // T >= sum_j a_j l_j + max_i e_i l_i + sends + tails. With t = max_i e_i l_i the split is feasible
     // for l_i <= u_i(t) = min(cap_i, t / e_i), so T >= min_t [t + fill(t)] where fill(t) is the
-    // cheapest sum_j a_j l_j with 1 <= l_j <= u_j(t), sum l_j = L (convex in t). The minimum is
-    // bracketed by ternary search and lowered by the bracket width times the slope bound.
-    // jc_ holds (a, e, cap) per stage; returns the bound without sends and tails.
-    // `need`: the value the bound must reach to cut; as soon as some t has cost(t) < need the
-    // minimum is below it too, and 0 (a weaker but valid bound) is returned.
-    double joint_family_c(double need) const {
-        const std::vector<JcStage>& st = jc_;  // sorted by a
-        const int S = static_cast<int>(st.size());
-        // cost(t) = t + fill(t) is convex; raising t by dt lets each stage i take dt/e_i more layers,
-        // which saves at most a_max per layer: |cost'| <= 1 + a_max sum_i 1/e_i =: slope.
-        double t_lo = 0, t_hi = 0, a_max = 0, inv_e = 0;
-        for (const auto& x : st) {
-            t_lo = std::max(t_lo, x.e);
-            t_hi = std::max(t_hi, x.e * static_cast<double>(x.cap));
-            a_max = std::max(a_max, x.a);
-            if (x.e > 0) inv_e += 1 / x.e;
-        }
-        const double slope = 1 + a_max * inv_e;
-        auto fill = [&](double t) {
-            double f = 0, left = static_cast<double>(L_ - S);
-            for (const auto& x : st) {
-                double u = static_cast<double>(x.cap);
-                if (x.e > 0) u = std::min(u, t / x.e);
-                if (u < 1) return kInf;
-                const double take = std::min(left, u - 1);
-                f += x.a * (1 + take);
-                left -= take;
-            }
-            return left > 1e-9 ? kInf : t + f;
-        };
-        const double at_hi = fill(t_hi);
-        if (!std::isfinite(at_hi)) return kInf;
-        if (at_hi < need) return 0;
-        // The smallest feasible t lies in (lo, hi]; below hi the cost is at least cost(hi) - slope (hi - lo).
-        double lo = t_lo, hi = t_hi, floor_part = kInf, start = t_lo;
-        if (!std::isfinite(fill(lo))) {
-            for (int it = 0; it < 60; ++it) {
-                const double mid = 0.5 * (lo + hi);
-                (std::isfinite(fill(mid)) ? hi : lo) = mid;
-                if ((hi - lo) * slope <= 1e-4 * at_hi) break;
-            }
-            floor_part = fill(hi) - slope * (hi - lo);
-            start = hi;
-        }
-        // golden-section search on [start, t_hi]; the minimum stays inside [a, b]
-        constexpr double r = 0.6180339887498949;
-        double a = start, b = t_hi;
-        double x1 = b - r * (b - a), x2 = a + r * (b - a);
-        double f1 = fill(x1), f2 = fill(x2);
-        for (int it = 0; it < 80; ++it) {
-            if (std::min(f1, f2) < need) return 0;
-            if ((b - a) * slope <= 1e-4 * std::min(f1, f2)) break;
-            if (f1 <= f2) {
-                b = x2;
-                x2 = x1;
-                f2 = f1;
-                x1 = b - r * (b - a);
-                f1 = fill(x1);
-            } else {
-                a = x1;
-                x1 = x2;
-                f1 = f2;
-                x2 = a + r * (b - a);
-                f2 = fill(x2);
-            }
-        }
-        return std::min(std::min({fill(a), fill(b), f1, f2}) - (b - a) * slope, floor_part);
-    }
+    // cheapest sum_j a_j l_j with 1 <= l_j <= u_j(t), sum l_j = L (convex and piecewise linear in
+    // t; its exact minimum is one sweep over the breakpoints, search_bounds.cpp).
+    // jc_ holds (a, e, cap) per stage, sorted by a; returns the bound without sends and tails.
+    double joint_family_c() const { return detail::family_c_min(jc_, L_, heap_); }
 
     double config_family_c() {
         const int S = static_cast<int>(cfg_.size());
@@ -1263,7 +1177,7 @@ private:
         }
         std::stable_sort(jc_.begin(), jc_.end(), [](const JcStage& x, const JcStage& y) { return x.a < y.a; });
         const double add = sends_ + cfg_[0].r.dp_min + opt_lb;
-        return joint_family_c(cut_target() - add) + add;
+        return joint_family_c() + add;
     }
 
     int cap_upper(int j) {

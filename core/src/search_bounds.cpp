@@ -1,0 +1,177 @@
+#include "search_bounds.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace poseidon::detail {
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+}
+
+double family_c_cost(const std::vector<JcStage>& st, int L, double t) {
+    double f = 0, left = static_cast<double>(L) - static_cast<double>(st.size());
+    if (left < 0) return kInf;
+    for (const auto& x : st) {
+        double u = static_cast<double>(x.cap);
+        if (x.e > 0) u = std::min(u, t / x.e);
+        if (u < 1) return kInf;
+        const double take = std::min(left, u - 1);
+        f += x.a * (1 + take);
+        left -= take;
+    }
+    return left > 1e-9 ? kInf : t + f;
+}
+
+// The sweep. Write u_i(t) = min(cap_i, t / e_i); stage i is "free" while t < b_i = e_i cap_i (its
+// capacity still grows, at 1/e_i per second). Greedy filling puts R = L - S extra layers on the
+// cheapest stages: stages before the marginal stage k are full, k is partly full, the rest hold
+// one layer. Raising t moves layers from k onto the free stages before it, so on a piece where k
+// and the free set are fixed the slope of t + fill(t) is
+//     D = 1 + sum_{i < k, i free} (a_i - a_k) / e_i = 1 + Q - a_k P,
+// with P = sum 1/e_i and Q = sum a_i/e_i over those stages. D only grows with t (free stages get
+// capped; k moves to cheaper stages), which is the convexity; the minimum is at the first
+// breakpoint from which D >= 0. Breakpoints: a stage before k reaching its cap (at b_i), and k
+// moving down when the stages before k alone hold R (their capacity grows at P per second).
+double family_c_min(const std::vector<JcStage>& st, int L, std::vector<std::pair<double, std::size_t>>& caps_at) {
+    const std::size_t S = st.size();
+    if (S == 0 || static_cast<double>(L) < static_cast<double>(S)) return kInf;
+    const double R = static_cast<double>(L) - static_cast<double>(S);
+    double t1 = 0, t_hi = 0;
+    for (const auto& x : st) {
+        if (x.cap < 1) return kInf;
+        if (x.e > 0) {
+            t1 = std::max(t1, x.e);
+            t_hi = std::max(t_hi, x.e * static_cast<double>(x.cap));
+        }
+    }
+    t_hi = std::max(t_hi, t1);
+    auto free_at = [&](std::size_t i, double t) { return st[i].e > 0 && t < st[i].e * static_cast<double>(st[i].cap); };
+    auto u_at = [&](std::size_t i, double t) {
+        double u = static_cast<double>(st[i].cap);
+        if (st[i].e > 0) u = std::min(u, t / st[i].e);
+        return u;
+    };
+    // Capping times of the stages free at t1, in increasing order.
+    caps_at.clear();
+    for (std::size_t i = 0; i < S; ++i)
+        if (free_at(i, t1)) caps_at.push_back({st[i].e * static_cast<double>(st[i].cap), i});
+    std::sort(caps_at.begin(), caps_at.end());
+
+    // Smallest feasible t: t >= t1 (one layer each) and total extra capacity C(t) >= R.
+    double t = t1, C = 0, slope = 0;
+    for (std::size_t i = 0; i < S; ++i) {
+        C += u_at(i, t) - 1;
+        if (free_at(i, t)) slope += 1 / st[i].e;
+    }
+    std::size_t ci = 0;
+    // Same tolerance as family_c_cost: C reaches R exactly at a capping time when the caps hold
+    // exactly L layers, and the running sum may land a few ulps under it.
+    while (C < R - 1e-9) {
+        if (ci == caps_at.size()) return kInf;  // every stage capped: the model does not fit
+        const double nb = caps_at[ci].first;
+        const double reach = C + slope * (nb - t);
+        if (reach >= R - 1e-9) {
+            t = std::min(nb, t + (R - C) / slope);
+            break;
+        }
+        C = reach;
+        t = nb;
+        slope -= 1 / st[caps_at[ci].second].e;
+        ++ci;
+    }
+    t = std::min(std::max(t, t1), t_hi);
+
+    // Marginal stage k at t: the first whose prefix capacity reaches R (the last one at the
+    // feasibility boundary, where rounding may leave the total a hair under R).
+    std::size_t k = S - 1;
+    double pc = 0, before_k = 0;
+    for (std::size_t i = 0; i < S; ++i) {
+        const double c = u_at(i, t) - 1;
+        if (pc + c >= R) {
+            k = i;
+            break;
+        }
+        pc += c;
+    }
+    before_k = 0;
+    double P = 0, Q = 0;
+    for (std::size_t i = 0; i < k; ++i) {
+        before_k += u_at(i, t) - 1;
+        if (free_at(i, t)) {
+            P += 1 / st[i].e;
+            Q += st[i].a / st[i].e;
+        }
+    }
+    // Capping events still ahead; those of stages at or after k never matter again (k only moves
+    // down), so they are skipped as they come.
+    ci = 0;
+    while (ci < caps_at.size() && caps_at[ci].first <= t) ++ci;
+    for (int guard = 0; guard < static_cast<int>(4 * S + 4) && t < t_hi; ++guard) {
+        if (1 + Q - st[k].a * P >= 0) break;
+        while (ci < caps_at.size() && caps_at[ci].second >= k) ++ci;
+        const double t_cap = ci < caps_at.size() ? caps_at[ci].first : kInf;
+        const double t_k = P > 0 ? t + std::max(0.0, R - before_k) / P : kInf;
+        const double tn = std::min(t_cap, t_k);
+        if (!std::isfinite(tn)) break;
+        before_k += P * (tn - t);
+        t = tn;
+        if (t_k <= t_cap) {
+            if (k == 0) break;
+            --k;
+            before_k -= u_at(k, t) - 1;
+            if (free_at(k, t)) {
+                P -= 1 / st[k].e;
+                Q -= st[k].a / st[k].e;
+            }
+        } else {
+            const std::size_t i = caps_at[ci].second;
+            P -= 1 / st[i].e;
+            Q -= st[i].a / st[i].e;
+            ++ci;
+        }
+    }
+    // Rounding in the sweep may leave t a hair inside the infeasible side; step out of it.
+    double v = family_c_cost(st, L, t);
+    for (int i = 0; i < 4 && !std::isfinite(v); ++i) {
+        t = std::nextafter(t + 1e-12 * t, kInf);
+        v = family_c_cost(st, L, t);
+    }
+    return v;
+}
+
+double integer_bottleneck_min(const std::vector<const double*>& tables, const std::vector<int>& caps, int L,
+                              std::vector<std::pair<double, std::size_t>>& heap) {
+    const std::size_t S = tables.size();
+    double lo = 0;
+    long long total = 0;
+    std::size_t width = 1;
+    for (std::size_t j = 0; j < S; ++j) {
+        if (caps[j] < 1) return kInf;
+        lo = std::max(lo, tables[j][1]);
+        total += std::min(caps[j], L);
+        width = std::max(width, static_cast<std::size_t>(caps[j]) + 1);
+    }
+    if (total < L) return kInf;
+    // k-way merge of the sorted tables; an entry is (value, stage * width + l), smallest on top
+    heap.clear();
+    auto greater = [](const std::pair<double, std::size_t>& x, const std::pair<double, std::size_t>& y) { return x > y; };
+    for (std::size_t j = 0; j < S; ++j) heap.push_back({tables[j][1], j * width + 1});
+    std::make_heap(heap.begin(), heap.end(), greater);
+    double x = 0;
+    for (int n = 0; n < L; ++n) {
+        std::pop_heap(heap.begin(), heap.end(), greater);
+        const auto [v, key] = heap.back();
+        heap.pop_back();
+        x = v;
+        const std::size_t j = key / width, l = key % width;
+        if (static_cast<int>(l) < caps[j]) {
+            heap.push_back({tables[j][l + 1], key + 1});
+            std::push_heap(heap.begin(), heap.end(), greater);
+        }
+    }
+    return std::max(lo, x);
+}
+
+}  // namespace poseidon::detail
