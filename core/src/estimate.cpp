@@ -1,8 +1,10 @@
 #include "poseidon/estimate.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 
 #include "poseidon/scenario.hpp"
@@ -19,13 +21,110 @@ std::string fmt(double x, int prec = 3) {
     return buf;
 }
 
-}  // namespace
-
-double round_output(double x) {
-    if (x == 0 || !std::isfinite(x)) return x;
+// The old definition of round_output, kept for exponents outside the fast path: printf and strtod
+// are exact (correctly rounded) in glibc and musl alike, but musl computes them in long double,
+// which is software 128-bit floating point in wasm.
+double round_output_printf(double x) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.12g", x);
     return std::strtod(buf, nullptr);
+}
+
+__extension__ using u128 = unsigned __int128;
+
+// 10^k as doubles: exact for k <= 22 (5^22 < 2^53).
+constexpr double exact_pow10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+constexpr std::uint64_t pow5(int k) {
+    std::uint64_t p = 1;
+    for (int i = 0; i < k; ++i) p *= 5;
+    return p;
+}
+constexpr std::uint64_t pow5_table[23] = {pow5(0),  pow5(1),  pow5(2),  pow5(3),  pow5(4),  pow5(5),  pow5(6),  pow5(7),
+                                          pow5(8),  pow5(9),  pow5(10), pow5(11), pow5(12), pow5(13), pow5(14), pow5(15),
+                                          pow5(16), pow5(17), pow5(18), pow5(19), pow5(20), pow5(21), pow5(22)};
+
+// floor(|x| / 10^q) and whether the exact remainder is below, at or above one half (-1, 0, 1),
+// for |x| = m * 2^e; false when the exact arithmetic does not fit 128 bits.
+bool scaled_floor(std::uint64_t m, int e, int q, u128& floor_out, int& half) {
+    if (q <= 0) {
+        // m * 5^k * 2^(e+k), k = -q: m * 5^k < 2^53 * 5^22 < 2^105
+        const int k = -q;
+        const u128 p = static_cast<u128>(m) * pow5_table[k];
+        const int s = e + k;
+        if (s >= 0) {
+            if (s > 22) return false;  // cannot happen: x * 10^k < 10^13
+            floor_out = p << s;
+            half = -1;
+            return true;
+        }
+        const int r = -s;
+        if (r >= 127) return false;
+        const u128 rem = p & ((static_cast<u128>(1) << r) - 1);
+        const u128 h = static_cast<u128>(1) << (r - 1);
+        floor_out = p >> r;
+        half = rem < h ? -1 : rem == h ? 0 : 1;
+        return true;
+    }
+    // m * 2^e / (5^q * 2^q)
+    const std::uint64_t p5 = pow5_table[q];
+    u128 num, den;
+    if (e >= q) {
+        if (e - q + 53 > 127) return false;
+        num = static_cast<u128>(m) << (e - q);
+        den = p5;
+    } else {
+        if (q - e + 52 > 127) return false;
+        num = m;
+        den = static_cast<u128>(p5) << (q - e);
+    }
+    const u128 quo = num / den, rem = num - quo * den;
+    floor_out = quo;
+    const u128 twice = rem << 1;  // rem < den < 2^127
+    half = twice < den ? -1 : twice == den ? 0 : 1;
+    return true;
+}
+
+}  // namespace
+
+// The double nearest to x rounded to 12 significant digits, i.e. strtod(printf("%.12g", x)) with
+// exact decimal arithmetic: the 12-digit mantissa M (10^11 <= M <= 10^12) and exponent q from
+// integer arithmetic on x's binary mantissa (ties to even, as printf does), then M * 10^q or
+// M / 10^-q in one correctly rounded double operation (both operands exact, |q| <= 22: Clinger's
+// fast path). Only double and integer arithmetic, so native and wasm agree bit for bit without
+// musl's long double printf; other exponents (|x| below ~1e-11 or above ~1e33) take the printf path.
+double round_output(double x) {
+    if (x == 0 || !std::isfinite(x)) return x;
+    std::uint64_t bits;
+    std::memcpy(&bits, &x, sizeof bits);  // std::bit_cast: not in emscripten 3.1.6's libc++
+    const int biased = static_cast<int>((bits >> 52) & 0x7ff);
+    if (biased == 0) return round_output_printf(x);  // subnormal
+    const std::uint64_t m = (bits & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52);
+    const int e = biased - 1075;  // |x| = m * 2^e, 2^52 <= m < 2^53
+    // decimal exponent of |x| in [2^(e+52), 2^(e+53)): floor((e + 52) * log10(2)), corrected below
+    const int b = e + 52;
+    int dec = b >= 0 ? (b * 78913) >> 18 : -((-b * 78913 + (1 << 18) - 1) >> 18);
+    constexpr std::uint64_t lo = 100000000000ULL, hi = 1000000000000ULL;  // 10^11, 10^12
+    for (int tries = 0; tries < 4; ++tries) {
+        const int q = dec - 11;
+        if (q < -22 || q > 22) break;
+        u128 f;
+        int half;
+        if (!scaled_floor(m, e, q, f, half)) break;
+        if (f >= hi) {
+            ++dec;
+            continue;
+        }
+        if (f < lo) {
+            --dec;
+            continue;
+        }
+        const std::uint64_t mant = static_cast<std::uint64_t>(f) + (half > 0 || (half == 0 && (f & 1) != 0) ? 1 : 0);  // ties to even
+        const double md = static_cast<double>(mant);  // exact: mant <= 10^12 < 2^53
+        const double r = q >= 0 ? md * exact_pow10[q] : md / exact_pow10[-q];
+        return std::signbit(x) ? -r : r;
+    }
+    return round_output_printf(x);
 }
 
 Estimate estimate(const Scenario& sc, const Plan& plan, bool detailed) {

@@ -39,7 +39,9 @@ Estimate estimate(const Scenario& sc, const Plan& plan, bool detailed = true);
 Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline = true);
 
 // Rounds to 12 significant digits, as every number in the JSON output is, so that the output is
-// identical across compilers and the native and wasm builds (last-bit libm differences).
+// identical across compilers and the native and wasm builds (last-bit libm differences). Equal to
+// strtod(printf("%.12g", x)) (ties to even), computed with integer and double arithmetic only
+// (no long double, which is software floating point in wasm); idempotent.
 double round_output(double x);
 
 // Human-readable report for the CLI.
