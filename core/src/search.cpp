@@ -1341,7 +1341,8 @@ private:
             times_[j].send_forward_s = sf_[j];
             times_[j].send_backward_s = sb_[j];
         }
-        const double T = dag_iteration_time(times_, ctx_->m, ws_);
+        // a candidate that cannot enter the top K stops early (docs/search.md, "Early stopping")
+        const double T = dag_iteration_time_below(times_, ctx_->m, threshold(), ws_);
         ++stats_.evaluated;
         if (visited_) visited_->push_back(layers_);
         insert(T);

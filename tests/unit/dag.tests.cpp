@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <random>
 #include <vector>
 
 #include "poseidon/dag.hpp"
@@ -121,4 +122,32 @@ TEST_CASE("the DAG stays linear in stages x micro-batches", "[dag][scale]") {
     DagWorkspace ws;
     std::vector<StageTimes> st(64, compute_only(0.01, 0.02));
     CHECK(dag_iteration_time(st, 4096, ws) == Approx((64 + 4095) * 0.03).epsilon(1e-9));
+}
+
+TEST_CASE("the search's graph-free sweep gives the explicit DAG's longest path bit for bit", "[dag][search]") {
+    std::mt19937_64 rng(42);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    DagWorkspace ws1, ws2;
+    for (int n = 0; n < 3000; ++n) {
+        const int S = 1 + static_cast<int>(rng() % 12);
+        const std::int64_t m = 1 + static_cast<std::int64_t>(rng() % (n % 10 == 0 ? 200 : 24));
+        std::vector<StageTimes> st(S);
+        for (auto& t : st) {
+            t.forward_s = u(rng);
+            t.backward_s = rng() % 5 == 0 ? t.forward_s : 2 * u(rng);
+            t.send_forward_s = rng() % 3 == 0 ? 0.0 : 0.3 * u(rng);   // free links too
+            t.send_backward_s = rng() % 3 == 0 ? 0.0 : 0.3 * u(rng);
+            t.dp_sync_s = u(rng);
+            t.optimizer_s = 0.1 * u(rng);
+        }
+        INFO("S=" << S << " m=" << m << " instance " << n);
+        const double T = evaluate_dag(st, m, false, ws2).iteration_time_s;
+        REQUIRE(dag_iteration_time(st, m, ws1) == T);
+        // early stopping: exact below the cutoff, never below the cutoff above it
+        for (double f : {0.5, 0.9, 0.999, 1.0, 1.001, 1.5}) {
+            const double below = dag_iteration_time_below(st, m, f * T, ws1);
+            if (T < f * T) REQUIRE(below == T);
+            else REQUIRE(below >= f * T);
+        }
+    }
 }

@@ -53,6 +53,9 @@ struct DagWorkspace {
 // Longest path of the 1F1B DAG for `stages` (in pipeline order) and `m` micro-batches, O(S x m).
 DagResult evaluate_dag(std::span<const StageTimes> stages, std::int64_t m, bool detailed, DagWorkspace& ws);
 double dag_iteration_time(std::span<const StageTimes> stages, std::int64_t m, DagWorkspace& ws);
+// The same, for the search: returns the exact time when it is below `cutoff`, and otherwise some
+// value >= cutoff, stopping as soon as a partial schedule proves the time cannot be below it.
+double dag_iteration_time_below(std::span<const StageTimes> stages, std::int64_t m, double cutoff, DagWorkspace& ws);
 
 // The classic closed form sum_s(f+b) + (m-1) max_s(f+b), plus sends once and the slowest
 // synchronisation + step (Narayanan et al. 2021; AMP, Metis). Exact only for equal stages.
