@@ -367,10 +367,13 @@ double cross_group_node_bw(const Scenario& sc, int ga, int gb) {
 
 }  // namespace
 
-double p2p_send_s(const Scenario& sc, const Plan& plan, const StagePlacement& from, const StagePlacement& to) {
+namespace {
+
+// The two communication costs given the stages' node spans, which evaluate_stages computes once
+// per stage (a stage of many small replicas spans many nodes; three calls per stage need them).
+double p2p_send_spans(const Scenario& sc, const Plan& plan, const StagePlacement& from, const StagePlacement& to, const NodeSpan& a, const NodeSpan& b) {
     const ModelSpec& m = sc.model;
     const double bytes = static_cast<double>(plan.micro_batch_size) * m.seq_length * m.hidden_size * bytes_per_element(sc.training.precision);
-    NodeSpan a = span_of(sc, from), b = span_of(sc, to);
     double latency = 0;
     for (const auto& r : from.replicas) latency = std::max(latency, sc.cluster.groups[r.group].device.collective_latency_us * 1e-6);
     // Both stages inside one node: NVLink/PCIe between GPU pairs, every sender in parallel
@@ -394,12 +397,11 @@ double p2p_send_s(const Scenario& sc, const Plan& plan, const StagePlacement& fr
     return bytes / (bw * GB) + latency;
 }
 
-double dp_sync_s(const Scenario& sc, const StagePlan& stage, const StagePlacement& placement, double grad_bytes_per_gpu) {
+double dp_sync_span(const Scenario& sc, const StagePlan& stage, const StagePlacement& placement, double grad_bytes_per_gpu, const NodeSpan& ns) {
     int d = stage.dp();
     if (d <= 1) return 0;
     int tp = stage.replicas.front().tp;
     for (const auto& r : stage.replicas) tp = std::min(tp, r.tp);
-    NodeSpan ns = span_of(sc, placement);
     double bw = 1e300, lat = 0;
     std::vector<int> groups;
     for (const auto& r : placement.replicas) groups.push_back(r.group);
@@ -420,6 +422,16 @@ double dp_sync_s(const Scenario& sc, const StagePlan& stage, const StagePlacemen
     }
     if (sc.training.distributed_optimizer) return ring_reduce_scatter_s(grad_bytes_per_gpu, d, bw, lat);
     return ring_allreduce_s(grad_bytes_per_gpu, d, bw, lat);
+}
+
+}  // namespace
+
+double p2p_send_s(const Scenario& sc, const Plan& plan, const StagePlacement& from, const StagePlacement& to) {
+    return p2p_send_spans(sc, plan, from, to, span_of(sc, from), span_of(sc, to));
+}
+
+double dp_sync_s(const Scenario& sc, const StagePlan& stage, const StagePlacement& placement, double grad_bytes_per_gpu) {
+    return dp_sync_span(sc, stage, placement, grad_bytes_per_gpu, span_of(sc, placement));
 }
 
 namespace {
@@ -459,6 +471,9 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
     const Profile* profile = sc.profile ? &*sc.profile : nullptr;
     const int S = static_cast<int>(plan.stages.size());
     std::vector<StageEval> out(S);
+    std::vector<NodeSpan> spans;
+    spans.reserve(S);
+    for (int s = 0; s < S; ++s) spans.push_back(span_of(sc, placement[s]));
     for (int s = 0; s < S; ++s) {
         const StagePlan& st = plan.stages[s];
         StageEval& ev = out[s];
@@ -512,7 +527,7 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             ev.sources.links = std::min(ev.sources.links, rc.sources.links);
         }
         double grad_bytes = max_params * grad_bytes_per_param;
-        ev.times.dp_sync_s = dp_sync_s(sc, st, placement[s], grad_bytes);
+        ev.times.dp_sync_s = dp_sync_span(sc, st, placement[s], grad_bytes, spans[s]);
         if (sc.training.distributed_optimizer && st.dp() > 1) {
             // The updated bf16 parameters are all-gathered after the sharded step.
             double ag_bytes = max_params * bytes_per_element(sc.training.precision);
@@ -521,8 +536,8 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             opt_s += rs_bytes > 0 ? rs_time * ag_bytes / rs_bytes : 0.0;
         }
         ev.times.optimizer_s = opt_s;
-        if (s + 1 < S) ev.times.send_forward_s = p2p_send_s(sc, plan, placement[s], placement[s + 1]);
-        if (s > 0) ev.times.send_backward_s = p2p_send_s(sc, plan, placement[s], placement[s - 1]);
+        if (s + 1 < S) ev.times.send_forward_s = p2p_send_spans(sc, plan, placement[s], placement[s + 1], spans[s], spans[s + 1]);
+        if (s > 0) ev.times.send_backward_s = p2p_send_spans(sc, plan, placement[s], placement[s - 1], spans[s], spans[s - 1]);
     }
     return out;
 }
