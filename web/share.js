@@ -1,9 +1,12 @@
 // Share links: the inputs and the selected plan in the URL fragment.
-//   #v=1&s=<base64url(deflate-raw(utf8(JSON payload)))>
+//   #v=<version>&s=<base64url(deflate-raw(utf8(JSON payload)))>
 // The payload holds preset ids plus overrides, never whole preset objects. Decoding is defensive:
 // every failure is a ShareLinkError with a message for the page's error region.
+// Versions: 1 = inputs and plan; 2 adds "f", the measured profile. A link is written with the
+// lowest version that holds its payload (a link without a profile stays v=1, readable by pages
+// that only know version 1); this page reads every version up to SHARE_VERSION.
 
-export const SHARE_VERSION = 1;
+export const SHARE_VERSION = 2;
 export const MAX_FRAGMENT_CHARS = 64 * 1024; // an encoded link longer than this is refused
 export const MAX_PAYLOAD_BYTES = 1024 * 1024; // inflated payload cap (a deflate bomb stops here)
 
@@ -50,11 +53,21 @@ async function pipe(bytes, stream, limit) {
   return out;
 }
 
+/** payload keys each version knows */
+const KEYS_V1 = ['v', 'app', 'm', 'c', 'd', 't', 'o', 'p'];
+const KEYS = { 1: new Set(KEYS_V1), 2: new Set([...KEYS_V1, 'f']) };
+
+/** the lowest link format that can hold the payload */
+export function payloadVersion(payload) {
+  return payload && payload.f !== undefined && payload.f !== null ? 2 : 1;
+}
+
 /** payload object → fragment string without '#' */
 export async function encodeShare(payload) {
-  const json = JSON.stringify({ ...payload, v: SHARE_VERSION });
+  const v = payloadVersion(payload);
+  const json = JSON.stringify({ ...payload, v });
   const packed = await pipe(new TextEncoder().encode(json), new CompressionStream('deflate-raw'));
-  return `v=${SHARE_VERSION}&s=${toBase64Url(packed)}`;
+  return `v=${v}&s=${toBase64Url(packed)}`;
 }
 
 /** true when the fragment looks like a share link at all (so '#top' anchors are ignored) */
@@ -88,7 +101,7 @@ export async function decodeShare(fragment) {
   } catch {
     throw new ShareLinkError('The share link is corrupted: its data is not valid JSON.');
   }
-  return validatePayload(payload);
+  return validatePayload(payload, Number(v));
 }
 
 const isObj = (x) => x !== null && typeof x === 'object' && !Array.isArray(x);
@@ -101,11 +114,15 @@ function checkRef(ref, what) {
   if (!('id' in ref) && !('o' in ref)) throw new ShareLinkError(`The share link's ${what} has neither a preset id nor fields.`);
 }
 
-/** Structural check of a decoded payload (values themselves are checked by the core). */
-export function validatePayload(p) {
+/**
+ * Structural check of a decoded payload (values themselves are checked by the core). The version is
+ * the payload's own `v`, else the fragment's.
+ */
+export function validatePayload(p, fragmentVersion = 1) {
   if (!isObj(p)) throw new ShareLinkError('The share link does not hold an object.');
   if (typeof p.v === 'number' && p.v > SHARE_VERSION) throw new ShareLinkError(`This link was made by a newer version of Poseidon (link format ${p.v}); this page reads format ${SHARE_VERSION}.`);
-  const known = new Set(['v', 'app', 'm', 'c', 'd', 't', 'o', 'p']);
+  const version = Number.isInteger(p.v) && p.v >= 1 ? p.v : Math.max(1, Math.min(SHARE_VERSION, Number(fragmentVersion) || 1));
+  const known = KEYS[version] ?? KEYS[SHARE_VERSION];
   const unknown = Object.keys(p).filter((k) => !known.has(k));
   if (unknown.length) throw new ShareLinkError(`The share link has unknown fields (${unknown.slice(0, 5).join(', ')}); it was edited or made by another version.`);
   if (!('m' in p) || !('c' in p)) throw new ShareLinkError('The share link lacks the model or the cluster.');
@@ -116,6 +133,10 @@ export function validatePayload(p) {
   if ('t' in p && !isObj(p.t)) throw new ShareLinkError("The share link's training settings are not an object.");
   if ('o' in p && !isObj(p.o)) throw new ShareLinkError("The share link's search options are not an object.");
   if ('p' in p && p.p !== null && !isObj(p.p)) throw new ShareLinkError("The share link's plan is not an object.");
+  // the profile: a profile preset id, or {"o": the profile as pasted} (any JSON value: the core checks it)
+  if ('f' in p && p.f !== null && typeof p.f !== 'string') {
+    if (!isObj(p.f) || !('o' in p.f) || Object.keys(p.f).some((k) => k !== 'o')) throw new ShareLinkError("The share link's profile is neither a profile preset id nor {\"o\": profile}.");
+  }
   return p;
 }
 
