@@ -1,12 +1,14 @@
 // Poseidon page: inputs, worker management, share links, results. Never calls wasm itself:
 // everything that needs the core goes through worker.js.
 import { h, clear, $, $$, fmt, fmtInt, fmtPct, fmtTime } from './dom.js';
-import { encodeShare, decodeShare, isShareFragment, ShareLinkError, diff, applyDiff } from './share.js';
+import { encodeShare, decodeShare, isShareFragment, ShareLinkError, diff, applyDiff, MAX_FRAGMENT_CHARS } from './share.js';
 import { modelFromHfConfig, HfConfigError } from './hf.js';
 import { planJson, topPlansCsv, chromeTrace, megatronArgs } from './exports.js';
 import { stageDiagram } from './render/stages.js';
 import { timelineSvg, timelinePng, timelineTable } from './render/timeline.js';
-import { topPlansTable, baselinesTable, statsList } from './render/tables.js';
+import { topPlansTable, baselinesTable, statsList, stagesTable } from './render/tables.js';
+import { PROFILE_PRESET_IDS, MAX_PROFILE_BYTES, ProfileInputError, parseProfileText, clusterDeviceNames, profileDevices,
+  profileMatch, hasMeasuredSource } from './profile.js';
 
 // ---------------------------------------------------------------- field descriptions
 
@@ -65,7 +67,10 @@ const state = {
   devices: {}, // custom devices by id
   training: { ...DEFAULT_TRAINING },
   options: { ...DEFAULT_OPTIONS },
-  result: null, // {plans, baselines, stats}
+  // measured profile: null, {preset: id} or {value: any JSON, label: where it came from}
+  profile: null,
+  profilePresets: [], // [{id, content|null}]: content fetched from presets/profiles/<id>.json
+  result: null, // {plans, baselines, stats, profiled}
   selected: 0,
   running: false,
   lastProgress: null,
@@ -168,7 +173,9 @@ function clusterForScenario() {
 }
 
 function scenario() {
-  return { model: modelForScenario(), training: cleanObject(state.training), cluster: clusterForScenario() };
+  const sc = { model: modelForScenario(), training: cleanObject(state.training), cluster: clusterForScenario() };
+  if (state.profile) sc.profile = state.profile.preset ?? state.profile.value;
+  return sc;
 }
 
 function searchOptions() {
@@ -244,6 +251,7 @@ function markModified() {
 
 function onInputChanged() {
   markModified();
+  renderProfileForm();
   scheduleValidate();
 }
 
@@ -328,6 +336,7 @@ function renderAllForms() {
   renderModelForm();
   renderClusterForm();
   renderSimpleForms();
+  renderProfileForm();
 }
 
 function setModelPreset(id) {
@@ -344,6 +353,136 @@ function setClusterPreset(id) {
   if (p) state.cluster = structuredClone(p);
   renderClusterForm();
   onInputChanged();
+}
+
+// ---------------------------------------------------------------- measured profile
+
+let profileSelectTouched = false;
+const profilePreset = (id) => state.profilePresets.find((p) => p.id === id) ?? null;
+
+/** the attached profile's contents when the page knows them (a preset's are fetched from the site) */
+function attachedProfileContent() {
+  if (!state.profile) return null;
+  if (state.profile.preset) return profilePreset(state.profile.preset)?.content ?? null;
+  return state.profile.value;
+}
+
+const deviceNames = () => clusterDeviceNames(state.cluster, state.presets.devices, state.devices);
+
+function presetMatches() {
+  const names = deviceNames();
+  return state.profilePresets.map((p) => ({ ...p, match: profileMatch(p.content, { id: p.id, modelPreset: state.modelPreset, deviceNames: names }) }));
+}
+
+/** the preset list (matching presets marked), the attached profile's status, the buttons */
+function renderProfileForm() {
+  const sel = $('#profile-preset');
+  const list = presetMatches();
+  const full = list.find((p) => p.match.full);
+  const valid = (id) => list.some((p) => p.id === id);
+  const pick = state.profile?.preset ?? ((profileSelectTouched && valid(sel.value)) ? sel.value : full?.id ?? (valid(sel.value) ? sel.value : list[0]?.id ?? ''));
+  clear(sel);
+  if (!list.length) sel.append(h('option', { value: '' }, 'no profile presets'));
+  for (const p of list) {
+    const tag = p.match.full ? ' — matches this model and cluster' : p.match.devices.length ? ' — its devices are in this cluster' : '';
+    sel.append(h('option', { value: p.id }, `${p.content?.name ?? p.id}${tag}`));
+  }
+  sel.value = pick;
+  $('#profile-use-preset').disabled = !list.length;
+  $('#profile-remove').disabled = !state.profile;
+  const status = $('#profile-status');
+  const hint = $('#profile-hint');
+  status.classList.toggle('attached', Boolean(state.profile));
+  if (!state.profile) {
+    status.textContent = 'No profile: every time comes from the analytic model.';
+    hint.textContent = full ? `The preset “${full.content?.name ?? full.id}” matches this model and cluster: attach it to use its measured times.` : '';
+    return;
+  }
+  const content = attachedProfileContent();
+  const name = typeof content?.name === 'string' ? content.name : null;
+  const what = state.profile.preset ? `preset “${name ?? state.profile.preset}” (${state.profile.preset})` : `${state.profile.label}${name ? ` “${name}”` : ''}`;
+  const devs = profileDevices(content);
+  const names = deviceNames();
+  const used = devs.filter((d) => names.has(d));
+  const applies = !devs.length ? ''
+    : used.length ? ` It has measurements for ${used.join(', ')} in this cluster.`
+      : ` None of its devices (${devs.join(', ')}) is in this cluster, so every time stays analytic.`;
+  status.textContent = `Attached: ${what}.${applies}`;
+  hint.textContent = 'The stage table of a result says, per stage, which numbers are measured, interpolated or analytic.';
+}
+
+function profileFieldError(message) {
+  $('#profile-json').setAttribute('aria-invalid', 'true');
+  $('#profile-json-err').textContent = message;
+  $('#profile-paste').open = true;
+}
+
+function attachProfile(profile) {
+  state.profile = profile;
+  $('#profile-json').removeAttribute('aria-invalid');
+  $('#profile-json-err').textContent = '';
+  renderProfileForm();
+  onInputChanged();
+}
+
+function attachPresetProfile() {
+  const id = $('#profile-preset').value;
+  if (!id) return;
+  const content = profilePreset(id)?.content;
+  if (content) $('#profile-json').value = `${JSON.stringify(content, null, 2)}\n`;
+  attachProfile({ preset: id });
+}
+
+/** Attaches pasted/uploaded text. Only JSON syntax is checked here; the core checks the rest (shown next to the field). */
+function attachProfileText(text, label) {
+  let value;
+  try {
+    value = parseProfileText(text);
+  } catch (e) {
+    if (!(e instanceof ProfileInputError)) throw e;
+    profileFieldError(e.message);
+    showError(e.message);
+    return false;
+  }
+  attachProfile({ value, label });
+  return true;
+}
+
+function removeProfile() {
+  state.profile = null;
+  $('#profile-json').removeAttribute('aria-invalid');
+  $('#profile-json-err').textContent = '';
+  renderProfileForm();
+  onInputChanged();
+}
+
+async function loadProfileFile(file) {
+  if (file.size > MAX_PROFILE_BYTES) {
+    const msg = `${file.name} is ${fmt(file.size / 1048576, 1)} MiB; a profile is at most 4 MiB.`;
+    profileFieldError(msg);
+    showError(msg);
+    return;
+  }
+  const text = await file.text();
+  $('#profile-json').value = text;
+  attachProfileText(text, `file ${file.name}`);
+}
+
+/** Profile presets: from the core's presets() if it ever lists them, else the site's presets/profiles/<id>.json. */
+async function loadProfilePresets(fromCore) {
+  if (Array.isArray(fromCore)) {
+    state.profilePresets = fromCore.filter((p) => typeof p?.id === 'string').map((p) => ({ id: p.id, content: p }));
+    return;
+  }
+  state.profilePresets = PROFILE_PRESET_IDS.map((id) => ({ id, content: null }));
+  await Promise.all(state.profilePresets.map(async (p) => {
+    try {
+      const res = await fetch(new URL(`presets/profiles/${encodeURIComponent(p.id)}.json`, import.meta.url));
+      if (res.ok) p.content = await res.json();
+    } catch {
+      // offline without a cached copy: the preset is still attached by id (the core has it built in)
+    }
+  }));
 }
 
 // ---------------------------------------------------------------- errors
@@ -402,8 +541,15 @@ function markFieldErrors(problems) {
     const input = inputForPath(pr.path);
     if (!input) continue;
     input.setAttribute('aria-invalid', 'true');
+    const details = input.closest('details');
+    if (details) details.open = true;
+    // a problem inside the field's value (e.g. profile.devices[0].points[2].tp) names the part
+    const base = input.dataset.path;
+    const rel = pr.path.length > base.length && pr.path.startsWith(base) && /^[.[]/.test(pr.path.slice(base.length))
+      ? pr.path.slice(base.length).replace(/^\./, '') : '';
+    const message = rel ? `${rel}: ${pr.message}` : pr.message;
     const err = document.getElementById(input.getAttribute('aria-describedby'));
-    if (err) err.textContent = err.textContent ? `${err.textContent}; ${pr.message}` : pr.message;
+    if (err) err.textContent = err.textContent ? `${err.textContent}; ${message}` : message;
     first ??= input;
   }
   return first;
@@ -468,15 +614,23 @@ function bestSummary(est, { partial = false, label = 'Best plan' } = {}) {
 }
 
 let lastPlanRender = 0;
-function renderPlan(est, { timeline = true } = {}) {
+/** sources: show where each stage's numbers come from (a profile was attached, or the core says some are measured) */
+function renderPlan(est, { timeline = true, sources = false } = {}) {
   const diagram = clear($('#stage-diagram'));
+  const stages = clear($('#stage-table'));
   const tl = clear($('#timeline'));
   const table = clear($('#timeline-table'));
+  const note = $('#timeline-note');
+  note.textContent = '';
   if (!est) return;
   diagram.append(stageDiagram(est));
+  stages.append(stagesTable(est, { sources: sources || hasMeasuredSource(est) }));
   // while searching only the stages are redrawn: the timeline can have thousands of bars
   if (timeline && Array.isArray(est.timeline) && est.timeline.length) {
-    tl.append(timelineSvg(est));
+    const svg = timelineSvg(est);
+    tl.append(svg);
+    // a large timeline is aggregated (render/timeline.js): say so under the figure too
+    note.textContent = svg.getAttribute('data-note') ?? '';
     table.append(timelineTable(est));
   } else {
     tl.append(h('p', { class: 'muted' }, 'The timeline is drawn when the search ends.'));
@@ -494,7 +648,7 @@ function renderResult() {
   bestSummary(plans[0] ?? null, { label: r?.fromLink ? 'Shared plan' : r?.fromFile ? 'Loaded plan' : 'Best plan' });
   const top = clear($('#top-plans'));
   if (plans.length) top.append(topPlansTable(plans, state.selected, (i) => { state.selected = i; renderResult(); updateShareUrl(); }));
-  renderPlan(selectedEstimate());
+  renderPlan(selectedEstimate(), { sources: Boolean(r?.profiled) });
   clear($('#baselines')).append(baselinesTable(r?.baselines, plans[0]));
   const stats = clear($('#stats'));
   if (r?.stats) stats.append(statsList(r.stats));
@@ -537,7 +691,7 @@ async function runSearch() {
           performance.mark?.('poseidon:first-best');
         }
         bestSummary(p.best, { partial: true });
-        if (performance.now() - lastPlanRender > 400) renderPlan(p.best, { timeline: false });
+        if (performance.now() - lastPlanRender > 400) renderPlan(p.best, { timeline: false, sources: Boolean(sc.profile) });
       }
     });
     if (result?.error) {
@@ -546,6 +700,7 @@ async function runSearch() {
       return;
     }
     if (perf.firstBestMs === null && result.plans?.length) perf.firstBestMs = performance.now();
+    result.profiled = Boolean(sc.profile);
     state.result = result;
     state.selected = 0;
     renderResult();
@@ -568,7 +723,8 @@ function cancelSearch() {
   restartWorker();
   setRunning(false);
   if (p?.best) {
-    state.result = { plans: [p.best], baselines: [], stats: { evaluated: p.evaluated, pruned: p.pruned, infeasible: {}, elapsed_s: null, complete: false } };
+    state.result = { plans: [p.best], baselines: [], stats: { evaluated: p.evaluated, pruned: p.pruned, infeasible: {}, elapsed_s: null, complete: false },
+      profiled: Boolean(state.lastScenario?.profile) };
     state.selected = 0;
     renderResult();
     updateShareUrl();
@@ -584,7 +740,7 @@ async function estimatePlan(plan, origin) {
     showCoreError(res.error, origin === 'link' ? 'The shared plan does not fit these inputs:' : 'The plan file does not fit the current inputs:');
     return false;
   }
-  state.result = { plans: [res], baselines: [], stats: null, fromLink: origin === 'link', fromFile: origin === 'file' };
+  state.result = { plans: [res], baselines: [], stats: null, fromLink: origin === 'link', fromFile: origin === 'file', profiled: Boolean(sc.profile) };
   state.selected = 0;
   renderResult();
   if (perf.firstBestMs === null) perf.firstBestMs = performance.now();
@@ -605,19 +761,38 @@ function sharePayload() {
   if (!isEmpty(state.devices)) p.d = state.devices;
   p.t = cleanObject(state.training);
   p.o = cleanObject(state.options);
+  if (state.profile) p.f = state.profile.preset ?? { o: state.profile.value };
   const est = selectedEstimate();
   if (est?.plan) p.p = est.plan;
   return p;
 }
 
+let shareNote = '';
 async function shareUrl(page = 'index.html') {
-  const frag = await encodeShare(sharePayload());
+  const payload = sharePayload();
+  let frag = await encodeShare(payload);
+  shareNote = '';
+  if (frag.length > MAX_FRAGMENT_CHARS && payload.f && typeof payload.f === 'object') {
+    // a large pasted profile does not fit in a link: leave it out, and say so
+    delete payload.f;
+    frag = await encodeShare(payload);
+    shareNote = `The attached profile is too large for a link (a link holds at most ${fmtInt(MAX_FRAGMENT_CHARS)} characters), so this link leaves it out: share the profile file with it.`;
+  }
   return new URL(`${page}#${frag}`, new URL('./', location.href)).href;
+}
+
+function showShareNote() {
+  const el = $('#copy-status');
+  if (shareNote) el.textContent = shareNote;
+  else if (el.dataset.note) el.textContent = '';
+  if (shareNote) el.dataset.note = '1';
+  else delete el.dataset.note;
 }
 
 async function updateShareUrl() {
   try {
     const url = await shareUrl();
+    showShareNote();
     $('#share-url').value = url;
     if (!isEmbed) history.replaceState(null, '', `${location.pathname}${location.search}#${url.split('#')[1]}`);
   } catch {
@@ -644,6 +819,13 @@ function applyPayload(p) {
   const c = resolve(p.c, state.presets.clusters, 'cluster');
   if (!Array.isArray(c.value.groups)) throw new ShareLinkError("The link's cluster has no list of groups.");
   if (c.value.groups.some((g) => g === null || typeof g !== 'object' || Array.isArray(g))) throw new ShareLinkError("The link's cluster groups are not objects.");
+  let profile = null;
+  if (typeof p.f === 'string') {
+    if (!profilePreset(p.f)) throw new ShareLinkError(`The link names the profile preset "${p.f.slice(0, 60)}", which this version of the planner does not have.`);
+    profile = { preset: p.f };
+  } else if (p.f && typeof p.f === 'object') {
+    profile = { value: structuredClone(p.f.o), label: 'profile from the link' };
+  }
   state.modelPreset = m.preset;
   state.model = m.value;
   state.clusterPreset = c.preset;
@@ -651,13 +833,16 @@ function applyPayload(p) {
   state.devices = structuredClone(p.d || {});
   state.training = { ...structuredClone(p.t || DEFAULT_TRAINING) };
   state.options = { ...DEFAULT_OPTIONS, ...structuredClone(p.o || {}) };
+  state.profile = profile;
+  const content = attachedProfileContent();
+  if (profile && content !== null && content !== undefined) $('#profile-json').value = `${JSON.stringify(content, null, 2)}\n`;
   renderAllForms();
   return p.p || null;
 }
 
 function snapshotInputs() {
   return structuredClone({ modelPreset: state.modelPreset, model: state.model, clusterPreset: state.clusterPreset,
-    cluster: state.cluster, devices: state.devices, training: state.training, options: state.options });
+    cluster: state.cluster, devices: state.devices, training: state.training, options: state.options, profile: state.profile });
 }
 
 /** Opens a share link: 'none' (no link), 'error' (refused, inputs kept), 'inputs' or 'plan'. */
@@ -718,6 +903,7 @@ function wireExports() {
     const url = await shareUrl();
     if (!isEmbed) history.replaceState(null, '', `${location.pathname}${location.search}#${url.split('#')[1]}`);
     await copyText(url, 'Link');
+    if (shareNote) $('#copy-status').textContent += ` ${shareNote}`;
   });
   $('#copy-embed').addEventListener('click', async () => copyText(embedCode(await shareUrl('embed.html')), 'Embed code'));
   $('#export-plan').addEventListener('click', () => download('poseidon-plan.json', 'application/json', planJson(selectedEstimate())));
@@ -850,6 +1036,11 @@ function wireInputs() {
       $('#hf-config').setAttribute('aria-invalid', 'true');
     }
   });
+  $('#profile-preset').addEventListener('change', () => { profileSelectTouched = true; });
+  $('#profile-use-preset').addEventListener('click', attachPresetProfile);
+  $('#profile-remove').addEventListener('click', removeProfile);
+  $('#profile-attach').addEventListener('click', () => attachProfileText($('#profile-json').value, 'pasted profile'));
+  $('#profile-file').addEventListener('change', (e) => { const f = e.target.files?.[0]; if (f) loadProfileFile(f); e.target.value = ''; });
   $('#run').addEventListener('click', runSearch);
   $('#cancel').addEventListener('click', cancelSearch);
   $('#plan-file').addEventListener('change', (e) => { const f = e.target.files?.[0]; if (f) loadPlanFile(f); e.target.value = ''; });
@@ -857,7 +1048,9 @@ function wireInputs() {
   document.addEventListener('drop', (e) => {
     e.preventDefault();
     const f = e.dataTransfer?.files?.[0];
-    if (f) loadPlanFile(f);
+    // a file dropped on the profile box is a profile; anywhere else, a plan
+    if (f && e.target instanceof Element && e.target.closest('#profile-fs')) loadProfileFile(f);
+    else if (f) loadPlanFile(f);
   });
   document.addEventListener('keydown', (e) => {
     if (e.key === 'Escape' && state.running) cancelSearch();
@@ -895,9 +1088,11 @@ async function start() {
   state.version = info.version;
   state.presets = { devices: [], models: [], clusters: [], ...info.presets };
   $('#version').textContent = `engine ${info.version}`;
+  const profilesLoaded = loadProfilePresets(info.presets?.profiles).then(() => renderProfileForm());
   defaults();
   renderAllForms();
   setRunning(false);
+  await profilesLoaded; // a link may name a profile preset: its contents show in the profile box
   window.__poseidonReady = true;
   const opened = await openFragment(location.hash);
   // the embed shows one plan: the link's, or the best for the link's (or default) inputs

@@ -1,7 +1,7 @@
 // Offline support: network first (so a deployed update is used at once), the cache when offline.
-const CACHE = 'poseidon-v1';
+const CACHE = 'poseidon-v2';
 const CORE = ['./', 'index.html', 'embed.html', 'embed.js', 'style.css', 'main.js', 'worker.js', 'dom.js', 'share.js',
-  'hf.js', 'exports.js', 'render/colors.js', 'render/stages.js', 'render/tables.js', 'render/timeline.js',
+  'hf.js', 'exports.js', 'profile.js', 'render/colors.js', 'render/stages.js', 'render/tables.js', 'render/timeline.js',
   'poseidon.js', 'poseidon.wasm', 'icon.svg', 'manifest.webmanifest'];
 
 self.addEventListener('install', (event) => {

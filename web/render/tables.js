@@ -1,6 +1,42 @@
 // Tables over the plan() result: top plans, baselines, search statistics.
 import { h, fmt, fmtInt, fmtPct, fmtTime } from '../dom.js';
 import { stageSummary } from '../exports.js';
+import { sourceSummary } from '../profile.js';
+
+/**
+ * The selected plan's stages as a table. sources: add the "source" column (where the numbers came
+ * from: measured, interpolated or analytic, as the core reports per stage).
+ */
+export function stagesTable(est, { sources = false } = {}) {
+  const stages = est?.stages || [];
+  const head = ['stage', 'devices', 'GPUs', 'TP × DP', 'layers', 'forward', 'backward', 'optimizer', 'DP sync', 'memory / GPU'];
+  if (sources) head.push('source');
+  const summary = stageSummary(est || {});
+  return h('table', { class: 'data', 'data-testid': 'stage-table' },
+    h('caption', {}, sources
+      ? 'Per stage: times per micro-batch (slowest replica) and where they come from (measured profile, interpolated between measured points, or the analytic model)'
+      : 'Per stage: times per micro-batch (slowest replica), all from the analytic model'),
+    h('thead', {}, h('tr', {}, head.map((t) => h('th', { scope: 'col' }, t)))),
+    h('tbody', {}, stages.map((st, i) => {
+      const row = h('tr', {},
+        h('th', { scope: 'row' }, String(st.index ?? i)),
+        h('td', {}, String(st.device ?? '')),
+        h('td', {}, String(st.gpus ?? '')),
+        h('td', {}, summary[i] ?? ''),
+        h('td', {}, String(st.num_layers ?? '')),
+        h('td', {}, fmtTime(st.forward_s)),
+        h('td', {}, fmtTime(st.backward_s)),
+        h('td', {}, fmtTime(st.optimizer_s)),
+        h('td', {}, fmtTime(st.dp_sync_s)),
+        h('td', {}, `${fmt(st.memory_GiB, 1)} / ${fmt(st.memory_capacity_GiB, 1)} GiB`));
+      if (sources) {
+        const src = sourceSummary(st.source);
+        row.append(h('td', { class: 'source', 'data-source': st.source?.forward ?? 'analytic', title: src.detail }, src.text,
+          h('span', { class: 'sr-only' }, ` (${src.detail})`)));
+      }
+      return row;
+    })));
+}
 
 export function topPlansTable(plans, selected, onSelect) {
   const body = h('tbody', {});
