@@ -264,3 +264,164 @@ test('keyboard: run is reachable with Tab and the theme toggles', async (t) => {
   }
   assert.ok(reached, 'the run button is reachable by keyboard');
 });
+
+// ---------------------------------------------------------------- measured profiles
+
+const PROFILE_ID = 'llama3.2-1b-a100-illustrative';
+// Llama 3.2 1B on one DGX A100. Stage 0: TP 1, 4 samples per replica (between the preset's measured
+// points 2 and 8: interpolated); stage 1: TP 2, DP 2, 2 samples (a measured point).
+const profScenario = { model: 'llama3.2-1b', training: { global_batch_size: 16 }, cluster: 'dgx-a100-1' };
+const profPlan = { micro_batch_size: 4, num_micro_batches: 4, schedule: '1f1b',
+  stages: [{ group: 0, num_layers: 8, tp: 1, dp: 1 }, { group: 0, num_layers: 8, tp: 2, dp: 2 }] };
+const profLink = async (extra = {}) => `${site.url}index.html#${await encodeShare({ m: profScenario.model, c: profScenario.cluster, t: profScenario.training, p: profPlan, ...extra })}`;
+const sourceCells = (page) => page.$$eval('[data-testid=stage-table] td.source', (tds) => tds.map((td) => td.dataset.source));
+const headers = (page) => page.$$eval('[data-testid=stage-table] th[scope=col]', (ths) => ths.map((th) => th.textContent));
+const waitPlan = (page, re) => page.waitForFunction((src) => new RegExp(src).test(document.querySelector('[data-testid=best-plan]').textContent), re.source);
+
+test('attaching a profile changes the result and shows where each stage\'s numbers come from', async (t) => {
+  const { page, problems } = await open(t, await profLink());
+  await waitPlan(page, /Shared plan: [\d,]+ tokens\/s/);
+  const before = await page.textContent('[data-testid=best-tokens]');
+  assert.ok(!(await headers(page)).includes('source'), 'no source column without a profile');
+  // the matching preset is offered, then attached
+  assert.match(await page.textContent('#profile-hint'), /matches this model and cluster/);
+  assert.equal(await page.inputValue('#profile-preset'), PROFILE_ID);
+  await page.focus('#profile-use-preset');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => /^Attached: preset/.test(document.querySelector('#profile-status').textContent));
+  assert.match(await page.textContent('#profile-status'), /a100-sxm4-80gb/);
+  assert.ok(await page.isEnabled('#profile-remove'));
+  // the same plan, estimated again with the profile (plan file round trip)
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-plan')]);
+  await page.setInputFiles('#plan-file', { name: 'plan.json', mimeType: 'application/json', buffer: fs.readFileSync(await dl.path()) });
+  await waitPlan(page, /Loaded plan/);
+  const after = await page.textContent('[data-testid=best-tokens]');
+  assert.notEqual(after, before, 'the profile changes the estimate');
+  assert.ok((await headers(page)).includes('source'));
+  assert.deepStrictEqual(await sourceCells(page), ['interpolated', 'profile']);
+  assert.match(await page.textContent('[data-testid=stage-table] tbody tr:nth-child(2) td.source'), /^measured/);
+  // the same numbers as the core gives for this scenario with the profile
+  const M = await loadModule();
+  const expected = JSON.parse(M.estimate(JSON.stringify({ ...profScenario, profile: PROFILE_ID }), JSON.stringify(profPlan)));
+  assert.equal(Number(after.replace(/[^\d]/g, '')), Math.round(expected.tokens_per_s));
+  if (searchWorks) {
+    await page.fill('[data-path="options.time_limit_s"]', '1');
+    await page.click('[data-testid=run]');
+    await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 30000 });
+    assert.ok((await headers(page)).includes('source'), 'a search with a profile shows the sources too');
+  }
+  // removing it goes back to the analytic model
+  await page.click('#profile-remove');
+  await page.waitForFunction(() => /^No profile/.test(document.querySelector('#profile-status').textContent));
+  await assertClean(page, problems);
+});
+
+test('an invalid profile shows the core\'s message next to the profile field', async (t) => {
+  const { page, problems } = await open(t, `${site.url}index.html`);
+  await page.click('#profile-paste summary');
+  // not JSON: the page says so next to the field
+  await page.fill('#profile-json', '{"devices": [');
+  await page.click('#profile-attach');
+  await page.waitForFunction(() => document.querySelector('[data-error-for="profile"]').textContent.length > 0);
+  assert.match(await page.textContent('[data-error-for="profile"]'), /not valid JSON/);
+  assert.equal(await page.getAttribute('#profile-json', 'aria-invalid'), 'true');
+  // valid JSON, invalid profile: the core's message, with the path inside the profile
+  const bad = { name: 'bad', devices: [{ device: 'a100-sxm4-80gb', points: [{ tp: 1, samples: 1, layer_forward_s: -1, layer_backward_s: 0.01 }] }] };
+  await page.fill('#profile-json', JSON.stringify(bad));
+  await page.click('#profile-attach');
+  await page.waitForFunction(() => /layer_forward_s/.test(document.querySelector('[data-error-for="profile"]').textContent));
+  const M = await loadModule();
+  const core = JSON.parse(M.estimate(JSON.stringify({ ...demoScenario, profile: bad }), JSON.stringify(demoPlan))).error;
+  assert.equal(await page.textContent('[data-error-for="profile"]'), `devices[0].points[0].layer_forward_s: ${core.message}`);
+  assert.equal(await page.getAttribute('#profile-json', 'aria-invalid'), 'true');
+  assert.match(await page.textContent('[data-testid=error]'), /profile\.devices\[0\]\.points\[0\]\.layer_forward_s/);
+  assert.equal(await page.inputValue('#profile-json'), JSON.stringify(bad), 'the text is kept');
+  // an unknown device (a file upload this time)
+  const unknown = { devices: [{ device: 'no-such-gpu', optimizer_s_per_billion_params: 0.02 }] };
+  await page.setInputFiles('#profile-file', { name: 'p.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(unknown)) });
+  await page.waitForFunction(() => /no-such-gpu/.test(document.querySelector('[data-error-for="profile"]').textContent));
+  assert.match(await page.textContent('#profile-status'), /file p\.json/);
+  if (searchWorks) {
+    await page.click('[data-testid=run]');
+    await page.waitForFunction(() => /fix the inputs/.test(document.querySelector('[data-testid=progress]').textContent));
+    assert.match(await page.textContent('[data-error-for="profile"]'), /no-such-gpu/);
+  }
+  // removing the profile clears the message
+  await page.click('#profile-remove');
+  await page.waitForFunction(() => document.querySelector('[data-testid=error]').hidden && !document.querySelector('[data-error-for="profile"]').textContent);
+  await assertClean(page, problems);
+});
+
+test('a share link with a profile round-trips (preset and pasted)', async (t) => {
+  const inline = JSON.parse(fs.readFileSync(path.join(ROOT, `presets/profiles/${PROFILE_ID}.json`), 'utf8'));
+  inline.name = 'pasted copy';
+  inline.devices[0].points = inline.devices[0].points.filter((p) => p.tp !== 2); // stage 1 falls back to analytic
+  for (const [f, status, sources] of [[PROFILE_ID, /^Attached: preset/, ['interpolated', 'profile']], [{ o: inline }, /^Attached: profile from the link “pasted copy”/, ['interpolated', 'analytic']]]) {
+    const link = await profLink({ f });
+    assert.match(link, /#v=2&s=/);
+    const { page, problems } = await open(t, link);
+    await waitPlan(page, /Shared plan: [\d,]+ tokens\/s/);
+    assert.match(await page.textContent('#profile-status'), status);
+    assert.deepStrictEqual(await sourceCells(page), sources);
+    const best = await page.textContent('[data-testid=best-plan]');
+    await page.click('[data-testid=copy-link]');
+    await page.waitForFunction(() => document.querySelector('#share-url').value.includes('#v=2&s='));
+    const { page: fresh, problems: p2 } = await open(t, await page.inputValue('#share-url'));
+    await waitPlan(fresh, /Shared plan: [\d,]+ tokens\/s/);
+    assert.equal(await fresh.textContent('[data-testid=best-plan]'), best);
+    assert.deepStrictEqual(await sourceCells(fresh), sources);
+    assert.match(await fresh.textContent('#profile-status'), status);
+    assert.match(await fresh.inputValue('#profile-json'), /"devices"/);
+    await assertClean(page, problems);
+    await assertClean(fresh, p2);
+  }
+  // a link naming a profile preset this version lacks is refused; inputs are kept
+  const { page, problems } = await open(t, await profLink({ f: 'no-such-profile' }));
+  await page.waitForFunction(() => /profile preset "no-such-profile"/.test(document.querySelector('[data-testid=error]').textContent));
+  assert.match(await page.textContent('#profile-status'), /^No profile/);
+  await assertClean(page, problems);
+  // a pasted profile too large for a link: the link leaves it out and the page says so
+  const { page: big, problems: p3 } = await open(t, await profLink());
+  await waitPlan(big, /Shared plan/);
+  const points = [];
+  for (let i = 1; i <= 4000; i++) points.push({ tp: 1 + (i % 4), samples: i, layer_forward_s: 0.001 + ((i * 7919) % 9973) * 1.37e-7, layer_backward_s: 0.002 + ((i * 104729) % 9967) * 2.91e-7 });
+  await big.click('#profile-paste summary');
+  await big.fill('#profile-json', JSON.stringify({ name: 'large', devices: [{ device: 'a100-sxm4-80gb', points }] }));
+  await big.click('#profile-attach');
+  await big.waitForFunction(() => /^Attached: pasted profile/.test(document.querySelector('#profile-status').textContent));
+  await big.click('[data-testid=copy-link]');
+  await big.waitForFunction(() => /too large for a link/.test(document.querySelector('#copy-status').textContent));
+  assert.match(await big.inputValue('#share-url'), /#v=1&s=/, 'the link without the profile');
+  await assertClean(big, p3);
+});
+
+test('a large plan\'s timeline is aggregated: bounded elements, complete Chrome trace', async (t) => {
+  const m = 2700; // 8 stages x 2,700 micro-batches: about 81,000 events
+  const plan = { micro_batch_size: 1, num_micro_batches: m, schedule: '1f1b', stages: Array.from({ length: 8 }, () => ({ group: 0, num_layers: 1, tp: 1, dp: 1 })) };
+  const M = await loadModule();
+  const events = JSON.parse(M.estimate(JSON.stringify({ model: 'tiny-8l', training: { global_batch_size: m }, cluster: 'dgx-a100-1' }), JSON.stringify(plan))).timeline.length;
+  assert.ok(events > 80000, `${events} events`);
+  const link = `${site.url}index.html#${await encodeShare({ m: 'tiny-8l', c: 'dgx-a100-1', t: { global_batch_size: m }, p: plan })}`;
+  const { page, problems } = await open(t, link);
+  await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent), null, { timeout: 60000 });
+  await page.waitForSelector('#timeline svg');
+  const svg = await page.$eval('#timeline svg', (el) => ({ all: el.querySelectorAll('*').length, bars: el.querySelectorAll('rect.tl-ev').length, events: Number(el.dataset.events) }));
+  t.diagnostic(`${events} events → ${svg.bars} bars, ${svg.all} SVG elements`);
+  assert.equal(svg.events, events);
+  assert.ok(svg.bars > 0 && svg.bars <= 3000, `${svg.bars} bars`);
+  assert.ok(svg.all < 8000, `${svg.all} SVG elements`);
+  assert.match(await page.textContent('[data-testid=timeline-note]'), /events drawn as [\d,]+ bars/);
+  assert.equal(await page.locator('[data-testid=timeline-table] tbody tr').count(), 8, 'one table row per stage');
+  const grab = async (id) => {
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.click(id)]);
+    return fs.readFileSync(await dl.path());
+  };
+  const exported = (await grab('#export-svg')).toString();
+  assert.ok((exported.match(/<rect/g) || []).length < 4000, 'the SVG export is aggregated too');
+  assert.match(exported, /events drawn as/);
+  const png = await grab('#export-png');
+  assert.deepStrictEqual([...png.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
+  const trace = JSON.parse(await grab('#export-trace'));
+  assert.equal(trace.traceEvents.filter((e) => e.ph === 'X').length, events, 'the Chrome trace has every event');
+  await assertClean(page, problems);
+});

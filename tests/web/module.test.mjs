@@ -163,3 +163,28 @@ test('bad input comes back as an error object naming the path; nothing throws', 
   const opts = JSON.parse(M.plan(JSON.stringify(good), '{"top":"x"}'));
   assert.ok(opts.error, 'bad options are an error');
 });
+
+test('estimate with a measured profile (preset and inline): per-stage sources, as the native CLI', (t) => {
+  const id = 'llama3.2-1b-a100-illustrative';
+  const inline = JSON.parse(fs.readFileSync(path.join(path.dirname(new URL(import.meta.url).pathname), `../../presets/profiles/${id}.json`), 'utf8'));
+  const base = { model: 'llama3.2-1b', training: { global_batch_size: 16 }, cluster: 'dgx-a100-1' };
+  const plan = { micro_batch_size: 4, num_micro_batches: 4, stages: [{ group: 0, num_layers: 8, tp: 1, dp: 1 }, { group: 0, num_layers: 8, tp: 2, dp: 2 }] };
+  const analytic = JSON.parse(M.estimate(JSON.stringify(base), JSON.stringify(plan)));
+  assert.ok(!analytic.error, JSON.stringify(analytic.error));
+  for (const st of analytic.stages) for (const v of Object.values(st.source ?? {})) assert.equal(v, 'analytic');
+  if (!CLI) t.diagnostic(NO_CLI);
+  for (const profile of [id, inline]) {
+    const sc = { ...base, profile };
+    const res = JSON.parse(M.estimate(JSON.stringify(sc), JSON.stringify(plan)));
+    assert.ok(!res.error, JSON.stringify(res.error));
+    assert.notEqual(res.iteration_time_s, analytic.iteration_time_s, 'the profile changes the estimate');
+    // the page's stage table reads these (web/profile.js, sourceSummary)
+    assert.equal(res.stages[0].source.forward, 'interpolated');
+    assert.equal(res.stages[1].source.forward, 'profile');
+    for (const k of ['forward', 'backward', 'optimizer', 'links']) assert.ok(k in res.stages[0].source, k);
+    if (!CLI) continue;
+    const r = cli(['estimate', writeJson('s.json', sc), '--plan', writeJson('p.json', plan), '--json']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepStrictEqual(res, JSON.parse(r.stdout));
+  }
+});

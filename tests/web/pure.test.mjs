@@ -1,9 +1,16 @@
 // The page's pure modules in node: share links, exports, Hugging Face config import.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { encodeShare, decodeShare, ShareLinkError, toBase64Url, SHARE_VERSION, diff, applyDiff } from '../../web/share.js';
-import { chromeTrace, topPlansCsv, megatronArgs, planJson } from '../../web/exports.js';
+import fs from 'node:fs';
+import path from 'node:path';
+import { encodeShare, decodeShare, ShareLinkError, toBase64Url, SHARE_VERSION, diff, applyDiff, payloadVersion } from '../../web/share.js';
+import { chromeTrace, topPlansCsv, megatronArgs, planJson, COMM_KINDS } from '../../web/exports.js';
 import { modelFromHfConfig, HfConfigError } from '../../web/hf.js';
+import { PROFILE_PRESET_IDS, parseProfileText, ProfileInputError, clusterDeviceNames, profileMatch, profileDevices,
+  sourceSummary, hasMeasuredSource } from '../../web/profile.js';
+import { timelineMarks, timelineStats, aggregationNote, AGGREGATE_ABOVE, MAX_BARS } from '../../web/render/timeline.js';
+
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 
 const payload = { app: '0.1.0', m: 'gpt3-1.7b', c: { id: 'demo-mixed-16', o: { groups: [{ device: 'custom-1', nodes: 1, gpus_per_node: 8, inter_node_bw_GBps: 25 }] } },
   d: { 'custom-1': { name: 'My GPU <b>"x"</b>', peak_tflops: 100, memory_GiB: 40 } }, t: { global_batch_size: 64 }, o: { top: 3 },
@@ -11,9 +18,31 @@ const payload = { app: '0.1.0', m: 'gpt3-1.7b', c: { id: 'demo-mixed-16', o: { g
 
 test('share link round trip', async () => {
   const frag = await encodeShare(payload);
-  assert.match(frag, new RegExp(`^v=${SHARE_VERSION}&s=[A-Za-z0-9_-]+$`));
+  // no profile: written as format 1, so pages that only read format 1 still open it
+  assert.match(frag, /^v=1&s=[A-Za-z0-9_-]+$/);
   assert.ok(frag.length < 2000, `link is ${frag.length} chars`);
-  assert.deepStrictEqual(await decodeShare(`#${frag}`), { ...payload, v: SHARE_VERSION });
+  assert.deepStrictEqual(await decodeShare(`#${frag}`), { ...payload, v: 1 });
+});
+
+const profile = { name: 'mine', devices: [{ device: 'a100-sxm4-80gb', points: [{ tp: 1, samples: 1, layer_forward_s: 0.006, layer_backward_s: 0.013 }] }] };
+
+test('share links with a profile: format 2, preset id or inline; format 1 links still open', async () => {
+  assert.equal(SHARE_VERSION, 2);
+  for (const f of ['llama3.2-1b-a100-illustrative', { o: profile }, { o: [1, 2] }]) {
+    const p = { ...payload, f };
+    assert.equal(payloadVersion(p), 2);
+    const frag = await encodeShare(p);
+    assert.match(frag, /^v=2&s=/);
+    assert.deepStrictEqual(await decodeShare(frag), { ...p, v: 2 });
+  }
+  // a format-1 link written by the previous page (payload v: 1, no f)
+  const old = await encodeShareRaw({ ...payload, v: 1 });
+  assert.deepStrictEqual(await decodeShare(`v=1&s=${old}`), { ...payload, v: 1 });
+  // "f" is not a format-1 key; malformed profiles are refused with a message
+  for (const obj of [{ ...payload, v: 1, f: 'x' }, { ...payload, v: 2, f: 5 }, { ...payload, v: 2, f: { id: 'x' } }, { ...payload, v: 2, f: { o: {}, z: 1 } }, { ...payload, v: 2, f: [1] }]) {
+    await assert.rejects(decodeShare(`v=${obj.v}&s=${await encodeShareRaw(obj)}`), ShareLinkError, JSON.stringify(obj.f));
+  }
+  await assert.rejects(decodeShare(`v=3&s=${old}`), /newer version/);
 });
 
 test('broken share links give a ShareLinkError with a message', async () => {
@@ -130,4 +159,100 @@ test('Hugging Face config.json import', () => {
   assert.equal(gpt2.gated_mlp, false);
   assert.throws(() => modelFromHfConfig('{nope'), HfConfigError);
   assert.throws(() => modelFromHfConfig('[1]'), HfConfigError);
+});
+
+test('profile presets: the page lists exactly presets/profiles/*.json', () => {
+  const files = fs.readdirSync(path.join(ROOT, 'presets/profiles')).filter((f) => f.endsWith('.json')).map((f) => f.replace(/\.json$/, '')).sort();
+  assert.deepStrictEqual([...PROFILE_PRESET_IDS].sort(), files);
+});
+
+test('profile text, device matching, source labels', () => {
+  assert.deepStrictEqual(parseProfileText(` ${JSON.stringify(profile)} `), profile);
+  assert.deepStrictEqual(parseProfileText('[1]'), [1], 'any JSON goes to the core, which names the problem');
+  assert.throws(() => parseProfileText('{"devices": ['), ProfileInputError);
+  assert.throws(() => parseProfileText('  '), /empty/);
+  const presetDevices = [{ id: 'a100-sxm4-80gb', name: 'NVIDIA A100-SXM4-80GB' }, { id: 'v100-sxm2-32gb', name: 'V100' }];
+  const names = clusterDeviceNames({ groups: [{ device: 'a100-sxm4-80gb' }, { device: 'custom-1' }, { device: { name: 'inline x' } }] }, presetDevices, { 'custom-1': { name: 'My GPU' } });
+  assert.deepStrictEqual([...names].sort(), ['My GPU', 'NVIDIA A100-SXM4-80GB', 'a100-sxm4-80gb', 'inline x']);
+  const preset = JSON.parse(fs.readFileSync(path.join(ROOT, 'presets/profiles/llama3.2-1b-a100-illustrative.json'), 'utf8'));
+  assert.deepStrictEqual(profileDevices(preset), ['a100-sxm4-80gb']);
+  assert.deepStrictEqual(profileMatch(preset, { id: 'llama3.2-1b-a100-illustrative', modelPreset: 'llama3.2-1b', deviceNames: names }),
+    { devices: ['a100-sxm4-80gb'], model: true, full: true });
+  assert.equal(profileMatch(preset, { id: 'llama3.2-1b-a100-illustrative', modelPreset: 'gpt3-1.7b', deviceNames: names }).full, false);
+  assert.equal(profileMatch(preset, { id: 'llama3.2-1b-a100-illustrative', modelPreset: 'llama3.2-1b', deviceNames: new Set(['v100']) }).full, false);
+  assert.deepStrictEqual(profileDevices([1]), []);
+  const all = { forward: 'profile', backward: 'profile', optimizer: 'profile', links: 'profile', layer_forward: 'profile' };
+  assert.equal(sourceSummary(all).text, 'measured');
+  const mixed = sourceSummary({ forward: 'interpolated', backward: 'profile', optimizer: 'analytic', links: 'profile', head_forward: 'interpolated' });
+  assert.equal(mixed.text, 'forward interpolated, backward measured, opt. analytic, links measured');
+  assert.match(mixed.detail, /head forward: interpolated/);
+  assert.equal(sourceSummary(undefined).text, 'analytic');
+  assert.equal(hasMeasuredSource({ stages: [{ source: { forward: 'analytic' } }] }), false);
+  assert.equal(hasMeasuredSource({ stages: [{ source: { forward: 'analytic' }, replicas: [{ source: { links: 'profile' } }] }] }), true);
+});
+
+/** a synthetic 1F1B-like timeline: stages x micro-batches, forward/backward alternating, sends on the comm lane */
+function bigEstimate(stages, mbs) {
+  const timeline = [];
+  const f = 1e-3;
+  for (let s = 0; s < stages; s++) {
+    let t = s * f;
+    for (let m = 0; m < mbs; m++) {
+      timeline.push({ stage: s, kind: 'forward', micro_batch: m, start_s: t, end_s: t + f });
+      timeline.push({ stage: s, kind: 'send_forward', micro_batch: m, start_s: t + f, end_s: t + 1.1 * f });
+      timeline.push({ stage: s, kind: 'backward', micro_batch: m, start_s: t + 1.2 * f, end_s: t + 3.2 * f });
+      timeline.push({ stage: s, kind: 'send_backward', micro_batch: m, start_s: t + 3.2 * f, end_s: t + 3.3 * f });
+      t += 3.5 * f;
+    }
+    timeline.push({ stage: s, kind: 'dp_sync', micro_batch: null, start_s: t, end_s: t + 20 * f });
+    timeline.push({ stage: s, kind: 'optimizer', micro_batch: null, start_s: t + 20 * f, end_s: t + 40 * f });
+  }
+  let T = 0;
+  for (const e of timeline) T = Math.max(T, e.end_s);
+  return { iteration_time_s: T, stages: Array.from({ length: stages }, (_, i) => ({ index: i, device: 'a100', gpus: 1, tp: 1, dp: 1, num_layers: 1 })), timeline };
+}
+
+test('timeline: small plans draw every event; large ones merge into a bounded number of bars', () => {
+  const small = timelineMarks(est, { plotW: 878 });
+  assert.equal(small.aggregated, false);
+  assert.equal(small.bars.length, est.timeline.length);
+  assert.equal(aggregationNote(small), '');
+
+  const big = bigEstimate(10, 2000); // 80,020 events
+  assert.ok(big.timeline.length > AGGREGATE_ABOVE);
+  const t0 = performance.now();
+  const m = timelineMarks(big, { plotW: 878 });
+  const ms = performance.now() - t0;
+  assert.equal(m.aggregated, true);
+  assert.equal(m.events, big.timeline.length);
+  assert.ok(m.bars.length <= MAX_BARS, `${m.bars.length} bars`);
+  assert.ok(m.bars.length < 200, `a regular 1F1B timeline merges into a few bars per stage (${m.bars.length})`);
+  assert.match(aggregationNote(m), /80,020 events drawn as \d+ bars/);
+  // nothing is lost: per stage and lane the merged bars count every event and all busy time
+  for (let s = 0; s < 10; s++) {
+    for (const lane of ['compute', 'comm']) {
+      const evs = big.timeline.filter((e) => e.stage === s && COMM_KINDS.has(e.kind) === (lane === 'comm'));
+      const bars = m.bars.filter((b) => b.stage === s && b.lane === lane);
+      const marks = new Map(bars.map((b) => [`${b.start_s}/${b.end_s}`, b]));
+      assert.equal([...marks.values()].reduce((a, b) => a + b.count, 0), evs.length, `stage ${s} ${lane}: event count`);
+      const busy = evs.reduce((a, e) => a + (e.end_s - e.start_s), 0);
+      const drawn = [...marks.values()].reduce((a, b) => a + b.busy_s, 0);
+      assert.ok(Math.abs(busy - drawn) < 1e-9 * evs.length, `stage ${s} ${lane}: busy time`);
+      for (const e of evs) assert.ok(bars.some((b) => b.start_s <= e.start_s && b.end_s >= e.end_s), 'every event inside a bar');
+      for (const b of bars) assert.ok(b.y0 >= 0 && b.y1 <= 1 + 1e-12 && b.y1 > b.y0, 'bar heights are shares');
+    }
+  }
+  // the optimizer (wide, alone) stays its own full-height bar
+  assert.ok(m.bars.some((b) => b.kind === 'optimizer' && b.count === 1 && b.y1 === 1));
+  assert.ok(ms < 5000, `${ms} ms`);
+  // a timeline with many stages still fits the bar budget (the merge distance grows)
+  const wide = bigEstimate(400, 60);
+  const mw = timelineMarks(wide, { plotW: 878 });
+  assert.ok(mw.bars.length <= MAX_BARS || mw.mergePx >= 878, `${mw.bars.length} bars at ${mw.mergePx} px`);
+  // the data table's numbers come from one pass; the Chrome trace keeps every event
+  const stats = timelineStats(big);
+  assert.equal(stats.length, 10);
+  assert.equal(stats.reduce((a, r) => a + r.events, 0), big.timeline.length);
+  const xs = JSON.parse(chromeTrace(big)).traceEvents.filter((e) => e.ph === 'X');
+  assert.equal(xs.length, big.timeline.length);
 });
