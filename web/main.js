@@ -42,13 +42,14 @@ const SEARCH_FIELDS = [
   { key: 'top', kind: 'int', label: 'plans to keep' },
   { key: 'time_limit_s', kind: 'num', label: 'time limit (s)' },
   { key: 'exhaustive', kind: 'bool', label: 'exhaustive', def: false },
+  { key: 'tp_per_stage', kind: 'bool', label: 'TP per stage (wider, slower search)', def: false },
 ];
 const DEVICE_SKIP = new Set(['id', 'source', 'notes', 'vendor']);
 const DEVICE_SELECTS = { intra_node_link: ['nvlink', 'pcie', 'infinity_fabric'] };
 
 // The default scenario is docs/examples/demo.scenario.json: small enough to plan at once.
 const DEFAULT_TRAINING = { global_batch_size: 64, precision: 'bf16', recompute: 'none', sequence_parallel: false, distributed_optimizer: false };
-const DEFAULT_OPTIONS = { top: 5, exhaustive: false, time_limit_s: 10 };
+const DEFAULT_OPTIONS = { top: 5, exhaustive: false, time_limit_s: 10, tp_per_stage: false };
 const DEFAULT_MODEL = 'gpt3-1.7b';
 const DEFAULT_CLUSTER = 'demo-mixed-16';
 

@@ -24,7 +24,7 @@ namespace {
 
 constexpr const char* usage = R"(usage:
   poseidon estimate SCENARIO.json --plan PLAN.json [--json]
-  poseidon plan SCENARIO.json [--top K] [--exhaustive] [--time-limit SECONDS] [--json]
+  poseidon plan SCENARIO.json [--top K] [--exhaustive] [--time-limit SECONDS] [--tp-per-stage] [--json]
   poseidon presets [devices|models|clusters] [--json]
   poseidon version
 A file argument of "-" reads standard input. Formats: docs/formats.md.
@@ -176,6 +176,8 @@ int cmd_plan(const std::vector<std::string>& args) {
             json = true;
         else if (a == "--exhaustive")
             options["exhaustive"] = true;
+        else if (a == "--tp-per-stage")
+            options["tp_per_stage"] = true;
         else if (a == "--top")
             options["top"] = parse_double(option_value(args, i), "--top");
         else if (a == "--time-limit")

@@ -34,9 +34,10 @@ SearchOptions parse_search_options(const Json& j) {
     SearchOptions o;
     ObjectReader r(j, "options", problems);
     if (r.ok()) {
-        r.reject_unknown({"top", "exhaustive", "time_limit_s", "baselines"});
+        r.reject_unknown({"top", "exhaustive", "time_limit_s", "baselines", "tp_per_stage"});
         if (auto v = r.integer("top", false, 1, 100)) o.top_k = static_cast<int>(*v);
         if (auto v = r.boolean("exhaustive", false)) o.exhaustive = *v;
+        if (auto v = r.boolean("tp_per_stage", false)) o.tp_per_stage = *v;
         if (auto v = r.number("time_limit_s", false, 0, false, 86400)) o.time_limit_s = *v;
         if (auto v = r.boolean("baselines", false)) o.baselines = *v;
     }
@@ -170,13 +171,20 @@ public:
         return tb;
     }
 
-    const StageTimes& times(int g, int size, int tp, Pos pos, int l) {
-        if (pos == kMiddle) return middle(g, size, tp).t[l];
+    // The table times() fills for this position (node-based map: the reference stays valid).
+    Table& table(int g, int size, int tp, Pos pos) {
+        if (pos == kMiddle) return const_cast<Table&>(middle(g, size, tp));
         Table& tb = tables_[stage_key(g, size, tp, pos)];
         if (tb.t.empty()) {
             tb.t.assign(L_ + 1, StageTimes{});
             tb.have.assign(L_ + 1, 0);
         }
+        return tb;
+    }
+
+    const StageTimes& times(int g, int size, int tp, Pos pos, int l) {
+        if (pos == kMiddle) return middle(g, size, tp).t[l];
+        Table& tb = table(g, size, tp, pos);
         if (!tb.have[l]) {
             scratch_.clear();
             if (pos == kLast) scratch_.push_back({g, size, tp, 1, 0});
@@ -314,6 +322,8 @@ struct OptInfo {
     Rates best;                 // componentwise minimum over tps
     int cap = 0;                // max over tps of TpChoice::cap
     double decay_a = 0, decay_b = 0;
+    std::vector<double> cmin;   // per layer count, the least middle F+B over tps (lazy)
+    bool cmin_monotone = false;
 };
 
 // Optimistic summary of the groups not in a mask (suffix_cap).
@@ -337,8 +347,14 @@ struct MbsCtx {
 
 using detail::JcStage;
 
+// A run of stages of one group option: the option's stages first .. first + count - 1, all with
+// TP index tpi (-1: not chosen yet). A group option's stages start as one run; choosing TP per
+// stage splits it into runs of strictly decreasing TP degree (docs/search.md, "The space"), and
+// the remainder of a split may only take TP degrees below tp_below.
 struct BlockSel {
     int g = 0, opt = 0, tpi = -1;
+    int first = 0, count = 0;
+    int tp_below = std::numeric_limits<int>::max();
 };
 
 // A stage of the configuration whose layer split is searched.
@@ -499,7 +515,8 @@ private:
     std::int64_t best_estimate_seq_ = -1;
     std::vector<std::vector<int>> tp_ok_;
     std::vector<BlockSel> blocks_;
-    std::vector<std::vector<long long>> lcap_;  // [block][tp index]: layers its stages can hold
+    std::vector<std::vector<long long>> scap_;  // [stage][tp index]: layers it can hold (layout_caps)
+    bool caps_known_ = false;                   // scap_ describes blocks_ (inside tp_dfs)
     std::vector<const double*> tabs_;
     mutable std::vector<std::pair<double, std::size_t>> heap_;  // scratch of the bounds in search_bounds.cpp
     std::vector<int> caps_;
@@ -512,6 +529,8 @@ private:
     mutable std::vector<std::pair<double, int>> blk_;
     // configuration being split
     std::vector<CfgStage> cfg_;
+    std::vector<const FitMemo*> memo_p_;  // per stage of cfg_: its fit memo and times table
+    std::vector<Table*> table_p_;
     std::vector<double> sf_, sb_, va_, vb_, suf_opt_, suf_w_, suf_amin_, suf_inv_e_;
     std::vector<int> warm_;
     std::vector<double> sends_from_;  // sum over links j >= i of sf_j + sb_{j+1}
@@ -755,8 +774,13 @@ private:
             const Rates& r = rates_of(c, *it);
             opt_lb = std::max(opt_lb, r.opt_min);
             const OptInfo& info = c.opts[it->g][it->opt];
-            va = lp_steps(va, r.a, it->tpi >= 0 ? info.tps[it->tpi].decay_a : info.decay_a);
-            vb = lp_steps(vb, r.phi_f, it->tpi >= 0 ? info.tps[it->tpi].decay_b : info.decay_b);
+            if (it->count == info.o.count) {
+                va = lp_steps(va, r.a, it->tpi >= 0 ? info.tps[it->tpi].decay_a : info.decay_a);
+                vb = lp_steps(vb, r.phi_f, it->tpi >= 0 ? info.tps[it->tpi].decay_b : info.decay_b);
+            } else {  // a run of a split option: the same decays over its own stage count
+                va = lp_steps(va, r.a, c.keep_a[std::min(it->count, c.smax)]);
+                vb = lp_steps(vb, r.phi_f, std::pow(1 - r.phi_f / r.mu_b, it->count));
+            }
         }
         const double dp0 = rates_of(c, blocks_.front()).dp_min;
         return std::max(L_ / va + dp0 + opt_lb, L_ / vb + opt_lb);
@@ -771,7 +795,7 @@ private:
         int j = 0;
         for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
             blk_.push_back({rates_of(c, blocks_[bi]).a, j});
-            j += c.opts[blocks_[bi].g][blocks_[bi].opt].o.count;
+            j += blocks_[bi].count;
         }
         // blocks in rate order; each block's stages keep their pipeline positions for e
         std::vector<std::size_t> idx(blocks_.size());
@@ -783,10 +807,17 @@ private:
             const Rates& r = rates_of(c, b);
             const int cap = b.tpi >= 0 ? info.tps[b.tpi].cap : info.cap;
             opt_lb = std::max(opt_lb, r.opt_min);
-            for (int q = 0; q < info.o.count; ++q) {
+            for (int q = 0; q < b.count; ++q) {
                 const int jj = blk_[bi].second + q;
                 const double w = static_cast<double>(std::min<std::int64_t>(S - 1 - jj, c.m));
-                jc_.push_back({r.a, std::max(0.0, m - w - 1) * r.phi_f + (m - 1) * r.phi_b, cap});
+                long long cj = cap;
+                if (caps_known_) {  // in tp_dfs: the stage's exact cap at its position
+                    if (b.tpi >= 0)
+                        cj = scap_[jj][b.tpi];
+                    else
+                        cj = *std::max_element(scap_[jj].begin(), scap_[jj].end());
+                }
+                jc_.push_back({r.a, std::max(0.0, m - w - 1) * r.phi_f + (m - 1) * r.phi_b, cj});
             }
         }
         const double add = rates_of(c, blocks_.front()).dp_min + opt_lb;
@@ -799,7 +830,7 @@ private:
         long long n = 0;
         for (const auto& b : blocks_) {
             const OptInfo& info = c.opts[b.g][b.opt];
-            n += static_cast<long long>(info.o.count) * (b.tpi >= 0 ? info.tps[b.tpi].cap : info.cap);
+            n += static_cast<long long>(b.count) * (b.tpi >= 0 ? info.tps[b.tpi].cap : info.cap);
         }
         if (open)
             for (int g = 0; g < G_; ++g)
@@ -815,8 +846,6 @@ private:
         Costs& costs = *c.costs;
         int max_t = 0;
         for (const auto& b : blocks_) max_t = std::max(max_t, static_cast<int>(c.opts[b.g][b.opt].tps.size()));
-        lcap_.assign(blocks_.size(), {});
-        for (std::size_t bi = 0; bi < blocks_.size(); ++bi) lcap_[bi].assign(c.opts[blocks_[bi].g][blocks_[bi].opt].tps.size(), 0);
         for (int ti = 0; ti < max_t; ++ti) {
             for (;;) {
                 probe_stages_.clear();
@@ -852,43 +881,42 @@ private:
                     }
             }
         }
+        // Per stage and TP index: the most layers it holds (0: not even one).
+        scap_.resize(S);
         long long best_total = 0;
         int j = 0;
-        for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
-            const BlockSel& b = blocks_[bi];
+        for (const BlockSel& b : blocks_) {
             const OptInfo& info = c.opts[b.g][b.opt];
-            long long best = 0;
-            for (std::size_t t = 0; t < info.tps.size(); ++t) {
-                long long sum = 0;
-                for (int q = 0; q < info.o.count; ++q) {
-                    const int jj = j + q;
-                    const int cap = costs.cap_upper(b.g, info.o.size, info.tps[t].tp, pos_of(jj, S), static_cast<int>(std::min<std::int64_t>(S - jj, c.m)));
-                    if (cap < 1) {
-                        sum = -1;
-                        break;
-                    }
-                    sum += cap;
+            for (int q = 0; q < b.count; ++q, ++j) {
+                scap_[j].assign(info.tps.size(), 0);
+                long long best = 0;
+                for (std::size_t t = 0; t < info.tps.size(); ++t) {
+                    const int cap = costs.cap_upper(b.g, info.o.size, info.tps[t].tp, pos_of(j, S), static_cast<int>(std::min<std::int64_t>(S - j, c.m)));
+                    scap_[j][t] = std::max(0, cap);
+                    best = std::max<long long>(best, scap_[j][t]);
                 }
-                lcap_[bi][t] = sum;
-                best = std::max(best, sum);
+                best_total += best;
             }
-            j += info.o.count;
-            best_total += best;
         }
         return best_total >= L_;
     }
 
-    // Layers the complete layout can hold with TP fixed for blocks 0..upto, the best TP after.
+    // Layers the complete layout can hold with TP fixed for the runs 0..upto and, after them, each
+    // stage at its best TP (an upper bound for any choice there); 0 when some stage cannot hold one.
     long long hostable_exact(std::size_t upto) const {
         long long n = 0;
+        int j = 0;
         for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
-            long long v = -1;
-            if (bi <= upto)
-                v = lcap_[bi][blocks_[bi].tpi];
-            else
-                for (long long x : lcap_[bi]) v = std::max(v, x);
-            if (v < 1) return 0;
-            n += v;
+            const BlockSel& b = blocks_[bi];
+            for (int q = 0; q < b.count; ++q, ++j) {
+                long long v = 0;
+                if (bi <= upto)
+                    v = scap_[j][b.tpi];
+                else
+                    for (long long x : scap_[j]) v = std::max(v, x);
+                if (v < 1) return 0;
+                n += v;
+            }
         }
         return n;
     }
@@ -918,7 +946,7 @@ private:
                 }
                 double b = 0;
                 if (!exhaustive_) {
-                    blocks_.push_back({g, oi, -1});
+                    blocks_.push_back({g, oi, -1, 0, info.o.count});
                     b = layout_bound(c, used | (std::uint64_t{1} << g), c.smax - S - info.o.count);
                     blocks_.pop_back();
                     if (cut(b)) {
@@ -954,15 +982,20 @@ private:
                     ++stats_.infeasible["memory"];
                     continue;
                 }
+                caps_known_ = true;
                 tp_dfs(c, 0, S, used);
+                caps_known_ = false;
                 continue;
             }
-            blocks_.push_back({k.g, k.opt, -1});
+            blocks_.push_back({k.g, k.opt, -1, 0, c.opts[k.g][k.opt].o.count});
             layout_dfs(c, S + c.opts[k.g][k.opt].o.count, used | (std::uint64_t{1} << k.g));
             blocks_.pop_back();
         }
     }
 
+    // TP per stage, run by run: run bi takes TP index ti for its first k stages; when k is less
+    // than the run, the rest becomes a new run right after it, limited to smaller TP degrees. The
+    // whole run at one TP comes first (most plans want that), then the splits.
     void tp_dfs(MbsCtx& c, std::size_t bi, int S, std::uint64_t used) {
         if (halted()) return;
         if (bi == blocks_.size()) {
@@ -970,19 +1003,78 @@ private:
             run_config(c);
             return;
         }
-        const OptInfo& info = c.opts[blocks_[bi].g][blocks_[bi].opt];
+        const BlockSel run = blocks_[bi];
+        const OptInfo& info = c.opts[run.g][run.opt];
         for (int ti = 0; ti < static_cast<int>(info.tps.size()); ++ti) {
-            tick();
-            blocks_[bi].tpi = ti;
-            if (hostable_exact(bi) < L_)
-                ++stats_.infeasible["memory"];
-            else if (!exhaustive_ && (cut(layout_bound(c, used, 0)) || cut(family_c_bound(c, S))))
-                ++stats_.pruned;
-            else
-                tp_dfs(c, bi + 1, S, used);
-            if (halted()) break;
+            const int tp = info.tps[ti].tp;
+            if (tp >= run.tp_below) continue;
+            bool smaller = false;  // a smaller degree left for the rest of a split
+            for (const auto& t : info.tps) smaller = smaller || (t.tp < tp && t.tp < run.tp_below);
+            for (int k = run.count; k >= 1; --k) {
+                if (k < run.count && (!smaller || !opt_.tp_per_stage)) break;
+                tick();
+                blocks_[bi].tpi = ti;
+                blocks_[bi].count = k;
+                if (k < run.count) blocks_.insert(blocks_.begin() + static_cast<std::ptrdiff_t>(bi) + 1, BlockSel{run.g, run.opt, -1, run.first + k, run.count - k, tp});
+                if (hostable_exact(bi) < L_)
+                    ++stats_.infeasible["memory"];
+                else if (!exhaustive_ && (cut(layout_bound(c, used, 0)) || cut(family_c_bound(c, S)) || cut(tp_bottleneck_bound(c, bi))))
+                    ++stats_.pruned;
+                else
+                    tp_dfs(c, bi + 1, S, used);
+                if (k < run.count) blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(bi) + 1);
+                blocks_[bi] = run;
+                if (halted()) return;
+            }
         }
-        blocks_[bi].tpi = -1;
+    }
+
+    // The configuration-level bottleneck bound of run_config while TP is chosen run by run: stages
+    // of the runs not chosen yet take, per layer count, the least F+B over their TP degrees and
+    // their largest cap, which bounds every choice still open from below.
+    double tp_bottleneck_bound(MbsCtx& c, std::size_t upto) {
+        Costs& costs = *c.costs;
+        tabs_.clear();
+        caps_.clear();
+        double dp_lb = kInf, opt_lb = 0;
+        int j = 0;
+        for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
+            const BlockSel& b = blocks_[bi];
+            OptInfo& info = c.opts[b.g][b.opt];
+            const double* tab = nullptr;
+            const Rates* r = nullptr;
+            if (bi <= upto) {
+                const Table& tb = costs.middle(b.g, info.o.size, info.tps[b.tpi].tp);
+                if (!tb.monotone) return 0;
+                tab = tb.c.data();
+                r = &tb.rates;
+            } else {
+                if (info.cmin.empty()) {
+                    info.cmin.assign(L_ + 1, kInf);
+                    for (const auto& t : info.tps) {
+                        const Table& tb = costs.middle(b.g, info.o.size, t.tp);
+                        for (int l = 1; l <= L_; ++l) info.cmin[l] = std::min(info.cmin[l], tb.c[l]);
+                    }
+                    info.cmin_monotone = true;
+                    for (int l = 2; l <= L_; ++l) info.cmin_monotone = info.cmin_monotone && info.cmin[l] >= info.cmin[l - 1];
+                }
+                if (!info.cmin_monotone) return 0;
+                tab = info.cmin.data();
+                r = &info.best;
+            }
+            dp_lb = std::min(dp_lb, r->dp_min);
+            opt_lb = std::max(opt_lb, r->opt_min);
+            for (int q = 0; q < b.count; ++q, ++j) {
+                long long cap = 0;
+                if (bi <= upto)
+                    cap = scap_[j][b.tpi];
+                else
+                    for (long long x : scap_[j]) cap = std::max(cap, x);
+                tabs_.push_back(tab);
+                caps_.push_back(static_cast<int>(std::min<long long>(cap, L_)));
+            }
+        }
+        return static_cast<double>(c.m) * detail::integer_bottleneck_min(tabs_, caps_, L_, heap_) + dp_lb + opt_lb;
     }
 
     void build_config(const MbsCtx& c, int S) {
@@ -990,12 +1082,12 @@ private:
         int j = 0;
         for (const auto& b : blocks_) {
             const OptInfo& info = c.opts[b.g][b.opt];
-            for (int q = 0; q < info.o.count; ++q, ++j) {
+            for (int q = 0; q < b.count; ++q, ++j) {
                 CfgStage& cs = cfg_[j];
                 cs.g = b.g;
                 cs.size = info.o.size;
                 cs.tp = info.tps[b.tpi].tp;
-                cs.offset = q * info.o.size;
+                cs.offset = (b.first + q) * info.o.size;
             }
         }
     }
@@ -1057,6 +1149,14 @@ private:
             ++stats_.infeasible["memory"];
             return;
         }
+        // the split search's per-stage cache entries, looked up once
+        memo_p_.resize(S);
+        table_p_.resize(S);
+        for (int j = 0; j < S; ++j) {
+            const CfgStage& cs = cfg_[j];
+            memo_p_[j] = &costs.memo(cs.g, cs.size, cs.tp, cs.pos, cs.inflight);
+            table_p_[j] = &costs.table(cs.g, cs.size, cs.tp, cs.pos);
+        }
         if (!exhaustive_) {
             double opt_lb = 0, dp_lb = kInf;
             for (const auto& cs : cfg_) {
@@ -1068,6 +1168,7 @@ private:
                 return;
             }
         }
+        fill_tables();
         split_dfs(0, L_, SplitState{});
     }
 
@@ -1108,8 +1209,13 @@ private:
             suf_cap_[j] = suf_cap_[j + 1] + cap_[j];
         }
         caps_exact_ = true;
-        if (suf_cap_[0] < L_) return false;
-        // fill tables for the split search's family-C bound
+        return suf_cap_[0] >= L_;
+    }
+
+    // Tables for the split search's family-C bound (built only for configurations that the
+    // configuration-level bounds keep).
+    void fill_tables() {
+        const int S = static_cast<int>(cfg_.size());
         const int W = L_ + 1;
         fill_tab_.assign(static_cast<std::size_t>(S + 1) * W, kInf);
         fill_tab_[static_cast<std::size_t>(S) * W + 0] = 0;
@@ -1128,7 +1234,6 @@ private:
                     row[++R] = base;
                 }
         }
-        return true;
     }
 
     // Prefix summaries of the split search (docs/search.md, "Bounds"): for the stages fixed so far,
@@ -1258,12 +1363,11 @@ private:
     void child(int k, int l, int R, const SplitState& st) {
         const int S = static_cast<int>(cfg_.size());
         const CfgStage& s = cfg_[k];
-        Costs& costs = *ctx_->costs;
-        if (costs.fits_known(s.g, s.size, s.tp, s.pos, s.inflight, l) == 0) {
+        if (l >= memo_p_[k]->nofit_min) {
             ++stats_.infeasible["memory"];
             return;
         }
-        const StageTimes& t = costs.times(s.g, s.size, s.tp, s.pos, l);
+        const StageTimes& t = table_p_[k]->have[l] ? table_p_[k]->t[l] : ctx_->costs->times(s.g, s.size, s.tp, s.pos, l);
         const double m = static_cast<double>(ctx_->m);
         const double c = t.forward_s + t.backward_s;
         SplitState n;
@@ -1422,7 +1526,7 @@ RidgeReport ridge_report(const Scenario& sc, const Plan& plan, int top_k, std::i
     return rep;
 }
 
-SpaceSize search_space_size(const Scenario& sc) {
+SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage) {
     SpaceSize out;
     const int L = sc.model.num_layers;
     const int G = static_cast<int>(sc.cluster.groups.size());
@@ -1439,8 +1543,9 @@ SpaceSize search_space_size(const Scenario& sc) {
         if (m > max_num_micro_batches) continue;
         const int smax = static_cast<int>(std::min<std::int64_t>({L, max_stages, max_dag_cells / m}));
         if (smax < 1) continue;
-        // options per group: (count, number of valid tps)
-        std::vector<std::vector<std::pair<int, int>>> opts(G);
+        // options per group: (count, TP assignments of its stages: one degree for all, or with
+        // tp_per_stage one per stage, non-increasing along them: C(count + ntp - 1, ntp - 1))
+        std::vector<std::vector<std::pair<int, double>>> opts(G);
         bool any = false;
         for (int g = 0; g < G; ++g) {
             const Group& gr = sc.cluster.groups[g];
@@ -1454,7 +1559,12 @@ SpaceSize search_space_size(const Scenario& sc) {
                     for (int tp = 1; tp <= P; ++tp)
                         if (P % tp == 0 && s % tp == 0 && tp_valid(sc, tp) && mbs % (s / tp) == 0) ++ntp;
                     if (ntp) {
-                        opts[g].push_back({static_cast<int>(count), ntp});
+                        double seqs = ntp;
+                        if (tp_per_stage) {
+                            seqs = 1;
+                            for (int i = 1; i < ntp; ++i) seqs = seqs * static_cast<double>(count + i) / i;
+                        }
+                        opts[g].push_back({static_cast<int>(count), seqs});
                         any = true;
                     }
                 }

@@ -2,13 +2,15 @@
 //   poseidon_bench compare [--limit S]   pruned vs exhaustive on scenarios where exhaustive finishes
 //   poseidon_bench scale   [--limit S]   time to the complete answer, 8..4096 GPUs, 1..4 types, 24..128 layers
 //   poseidon_bench ridge                 the layer-split landscape of one configuration (ASCII figure)
-//   poseidon_bench space                 size of the search space for the preset clusters
+//   poseidon_bench space                 size of the search space for the preset clusters (--tp-per-stage in brackets)
+//   poseidon_bench stage-tp              one TP per group (default) vs --tp-per-stage: best time, search time
 //   poseidon_bench all
 // Times are CPU seconds of this process (std::clock; the search is single-threaded) and wall seconds.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -187,9 +189,48 @@ void space() {
     for (const auto& c : cs) {
         Json j = {{"model", c.model}, {"training", {{"global_batch_size", c.batch}}}, {"cluster", c.cluster}};
         Scenario sc = parse_scenario(j);
-        SpaceSize s = search_space_size(sc);
-        std::printf("| %s | %s | %d | %.0f | %s | %s | %s |\n", c.model, c.cluster, c.batch, s.micro_batch_sizes, fmt_count(s.stage_layouts).c_str(),
-                    fmt_count(s.configurations).c_str(), fmt_count(s.plans).c_str());
+        SpaceSize s = search_space_size(sc), w = search_space_size(sc, true);
+        std::printf("| %s | %s | %d | %.0f | %s | %s (%s) | %s (%s) |\n", c.model, c.cluster, c.batch, s.micro_batch_sizes, fmt_count(s.stage_layouts).c_str(),
+                    fmt_count(s.configurations).c_str(), fmt_count(w.configurations).c_str(), fmt_count(s.plans).c_str(), fmt_count(w.plans).c_str());
+    }
+}
+
+// One TP per group (the default) against TP chosen per stage (--tp-per-stage): the best
+// time each finds, and what the wider space costs the search.
+void stage_tp() {
+    struct C {
+        const char *model, *cluster;
+        int batch;
+    };
+    const C cs[] = {{"gpt3-1.7b", "metis-t4-a100", 64},         {"gpt3-7.5b", "mixed-a100-a10-t4", 128},     {"llama2-13b", "mixed-a100-v100", 256},
+                    {"opt-350m", "sailor-mit-mix", 64},         {"gpt3-1.7b", "demo-mixed-16", 64},          {"gpt3-7.5b", "mixed-h100-a100-4090", 512},
+                    {"llama2-13b", "mixed-h100-a100-4090", 256}, {"llama2-70b", "mixed-h100-a100-4090", 512}, {"gpt3-175b", "dgx-a100-superpod-slice", 1536}};
+    std::vector<std::pair<std::string, Json>> scenarios;
+    for (const auto& c : cs)
+        scenarios.push_back({std::string(c.model) + " | " + c.cluster + " | " + std::to_string(c.batch),
+                             {{"model", c.model}, {"training", {{"global_batch_size", c.batch}}}, {"cluster", c.cluster}}});
+    for (int g : {64, 256, 1024}) scenarios.push_back({"llama-70b-shape (80 l) | scale: " + std::to_string(g) + " GPUs, 4 types | 1024", scale_scenario(g, 4, 80, 1024)});
+    std::printf("| model | cluster | batch | best, TP per group s | best, TP per stage s | gain | CPU s per group | CPU s per stage | configurations per group | per stage |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+    for (const auto& [name, j] : scenarios) {
+        Scenario sc = parse_scenario(j);
+        SearchOptions o;
+        o.top_k = 3;
+        o.time_limit_s = 120;
+        o.baselines = false;
+        auto timed = [&](bool per_group) {
+            o.tp_per_stage = !per_group;
+            const std::clock_t c0 = std::clock();
+            SearchResult r = search(sc, o);
+            return std::pair<SearchResult, double>{std::move(r), static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC};
+        };
+        auto [g, g_s] = timed(true);
+        auto [p, p_s] = timed(false);
+        if (g.plans.empty() || p.plans.empty()) continue;
+        const double tg = g.plans[0].iteration_time_s, tp = p.plans[0].iteration_time_s;
+        std::printf("| %s | %.6g | %.6g | %.3f%% | %.2f%s | %.2f%s | %lld | %lld |\n", name.c_str(), tg, tp, (tg / tp - 1) * 100, g_s, g.stats.complete ? "" : " (limit)", p_s,
+                    p.stats.complete ? "" : " (limit)", static_cast<long long>(g.stats.configurations), static_cast<long long>(p.stats.configurations));
+        std::fflush(stdout);
     }
 }
 
@@ -205,6 +246,7 @@ int main(int argc, char** argv) {
         if (what == "ridge" || what == "all") ridge();
         if (what == "compare" || what == "all") compare(limit);
         if (what == "scale" || what == "all") scale(limit);
+        if (what == "stage-tp" || what == "all") stage_tp();
     } catch (const InputError& e) {
         for (const auto& p : e.problems()) std::fprintf(stderr, "%s\n", p.line().c_str());
         return 2;

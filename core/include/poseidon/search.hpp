@@ -29,6 +29,9 @@ struct SearchOptions {
     // Compute the baselines (Megatron-uniform, Metis-style). Tests and benchmarks that only compare
     // the search itself switch them off.
     bool baselines = true;
+    // Each stage chooses its own TP degree (non-increasing along a group's stages) instead of one
+    // degree per group: a wider space, 4-80x more configurations on large clusters (docs/search.md).
+    bool tp_per_stage = false;
 };
 
 struct SearchStats {
@@ -78,7 +81,7 @@ struct SpaceSize {
     double configurations = 0;       // ... x TP per block
     double plans = 0;                // ... x layer splits
 };
-SpaceSize search_space_size(const Scenario& sc);
+SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage = false);
 
 // The layer-split landscape of one stage configuration: the stages of `plan` (groups, TP, DP,
 // micro-batches) with their layer counts free. Every split (when there are at most `max_points`)
