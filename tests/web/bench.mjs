@@ -1,7 +1,9 @@
 // Web performance figures (docs/web.md, "Performance"):
 //   POSEIDON_BUILD_WASM=build-wasm POSEIDON_CLI=build/core/poseidon node tests/web/bench.mjs [SCENARIO.json]
 // 1. gzipped transfer size of the module (poseidon.js + poseidon.wasm) and of the whole page;
-// 2. the same search in wasm (node) and natively, 3 runs each: ratio of the searches' own elapsed_s;
+// 2. the same search in wasm (node) and natively, POSEIDON_BENCH_REPS runs each (default 5): ratio
+//    of the searches' own elapsed_s, best run against best run (V8 compiles the hot functions with
+//    TurboFan in the background during the first runs, longer on a busy machine) and first run;
 // 3. estimate of the example plan in wasm (ms per call).
 import fs from 'node:fs';
 import os from 'node:os';
@@ -29,7 +31,7 @@ if (!process.argv[2]) fs.writeFileSync(scenarioFile, JSON.stringify(DEFAULT_SCEN
 const scenario = fs.readFileSync(scenarioFile, 'utf8');
 const options = { top: 3, exhaustive: false, time_limit_s: 60 };
 const CLI = process.env.POSEIDON_CLI;
-const REPS = 3;
+const REPS = Math.max(2, Number(process.env.POSEIDON_BENCH_REPS ?? 5));
 
 const wasmRuns = [];
 let w;
