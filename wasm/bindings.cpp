@@ -42,8 +42,9 @@ std::string plan_with_progress(const std::string& scenario, const std::string& o
                                emscripten::val on_progress) {
   const bool has_callback = !on_progress.isUndefined() && !on_progress.isNull();
   return guarded([&] {
+    // no callback, no progress reports: each one estimates the best plan and builds its JSON
+    if (!has_callback) return poseidon::plan_json(scenario, options);
     return poseidon::plan_json(scenario, options, [&](std::string_view progress) {
-      if (!has_callback) return true;
       return !on_progress(std::string(progress)).isFalse();
     });
   });
