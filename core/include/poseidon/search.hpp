@@ -30,7 +30,7 @@ struct SearchOptions {
     // the search itself switch them off.
     bool baselines = true;
     // Each stage chooses its own TP degree (non-increasing along a group's stages) instead of one
-    // degree per group: a wider space, 4-80x more configurations on large clusters (docs/search.md).
+    // degree per group: a wider space, up to ~170x more configurations on large clusters (docs/search.md).
     bool tp_per_stage = false;
 };
 
