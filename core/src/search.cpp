@@ -810,13 +810,8 @@ private:
             for (int q = 0; q < b.count; ++q) {
                 const int jj = blk_[bi].second + q;
                 const double w = static_cast<double>(std::min<std::int64_t>(S - 1 - jj, c.m));
-                long long cj = cap;
-                if (caps_known_) {  // in tp_dfs: the stage's exact cap at its position
-                    if (b.tpi >= 0)
-                        cj = scap_[jj][b.tpi];
-                    else
-                        cj = *std::max_element(scap_[jj].begin(), scap_[jj].end());
-                }
+                // in tp_dfs: the stage's exact cap at its position
+                const long long cj = caps_known_ ? scap_of(jj, b.tpi) : cap;
                 jc_.push_back({r.a, std::max(0.0, m - w - 1) * r.phi_f + (m - 1) * r.phi_b, cj});
             }
         }
@@ -901,6 +896,14 @@ private:
         return best_total >= L_;
     }
 
+    // Most layers stage j of the complete layout holds with TP index tpi, or at its best TP (-1).
+    long long scap_of(int j, int tpi) const {
+        if (tpi >= 0) return scap_[j][tpi];
+        long long v = 0;
+        for (long long x : scap_[j]) v = std::max(v, x);
+        return v;
+    }
+
     // Layers the complete layout can hold with TP fixed for the runs 0..upto and, after them, each
     // stage at its best TP (an upper bound for any choice there); 0 when some stage cannot hold one.
     long long hostable_exact(std::size_t upto) const {
@@ -909,11 +912,7 @@ private:
         for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
             const BlockSel& b = blocks_[bi];
             for (int q = 0; q < b.count; ++q, ++j) {
-                long long v = 0;
-                if (bi <= upto)
-                    v = scap_[j][b.tpi];
-                else
-                    for (long long x : scap_[j]) v = std::max(v, x);
+                const long long v = scap_of(j, bi <= upto ? b.tpi : -1);
                 if (v < 1) return 0;
                 n += v;
             }
@@ -1065,11 +1064,7 @@ private:
             dp_lb = std::min(dp_lb, r->dp_min);
             opt_lb = std::max(opt_lb, r->opt_min);
             for (int q = 0; q < b.count; ++q, ++j) {
-                long long cap = 0;
-                if (bi <= upto)
-                    cap = scap_[j][b.tpi];
-                else
-                    for (long long x : scap_[j]) cap = std::max(cap, x);
+                const long long cap = scap_of(j, bi <= upto ? b.tpi : -1);
                 tabs_.push_back(tab);
                 caps_.push_back(static_cast<int>(std::min<long long>(cap, L_)));
             }

@@ -10,7 +10,7 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 }
 
-double family_c_cost(const std::vector<JcStage>& st, int L, double t) {
+double family_c_cost(const std::vector<JcStage>& st, int L, double t, double slack) {
     double f = 0, left = static_cast<double>(L) - static_cast<double>(st.size());
     if (left < 0) return kInf;
     for (const auto& x : st) {
@@ -21,7 +21,7 @@ double family_c_cost(const std::vector<JcStage>& st, int L, double t) {
         f += x.a * (1 + take);
         left -= take;
     }
-    return left > 1e-9 ? kInf : t + f;
+    return left > slack ? kInf : t + f;
 }
 
 // The sweep. Write u_i(t) = min(cap_i, t / e_i); stage i is "free" while t < b_i = e_i cap_i (its

@@ -18,8 +18,8 @@ struct JcStage {
 // fill(t) of the family-C bound: with t >= max_i e_i l_i, stage i may hold
 // 1 <= l_i <= u_i(t) = min(cap_i, t / e_i) layers (relaxed to reals); the cheapest
 // sum_i a_i l_i with sum_i l_i = L takes the cheapest stages first. Returns t + that sum, or
-// infinity when no split fits. `st` is sorted by a.
-double family_c_cost(const std::vector<JcStage>& st, int L, double t);
+// infinity when no split fits (more than `slack` layers left over). `st` is sorted by a.
+double family_c_cost(const std::vector<JcStage>& st, int L, double t, double slack = 1e-9);
 
 // min over t of family_c_cost(st, L, t), exactly: the cost is convex and piecewise linear in t, so
 // one sweep over its breakpoints from the smallest feasible t finds the first point where the

@@ -20,18 +20,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // family_c_cost with a 1e-13-layer tolerance instead of 1e-9: a brute force on the loose one could
 // dip below the exact minimum at the feasibility boundary by up to 1e-9 e_i.
-double strict_cost(const std::vector<JcStage>& st, int L, double t) {
-    double f = 0, left = static_cast<double>(L) - static_cast<double>(st.size());
-    for (const auto& x : st) {
-        double u = static_cast<double>(x.cap);
-        if (x.e > 0) u = std::min(u, t / x.e);
-        if (u < 1) return kInf;
-        const double take = std::min(left, u - 1);
-        f += x.a * (1 + take);
-        left -= take;
-    }
-    return left > 1e-13 ? kInf : t + f;
-}
+double strict_cost(const std::vector<JcStage>& st, int L, double t) { return family_c_cost(st, L, t, 1e-13); }
 
 // Minimum of a convex piecewise-linear function on [lo, hi]: golden-section search to the last
 // bit, then the smallest value at the candidate breakpoints near it.
