@@ -104,6 +104,14 @@ Estimate megatron_estimate(const Scenario& sc, const MegatronRow& r, int b) {
     return estimate(sc, plan, false);
 }
 
+// A case of a Megatron table with its name and the measured time, the prediction to be filled.
+Case megatron_case(const MegatronRow& r) {
+    Case c;
+    c.name = megatron_case_name(r);
+    c.measured = megatron_measured_s(r);
+    return c;
+}
+
 }  // namespace
 
 Table megatron_sc21_table1() {
@@ -111,9 +119,7 @@ Table megatron_sc21_table1() {
     t.title = "Megatron-LM SC'21 Table 1 (iteration time, full recompute, A100-80GB)";
     t.source = "Narayanan et al., SC'21, arXiv 2104.04473, Table 1";
     for (const auto& r : megatron_rows) {
-        Case c;
-        c.name = megatron_case_name(r);
-        c.measured = megatron_measured_s(r);
+        Case c = megatron_case(r);
         Scenario sc = megatron_scenario(r);
         const int dp = r.gpus / (r.tp * r.pp);
         double best = std::numeric_limits<double>::infinity();
@@ -139,9 +145,7 @@ Table megatron_sc21_table2() {
     t.title = "Megatron-LM SC'21 Table 2, PTD-P rows (iteration time, full recompute, A100-80GB)";
     t.source = "Narayanan et al., SC'21, arXiv 2104.04473, Table 2 (PTD Parallelism rows)";
     for (const auto& r : megatron_table2_rows) {
-        Case c;
-        c.name = megatron_case_name(r);
-        c.measured = megatron_measured_s(r);
+        Case c = megatron_case(r);
         Scenario sc = megatron_scenario(r);
         const int dp = r.gpus / (r.tp * r.pp);
         // The micro-batch is published (1); no choice is made for the prediction.
