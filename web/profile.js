@@ -3,9 +3,10 @@
 // No DOM, no wasm: node tests import this module. The core validates the profile itself.
 
 /**
- * Ids of presets/profiles/*.json. The core's presets() lists devices, models and clusters only, so
- * the page names the profile presets here (a node test checks this list against presets/profiles/)
- * and fetches their contents from the site's presets/ folder; the scenario sends the id.
+ * Ids of presets/profiles/*.json. The core's presets() lists the profiles too, and the page takes
+ * them from there; this list is the fallback for a module that does not, whose page then fetches
+ * the contents from the site's presets/ folder (the scenario sends the id either way). A node test
+ * checks this list against presets/profiles/ and against the module's list.
  */
 export const PROFILE_PRESET_IDS = ['llama3.2-1b-a100-illustrative'];
 

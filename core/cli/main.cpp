@@ -25,7 +25,7 @@ namespace {
 constexpr const char* usage = R"(usage:
   poseidon estimate SCENARIO.json --plan PLAN.json [--json]
   poseidon plan SCENARIO.json [--top K] [--exhaustive] [--time-limit SECONDS] [--tp-per-stage] [--json]
-  poseidon presets [devices|models|clusters] [--json]
+  poseidon presets [devices|models|clusters|profiles] [--json]
   poseidon version
 A file argument of "-" reads standard input. Formats: docs/formats.md.
 )";
@@ -110,12 +110,12 @@ int cmd_presets(const std::vector<std::string>& args) {
     for (const auto& a : args) {
         if (a == "--json")
             json = true;
-        else if (a == "devices" || a == "models" || a == "clusters")
+        else if (a == "devices" || a == "models" || a == "clusters" || a == "profiles")
             kinds.push_back(a);
         else
-            throw Usage{"presets: unknown argument \"" + poseidon::printable(a, 60) + "\"; expected devices, models, clusters or --json"};
+            throw Usage{"presets: unknown argument \"" + poseidon::printable(a, 60) + "\"; expected devices, models, clusters, profiles or --json"};
     }
-    if (kinds.empty()) kinds = {"devices", "models", "clusters"};
+    if (kinds.empty()) kinds = {"devices", "models", "clusters", "profiles"};
     if (json) {
         poseidon::Json all = poseidon::presets_as_json(), out = poseidon::Json::object();
         for (const auto& k : kinds) out[k] = all[k];

@@ -44,9 +44,13 @@ std::vector<std::string> preset_ids(std::string_view kind) {
 
 Json presets_as_json() {
     Json out = Json::object();
-    for (const char* kind : {"devices", "models", "clusters"}) {
+    for (const char* kind : {"devices", "models", "clusters", "profiles"}) {
         Json arr = Json::array();
-        for (const auto& id : preset_ids(kind)) arr.push_back(*find_preset(kind, id));
+        for (const auto& id : preset_ids(kind)) {
+            Json p = *find_preset(kind, id);
+            if (p.is_object() && !p.contains("id")) p["id"] = id;  // profile files carry no id
+            arr.push_back(std::move(p));
+        }
         out[kind] = std::move(arr);
     }
     return out;

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadModule } from './load-module.mjs';
 import { exampleScenarios, presetScenarios } from './scenarios.mjs';
+import { PROFILE_PRESET_IDS } from '../../web/profile.js';
 
 const CLI = process.env.POSEIDON_CLI;
 const NO_CLI = 'POSEIDON_CLI is not set: the comparison with the native CLI is skipped (set it to build/core/poseidon)';
@@ -37,10 +38,12 @@ const searchMissing = (res) => /not implemented/.test(res?.error?.message ?? '')
 
 test('version and presets', () => {
   assert.match(M.version(), /^\d+\.\d+/);
-  for (const kind of ['devices', 'models', 'clusters']) {
+  for (const kind of ['devices', 'models', 'clusters', 'profiles']) {
     assert.ok(Array.isArray(presets[kind]) && presets[kind].length > 0, kind);
     for (const p of presets[kind]) assert.equal(typeof p.id, 'string');
   }
+  // the page's fallback list of profile presets names the same ones
+  assert.deepStrictEqual(presets.profiles.map((p) => p.id).sort(), [...PROFILE_PRESET_IDS].sort());
   if (CLI) assert.equal(cli(['version']).stdout.trim().split(/\s+/).pop(), M.version());
 });
 

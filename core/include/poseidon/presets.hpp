@@ -12,7 +12,7 @@
 namespace poseidon {
 
 struct PresetEntry {
-    std::string_view kind;  // "devices", "models", "clusters"
+    std::string_view kind;  // "devices", "models", "clusters", "profiles"
     std::string_view id;    // file stem
     std::string_view json_text;
 };
@@ -24,7 +24,7 @@ std::span<const PresetEntry> embedded_presets();
 const Json* find_preset(std::string_view kind, std::string_view id);
 std::vector<std::string> preset_ids(std::string_view kind);
 
-// {"devices":[...],"models":[...],"clusters":[...]}: full objects, each with its "id".
+// {"devices":[...],"models":[...],"clusters":[...],"profiles":[...]}: full objects, each with its "id".
 Json presets_as_json();
 
 }  // namespace poseidon
