@@ -349,12 +349,12 @@ using detail::JcStage;
 
 // A run of stages of one group option: the option's stages first .. first + count - 1, all with
 // TP index tpi (-1: not chosen yet). A group option's stages start as one run; choosing TP per
-// stage splits it into runs of strictly decreasing TP degree (docs/search.md, "The space"), and
-// the remainder of a split may only take TP degrees below tp_below.
+// stage splits it into maximal runs of one degree each (docs/search.md, "The space"), so the
+// remainder of a split may not start with the degree of the run before it (tp_not).
 struct BlockSel {
     int g = 0, opt = 0, tpi = -1;
     int first = 0, count = 0;
-    int tp_below = std::numeric_limits<int>::max();
+    int tp_not = 0;
 };
 
 // A stage of the configuration whose layer split is searched.
@@ -429,7 +429,28 @@ public:
                     ++stats_.infeasible["tp divisibility"];
             }
         }
+        // With TP per stage, the pruned search first runs the one-TP-per-group space (a subset, and
+        // much faster), then the rest of the wider space with the top K found there: the second
+        // pass skips the configurations the first one covered, and cuts with a good threshold from
+        // its first node. Under a time limit the answer is then at least the per-group one.
+        if (opt_.tp_per_stage && !exhaustive_) {
+            splits_allowed_ = false;
+            pass();
+            if (stop_) return;
+            splits_allowed_ = true;
+            only_split_configs_ = true;
+            pass();
+            return;
+        }
+        splits_allowed_ = opt_.tp_per_stage;
+        pass();
+    }
+
+    // One search over every micro-batch size: the dive, then the full branch and bound.
+    void pass() {
         std::vector<std::unique_ptr<MbsCtx>> ctxs;
+        // a second pass finds the same infeasible sizes and options again: count them once
+        const auto infeasible_before = stats_.infeasible;
         for (std::int64_t mbs : divisors(sc_.training.global_batch_size)) {
             const std::int64_t m = sc_.training.global_batch_size / mbs;
             if (m > max_num_micro_batches) {
@@ -441,6 +462,7 @@ public:
             check_clock();
             if (stop_) return;
         }
+        if (only_split_configs_) stats_.infeasible = infeasible_before;
         // Most promising micro-batch size first; ties by size.
         std::stable_sort(ctxs.begin(), ctxs.end(), [&](const auto& a, const auto& b) {
             if (exhaustive_) return a->mbs < b->mbs;
@@ -517,6 +539,9 @@ private:
     std::vector<BlockSel> blocks_;
     std::vector<std::vector<long long>> scap_;  // [stage][tp index]: layers it can hold (layout_caps)
     bool caps_known_ = false;                   // scap_ describes blocks_ (inside tp_dfs)
+    std::size_t layout_blocks_ = 0;             // blocks of the layout before TP splits
+    bool splits_allowed_ = false;               // TP per stage in this pass
+    bool only_split_configs_ = false;           // second pass of TP per stage
     std::vector<const double*> tabs_;
     mutable std::vector<std::pair<double, std::size_t>> heap_;  // scratch of the bounds in search_bounds.cpp
     std::vector<int> caps_;
@@ -982,6 +1007,7 @@ private:
                     continue;
                 }
                 caps_known_ = true;
+                layout_blocks_ = blocks_.size();
                 tp_dfs(c, 0, S, used);
                 caps_known_ = false;
                 continue;
@@ -993,11 +1019,14 @@ private:
     }
 
     // TP per stage, run by run: run bi takes TP index ti for its first k stages; when k is less
-    // than the run, the rest becomes a new run right after it, limited to smaller TP degrees. The
-    // whole run at one TP comes first (most plans want that), then the splits.
+    // than the run, the rest becomes a new run right after it that starts with another degree
+    // (every TP sequence is visited once, as its maximal runs). The whole run at one TP comes
+    // first (most plans want that), then the splits.
     void tp_dfs(MbsCtx& c, std::size_t bi, int S, std::uint64_t used) {
         if (halted()) return;
         if (bi == blocks_.size()) {
+            // the per-group pass already searched configurations without a split
+            if (only_split_configs_ && blocks_.size() == layout_blocks_) return;
             build_config(c, S);
             run_config(c);
             return;
@@ -1006,11 +1035,10 @@ private:
         const OptInfo& info = c.opts[run.g][run.opt];
         for (int ti = 0; ti < static_cast<int>(info.tps.size()); ++ti) {
             const int tp = info.tps[ti].tp;
-            if (tp >= run.tp_below) continue;
-            bool smaller = false;  // a smaller degree left for the rest of a split
-            for (const auto& t : info.tps) smaller = smaller || (t.tp < tp && t.tp < run.tp_below);
+            if (tp == run.tp_not) continue;
+            const bool other = info.tps.size() > 1;  // another degree for the rest of a split
             for (int k = run.count; k >= 1; --k) {
-                if (k < run.count && (!smaller || !opt_.tp_per_stage)) break;
+                if (k < run.count && (!other || !splits_allowed_)) break;
                 tick();
                 blocks_[bi].tpi = ti;
                 blocks_[bi].count = k;
@@ -1539,7 +1567,7 @@ SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage) {
         const int smax = static_cast<int>(std::min<std::int64_t>({L, max_stages, max_dag_cells / m}));
         if (smax < 1) continue;
         // options per group: (count, TP assignments of its stages: one degree for all, or with
-        // tp_per_stage one per stage, non-increasing along them: C(count + ntp - 1, ntp - 1))
+        // tp_per_stage one per stage, ntp^count)
         std::vector<std::vector<std::pair<int, double>>> opts(G);
         bool any = false;
         for (int g = 0; g < G; ++g) {
@@ -1554,11 +1582,7 @@ SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage) {
                     for (int tp = 1; tp <= P; ++tp)
                         if (P % tp == 0 && s % tp == 0 && tp_valid(sc, tp) && mbs % (s / tp) == 0) ++ntp;
                     if (ntp) {
-                        double seqs = ntp;
-                        if (tp_per_stage) {
-                            seqs = 1;
-                            for (int i = 1; i < ntp; ++i) seqs = seqs * static_cast<double>(count + i) / i;
-                        }
+                        const double seqs = tp_per_stage ? std::pow(static_cast<double>(ntp), static_cast<double>(count)) : ntp;
                         opts[g].push_back({static_cast<int>(count), seqs});
                         any = true;
                     }

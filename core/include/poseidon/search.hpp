@@ -29,8 +29,8 @@ struct SearchOptions {
     // Compute the baselines (Megatron-uniform, Metis-style). Tests and benchmarks that only compare
     // the search itself switch them off.
     bool baselines = true;
-    // Each stage chooses its own TP degree (non-increasing along a group's stages) instead of one
-    // degree per group: a wider space, up to ~170x more configurations on large clusters (docs/search.md).
+    // Each stage chooses its own TP degree instead of one degree per group: a much wider space
+    // (n^k TP sequences for a group of k stages and n degrees, not n), see docs/search.md.
     bool tp_per_stage = false;
 };
 
