@@ -350,12 +350,16 @@ using detail::JcStage;
 // A run of stages of one group option: the option's stages first .. first + count - 1, all with
 // TP index tpi (-1: not chosen yet). A group option's stages start as one run; choosing TP per
 // stage splits it into maximal runs of one degree each (docs/search.md, "The space"), so the
-// remainder of a split may not start with the degree of the run before it (tp_not).
+// remainder of a split may not start with the degree of the run before it (prev_tp; 0: none).
 struct BlockSel {
     int g = 0, opt = 0, tpi = -1;
     int first = 0, count = 0;
-    int tp_not = 0;
+    int prev_tp = 0;
 };
+
+// Which TP sequences a pass of the search visits: one degree per group option, sequences whose
+// degree never rises along a group option's stages, or all of them.
+enum class TpMode { per_group, non_increasing, any };
 
 // A stage of the configuration whose layer split is searched.
 struct CfgStage {
@@ -429,21 +433,37 @@ public:
                     ++stats_.infeasible["tp divisibility"];
             }
         }
-        // With TP per stage, the pruned search first runs the one-TP-per-group space (a subset, and
-        // much faster), then the rest of the wider space with the top K found there: the second
-        // pass skips the configurations the first one covered, and cuts with a good threshold from
-        // its first node. Under a time limit the answer is then at least the per-group one.
+        // With TP per stage, the pruned search widens the space in three passes, each a superset
+        // of the one before: one degree per group, then degrees that never rise along a group's
+        // stages (its first stages hold the most in-flight micro-batches, so they are the ones
+        // that may need a higher degree), then every sequence. Each pass skips the configurations
+        // an earlier one searched and cuts with the top K found so far, so under a time limit
+        // the answer is at least that of the last finished pass. The result is the same as one
+        // pass over every sequence (the differential test checks it against --exhaustive).
         if (opt_.tp_per_stage && !exhaustive_) {
-            splits_allowed_ = false;
-            pass();
-            if (stop_) return;
-            splits_allowed_ = true;
-            only_split_configs_ = true;
-            pass();
+            for (TpMode mode : {TpMode::per_group, TpMode::non_increasing, TpMode::any}) {
+                tp_mode_ = mode;
+                pass();
+                if (stop_) return;
+                first_pass_ = false;
+            }
             return;
         }
-        splits_allowed_ = opt_.tp_per_stage;
+        tp_mode_ = opt_.tp_per_stage ? TpMode::any : TpMode::per_group;
         pass();
+    }
+
+    // Whether an earlier pass searched the configuration blocks_ describes.
+    bool searched_before(const MbsCtx& c) const {
+        if (first_pass_) return false;
+        bool split = false, rises = false;
+        for (const auto& b : blocks_) {
+            if (b.prev_tp == 0) continue;
+            split = true;
+            rises = rises || c.opts[b.g][b.opt].tps[b.tpi].tp > b.prev_tp;
+        }
+        if (tp_mode_ == TpMode::non_increasing) return !split;
+        return !rises;  // TpMode::any: the non-increasing pass had every sequence without a rise
     }
 
     // One search over every micro-batch size: the dive, then the full branch and bound.
@@ -462,7 +482,7 @@ public:
             check_clock();
             if (stop_) return;
         }
-        if (only_split_configs_) stats_.infeasible = infeasible_before;
+        if (!first_pass_) stats_.infeasible = infeasible_before;
         // Most promising micro-batch size first; ties by size.
         std::stable_sort(ctxs.begin(), ctxs.end(), [&](const auto& a, const auto& b) {
             if (exhaustive_) return a->mbs < b->mbs;
@@ -539,9 +559,8 @@ private:
     std::vector<BlockSel> blocks_;
     std::vector<std::vector<long long>> scap_;  // [stage][tp index]: layers it can hold (layout_caps)
     bool caps_known_ = false;                   // scap_ describes blocks_ (inside tp_dfs)
-    std::size_t layout_blocks_ = 0;             // blocks of the layout before TP splits
-    bool splits_allowed_ = false;               // TP per stage in this pass
-    bool only_split_configs_ = false;           // second pass of TP per stage
+    TpMode tp_mode_ = TpMode::per_group;        // the TP sequences of this pass
+    bool first_pass_ = true;
     std::vector<const double*> tabs_;
     mutable std::vector<std::pair<double, std::size_t>> heap_;  // scratch of the bounds in search_bounds.cpp
     std::vector<int> caps_;
@@ -1007,7 +1026,6 @@ private:
                     continue;
                 }
                 caps_known_ = true;
-                layout_blocks_ = blocks_.size();
                 tp_dfs(c, 0, S, used);
                 caps_known_ = false;
                 continue;
@@ -1025,8 +1043,7 @@ private:
     void tp_dfs(MbsCtx& c, std::size_t bi, int S, std::uint64_t used) {
         if (halted()) return;
         if (bi == blocks_.size()) {
-            // the per-group pass already searched configurations without a split
-            if (only_split_configs_ && blocks_.size() == layout_blocks_) return;
+            if (searched_before(c)) return;
             build_config(c, S);
             run_config(c);
             return;
@@ -1035,10 +1052,12 @@ private:
         const OptInfo& info = c.opts[run.g][run.opt];
         for (int ti = 0; ti < static_cast<int>(info.tps.size()); ++ti) {
             const int tp = info.tps[ti].tp;
-            if (tp == run.tp_not) continue;
-            const bool other = info.tps.size() > 1;  // another degree for the rest of a split
+            if (run.prev_tp != 0 && (tp == run.prev_tp || (tp_mode_ == TpMode::non_increasing && tp > run.prev_tp))) continue;
+            // a degree left for the rest of a split
+            bool other = false;
+            for (const auto& t : info.tps) other = other || (tp_mode_ == TpMode::non_increasing ? t.tp < tp : t.tp != tp);
             for (int k = run.count; k >= 1; --k) {
-                if (k < run.count && (!other || !splits_allowed_)) break;
+                if (k < run.count && (!other || tp_mode_ == TpMode::per_group)) break;
                 tick();
                 blocks_[bi].tpi = ti;
                 blocks_[bi].count = k;

@@ -216,7 +216,7 @@ void stage_tp() {
         Scenario sc = parse_scenario(j);
         SearchOptions o;
         o.top_k = 3;
-        o.time_limit_s = 120;
+        o.time_limit_s = 60;
         o.baselines = false;
         auto timed = [&](bool per_group) {
             o.tp_per_stage = !per_group;
