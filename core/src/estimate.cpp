@@ -96,7 +96,7 @@ bool scaled_floor(std::uint64_t m, int e, int q, u128& floor_out, int& half) {
 double round_output(double x) {
     if (x == 0 || !std::isfinite(x)) return x;
     std::uint64_t bits;
-    std::memcpy(&bits, &x, sizeof bits);  // std::bit_cast: not in emscripten 3.1.6's libc++
+    std::memcpy(&bits, &x, sizeof bits);  // std::bit_cast: missing from the wasm toolchain's libc++
     const int biased = static_cast<int>((bits >> 52) & 0x7ff);
     if (biased == 0) return round_output_printf(x);  // subnormal
     const std::uint64_t m = (bits & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52);
