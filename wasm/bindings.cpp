@@ -50,6 +50,11 @@ std::string plan_with_progress(const std::string& scenario, const std::string& o
   });
 }
 
+// {"report": {...}, "scenario": {...}}: docs/formats.md, "Calibration output".
+std::string calibrate(const std::string& scenario, const std::string& runs) {
+  return guarded([&] { return poseidon::calibrate_json(scenario, runs); });
+}
+
 std::string plan(const std::string& scenario, const std::string& options) {
   return plan_with_progress(scenario, options, emscripten::val::undefined());
 }
@@ -62,4 +67,5 @@ EMSCRIPTEN_BINDINGS(poseidon) {
   emscripten::function("estimate", &estimate);
   emscripten::function("plan", &plan);                // plan(scenarioJson, optionsJson)
   emscripten::function("plan", &plan_with_progress);  // plan(scenarioJson, optionsJson, onProgress)
+  emscripten::function("calibrate", &calibrate);      // calibrate(scenarioJson, runsJson)
 }

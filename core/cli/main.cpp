@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "poseidon/api.hpp"
+#include "poseidon/calibrate.hpp"
 #include "poseidon/error.hpp"
 #include "poseidon/estimate.hpp"
 #include "poseidon/presets.hpp"
@@ -25,7 +26,8 @@ namespace {
 constexpr const char* usage = R"(usage:
   poseidon estimate SCENARIO.json --plan PLAN.json [--json]
   poseidon plan SCENARIO.json [--top K] [--exhaustive] [--time-limit SECONDS] [--tp-per-stage] [--json]
-  poseidon presets [devices|models|clusters|profiles] [--json]
+  poseidon presets [devices|models|clusters|stacks|profiles] [--json]
+  poseidon calibrate SCENARIO.json --runs RUNS.json --out CALIBRATED.json [--json]
   poseidon version
 A file argument of "-" reads standard input. Formats: docs/formats.md.
 )";
@@ -110,12 +112,12 @@ int cmd_presets(const std::vector<std::string>& args) {
     for (const auto& a : args) {
         if (a == "--json")
             json = true;
-        else if (a == "devices" || a == "models" || a == "clusters" || a == "profiles")
+        else if (a == "devices" || a == "models" || a == "clusters" || a == "stacks" || a == "profiles")
             kinds.push_back(a);
         else
-            throw Usage{"presets: unknown argument \"" + poseidon::printable(a, 60) + "\"; expected devices, models, clusters, profiles or --json"};
+            throw Usage{"presets: unknown argument \"" + poseidon::printable(a, 60) + "\"; expected devices, models, clusters, stacks, profiles or --json"};
     }
-    if (kinds.empty()) kinds = {"devices", "models", "clusters", "profiles"};
+    if (kinds.empty()) kinds = {"devices", "models", "clusters", "stacks", "profiles"};
     if (json) {
         poseidon::Json all = poseidon::presets_as_json(), out = poseidon::Json::object();
         for (const auto& k : kinds) out[k] = all[k];
@@ -222,6 +224,48 @@ int cmd_plan(const std::vector<std::string>& args) {
     return 0;
 }
 
+// Fits device efficiencies (and framework memory) to measured runs: docs/calibration.md.
+int cmd_calibrate(const std::vector<std::string>& args) {
+    std::string scenario_path, runs_path, out_path;
+    bool json = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const auto& a = args[i];
+        if (a == "--json") {
+            json = true;
+        } else if (a == "--runs" || a == "--out") {
+            std::string& dest = a == "--runs" ? runs_path : out_path;
+            if (!dest.empty()) throw Usage{"calibrate: " + a + " given twice"};
+            dest = option_value(args, i);
+            if (dest.empty()) throw Usage{"calibrate: " + a + " needs a file name"};
+        } else if (a.size() > 1 && a[0] == '-') {
+            throw Usage{"calibrate: unknown option \"" + poseidon::printable(a, 60) + "\""};
+        } else if (scenario_path.empty()) {
+            scenario_path = a;
+        } else {
+            throw Usage{"calibrate: unexpected argument \"" + poseidon::printable(a, 60) + "\""};
+        }
+    }
+    if (scenario_path.empty() || runs_path.empty() || out_path.empty()) throw Usage{"calibrate: needs SCENARIO.json, --runs RUNS.json and --out CALIBRATED.json"};
+    if (out_path == "-") throw Usage{"calibrate: --out needs a file name (standard output carries the report)"};
+    check_stdin_once({scenario_path, runs_path});
+    const poseidon::Json scenario_json = poseidon::parse_json(read_file(scenario_path, "scenario"), "scenario");
+    auto sc = poseidon::parse_scenario(scenario_json);
+    auto runs = poseidon::parse_runs_text(read_file(runs_path, "runs"), sc);
+    auto result = poseidon::calibrate(sc, runs);
+    const std::string calibrated = poseidon::calibrated_scenario_json(scenario_json, result).dump(2, ' ', false, poseidon::Json::error_handler_t::replace) + "\n";
+    {
+        std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
+        out << calibrated;
+        out.flush();
+        if (!out) throw poseidon::InputError("out", "cannot write file \"" + poseidon::printable(out_path, 200) + "\": " + std::strerror(errno));
+    }
+    if (json)
+        std::cout << poseidon::to_json(result).dump(2, ' ', false, poseidon::Json::error_handler_t::replace) << "\n";
+    else
+        std::cout << poseidon::to_text(result) << "\nwrote " << out_path << "\n";
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -245,6 +289,7 @@ int main(int argc, char** argv) {
         if (verb == "estimate") return cmd_estimate(rest);
         if (verb == "plan") return cmd_plan(rest);
         if (verb == "presets") return cmd_presets(rest);
+        if (verb == "calibrate") return cmd_calibrate(rest);
         if (verb == "version" || verb == "--version") {
             std::cout << "poseidon " << poseidon::version() << "\n";
             return 0;

@@ -1,5 +1,6 @@
 #include "poseidon/api.hpp"
 
+#include "poseidon/calibrate.hpp"
 #include "poseidon/estimate.hpp"
 #include "poseidon/presets.hpp"
 #include "poseidon/scenario.hpp"
@@ -36,6 +37,13 @@ std::string plan_json(std::string_view scenario_json, std::string_view options_j
         };
     }
     return dump(to_json(sc, search(sc, opt)));
+}
+
+std::string calibrate_json(std::string_view scenario_json, std::string_view runs_json) {
+    const Json scenario = parse_json(scenario_json, "scenario");
+    Scenario sc = parse_scenario(scenario);
+    CalibrationResult res = calibrate(sc, parse_runs_text(runs_json, sc));
+    return dump(Json{{"report", to_json(res)}, {"scenario", calibrated_scenario_json(scenario, res)}});
 }
 
 std::string error_json(const std::exception_ptr& e) {

@@ -13,40 +13,65 @@ namespace {
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double GB = 1e9;
 
-// Mixed-precision Adam (Megatron-LM, docs/distrib_optimizer.md): fp32 main gradients (4 B),
-// fp32 master weights + Adam m and v (12 B). Pure fp32 training keeps no master copy (8 B).
+// Mixed-precision Adam (Megatron-LM, docs/distrib_optimizer.md): fp32 master weights + Adam m and
+// v (12 B). Pure fp32 training keeps no master copy (8 B).
 double optimizer_bytes_per_param(Precision p) { return p == Precision::fp32 ? 8.0 : 12.0; }
-constexpr double grad_bytes_per_param = 4.0;
-
-// One Adam step streams every local parameter: read fp32 param, grad, m, v (16 B), write param,
-// m, v (12 B) and the bf16 working copy (2 B).
-double adam_bytes_per_param(Precision p) { return p == Precision::fp32 ? 28.0 : 30.0; }
 
 // Memory traffic of the element-wise kernels of one block, in bytes per token; the op-by-op
-// derivation (Megatron-LM's fused kernels) is in docs/model.md, "Memory-bound work".
-//   replicated over TP (sharded by t with sequence parallelism): two norms (read + write, 2h each)
-//   and two bias-dropout-residual adds (read 2h, write h: 3h each) in the activation dtype, plus
-//   two 1-byte dropout masks (h each);
-//   sharded by t: the MLP activation (read + write f; SwiGLU reads 2f, writes f) and the
-//   attention context re-layout (read + write h).
-constexpr double replicated_accesses_per_h = 10.0;
+// derivation is in docs/model.md, "Memory-bound work".
+//   fused (Megatron-LM's apex/TE kernels), replicated over TP (sharded by t with sequence
+//   parallelism): two norms (read + write, 2h each) and two bias-dropout-residual adds (read 2h,
+//   write h: 3h each) in the activation dtype, plus two 1-byte dropout masks (h each);
+//   unfused (torch ops one by one): each bias-dropout-add is a bias add (2h), a dropout (2h) and a
+//   residual add (3h): 7h instead of 3h;
+//   sharded by t: the MLP activation (fused bias-GeLU read + write f, SwiGLU reads 2f, writes f;
+//   unfused a bias add and a GeLU: 4f) and the attention context re-layout (read + write h).
+constexpr double fused_replicated_accesses_per_h = 10.0;
+constexpr double unfused_replicated_accesses_per_h = 18.0;
 constexpr double replicated_mask_bytes_per_h = 2.0;
 // Attention without flash: bytes per s x s score element besides the two batched GEMMs' own
-// input/output (counted in their roofline): fused scale-mask-softmax read + write (4 B), dropout
-// read + write + 1-byte mask (5 B); backward: dropout (5 B) and softmax (6 B) gradients.
-constexpr double score_bytes_forward = 9.0;
-constexpr double score_bytes_backward = 11.0;
+// input/output (counted in their roofline). Fused scale-mask-softmax read + write (4 B), dropout
+// read + write + 1-byte mask (5 B); backward: dropout (5 B) and softmax (6 B) gradients. Unfused,
+// scale (4 B), mask fill (4 B + 1 B mask), softmax (4 B) and dropout (5 B) each pass over the
+// scores; backward dropout (5), softmax (6), mask (4) and scale (4).
+constexpr double fused_score_bytes_forward = 9.0;
+constexpr double fused_score_bytes_backward = 11.0;
+constexpr double unfused_score_bytes_forward = 18.0;
+constexpr double unfused_score_bytes_backward = 19.0;
+// An unfused softmax in fp32 (Megatron-LM v1's attention_softmax_in_fp32): the cast up (2 + 4 B),
+// the softmax on fp32 (8 B) and the cast down (4 + 2 B) replace the fp16 softmax (4 B): +16 B
+// forward; backward the softmax gradient on fp32 (12 B instead of 6) and two casts (12 B): +18 B.
+constexpr double softmax_fp32_extra_bytes_forward = 16.0;
+constexpr double softmax_fp32_extra_bytes_backward = 18.0;
+
+// Collectives between GPUs of one node without peer-to-peer (NCCL's SHM transport): every byte is
+// copied through a host-memory buffer by the proxy, across the CPU sockets' link, which halves the
+// achievable bus bandwidth and adds a host round trip to every ring step (docs/model.md, "Links").
+constexpr double host_staged_bw_factor = 0.5;
+constexpr double host_staged_latency_us = 10;
+// NCCL over TCP sockets (no RDMA): a few streams per peer reach under half the line rate on cloud
+// Ethernet (docs/model.md, "Links"), and each ring step pays the socket path's latency.
+constexpr double ethernet_link_efficiency = 0.45;
+constexpr double ethernet_latency_us = 20;
 // Backward element-wise traffic relative to the forward (reads the saved input and the incoming
 // gradient, writes the input gradient).
 constexpr double backward_elementwise_factor = 2.0;
-// Element-wise kernels of one block's forward (norms, bias-dropout-adds, activation, re-layout).
-constexpr double forward_elementwise_kernels = 6.0;
+// Element-wise kernels of one block's forward (norms, bias-dropout-adds, activation, re-layout):
+// fused 6; unfused 2 norms + 2 x (bias, dropout, add) + bias + GeLU + re-layout = 11.
+constexpr double fused_elementwise_kernels = 6.0;
+constexpr double unfused_elementwise_kernels = 11.0;
 // Flash attention's backward does 2.5x the forward's FLOPs (5 matmuls against 2; Dao 2023).
 constexpr double flash_backward_factor = 2.5;
 
-double effective_peak_flops(const Device& d, Precision p) {
-    // fp32 training runs on TF32 tensor cores at half the dense bf16 rate (NVIDIA A100/H100 whitepapers).
-    return d.peak_tflops * 1e12 * (p == Precision::fp32 ? 0.5 : 1.0) * d.matmul_efficiency;
+// The sustained matrix rate: the precision's peak at the clock the card holds under load.
+double effective_peak_flops(const Device& d, const Training& tr) {
+    double peak_tflops = d.peak_tflops;
+    if (tr.precision == Precision::fp32) {
+        // fp32 runs on TF32 tensor cores only where the device has them and the user enabled them
+        // (PyTorch leaves torch.backends.cuda.matmul.allow_tf32 off); otherwise at the fp32 rate.
+        peak_tflops = tr.tf32 && d.tf32_tflops > 0 ? d.tf32_tflops : fp32_tflops_of(d);
+    }
+    return peak_tflops * 1e12 * d.sustained_clock_ratio * d.matmul_efficiency;
 }
 
 double effective_memory_bw(const Device& d) { return d.memory_bw_GBps * GB * d.memory_bw_efficiency; }
@@ -79,6 +104,21 @@ Json to_json(const CostSources& s) {
 }
 
 double bytes_per_element(Precision p) { return p == Precision::fp32 ? 4.0 : 2.0; }
+
+double fp32_tflops_of(const Device& d) { return d.fp32_tflops > 0 ? d.fp32_tflops : d.peak_tflops / 8; }
+
+double grad_bytes_per_param(const Training& tr) { return tr.stack.grad_fp32 ? 4.0 : bytes_per_element(tr.precision); }
+
+void fold_blocking_sends(const Stack& stack, std::vector<StageTimes>& times) {
+    if (!stack.p2p_blocking) return;
+    for (auto& t : times) {
+        t.forward_send_blocking_s = t.send_forward_s;
+        t.backward_send_blocking_s = t.send_backward_s;
+        t.forward_s += t.send_forward_s;
+        t.backward_s += t.send_backward_s;
+        t.send_forward_s = t.send_backward_s = 0;
+    }
+}
 
 double layer_params(const ModelSpec& m) {
     const double h = m.hidden_size, f = m.ffn_hidden_size;
@@ -116,8 +156,20 @@ double model_flops_per_iteration(const ModelSpec& m, std::int64_t gbs) {
     return 3 * fwd;
 }
 
-double intra_node_bw_eff_GBps(const Group& g) { return g.intra_node_bw_GBps * g.device.intra_node_link_efficiency; }
-double nic_bw_per_node_eff_GBps(const Group& g) { return g.inter_node_bw_GBps * g.device.inter_node_link_efficiency; }
+double intra_link_factor(const std::string& link) { return link == "pcie_host" ? host_staged_bw_factor : 1.0; }
+
+double intra_node_bw_eff_GBps(const Group& g) {
+    return g.intra_node_bw_GBps * g.device.intra_node_link_efficiency * intra_link_factor(g.intra_node_link);
+}
+double nic_bw_per_node_eff_GBps(const Group& g) {
+    return g.inter_node_bw_GBps * (g.inter_node_link == "ethernet" ? ethernet_link_efficiency : g.device.inter_node_link_efficiency);
+}
+double group_latency_s(const Group& g, bool across_nodes) {
+    double us = g.device.collective_latency_us;
+    if (g.intra_node_link == "pcie_host") us += host_staged_latency_us;
+    if (across_nodes && g.inter_node_link == "ethernet") us += ethernet_latency_us;
+    return us * 1e-6;
+}
 
 double ring_allreduce_s(double bytes, int n, double bw_GBps, double latency_s) {
     if (n <= 1 || bytes <= 0) return 0;
@@ -136,19 +188,20 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     const double t = tp, b = samples, s = m.seq_length, h = m.hidden_size, f = m.ffn_hidden_size, a = m.num_attention_heads;
     const double V = m.vocab_size, kv_ratio = static_cast<double>(m.num_kv_heads) / m.num_attention_heads;
     const double e = bytes_per_element(tr.precision);
-    const double flops_rate = effective_peak_flops(d, tr.precision);
+    const double flops_rate = effective_peak_flops(d, tr);
     const double mem_rate = effective_memory_bw(d);
     const double kernel_s = d.kernel_overhead_us * 1e-6;
     const bool sp = tr.sequence_parallel && tp > 1;
     const bool flash = tr.flash_attention;
+    const bool fused = tr.stack.fused_elementwise;
 
     // TP collectives inside one block: two all-reduces of the b x s x h activation in the forward and
     // two in the backward (Shoeybi et al. 2019, fig. 3); sequence parallelism replaces each with an
     // all-gather plus a reduce-scatter of the same total volume (Korthikanti et al. 2022, sec. 4.2.2).
     // The TP group sits in one node, so the intra-node link carries it.
     // The caller's group bandwidth is folded into the device by evaluate_stages (intra_node_bw_GBps).
-    const double tp_bw = d.intra_node_bw_GBps * d.intra_node_link_efficiency;
-    const double lat = d.collective_latency_us * 1e-6;
+    const double tp_bw = d.intra_node_bw_GBps * d.intra_node_link_efficiency * intra_link_factor(d.intra_node_link);
+    const double lat = (d.collective_latency_us + (d.intra_node_link == "pcie_host" ? host_staged_latency_us : 0.0)) * 1e-6;
     const double act_bytes = b * s * h * e;
     const double one_allreduce_s = ring_allreduce_s(act_bytes, tp, tp_bw, lat);
 
@@ -180,19 +233,33 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
         core_bwd = flash_backward_factor * core_flops / flops_rate + 2 * kernel_s;
     } else {
         const double bmm = gemm_s(heads, s, s, dh) + gemm_s(heads, s, dh, s);  // QK^T and AV
-        core_fwd = bmm + scores * score_bytes_forward / mem_rate + 2 * kernel_s;
-        core_bwd = 2 * bmm + scores * score_bytes_backward / mem_rate + 2 * kernel_s;
+        const double score_kernels = fused ? 2 : 4;
+        const bool fp32_softmax = !fused && tr.stack.softmax_fp32;
+        const double fwd_bytes = fused ? fused_score_bytes_forward : unfused_score_bytes_forward + (fp32_softmax ? softmax_fp32_extra_bytes_forward : 0.0);
+        const double bwd_bytes = fused ? fused_score_bytes_backward : unfused_score_bytes_backward + (fp32_softmax ? softmax_fp32_extra_bytes_backward : 0.0);
+        core_fwd = bmm + scores * fwd_bytes / mem_rate + (score_kernels + (fp32_softmax ? 2 : 0)) * kernel_s;
+        core_bwd = 2 * bmm + scores * bwd_bytes / mem_rate + (score_kernels + (fp32_softmax ? 2 : 0)) * kernel_s;
     }
-    const double elem_bytes = Tr * h * (replicated_accesses_per_h * e + replicated_mask_bytes_per_h) +
-                              T / t * ((m.gated_mlp ? 3.0 : 2.0) * f + 2 * h) * e;
-    const double elem_fwd = elem_bytes / mem_rate + forward_elementwise_kernels * kernel_s;
+    const double replicated_accesses = fused ? fused_replicated_accesses_per_h : unfused_replicated_accesses_per_h;
+    const double mlp_accesses = (m.gated_mlp ? 3.0 : 2.0) * f + (fused ? 0.0 : 2.0 * f);  // unfused: a separate bias add
+    const double elem_bytes = Tr * h * (replicated_accesses * e + replicated_mask_bytes_per_h) + T / t * (mlp_accesses + 2 * h) * e;
+    const double elementwise_kernels = fused ? fused_elementwise_kernels : unfused_elementwise_kernels;
+    const double elem_fwd = elem_bytes / mem_rate + elementwise_kernels * kernel_s;
     const double fwd_tp = tp > 1 ? 2 * one_allreduce_s : 0.0;
-    const double layer_fwd_local = linear_fwd + core_fwd + elem_fwd;
+    // The host dispatches every kernel of the block (PyTorch eager); when the GPU runs them faster
+    // than the CPU issues them, the host's time is the block's time (docs/model.md, "Host dispatch").
+    const double kernels_fwd = 4 + (flash ? 1 : 2 + (fused ? 2 : 4)) + elementwise_kernels + (tp > 1 ? 2 : 0);
+    const double host_fwd_s = kernels_fwd * tr.stack.host_us_per_kernel * 1e-6;
+    // A stack that synchronises inside the block (per-layer hooks, timers, host-side checks) also
+    // exposes a fixed cost per block and pass (layer_overhead_us; twice in the backward).
+    const double layer_overhead_s = tr.stack.layer_overhead_us * 1e-6;
+    const double layer_fwd_local = std::max(linear_fwd + core_fwd + elem_fwd, host_fwd_s - fwd_tp) + layer_overhead_s;
     double layer_fwd = layer_fwd_local + fwd_tp;
 
     // Backward: every GEMM becomes two of the same size (input and weight gradient); element-wise
     // kernels move about twice the forward's bytes; two TP collectives of the same volume.
-    const double bwd_local = 2 * linear_fwd + core_bwd + backward_elementwise_factor * elem_fwd;
+    const double bwd_local = std::max(2 * linear_fwd + core_bwd + backward_elementwise_factor * elem_fwd, 2 * host_fwd_s - (tp > 1 ? 2 * one_allreduce_s : 0.0)) +
+                             2 * layer_overhead_s;
     const double bwd_tp = tp > 1 ? 2 * one_allreduce_s : 0.0;
     double recompute = 0, recompute_tp = 0;
     if (tr.recompute == Recompute::full) {
@@ -218,8 +285,10 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     measured(ProfileField::layer_forward, layer_fwd, &layer_fwd_tp, rc.sources.layer_forward);
     measured(ProfileField::layer_backward, layer_bwd, &layer_bwd_tp, rc.sources.layer_backward);
 
-    rc.forward_s = num_layers * layer_fwd;
-    rc.backward_s = num_layers * layer_bwd;
+    // The schedule's fixed cost of one micro-batch pass on a stage (docs/model.md, "Software stacks").
+    const double pass_s = tr.stack.pass_overhead_us * 1e-6;
+    rc.forward_s = num_layers * layer_fwd + pass_s;
+    rc.backward_s = num_layers * layer_bwd + pass_s;
     rc.forward_tp_comm_s = num_layers * layer_fwd_tp;
     rc.backward_tp_comm_s = num_layers * layer_bwd_tp;
 
@@ -273,14 +342,17 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     // ---- memory per GPU (Korthikanti et al. 2022, table 2; Rajbhandari et al. 2020 for states) ----
     const double weight_bytes = (tr.precision == Precision::fp32 ? 4.0 : 2.0);
     rc.memory.weights_GiB = params * weight_bytes / GiB;
-    rc.memory.gradients_GiB = params * grad_bytes_per_param / GiB;
+    rc.memory.gradients_GiB = params * grad_bytes_per_param(tr) / GiB;
     rc.memory.optimizer_GiB = params * optimizer_bytes_per_param(tr.precision) / (tr.distributed_optimizer ? pos.dp_total : 1) / GiB;
     rc.memory.overhead_GiB = d.framework_overhead_GiB;
 
     const double scale = e / 2.0;  // Korthikanti's counts assume 2-byte activations
     double rep = 10 * s * b * h / (sp ? t : 1.0);
     double shard = (s * b * h * (4 + 4 * kv_ratio) + s * b * f * (m.gated_mlp ? 6.0 : 4.0)) / t;
-    double attn_scores = (!flash && tr.recompute != Recompute::selective) ? 5 * a * s * s * b / t : 0.0;
+    // Stored per score: softmax output (2 B), dropout mask (1 B), dropout output (2 B); an unfused
+    // fp32 softmax keeps its output in fp32 for the backward (4 B instead of 2).
+    const double score_bytes_stored = 5.0 + (!tr.stack.fused_elementwise && tr.stack.softmax_fp32 ? 2.0 : 0.0);
+    double attn_scores = (!flash && tr.recompute != Recompute::selective) ? score_bytes_stored * a * s * s * b / t : 0.0;
     double flash_stats = flash ? 4 * a * s * b / t : 0.0;  // fp32 log-sum-exp per row
     double full_layer = (rep + shard + attn_scores + flash_stats) * scale;
     double per_layer = full_layer;
@@ -292,8 +364,12 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     const double in_flight = static_cast<double>(std::min<std::int64_t>(pos.num_stages - pos.index, pos.num_micro_batches));
     double act = per_layer * num_layers * in_flight + working;
     if (pos.first()) act += (2 * s * b * h * scale + s * b * h) / (sp ? t : 1.0) * in_flight;  // embedding output + dropout mask
-    if (pos.last()) act += 4.0 * s * b * V / t + 2 * s * b * h * scale;                    // fp32 logits for the loss
+    if (pos.last()) act += 2 * s * b * h * scale;  // the final norm's output
     rc.memory.activations_GiB = act / GiB;
+    // The loss's buffers on the last stage: the logits and their fp32 copy, softmax and gradient.
+    const double temporary = pos.last() ? tr.stack.loss_bytes_per_logit * s * b * V / t : 0.0;
+    rc.memory.temporary_GiB = temporary / GiB;
+    rc.memory.allocator_GiB = tr.stack.allocator_reserve_fraction * (act + temporary) / GiB;
     return rc;
 }
 
@@ -312,11 +388,13 @@ std::vector<StagePlacement> place_plan(const Scenario& sc, const Plan& plan) {
                 ReplicaPlacement rp{rs.group, cursor[rs.group], rs.tp};
                 int first_node = rp.first_gpu / g.gpus_per_node;
                 int last_node = rp.last_node(g.gpus_per_node);
-                if (first_node != last_node && problems.size() < 10)
+                // A TP group spanning nodes must take them whole (its collectives then run at NIC speed).
+                const bool whole_nodes = rp.first_gpu % g.gpus_per_node == 0 && rs.tp % g.gpus_per_node == 0;
+                if (first_node != last_node && !whole_nodes && problems.size() < 10)
                     problems.add(sp, "a tensor-parallel group of " + std::to_string(rs.tp) + " GPUs would take GPUs " + std::to_string(rp.first_gpu) + ".." +
                                          std::to_string(rp.first_gpu + rs.tp - 1) + " of group " + std::to_string(rs.group) + ", straddling nodes " +
                                          std::to_string(first_node) + " and " + std::to_string(last_node) +
-                                         "; GPUs are taken in stage order, node by node, and a TP group must fit in one node");
+                                         "; GPUs are taken in stage order, node by node, and a TP group must fit in one node or take whole nodes");
                 cursor[rs.group] += rs.tp;
                 out[s].replicas.push_back(rp);
             }
@@ -375,10 +453,11 @@ double p2p_send_spans(const Scenario& sc, const Plan& plan, const StagePlacement
     const ModelSpec& m = sc.model;
     const double bytes = static_cast<double>(plan.micro_batch_size) * m.seq_length * m.hidden_size * bytes_per_element(sc.training.precision);
     double latency = 0;
-    for (const auto& r : from.replicas) latency = std::max(latency, sc.cluster.groups[r.group].device.collective_latency_us * 1e-6);
+    const bool one_node = a.nodes.size() == 1 && b.nodes.size() == 1 && *a.nodes.begin() == *b.nodes.begin();
+    for (const auto& r : from.replicas) latency = std::max(latency, group_latency_s(sc.cluster.groups[r.group], !one_node));
     // Both stages inside one node: NVLink/PCIe between GPU pairs, every sender in parallel
     // (Megatron's scatter-gather sends 1/tp of the activation from each TP rank).
-    if (a.nodes.size() == 1 && b.nodes.size() == 1 && *a.nodes.begin() == *b.nodes.begin()) {
+    if (one_node) {
         const Group& g = sc.cluster.groups[a.nodes.begin()->first];
         int senders = 0, receivers = 0;
         for (const auto& r : from.replicas) senders += r.num_gpus;
@@ -407,7 +486,7 @@ double dp_sync_span(const Scenario& sc, const StagePlan& stage, const StagePlace
     for (const auto& r : placement.replicas) groups.push_back(r.group);
     std::sort(groups.begin(), groups.end());
     groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
-    for (int g : groups) lat = std::max(lat, sc.cluster.groups[g].device.collective_latency_us * 1e-6);
+    for (int g : groups) lat = std::max(lat, group_latency_s(sc.cluster.groups[g], ns.nodes.size() > 1));
     if (ns.nodes.size() == 1) {
         bw = intra_node_bw_eff_GBps(sc.cluster.groups[ns.nodes.begin()->first]);
     } else {
@@ -488,9 +567,20 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             // since this runs for every candidate the search scores.
             const Device* device = &g.device;
             Device overridden;
-            if (g.intra_node_bw_GBps != g.device.intra_node_bw_GBps) {
+            if (g.intra_node_bw_GBps != g.device.intra_node_bw_GBps || (!g.intra_node_link.empty() && g.intra_node_link != g.device.intra_node_link)) {
                 overridden = g.device;
                 overridden.intra_node_bw_GBps = g.intra_node_bw_GBps;
+                overridden.intra_node_link = g.intra_node_link;
+                device = &overridden;
+            }
+            if (rs.tp > g.gpus_per_node) {
+                // TP over whole nodes: the ring crosses the nodes' NICs, which bound its bus bandwidth
+                // (NCCL's busbw for a multi-node all-reduce is about the per-node NIC rate).
+                if (device != &overridden) overridden = g.device;
+                overridden.intra_node_bw_GBps = std::min(intra_node_bw_eff_GBps(g), nic_bw_per_node_eff_GBps(g));
+                overridden.intra_node_link_efficiency = 1;
+                overridden.intra_node_link = "nvlink";  // the factor is already in the bandwidth
+                overridden.collective_latency_us = group_latency_s(g, true) * 1e6;
                 device = &overridden;
             }
             const Device& d = *device;
@@ -516,7 +606,7 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
                 opt_s = std::max(opt_s, local / 1e9 * *dprof->optimizer_s_per_billion_params);
                 rc.sources.optimizer = CostSource::profile;
             } else {
-                opt_s = std::max(opt_s, local * adam_bytes_per_param(sc.training.precision) / effective_memory_bw(d) + 10 * d.kernel_overhead_us * 1e-6);
+                opt_s = std::max(opt_s, local * sc.training.stack.optimizer_step_bytes_per_param / effective_memory_bw(d) + 10 * d.kernel_overhead_us * 1e-6);
             }
             ev.replica_costs.push_back(rc);
         }
@@ -526,7 +616,7 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             ev.sources.optimizer = std::min(ev.sources.optimizer, rc.sources.optimizer);
             ev.sources.links = std::min(ev.sources.links, rc.sources.links);
         }
-        double grad_bytes = max_params * grad_bytes_per_param;
+        double grad_bytes = max_params * grad_bytes_per_param(sc.training);
         ev.times.dp_sync_s = dp_sync_span(sc, st, placement[s], grad_bytes, spans[s]);
         if (sc.training.distributed_optimizer && st.dp() > 1) {
             // The updated bf16 parameters are all-gathered after the sharded step.

@@ -125,16 +125,17 @@ struct Layout {
     }
 };
 
-// The breakdown along one critical path (docs/model.md, "Breakdown"). Many paths are critical when
-// stages are equal, and an arbitrary one zig-zags between stages, so the walk is made canonical:
-// from the end, it steps to a tight predecessor (one that finishes when the node starts), preferring
-// one on the candidate bottleneck stage, then one on the current node's stage. Each stage whose
-// busy time m(f+b) is within 1e-9 of the largest is tried as the candidate, and the walk that keeps
-// the most F/B time on its candidate wins; that candidate is the bottleneck stage. compute_s is the
-// bottleneck's F/B time on the path (TP collectives excluded), bubble_s the other stages' F/B time
-// on the path (the fill and drain the bottleneck waits through), and the communication and
-// optimizer parts are the path's nodes of those kinds. The parts sum to the iteration time.
-Breakdown critical_path_breakdown(const Layout& L, std::span<const StageTimes> stages, const std::vector<double>& finish, double total) {
+// The breakdown (docs/model.md, "Breakdown"): each second of the iteration is attributed from the
+// point of view of the bottleneck stage b, the stage with the largest busy time m(f+b) (TP
+// included; the lowest index among those within 1e-9 of the largest). b's F/B nodes are its
+// compute_s and tp_comm_s. Every other interval up to the end of b's last backward is a gap in
+// which b waits; the gap is covered by the tight chain that ends it (walking back from the node b
+// waits for through predecessors that finish when their successor starts), and each chain node's
+// share of the gap counts by its kind: F/B of another stage is bubble_s, a send pp_comm_s. The
+// tail after b's last backward is covered the same way from the optimizer step that ends the
+// iteration (gradient sync dp_comm_s, step optimizer_s, and the drain of earlier stages as bubble).
+// b's F/B nodes, its gaps and the tail partition [0, iteration end]: the parts sum to the time.
+Breakdown bottleneck_breakdown(const Layout& L, std::span<const StageTimes> stages, const std::vector<double>& finish, double total) {
     const std::int64_t S = L.S, N = L.size();
     // Predecessor lists (CSR), built from the successor function.
     std::vector<std::uint32_t> begin(N + 1, 0), preds;
@@ -146,78 +147,79 @@ Breakdown critical_path_breakdown(const Layout& L, std::span<const StageTimes> s
         for (std::int64_t u = 0; u < N; ++u) L.successors(u, [&](std::int64_t v) { preds[fill[v]++] = static_cast<std::uint32_t>(u); });
     }
     const double eps = 1e-12 * std::max(1.0, total);
-    auto stage_of = [&](std::int64_t u) { return L.decode(u).stage; };
     auto start_of = [&](std::int64_t u) { return finish[u] - L.duration(u, stages); };
-
-    auto walk = [&](std::int64_t cand) {
-        Breakdown bd;
-        bd.bottleneck_stage = static_cast<int>(cand);
-        // End: the optimizer step that finishes last, the candidate's when it ties.
-        std::int64_t u = -1;
-        for (std::int64_t s = 0; s < S; ++s) {
-            std::int64_t o = L.OPT(s);
-            if (u < 0 || finish[o] > finish[u] + eps || (finish[o] >= finish[u] - eps && s == cand)) u = o;
-        }
-        while (u >= 0) {
-            auto d = L.decode(u);
-            if (!d.barrier) {
-                const double dur = L.duration(u, stages);
-                const StageTimes& t = stages[d.stage];
-                switch (d.kind) {
-                    case NodeKind::forward:
-                    case NodeKind::backward: {
-                        double tp = std::min(dur, d.kind == NodeKind::forward ? t.forward_tp_comm_s : t.backward_tp_comm_s);
-                        bd.tp_comm_s += tp;
-                        (d.stage == cand ? bd.compute_s : bd.bubble_s) += dur - tp;
-                        break;
-                    }
-                    case NodeKind::send_forward:
-                    case NodeKind::send_backward: bd.pp_comm_s += dur; break;
-                    case NodeKind::dp_sync: bd.dp_comm_s += dur; break;
-                    case NodeKind::optimizer: bd.optimizer_s += dur; break;
-                }
-            }
-            const double st = start_of(u);
-            std::int64_t best = -1;
-            int best_rank = -1;
-            for (std::uint32_t k = begin[u]; k < begin[u + 1]; ++k) {
-                std::int64_t p = preds[k];
-                if (finish[p] < st - eps) continue;  // not tight
-                const std::int64_t ps = stage_of(p);
-                int rank = ps == cand ? 2 : (!d.barrier && ps == d.stage) ? 1 : 0;
-                if (rank > best_rank || (rank == best_rank && finish[p] > finish[best])) {
-                    best = p;
-                    best_rank = rank;
-                }
-            }
-            if (best < 0 && st > eps) {
-                // No tight predecessor although the node starts late: only rounding can cause this;
-                // take the latest-finishing predecessor.
-                for (std::uint32_t k = begin[u]; k < begin[u + 1]; ++k)
-                    if (best < 0 || finish[preds[k]] > finish[best]) best = preds[k];
-            }
-            u = best;
-        }
-        // Whatever rounding left unattributed goes to the bubble, so that the parts sum exactly.
-        double parts = bd.compute_s + bd.bubble_s + bd.tp_comm_s + bd.pp_comm_s + bd.dp_comm_s + bd.optimizer_s;
-        bd.bubble_s = std::max(0.0, bd.bubble_s + (total - parts));
-        return bd;
-    };
 
     double max_busy = 0;
     for (const auto& t : stages) max_busy = std::max(max_busy, t.forward_s + t.backward_s);
-    Breakdown best;
-    double best_compute = -1;
-    for (std::int64_t s = 0; s < S; ++s) {
-        if (stages[s].forward_s + stages[s].backward_s < max_busy * (1 - 1e-9)) continue;
-        Breakdown bd = walk(s);
-        double on_stage = bd.compute_s;
-        if (on_stage > best_compute + eps) {
-            best_compute = on_stage;
-            best = bd;
+    std::int64_t bn = 0;
+    while (stages[bn].forward_s + stages[bn].backward_s < max_busy * (1 - 1e-9)) ++bn;
+    Breakdown bd;
+    bd.bottleneck_stage = static_cast<int>(bn);
+
+    // A tight predecessor of u (one finishing when u starts), preferring one on b, then one on u's
+    // stage, so that ties (equal stages) resolve the same way every time; -1 at the graph's sources.
+    auto tight_pred = [&](std::int64_t u) {
+        const auto d = L.decode(u);
+        const double st = start_of(u);
+        std::int64_t best = -1;
+        int best_rank = -1;
+        for (std::uint32_t k = begin[u]; k < begin[u + 1]; ++k) {
+            const std::int64_t p = preds[k];
+            if (finish[p] < st - eps) continue;
+            const std::int64_t ps = L.decode(p).stage;
+            const int rank = ps == bn ? 2 : (!d.barrier && ps == d.stage) ? 1 : 0;
+            if (rank > best_rank || (rank == best_rank && finish[p] > finish[best])) {
+                best = p;
+                best_rank = rank;
+            }
         }
+        if (best < 0 && st > eps)  // only rounding leaves a late node without a tight predecessor
+            for (std::uint32_t k = begin[u]; k < begin[u + 1]; ++k)
+                if (best < 0 || finish[preds[k]] > finish[best]) best = preds[k];
+        return best;
+    };
+    // Covers [lo, hi] (hi = finish of u) with the tight chain ending in u.
+    auto cover = [&](std::int64_t u, double lo, double hi) {
+        for (; u >= 0; u = tight_pred(u)) {
+            const auto d = L.decode(u);
+            const double st = start_of(u);
+            const double part = std::max(0.0, std::min(hi, finish[u]) - std::max(lo, st));
+            if (!d.barrier) switch (d.kind) {
+                    case NodeKind::forward:
+                    case NodeKind::backward: bd.bubble_s += part; break;  // never b's: b is idle here
+                    case NodeKind::send_forward:
+                    case NodeKind::send_backward: bd.pp_comm_s += part; break;
+                    case NodeKind::dp_sync: bd.dp_comm_s += part; break;
+                    case NodeKind::optimizer: bd.optimizer_s += part; break;
+                }
+            if (st <= lo + eps) break;
+        }
+    };
+
+    std::vector<std::int64_t> order;
+    one_f_one_b_order(static_cast<int>(bn), static_cast<int>(S), L.m, order);
+    const StageTimes& t = stages[bn];
+    double clock = 0;  // end of b's last F/B node so far
+    for (const std::int64_t e : order) {
+        const bool fwd = e >= 0;
+        const std::int64_t v = fwd ? L.F(bn, e) : L.B(bn, -e - 1);
+        const double st = start_of(v);
+        if (st > clock + eps) cover(tight_pred(v), clock, st);
+        const double dur = fwd ? t.forward_s : t.backward_s;
+        const double tp = std::min(dur, fwd ? t.forward_tp_comm_s : t.backward_tp_comm_s);
+        bd.tp_comm_s += tp;
+        bd.compute_s += dur - tp;
+        clock = finish[v];
     }
-    return best;
+    // The tail, from the optimizer step that finishes last (b's when it ties).
+    std::int64_t last = L.OPT(bn);
+    for (std::int64_t s = 0; s < S; ++s)
+        if (finish[L.OPT(s)] > finish[last] + eps) last = L.OPT(s);
+    if (finish[last] > clock + eps) cover(last, clock, finish[last]);
+    // Whatever rounding left unattributed goes to the bubble, so that the parts sum exactly.
+    const double parts = bd.compute_s + bd.bubble_s + bd.tp_comm_s + bd.pp_comm_s + bd.dp_comm_s + bd.optimizer_s;
+    bd.bubble_s = std::max(0.0, bd.bubble_s + (total - parts));
+    return bd;
 }
 
 }  // namespace
@@ -266,7 +268,7 @@ DagResult evaluate_dag(std::span<const StageTimes> stages, std::int64_t m, bool 
         return a.start_s < b.start_s;
     });
 
-    result.breakdown = critical_path_breakdown(L, stages, ws.finish, result.iteration_time_s);
+    result.breakdown = bottleneck_breakdown(L, stages, ws.finish, result.iteration_time_s);
     return result;
 }
 

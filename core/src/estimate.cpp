@@ -141,6 +141,7 @@ Estimate estimate(const Scenario& sc, const Plan& plan, bool detailed) {
     std::vector<StageTimes> times;
     times.reserve(e.stages.size());
     for (const auto& s : e.stages) times.push_back(s.times);
+    fold_blocking_sends(sc.training.stack, times);
     DagWorkspace ws;
     e.dag = evaluate_dag(times, plan.num_micro_batches, detailed, ws);
     e.iteration_time_s = e.dag.iteration_time_s;
@@ -216,6 +217,8 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
                             {"gradients", r12(ev.memory.gradients_GiB)},
                             {"optimizer", r12(ev.memory.optimizer_GiB)},
                             {"activations", r12(ev.memory.activations_GiB)},
+                            {"temporary", r12(ev.memory.temporary_GiB)},
+                            {"allocator", r12(ev.memory.allocator_GiB)},
                             {"overhead", r12(ev.memory.overhead_GiB)}}},
                           {"fits", ev.fits},
                           {"source", to_json(ev.sources)},

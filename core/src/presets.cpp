@@ -44,7 +44,7 @@ std::vector<std::string> preset_ids(std::string_view kind) {
 
 Json presets_as_json() {
     Json out = Json::object();
-    for (const char* kind : {"devices", "models", "clusters", "profiles"}) {
+    for (const char* kind : {"devices", "models", "clusters", "stacks", "profiles"}) {
         Json arr = Json::array();
         for (const auto& id : preset_ids(kind)) {
             Json p = *find_preset(kind, id);

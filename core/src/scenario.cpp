@@ -2,6 +2,8 @@
 
 #include <numeric>
 
+#include "poseidon/calibrate.hpp"
+#include "poseidon/cost_model.hpp"
 #include "poseidon/presets.hpp"
 #include "poseidon/profile.hpp"
 
@@ -83,10 +85,10 @@ Device parse_device(const Json& in, const std::string& path, Problems& problems)
     if (j.is_null()) return d;
     ObjectReader r(j, path, problems);
     if (!r.ok()) return d;
-    r.reject_unknown({"id", "name", "vendor", "peak_tflops", "memory_GiB", "memory_bw_GBps", "intra_node_bw_GBps",
+    r.reject_unknown({"id", "name", "vendor", "peak_tflops", "fp32_tflops", "tf32_tflops", "sustained_clock_ratio", "memory_GiB", "memory_bw_GBps", "intra_node_bw_GBps",
                       "intra_node_link", "matmul_efficiency", "memory_bw_efficiency", "kernel_overhead_us",
                       "intra_node_link_efficiency", "inter_node_link_efficiency", "collective_latency_us",
-                      "framework_overhead_GiB", "source", "notes"});
+                      "framework_overhead_GiB", "calibration", "source", "notes"});
     if (auto v = r.string("name", true)) d.name = *v;
     // An inline device may carry its id (to_json writes it), so a profile keyed by id still finds it.
     if (auto v = r.string("id", false); v && d.id.empty()) d.id = *v;
@@ -94,10 +96,13 @@ Device parse_device(const Json& in, const std::string& path, Problems& problems)
     if (auto v = r.string("source", false)) d.source = *v;
     if (auto v = r.string("notes", false)) d.notes = *v;
     if (auto v = r.number("peak_tflops", true, 0, false, 1e6)) d.peak_tflops = *v;
+    if (auto v = r.number("fp32_tflops", false, 0, false, 1e6)) d.fp32_tflops = *v;
+    if (auto v = r.number("tf32_tflops", false, 0, true, 1e6)) d.tf32_tflops = *v;
+    if (auto v = r.number("sustained_clock_ratio", false, 0, false, 1)) d.sustained_clock_ratio = *v;
     if (auto v = r.number("memory_GiB", true, 0, false, 1e6)) d.memory_GiB = *v;
     if (auto v = r.number("memory_bw_GBps", true, 0, false, 1e7)) d.memory_bw_GBps = *v;
     if (auto v = r.number("intra_node_bw_GBps", true, 0, false, 1e6)) d.intra_node_bw_GBps = *v;
-    if (auto v = r.choice("intra_node_link", false, {"nvlink", "pcie", "infinity_fabric"})) d.intra_node_link = *v;
+    if (auto v = r.choice("intra_node_link", false, {"nvlink", "pcie", "pcie_host", "infinity_fabric"})) d.intra_node_link = *v;
     if (auto v = r.number("matmul_efficiency", false, 0, false, 1)) d.matmul_efficiency = *v;
     if (auto v = r.number("memory_bw_efficiency", false, 0, false, 1)) d.memory_bw_efficiency = *v;
     if (auto v = r.number("kernel_overhead_us", false, 0, true, 1e6)) d.kernel_overhead_us = *v;
@@ -105,8 +110,36 @@ Device parse_device(const Json& in, const std::string& path, Problems& problems)
     if (auto v = r.number("inter_node_link_efficiency", false, 0, false, 1)) d.inter_node_link_efficiency = *v;
     if (auto v = r.number("collective_latency_us", false, 0, true, 1e6)) d.collective_latency_us = *v;
     if (auto v = r.number("framework_overhead_GiB", false, 0, true, 1e6)) d.framework_overhead_GiB = *v;
+    if (const Json* c = r.get("calibration")) d.calibration = parse_device_calibration(*c, r.path_of("calibration"), problems);
     return d;
 }
+
+Stack parse_stack(const Json& in, const std::string& path, Problems& problems) {
+    Stack st;
+    Json j = resolve_ref(in, "stacks", path, problems, &st.id);
+    if (j.is_null()) return st;
+    ObjectReader r(j, path, problems);
+    if (!r.ok()) return st;
+    r.reject_unknown({"id", "name", "fused_elementwise", "softmax_fp32", "host_us_per_kernel", "pass_overhead_us", "layer_overhead_us", "p2p_blocking", "grad_fp32",
+                      "optimizer_step_bytes_per_param", "loss_bytes_per_logit", "allocator_reserve_fraction", "source", "notes"});
+    if (auto v = r.string("name", true)) st.name = *v;
+    if (auto v = r.string("id", false); v && st.id.empty()) st.id = *v;
+    if (auto v = r.string("source", false)) st.source = *v;
+    if (auto v = r.string("notes", false)) st.notes = *v;
+    if (auto v = r.boolean("fused_elementwise", true)) st.fused_elementwise = *v;
+    if (auto v = r.boolean("softmax_fp32", false)) st.softmax_fp32 = *v;
+    if (auto v = r.number("host_us_per_kernel", true, 0, true, 1e6)) st.host_us_per_kernel = *v;
+    if (auto v = r.number("pass_overhead_us", true, 0, true, 1e7)) st.pass_overhead_us = *v;
+    if (auto v = r.number("layer_overhead_us", true, 0, true, 1e7)) st.layer_overhead_us = *v;
+    if (auto v = r.boolean("p2p_blocking", true)) st.p2p_blocking = *v;
+    if (auto v = r.boolean("grad_fp32", true)) st.grad_fp32 = *v;
+    if (auto v = r.number("optimizer_step_bytes_per_param", true, 0, false, 1e3)) st.optimizer_step_bytes_per_param = *v;
+    if (auto v = r.number("loss_bytes_per_logit", true, 0, true, 1e3)) st.loss_bytes_per_logit = *v;
+    if (auto v = r.number("allocator_reserve_fraction", true, 0, true, 1)) st.allocator_reserve_fraction = *v;
+    return st;
+}
+
+constexpr const char* default_stack_id = "megatron-core";
 
 ModelSpec parse_model(const Json& in, const std::string& path, Problems& problems) {
     ModelSpec m;
@@ -174,7 +207,7 @@ Cluster parse_cluster(const Json& in, const std::string& path, Problems& problem
             c.groups.push_back(grp);
             continue;
         }
-        g.reject_unknown({"device", "nodes", "gpus_per_node", "inter_node_bw_GBps", "intra_node_bw_GBps"});
+        g.reject_unknown({"device", "nodes", "gpus_per_node", "inter_node_bw_GBps", "intra_node_bw_GBps", "intra_node_link", "inter_node_link"});
         if (const Json* d = g.get("device"))
             grp.device = parse_device(*d, g.path_of("device"), problems);
         else
@@ -188,6 +221,11 @@ Cluster parse_cluster(const Json& in, const std::string& path, Problems& problem
             grp.intra_node_bw_GBps = *v;
         else
             grp.intra_node_bw_GBps = grp.device.intra_node_bw_GBps;
+        if (auto v = g.choice("intra_node_link", false, {"nvlink", "pcie", "pcie_host", "infinity_fabric"}))
+            grp.intra_node_link = *v;
+        else
+            grp.intra_node_link = grp.device.intra_node_link;
+        if (auto v = g.choice("inter_node_link", false, {"infiniband", "ethernet"})) grp.inter_node_link = *v;
         if (nodes && gpn) total += *nodes * *gpn;
         c.groups.push_back(grp);
     }
@@ -219,7 +257,7 @@ Scenario parse_scenario(const Json& j) {
     if (const Json* t = r.get("training")) {
         ObjectReader tr(*t, "scenario.training", problems);
         if (tr.ok()) {
-            tr.reject_unknown({"global_batch_size", "precision", "recompute", "sequence_parallel", "distributed_optimizer", "flash_attention"});
+            tr.reject_unknown({"global_batch_size", "precision", "recompute", "sequence_parallel", "distributed_optimizer", "flash_attention", "tf32", "stack"});
             if (auto v = tr.integer("global_batch_size", true, 1, max_global_batch_size)) sc.training.global_batch_size = *v;
             if (auto v = tr.choice("precision", false, {"bf16", "fp16", "fp32"}))
                 sc.training.precision = *v == "bf16" ? Precision::bf16 : *v == "fp16" ? Precision::fp16 : Precision::fp32;
@@ -228,6 +266,8 @@ Scenario parse_scenario(const Json& j) {
             if (auto v = tr.boolean("sequence_parallel", false)) sc.training.sequence_parallel = *v;
             if (auto v = tr.boolean("distributed_optimizer", false)) sc.training.distributed_optimizer = *v;
             if (auto v = tr.boolean("flash_attention", false)) sc.training.flash_attention = *v;
+            if (auto v = tr.boolean("tf32", false)) sc.training.tf32 = *v;
+            sc.training.stack = parse_stack(tr.has("stack") ? *tr.get("stack") : Json(default_stack_id), tr.path_of("stack"), problems);
         }
     } else {
         problems.add("scenario.training", "is missing; expected an object with at least global_batch_size");
@@ -259,7 +299,8 @@ bool plan_is_well_formed(const Plan& plan, Problems& problems, const std::string
     for (std::size_t s = 0; s < plan.stages.size(); ++s) {
         const auto& st = plan.stages[s];
         std::string sp = path + ".stages[" + std::to_string(s) + "]";
-        range(sp + ".num_layers", st.num_layers, 1, max_num_layers);
+        // A stage may hold no block: only the embedding or only the head, as DeepSpeed partitions do.
+        range(sp + ".num_layers", st.num_layers, 0, max_num_layers);
         if (st.replicas.empty() || st.replicas.size() > static_cast<std::size_t>(max_replicas)) {
             problems.add(sp + ".replicas", std::to_string(st.replicas.size()) + " replicas; expected 1 to " + std::to_string(max_replicas));
             continue;
@@ -309,9 +350,9 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
                 problems.add(rp + ".tp", std::to_string(rs.tp) + " does not divide num_kv_heads " + std::to_string(m.num_kv_heads));
             else if (m.ffn_hidden_size % rs.tp != 0)
                 problems.add(rp + ".tp", std::to_string(rs.tp) + " does not divide ffn_hidden_size " + std::to_string(m.ffn_hidden_size));
-            if (rs.tp > g.gpus_per_node)
+            if (rs.tp > g.gpus_per_node && rs.tp % g.gpus_per_node != 0)
                 problems.add(rp + ".tp", std::to_string(rs.tp) + " exceeds gpus_per_node " + std::to_string(g.gpus_per_node) + " of group " + std::to_string(rs.group) +
-                                             "; a tensor-parallel group must fit in one node");
+                                             " and is not a multiple of it; a tensor-parallel group fits in one node or takes whole nodes");
             if (sc.training.sequence_parallel && m.seq_length % rs.tp != 0)
                 problems.add(rp + ".tp", std::to_string(rs.tp) + " does not divide seq_length " + std::to_string(m.seq_length) + "; sequence parallelism splits the sequence over TP");
             samples += static_cast<std::int64_t>(rs.samples) * rs.count;
@@ -358,7 +399,7 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path) {
             ObjectReader st(( *stages)[s], sp, problems);
             StagePlan stage;
             if (!st.ok()) continue;
-            if (auto v = st.integer("num_layers", true, 1, max_num_layers)) stage.num_layers = static_cast<int>(*v);
+            if (auto v = st.integer("num_layers", true, 0, max_num_layers)) stage.num_layers = static_cast<int>(*v);
             if (st.has("replicas")) {
                 st.reject_unknown({"num_layers", "replicas"});
                 stage.homogeneous_form = false;
@@ -426,6 +467,9 @@ Json to_json(const Plan& plan) {
 Json to_json(const Device& d) {
     Json j = {{"name", d.name},
               {"peak_tflops", d.peak_tflops},
+              {"fp32_tflops", fp32_tflops_of(d)},  // the effective rate, so that a round trip keeps it
+              {"tf32_tflops", d.tf32_tflops},
+              {"sustained_clock_ratio", d.sustained_clock_ratio},
               {"memory_GiB", d.memory_GiB},
               {"memory_bw_GBps", d.memory_bw_GBps},
               {"intra_node_bw_GBps", d.intra_node_bw_GBps},
@@ -439,6 +483,23 @@ Json to_json(const Device& d) {
               {"framework_overhead_GiB", d.framework_overhead_GiB}};
     if (!d.vendor.empty()) j["vendor"] = d.vendor;
     if (!d.id.empty()) j["id"] = d.id;
+    if (d.calibration) j["calibration"] = to_json(*d.calibration);
+    return j;
+}
+
+Json to_json(const Stack& st) {
+    Json j = {{"name", st.name},
+              {"fused_elementwise", st.fused_elementwise},
+              {"softmax_fp32", st.softmax_fp32},
+              {"host_us_per_kernel", st.host_us_per_kernel},
+              {"pass_overhead_us", st.pass_overhead_us},
+              {"layer_overhead_us", st.layer_overhead_us},
+              {"p2p_blocking", st.p2p_blocking},
+              {"grad_fp32", st.grad_fp32},
+              {"optimizer_step_bytes_per_param", st.optimizer_step_bytes_per_param},
+              {"loss_bytes_per_logit", st.loss_bytes_per_logit},
+              {"allocator_reserve_fraction", st.allocator_reserve_fraction}};
+    if (!st.id.empty()) j["id"] = st.id;
     return j;
 }
 
@@ -464,7 +525,9 @@ Json to_json(const Cluster& c) {
                           {"nodes", g.nodes},
                           {"gpus_per_node", g.gpus_per_node},
                           {"inter_node_bw_GBps", g.inter_node_bw_GBps},
-                          {"intra_node_bw_GBps", g.intra_node_bw_GBps}});
+                          {"intra_node_bw_GBps", g.intra_node_bw_GBps},
+                          {"intra_node_link", g.intra_node_link},
+                          {"inter_node_link", g.inter_node_link}});
     Json j = {{"name", c.name}, {"groups", groups}};
     if (c.inter_group_bw_GBps) j["inter_group_bw_GBps"] = *c.inter_group_bw_GBps;
     return j;
@@ -479,7 +542,9 @@ Json to_json(const Scenario& sc) {
               {"recompute", to_string(sc.training.recompute)},
               {"sequence_parallel", sc.training.sequence_parallel},
               {"distributed_optimizer", sc.training.distributed_optimizer},
-              {"flash_attention", sc.training.flash_attention}}}};
+              {"flash_attention", sc.training.flash_attention},
+              {"tf32", sc.training.tf32},
+              {"stack", to_json(sc.training.stack)}}}};
     if (sc.profile) j["profile"] = to_json(*sc.profile);
     return j;
 }

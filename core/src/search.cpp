@@ -1487,6 +1487,7 @@ private:
             times_[j].send_forward_s = sf_[j];
             times_[j].send_backward_s = sb_[j];
         }
+        fold_blocking_sends(sc_.training.stack, times_);
         // a candidate that cannot enter the top K stops early (docs/search.md, "Early stopping")
         const double T = dag_iteration_time_below(times_, ctx_->m, threshold(), ws_);
         ++stats_.evaluated;

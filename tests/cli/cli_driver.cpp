@@ -214,7 +214,27 @@ int files(const std::string& bin, const fs::path& work) {
     for (const auto& c : cases) check_refusal(c.name, run(c.argv, c.stdin_path), c.path_sub, c.msg_sub);
     Result help = run({bin, "estimate", "--help"});
     if (help.rc != 0 || help.out.find("usage") == std::string::npos) fail("estimate --help", "expected usage and exit 0", help);
-    std::cout << cases.size() + 4 << " file and argument cases, " << failures << " failures\n";
+    // calibrate: a good run, its output accepted by estimate, and its refusals.
+    const std::string runs = (work / "runs.json").string(), bad_runs = (work / "bad-runs.json").string(), out = (work / "calibrated.json").string();
+    spit(runs, R"({"runs":[{"name":"measured","plan":)" + pl + R"(,"iteration_time_s":0.5,"peak_memory_GiB":12}]})");
+    spit(bad_runs, R"({"runs":[{"plan":)" + pl + R"(,"iteration_time_s":0}]})");
+    Result cal = run({bin, "calibrate", s, "--runs", runs, "--out", out, "--json"});
+    if (cal.rc != 0 || cal.out.find("rms_log_error_after") == std::string::npos) fail("calibrate", "expected exit 0 and the JSON report", cal);
+    Result cal_est = run({bin, "estimate", out, "--plan", p});
+    if (cal_est.rc != 0) fail("estimate of the calibrated scenario", "expected exit 0", cal_est);
+    Result cal_text = run({bin, "calibrate", "-", "--runs", runs, "--out", out}, s);
+    if (cal_text.rc != 0 || cal_text.out.find("wrote " + out) == std::string::npos) fail("calibrate (text, scenario from stdin)", "expected exit 0 and the table", cal_text);
+    const std::vector<Case> calibrate_cases = {
+        {"calibrate without --out", {bin, "calibrate", s, "--runs", runs}, "/dev/null", "", "needs SCENARIO.json, --runs RUNS.json and --out"},
+        {"calibrate --runs twice", {bin, "calibrate", s, "--runs", runs, "--runs", runs, "--out", out}, "/dev/null", "", "--runs given twice"},
+        {"calibrate --out to standard output", {bin, "calibrate", s, "--runs", runs, "--out", "-"}, "/dev/null", "", "--out needs a file name"},
+        {"calibrate unknown option", {bin, "calibrate", s, "--runs", runs, "--out", out, "--fit"}, "/dev/null", "", "unknown option"},
+        {"calibrate runs is a directory", {bin, "calibrate", s, "--runs", work.string(), "--out", out}, "/dev/null", "runs", "is a directory"},
+        {"calibrate a bad time", {bin, "calibrate", s, "--runs", bad_runs, "--out", out}, "/dev/null", "runs.runs[0].iteration_time_s", "out of range"},
+        {"calibrate into a directory", {bin, "calibrate", s, "--runs", runs, "--out", work.string()}, "/dev/null", "out", "cannot write file"},
+    };
+    for (const auto& c : calibrate_cases) check_refusal(c.name, run(c.argv, c.stdin_path), c.path_sub, c.msg_sub);
+    std::cout << cases.size() + calibrate_cases.size() + 7 << " file and argument cases, " << failures << " failures\n";
     return failures ? 1 : 0;
 }
 

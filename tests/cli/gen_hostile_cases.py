@@ -136,7 +136,7 @@ case("plan missing stages", DS, d({"micro_batch_size": 8, "num_micro_batches": 8
 case("plan empty stages", DS, d(with_(P, stages=[])), "plan.stages", "expected an array of 1 to 1000 stages")
 case("plan with 1001 stages", DS, d(with_(P, stages=[{"group": 0, "num_layers": 1, "tp": 1, "dp": 1}] * 1001)), "plan.stages", "expected an array of 1 to 1000 stages")
 case("tp does not divide heads", DS, d(stage(0, tp=3)), "plan.stages[0].tp", "does not divide num_attention_heads 8")
-case("tp exceeds a node", DS, d(stage(0, tp=16, dp=1)), "plan.stages[0].tp", "exceeds gpus_per_node")
+case("tp exceeds a node and is not whole nodes", DS, d(stage(0, tp=12, dp=1)), "plan.stages[0].tp", "exceeds gpus_per_node")
 case("tp 0", DS, d(stage(0, tp=0)), "plan.stages[0].tp", "out of range")
 case("dp 0", DS, d(stage(0, dp=0)), "plan.stages[0].dp", "out of range")
 case("layers do not sum", DS, d(stage(0, num_layers=3)), "plan.stages", "sum to 7")

@@ -61,11 +61,16 @@ TEST_CASE("memory per GPU of a known configuration, computed by hand", "[model][
     CHECK(mem.optimizer_GiB * GiB == Approx(12 * params));
     // Activations (Korthikanti et al. 2022, table 2, t = 1): s b h (34 + 5 a s / h) per layer
     //   = 2'097'152 x 114 = 239'075'328 B; embedding output + mask 3 s b h = 6'291'456 B;
-    //   fp32 logits 4 s b V = 262'144'000 B and the head's input 2 s b h = 4'194'304 B.
-    const double act = 4 * 239'075'328.0 + 6'291'456 + 262'144'000 + 4'194'304;
+    //   the head's input 2 s b h = 4'194'304 B.
+    const double act = 4 * 239'075'328.0 + 6'291'456 + 4'194'304;
     CHECK(mem.activations_GiB * GiB == Approx(act));
+    // The loss's buffers (the default megatron-core stack: 6 B per logit): 6 s b V = 393'216'000 B;
+    // the allocator's reserve 5 % of activations and temporaries.
+    const double temporary = 393'216'000;
+    CHECK(mem.temporary_GiB * GiB == Approx(temporary));
+    CHECK(mem.allocator_GiB * GiB == Approx(0.05 * (act + temporary)));
     CHECK(mem.overhead_GiB == Approx(2));
-    CHECK(mem.total_GiB() == Approx((18 * params + act) / GiB + 2));
+    CHECK(mem.total_GiB() == Approx((18 * params + 1.05 * (act + temporary)) / GiB + 2));
 }
 
 TEST_CASE("the distributed optimizer shards optimizer state over data-parallel replicas", "[model][memory]") {

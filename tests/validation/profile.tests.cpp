@@ -49,26 +49,29 @@ TEST_CASE("profile points replace, interpolate, or fall back to the analytic mod
     const Scenario sc = parse_scenario(j);
     REQUIRE(sc.profile);
     const StagePosition mid{1, 3, 8, 1}, first{0, 3, 8, 1}, last{2, 3, 8, 1};
+    // A measured block replaces the analytic block; the stack's per-pass schedule cost is not part
+    // of a block and is still added once per micro-batch pass.
+    const double pass = sc.training.stack.pass_overhead_us * 1e-6;
 
     SECTION("an exact point is used as measured") {
         ReplicaCost rc = cost(sc, 1, 1, 4, mid);
-        CHECK(rc.forward_s == Approx(4 * 0.010));
-        CHECK(rc.backward_s == Approx(4 * 0.030));
+        CHECK(rc.forward_s == Approx(4 * 0.010 + pass));
+        CHECK(rc.backward_s == Approx(4 * 0.030 + pass));
         CHECK(rc.sources.forward() == CostSource::profile);
         CHECK(rc.sources.backward() == CostSource::profile);
         ReplicaCost f = cost(sc, 1, 1, 4, first);
-        CHECK(f.forward_s == Approx(4 * 0.010 + 0.001));
-        CHECK(f.backward_s == Approx(4 * 0.030 + 0.002));
+        CHECK(f.forward_s == Approx(4 * 0.010 + 0.001 + pass));
+        CHECK(f.backward_s == Approx(4 * 0.030 + 0.002 + pass));
         ReplicaCost l = cost(sc, 1, 1, 4, last);
-        CHECK(l.forward_s == Approx(4 * 0.010 + 0.004));
-        CHECK(l.backward_s == Approx(4 * 0.030 + 0.008));
+        CHECK(l.forward_s == Approx(4 * 0.010 + 0.004 + pass));
+        CHECK(l.backward_s == Approx(4 * 0.030 + 0.008 + pass));
         CHECK(l.sources.head_forward == CostSource::profile);
         CHECK(!l.sources.embedding_forward);
     }
     SECTION("between two points: linear in samples") {
         ReplicaCost rc = cost(sc, 1, 2, 4, mid);
-        CHECK(rc.forward_s == Approx(4 * 0.015));
-        CHECK(rc.backward_s == Approx(4 * 0.050));
+        CHECK(rc.forward_s == Approx(4 * 0.015 + pass));
+        CHECK(rc.backward_s == Approx(4 * 0.050 + pass));
         CHECK(rc.sources.layer_forward == CostSource::interpolated);
         // The embedding has only one point: analytic at samples 2, so the stage's forward is analytic.
         ReplicaCost f = cost(sc, 1, 2, 4, first);
@@ -103,7 +106,7 @@ TEST_CASE("estimate output names the source of each stage's numbers", "[profile]
     CHECK(out["stages"][0]["source"]["links"] == "profile");
     CHECK(out["stages"][1]["source"]["forward"] == "analytic");
     CHECK(out["stages"][1]["source"]["head_backward"] == "analytic");
-    CHECK(out["stages"][0]["forward_s"].get<double>() == Approx(12 * 0.010 + 0.001));
+    CHECK(out["stages"][0]["forward_s"].get<double>() == Approx(12 * 0.010 + 0.001 + sc.training.stack.pass_overhead_us * 1e-6));
     // Optimizer: local parameters / 1e9 x 0.5 s.
     CHECK(e.stages[0].times.optimizer_s == Approx(e.stages[0].replica_costs[0].params_per_gpu / 1e9 * 0.5));
     // The measured intra-node bandwidth (100 GB/s, efficiency 1) replaces 300 x 0.8 for TP and DP

@@ -191,3 +191,53 @@ test('estimate with a measured profile (preset and inline): per-stage sources, a
     assert.deepStrictEqual(res, JSON.parse(r.stdout));
   }
 });
+
+test('calibrate: recovers a perturbed efficiency from synthetic runs; the result estimates; errors as values; as the native CLI', (t) => {
+  const base = { model: 'gpt3-1.7b', training: { global_batch_size: 64 }, cluster: 'dgx-a100-1' };
+  const cluster = structuredClone(presets.clusters.find((c) => c.id === 'dgx-a100-1'));
+  cluster.groups[0].device = { base: cluster.groups[0].device, matmul_efficiency: 0.5, memory_bw_efficiency: 0.6 };
+  delete cluster.id;
+  const truth = { ...base, cluster };
+  const stage = (layers, tp, dp) => ({ group: 0, num_layers: layers, tp, dp });
+  const plans = [
+    { micro_batch_size: 1, num_micro_batches: 64, stages: [stage(24, 1, 1)] },
+    { micro_batch_size: 8, num_micro_batches: 8, stages: [stage(24, 1, 8)] },
+    { micro_batch_size: 16, num_micro_batches: 4, stages: [stage(12, 2, 2), stage(12, 2, 2)] },
+    { micro_batch_size: 4, num_micro_batches: 16, stages: [stage(24, 8, 1)] },
+    { micro_batch_size: 2, num_micro_batches: 32, stages: [stage(24, 4, 2)] },
+    { micro_batch_size: 2, num_micro_batches: 32, stages: [stage(8, 1, 1), stage(8, 1, 1), stage(8, 1, 1)] },
+  ];
+  const runs = {
+    runs: plans.map((plan, i) => {
+      const e = JSON.parse(M.estimate(JSON.stringify(truth), JSON.stringify(plan)));
+      assert.ok(!e.error, JSON.stringify(e.error));
+      return { name: `plan ${i}`, plan, iteration_time_s: e.iteration_time_s };
+    }),
+  };
+  const res = JSON.parse(M.calibrate(JSON.stringify(base), JSON.stringify(runs)));
+  assert.ok(!res.error, JSON.stringify(res.error));
+  const mm = res.report.devices[0].parameters.matmul_efficiency;
+  assert.equal(mm.status, 'fitted');
+  assert.ok(Math.abs(mm.to / 0.5 - 1) < 1e-3, `matmul_efficiency ${mm.to}`);
+  assert.ok(res.report.rms_log_error_after < 1e-4 && res.report.rms_log_error_before > 0.05);
+  assert.equal(res.scenario.model, 'gpt3-1.7b', 'what was not calibrated stays as written');
+  assert.equal(res.scenario.cluster.groups[0].device.calibration.source, 'poseidon calibrate');
+  // the calibrated scenario estimates each run as the report says
+  plans.forEach((plan, i) => {
+    const e = JSON.parse(M.estimate(JSON.stringify(res.scenario), JSON.stringify(plan)));
+    assert.ok(!e.error, JSON.stringify(e.error));
+    assert.equal(e.iteration_time_s, res.report.runs[i].predicted_after_s);
+  });
+  // bad runs come back as an error object naming the path
+  for (const [text, where] of [['', 'runs'], ['{"runs": []}', 'runs.runs'], [JSON.stringify({ runs: [{ plan: plans[0], iteration_time_s: -1 }] }), 'runs.runs[0].iteration_time_s']]) {
+    const err = JSON.parse(M.calibrate(JSON.stringify(base), text));
+    assert.ok(err.error, `expected an error for ${text}`);
+    assert.equal(err.error.path, where);
+  }
+  if (!CLI) { t.diagnostic(NO_CLI); return; }
+  const out = path.join(tmp, 'calibrated.json');
+  const r = cli(['calibrate', writeJson('s.json', base), '--runs', writeJson('runs.json', runs), '--out', out, '--json']);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepStrictEqual(JSON.parse(r.stdout), res.report);
+  assert.deepStrictEqual(JSON.parse(fs.readFileSync(out, 'utf8')), res.scenario);
+});

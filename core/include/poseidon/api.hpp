@@ -17,6 +17,8 @@ std::string estimate_json(std::string_view scenario_json, std::string_view plan_
 // {"evaluated","pruned","best_iteration_time_s","elapsed_s","best"} and returns false to cancel.
 std::string plan_json(std::string_view scenario_json, std::string_view options_json,
                       const std::function<bool(std::string_view)>& on_progress = {});
+// docs/formats.md, "Calibration output": {"report": {...}, "scenario": {...calibrated...}}.
+std::string calibrate_json(std::string_view scenario_json, std::string_view runs_json);
 // {"error":{"path":"...","message":"...","problems":[{"path","message"},...]}}
 std::string error_json(const std::exception_ptr& e);
 

@@ -29,8 +29,10 @@ struct MemoryBreakdown {
     double gradients_GiB = 0;
     double optimizer_GiB = 0;
     double activations_GiB = 0;
-    double overhead_GiB = 0;
-    double total_GiB() const { return weights_GiB + gradients_GiB + optimizer_GiB + activations_GiB + overhead_GiB; }
+    double temporary_GiB = 0;       // buffers that live while the loss runs (logits in fp32, softmax, gradient)
+    double allocator_GiB = 0;       // caching-allocator reserve and fragmentation
+    double overhead_GiB = 0;        // CUDA context, library workspaces (device)
+    double total_GiB() const { return weights_GiB + gradients_GiB + optimizer_GiB + activations_GiB + temporary_GiB + allocator_GiB + overhead_GiB; }
 };
 
 // Which source each number of a replica came from (measured-profile mode). forward/backward are
@@ -76,6 +78,10 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& device, int tp, int s
 // Effective per-GPU bandwidths in GB/s for a group, after link efficiency.
 double intra_node_bw_eff_GBps(const Group& g);
 double nic_bw_per_node_eff_GBps(const Group& g);
+// Latency of one ring step of a collective among the group's GPUs (within a node, or across nodes).
+double group_latency_s(const Group& g, bool across_nodes);
+// Bandwidth factor of an intra-node link type ("pcie_host" stages every byte through host memory).
+double intra_link_factor(const std::string& link);
 // Ring all-reduce, reduce-scatter and all-gather over n ranks (Thakur et al. 2005; NCCL's busbw model).
 double ring_allreduce_s(double bytes, int n, double bw_GBps, double latency_s);
 double ring_reduce_scatter_s(double bytes, int n, double bw_GBps, double latency_s);
@@ -108,6 +114,10 @@ struct StageTimes {
     double send_backward_s = 0;    // gradient to the previous stage, per micro-batch (0 on the first)
     double dp_sync_s = 0;          // gradient all-reduce (or reduce-scatter with the distributed optimizer)
     double optimizer_s = 0;        // optimizer step (plus parameter all-gather with the distributed optimizer)
+    // With a blocking point-to-point stack the sends are folded into forward_s / backward_s (the
+    // sender computes nothing until its send completes); these are the folded parts.
+    double forward_send_blocking_s = 0;
+    double backward_send_blocking_s = 0;
 };
 
 struct StageEval {
@@ -128,5 +138,15 @@ double p2p_send_s(const Scenario& sc, const Plan& plan, const StagePlacement& fr
 double dp_sync_s(const Scenario& sc, const StagePlan& stage, const StagePlacement& placement, double grad_bytes_per_gpu);
 
 double bytes_per_element(Precision p);
+// A device's fp32 matrix rate without TF32 (fp32_tflops, or peak / 8 when the preset omits it).
+double fp32_tflops_of(const Device& d);
+// Bytes of one gradient element in memory and on the wire (the stack's choice).
+double grad_bytes_per_param(const Training& tr);
+
+// A stack whose sends block the sender (stack.p2p_blocking): each send's time moves into the
+// sending F/B node and the send node becomes instantaneous, which is exact for the DAG (the link
+// is always free when a blocking send starts). Every path only grows, so bounds computed on the
+// unfolded times stay lower bounds. Applied by estimate and by the search before the DAG.
+void fold_blocking_sends(const Stack& stack, std::vector<StageTimes>& times);
 
 }  // namespace poseidon

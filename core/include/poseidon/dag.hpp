@@ -23,10 +23,10 @@ struct TimelineEvent {
     double end_s = 0;
 };
 
-// The iteration time along the critical path, split by what the path spends its time on.
-// compute: F/B work of the bottleneck stage; bubble: F/B work of other stages (the fill and drain
-// the bottleneck stage waits through); tp_comm: TP collectives inside F/B on the path; pp_comm:
-// sends; dp_comm: gradient synchronisation; optimizer: the step. They sum to the iteration time.
+// The iteration time seen from the bottleneck stage (the largest busy time m(f+b), lowest index on
+// ties). compute: its F/B work, TP excluded; tp_comm: its TP collectives; while it waits, the chain
+// of work it waits for: bubble (F/B of other stages: fill, drain, stalls), pp_comm (sends),
+// dp_comm (gradient synchronisation), optimizer (the step). They sum to the iteration time.
 struct Breakdown {
     double compute_s = 0;
     double bubble_s = 0;

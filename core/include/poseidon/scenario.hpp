@@ -26,6 +26,8 @@ inline constexpr std::int64_t max_tp = 1'024;            // also the most GPUs p
 Device parse_device(const Json& j, const std::string& path, Problems& problems);
 ModelSpec parse_model(const Json& j, const std::string& path, Problems& problems);
 Cluster parse_cluster(const Json& j, const std::string& path, Problems& problems);
+// A stack preset id or an inline stack object (optionally {"base": id, ...overrides}).
+Stack parse_stack(const Json& j, const std::string& path, Problems& problems);
 
 // Throw InputError listing every problem found.
 Scenario parse_scenario(const Json& j);
@@ -39,6 +41,7 @@ void validate_plan(const Plan& plan, const Scenario& scenario, Problems& problem
 Json to_json(const Plan& plan);
 Json to_json(const Device& device);
 Json to_json(const ModelSpec& model);
+Json to_json(const Stack& stack);
 Json to_json(const Cluster& cluster);
 Json to_json(const Scenario& scenario);  // fully inline, defaults filled in
 

@@ -8,15 +8,34 @@
 
 namespace poseidon {
 
+// Provenance of device values fitted to measured runs by `poseidon calibrate`
+// (docs/calibration.md). Informational: the fitted values themselves are the device's keys.
+struct CalibratedValue {
+    std::string parameter;  // a device key, e.g. "matmul_efficiency"
+    double from = 0;
+    double to = 0;
+};
+
+struct DeviceCalibration {
+    std::vector<CalibratedValue> fitted;
+    std::int64_t runs = 0;  // measured runs that used the device
+    std::string source;
+    std::optional<double> rms_log_error_before, rms_log_error_after;  // over those runs
+    std::string notes;
+};
+
 struct Device {
     std::string id;    // preset id, or "" for an inline device
     std::string name;
     std::string vendor;
     double peak_tflops = 0;           // dense bf16/fp16 tensor peak
+    double fp32_tflops = 0;           // fp32 matrix rate without TF32 (0 = peak_tflops / 8)
+    double tf32_tflops = 0;           // dense TF32 tensor rate (0 = the device has no TF32)
+    double sustained_clock_ratio = 1; // sustained / boost clock under training load (power cap)
     double memory_GiB = 0;
     double memory_bw_GBps = 0;
     double intra_node_bw_GBps = 0;    // per GPU, one direction
-    std::string intra_node_link = "nvlink";
+    std::string intra_node_link = "nvlink";  // "nvlink", "pcie" (peer-to-peer), "pcie_host" (staged through host memory), "infinity_fabric"
     double matmul_efficiency = 0.8;
     double memory_bw_efficiency = 0.8;
     double kernel_overhead_us = 5;
@@ -24,6 +43,7 @@ struct Device {
     double inter_node_link_efficiency = 0.85;
     double collective_latency_us = 10;
     double framework_overhead_GiB = 2.5;
+    std::optional<DeviceCalibration> calibration;  // when values were fitted to measured runs
     std::string source;
     std::string notes;
 };
@@ -46,6 +66,25 @@ struct ModelSpec {
     std::string notes;
 };
 
+// The software stack (presets/stacks/): what the framework fuses, overlaps and pays per call.
+// Every number is a rate, an overhead, a byte count or a yes/no (docs/model.md, "Software stacks").
+struct Stack {
+    std::string id;
+    std::string name;
+    bool fused_elementwise = true;        // fused norm, bias-GeLU, bias-dropout-add, scale-mask-softmax
+    bool softmax_fp32 = false;            // unfused attention softmax cast to fp32 and back (no effect when fused)
+    double host_us_per_kernel = 0;        // CPU time to dispatch one kernel (framework + launch)
+    double pass_overhead_us = 0;          // per forward or backward pass of a micro-batch on a stage
+    double layer_overhead_us = 0;         // per block forward (twice per backward) that the GPU waits through
+    bool p2p_blocking = false;            // a pipeline send occupies the sending GPU until it completes
+    bool grad_fp32 = true;                // fp32 gradient buffer and reduction; false: the model dtype
+    double optimizer_step_bytes_per_param = 30;  // memory traffic of one optimizer step
+    double loss_bytes_per_logit = 4;      // live bytes per logit while the loss runs
+    double allocator_reserve_fraction = 0;  // caching-allocator reserve/fragmentation, of dynamic memory
+    std::string source;
+    std::string notes;
+};
+
 enum class Precision { bf16, fp16, fp32 };
 enum class Recompute { none, selective, full };
 
@@ -56,6 +95,8 @@ struct Training {
     bool sequence_parallel = false;
     bool distributed_optimizer = false;
     bool flash_attention = true;
+    bool tf32 = false;            // fp32 matmuls on TF32 tensor cores (PyTorch's default: off)
+    Stack stack;                  // default: the megatron-core stack preset
 };
 
 struct Group {
@@ -64,6 +105,8 @@ struct Group {
     int gpus_per_node = 0;
     double inter_node_bw_GBps = 0;  // the whole node's NIC bandwidth, one direction
     double intra_node_bw_GBps = 0;  // per GPU; defaults from the device
+    std::string intra_node_link;    // defaults from the device
+    std::string inter_node_link = "infiniband";  // "infiniband" (RDMA) or "ethernet" (NCCL over TCP sockets)
     int num_gpus() const { return nodes * gpus_per_node; }
 };
 

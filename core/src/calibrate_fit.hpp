@@ -1,0 +1,69 @@
+// Internal to calibration (core/src/calibrate*.cpp): the parameters it fits, the working state
+// shared by the selection and the Levenberg-Marquardt fit.
+#pragma once
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "poseidon/calibrate.hpp"
+#include "poseidon/estimate.hpp"
+
+namespace poseidon::calibration {
+
+struct TimeParameter {
+    const char* name;
+    double Device::*member;
+};
+
+// Each is a fraction of a rate that the device preset states (docs/model.md, "Device rates"), so
+// a fitted value keeps its physical meaning and its bounds. Order breaks sensitivity ties.
+inline constexpr TimeParameter time_parameters[] = {
+    {"matmul_efficiency", &Device::matmul_efficiency},
+    {"memory_bw_efficiency", &Device::memory_bw_efficiency},
+    {"intra_node_link_efficiency", &Device::intra_node_link_efficiency},
+    {"inter_node_link_efficiency", &Device::inter_node_link_efficiency},
+};
+inline constexpr int num_time_parameters = 4;
+
+inline constexpr double fd_step = 1e-5;  // in ln(value); the model is piecewise smooth (roofline max)
+inline constexpr int max_iterations = 100;
+
+struct Candidate {
+    int type = 0;   // device type: groups sharing a preset id (or name)
+    int param = 0;  // index into time_parameters
+};
+
+struct Work {
+    Scenario sc;                  // the calibrated scenario being built
+    std::vector<Scenario> run_sc; // each run's scenario, kept in step with sc's devices
+    const std::vector<MeasuredRun>& runs;
+    std::vector<std::vector<int>> groups_of_type;
+    std::vector<std::vector<char>> run_uses_type;  // [run][type]
+
+    double get(const Candidate& c) const { return sc.cluster.groups[groups_of_type[c.type].front()].device.*time_parameters[c.param].member; }
+    void set_device(int type, double Device::*member, double v) {
+        for (int g : groups_of_type[type]) {
+            sc.cluster.groups[g].device.*member = v;
+            for (auto& s : run_sc) s.cluster.groups[g].device.*member = v;
+        }
+    }
+    void set(const Candidate& c, double v) { set_device(c.type, time_parameters[c.param].member, v); }
+    double ln_time(std::size_t i) const { return std::log(estimate(run_sc[i], runs[i].plan, false).iteration_time_s); }
+    std::vector<double> residuals() const;
+    std::vector<double> elasticity(const Candidate& c);
+};
+
+double sum_sq(const std::vector<double>& v);
+double dot(const std::vector<double>& a, const std::vector<double>& b);
+
+struct LmResult {
+    int iterations = 0;
+    bool converged = false;
+};
+
+// Minimises the sum of squared log residuals over x = ln(values) of `params`, each within
+// [min_fitted_efficiency, max_fitted_efficiency]; leaves the result in w.
+LmResult levenberg_marquardt(Work& w, const std::vector<Candidate>& params);
+
+}  // namespace poseidon::calibration
