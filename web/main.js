@@ -7,6 +7,9 @@ import { planJson, topPlansCsv, chromeTrace, megatronArgs } from './exports.js';
 import { stageDiagram } from './render/stages.js';
 import { timelineSvg, timelinePng, timelineTable } from './render/timeline.js';
 import { topPlansTable, baselinesTable, statsList, stagesTable } from './render/tables.js';
+import { memoryBreakdown } from './render/memory.js';
+import { CALIBRATION_KEYS, MAX_RUNS_BYTES, RunsInputError, checkRunsText, calibrationFromScenario, calibratedDevice,
+  fittedValues, signedPercent } from './calibration.js';
 import { PROFILE_PRESET_IDS, MAX_PROFILE_BYTES, ProfileInputError, parseProfileText, clusterDeviceNames, profileDevices,
   profileMatch, hasMeasuredSource } from './profile.js';
 
@@ -33,6 +36,8 @@ const TRAINING_FIELDS = [
   { key: 'sequence_parallel', kind: 'bool', label: 'sequence parallel', def: false },
   { key: 'distributed_optimizer', kind: 'bool', label: 'distributed optimizer', def: false },
   { key: 'flash_attention', kind: 'bool', label: 'flash attention', def: true },
+  // omitDefault: unchecked leaves the key out (the core's default), so the scenario and links stay as before
+  { key: 'tf32', kind: 'bool', label: 'TF32 matmuls (fp32 precision only)', def: false, omitDefault: true },
 ];
 const CLUSTER_FIELDS = [
   { key: 'name', kind: 'text', label: 'cluster name' },
@@ -45,7 +50,13 @@ const SEARCH_FIELDS = [
   { key: 'tp_per_stage', kind: 'bool', label: 'TP per stage (wider, slower search)', def: false },
 ];
 const DEVICE_SKIP = new Set(['id', 'source', 'notes', 'vendor']);
-const DEVICE_SELECTS = { intra_node_link: ['nvlink', 'pcie', 'infinity_fabric'] };
+const DEVICE_SELECTS = { intra_node_link: ['nvlink', 'nvlink_cube_mesh', 'pcie', 'pcie_host', 'infinity_fabric'] };
+// a cluster group's links (docs/formats.md, "cluster"): '' = the device's own link type
+const INTRA_LINKS = [['nvlink', 'NVLink'], ['nvlink_cube_mesh', 'NVLink hybrid cube-mesh (DGX-1)'], ['pcie', 'PCIe (peer-to-peer)'], ['pcie_host', 'PCIe, no peer-to-peer (host-staged)'],
+  ['infinity_fabric', 'Infinity Fabric']];
+const INTER_LINKS = [['infiniband', 'InfiniBand (RDMA)'], ['ethernet', 'Ethernet (NCCL over TCP)']];
+const DEFAULT_INTER_LINK = 'infiniband';
+const DEFAULT_STACK = 'megatron-core'; // the core's default training.stack
 
 // The default scenario is docs/examples/demo.scenario.json: small enough to plan at once.
 const DEFAULT_TRAINING = { global_batch_size: 64, precision: 'bf16', recompute: 'none', sequence_parallel: false, distributed_optimizer: false };
@@ -59,7 +70,7 @@ const isEmbed = new URLSearchParams(location.search).get('embed') === '1';
 if (isEmbed) document.documentElement.classList.add('embed');
 
 const state = {
-  presets: { devices: [], models: [], clusters: [] },
+  presets: { devices: [], models: [], clusters: [], stacks: [] },
   version: '',
   modelPreset: null,
   model: {},
@@ -71,6 +82,9 @@ const state = {
   // measured profile: null, {preset: id} or {value: any JSON, label: where it came from}
   profile: null,
   profilePresets: [], // [{id, content|null}]: content fetched from presets/profiles/<id>.json
+  // calibrated devices: null or {devices: {<device id used by groups>: {fitted keys, calibration}}}
+  calibration: null,
+  calibrationRun: null, // the last calibrate result shown in the panel: {report, calibration, scenario}
   result: null, // {plans, baselines, stats, profiled}
   selected: 0,
   running: false,
@@ -161,13 +175,24 @@ function modelForScenario() {
   return cleanObject(state.model);
 }
 
+/** the calibration's overrides for a device reference, or null */
+function calibrationOf(ref) {
+  const o = typeof ref === 'string' ? state.calibration?.devices?.[ref] : null;
+  return o && typeof o === 'object' && !isEmpty(o) ? o : null;
+}
+
 function clusterForScenario() {
   const p = presetCluster();
-  if (p && isEmpty(diff(p, state.cluster))) return state.clusterPreset;
+  const calibrated = (state.cluster.groups || []).some((g) => calibrationOf(g.device));
+  if (p && !calibrated && isEmpty(diff(p, state.cluster))) return state.clusterPreset;
   const c = cleanObject(state.cluster);
   c.groups = (state.cluster.groups || []).map((g) => {
     const out = cleanObject(g);
-    if (typeof g.device === 'string' && state.devices[g.device]) out.device = cleanObject(state.devices[g.device]);
+    const custom = typeof g.device === 'string' && state.devices[g.device] ? cleanObject(state.devices[g.device]) : null;
+    if (custom) out.device = custom;
+    // a calibrated device: the preset as {"base": id, ...fitted values}, a custom one with them merged in
+    const cal = calibratedDevice(g.device, calibrationOf(g.device), custom);
+    if (cal) out.device = cal;
     return out;
   });
   return c;
@@ -204,7 +229,7 @@ function fieldInput(field, getObj, path, onChange) {
   let input;
   const commit = (value) => {
     const o = getObj();
-    if (value === undefined) delete o[field.key];
+    if (value === undefined || (field.omitDefault && value === field.def)) delete o[field.key];
     else o[field.key] = value;
     onChange();
   };
@@ -253,6 +278,8 @@ function markModified() {
 function onInputChanged() {
   markModified();
   renderProfileForm();
+  renderTf32Note();
+  renderCalibrationStatus();
   scheduleValidate();
 }
 
@@ -284,7 +311,8 @@ function renderClusterForm() {
     if (!current) sel.append(h('option', { value: '' }, 'inline device'));
     sel.value = current ?? '';
     sel.dataset.path = `${path}.device`;
-    sel.addEventListener('change', () => { g.device = sel.value; onInputChanged(); });
+    const links = groupLinkSelects(g, i);
+    sel.addEventListener('change', () => { g.device = sel.value; links.update(); onInputChanged(); });
     const cell = (field) => {
       const wrap = fieldInput(field, () => g, `${path}.${field.key}`, onInputChanged);
       wrap.querySelector('label').classList.add('sr-only');
@@ -299,16 +327,62 @@ function renderClusterForm() {
       cell({ key: 'gpus_per_node', kind: 'int', label: 'GPUs per node' }),
       cell({ key: 'inter_node_bw_GBps', kind: 'num', label: 'NIC GB/s per node' }),
       h('td', {}, remove)));
+    body.append(h('tr', { class: 'group-links' }, h('td', { colspan: 5 }, links.row)));
   });
   renderFields($('#cluster-fields'), CLUSTER_FIELDS, () => state.cluster, 'cluster', onInputChanged);
   renderCustomDevices();
   markModified();
 }
 
+const linkLabel = (list, v) => list.find(([k]) => k === v)?.[1] ?? v;
+
+/** the link type a group's device brings (preset, custom or inline device), or null */
+function groupDeviceLink(g) {
+  const d = typeof g.device === 'string' ? (state.devices[g.device] ?? byId(state.presets.devices, g.device)) : g.device;
+  return typeof d?.intra_node_link === 'string' ? d.intra_node_link : null;
+}
+
+/**
+ * The group's link selects: intra-node link ('' = the device's) and inter-node link (InfiniBand by
+ * default). Choosing a default removes the key, so an unchanged preset cluster stays the preset.
+ */
+function groupLinkSelects(g, i) {
+  const path = `cluster.groups[${i}]`;
+  const make = (key, label, options, value) => {
+    const id = `f-group-${i}-${key}`;
+    const sel = h('select', { id, 'aria-describedby': `${id}-err` }, options.map(([v, t]) => h('option', { value: v }, t)));
+    if (!options.some(([v]) => v === value)) sel.append(h('option', { value }, `${value} (unknown)`));
+    sel.value = value;
+    sel.dataset.path = `${path}.${key}`;
+    const wrap = h('div', { class: 'field' }, h('label', { for: id }, h('span', { class: 'sr-only' }, `group ${i}: `), label), sel,
+      h('span', { class: 'field-error', id: `${id}-err`, 'data-error-for': `${path}.${key}` }));
+    return { sel, wrap };
+  };
+  const devLink = () => groupDeviceLink(g);
+  const intraDefault = () => `the device's: ${devLink() ? linkLabel(INTRA_LINKS, devLink()) : 'unknown'}`;
+  const intra = make('intra_node_link', 'link within a node', [['', intraDefault()], ...INTRA_LINKS], g.intra_node_link ?? '');
+  const inter = make('inter_node_link', 'link between nodes', INTER_LINKS, g.inter_node_link ?? DEFAULT_INTER_LINK);
+  intra.sel.addEventListener('change', () => {
+    if (intra.sel.value === '') delete g.intra_node_link;
+    else g.intra_node_link = intra.sel.value;
+    onInputChanged();
+  });
+  inter.sel.addEventListener('change', () => {
+    const inPreset = presetCluster()?.groups?.[i]?.inter_node_link !== undefined;
+    if (inter.sel.value === DEFAULT_INTER_LINK && !inPreset) delete g.inter_node_link;
+    else g.inter_node_link = inter.sel.value;
+    onInputChanged();
+  });
+  return {
+    row: h('div', { class: 'fields links' }, intra.wrap, inter.wrap),
+    update: () => { intra.sel.options[0].textContent = intraDefault(); },
+  };
+}
+
 function renderCustomDevices() {
   const box = clear($('#custom-devices'));
   for (const [id, dev] of Object.entries(state.devices)) {
-    const fields = Object.keys(dev).filter((k) => !DEVICE_SKIP.has(k)).map((k) => (
+    const fields = Object.keys(dev).filter((k) => !DEVICE_SKIP.has(k) && (dev[k] === null || typeof dev[k] !== 'object')).map((k) => (
       k === 'name' ? { key: k, kind: 'text', label: 'name' }
         : DEVICE_SELECTS[k] ? { key: k, kind: 'select', label: k, options: DEVICE_SELECTS[k] }
           : typeof dev[k] === 'boolean' ? { key: k, kind: 'bool', label: k } : { key: k, kind: 'num', label: k }));
@@ -328,8 +402,89 @@ function renderCustomDevices() {
   for (const d of state.presets.devices) base.append(h('option', { value: d.id }, d.name ?? d.id));
 }
 
+// ---------------------------------------------------------------- software stack, TF32
+
+const stackPreset = (id) => byId(state.presets.stacks || [], id);
+
+/** one line from a stack's physical settings (presets/stacks/*.json, docs/model.md) */
+function stackSummary(st) {
+  const parts = [];
+  if (typeof st.fused_elementwise === 'boolean') parts.push(st.fused_elementwise ? 'fused element-wise kernels' : 'unfused element-wise kernels (memory-bound)');
+  if (typeof st.p2p_blocking === 'boolean') parts.push(st.p2p_blocking ? 'blocking pipeline sends' : 'asynchronous pipeline sends');
+  if (typeof st.grad_fp32 === 'boolean') parts.push(st.grad_fp32 ? 'fp32 gradients' : 'half-precision gradients');
+  if (Number.isFinite(st.pass_overhead_us)) parts.push(`${fmt(st.pass_overhead_us, 0)} µs host time per micro-batch pass`);
+  if (Number.isFinite(st.allocator_reserve_fraction)) parts.push(`allocator reserve ${fmtPct(st.allocator_reserve_fraction)}`);
+  return parts.join(' · ');
+}
+
+function renderStackDescription(value) {
+  const box = clear($('#stack-desc'));
+  const st = typeof value === 'string' ? stackPreset(value) : null;
+  if (value && typeof value === 'object') {
+    const base = typeof value.base === 'string' ? stackPreset(value.base) : null;
+    box.append(h('p', { class: 'muted' }, base
+      ? `Based on “${base.name ?? base.id}”, with ${Object.keys(value).filter((k) => k !== 'base').join(', ') || 'no changes'} changed.`
+      : `A stack written out in full${typeof value.name === 'string' ? `: “${value.name}”` : ''}.`));
+    return;
+  }
+  if (!st) {
+    box.append(h('p', { class: 'muted' }, `This version of the planner has no stack preset “${String(value)}”.`));
+    return;
+  }
+  box.append(h('p', { class: 'muted stack-summary' }, stackSummary(st)));
+  if (st.notes || st.source) {
+    box.append(h('details', { class: 'stack-notes' }, h('summary', {}, 'What this stack assumes'),
+      st.notes ? h('p', {}, String(st.notes)) : null,
+      st.source ? h('p', { class: 'muted' }, `Sources: ${String(st.source)}`) : null));
+  }
+}
+
+/** "Software stack": the core's stack presets; an object stack (from a link) shows as "custom" */
+function renderStackField() {
+  const box = clear($('#stack-field'));
+  const stacks = state.presets.stacks || [];
+  if (!stacks.length) return; // an engine without stacks: the field would only produce errors
+  const cur = state.training.stack;
+  const id = 'f-training-stack';
+  const sel = h('select', { id, 'aria-describedby': `${id}-err` },
+    stacks.map((st) => h('option', { value: st.id }, `${st.name ?? st.id}${st.id === DEFAULT_STACK ? ' (default)' : ''}`)));
+  let value = cur ?? DEFAULT_STACK;
+  if (cur && typeof cur === 'object') {
+    value = '';
+    sel.append(h('option', { value: '' }, typeof cur.base === 'string' ? `custom, based on ${cur.base}` : 'custom stack (from the link)'));
+  } else if (!stackPreset(value)) {
+    sel.append(h('option', { value }, `${value} (unknown)`));
+  }
+  sel.value = value;
+  sel.dataset.path = 'training.stack';
+  sel.addEventListener('change', () => {
+    if (sel.value === '') return; // the custom stack stays as it is until a preset is chosen
+    state.training.stack = sel.value;
+    renderStackDescription(sel.value);
+    onInputChanged();
+  });
+  box.append(h('div', { class: 'field' }, h('label', { for: id }, 'Software stack (training framework)'), sel,
+    h('span', { class: 'field-error', id: `${id}-err`, 'data-error-for': 'training.stack' })),
+  h('div', { id: 'stack-desc', 'aria-live': 'polite' }));
+  renderStackDescription(cur ?? DEFAULT_STACK);
+}
+
+/** TF32 only changes fp32 matmuls: say so next to the checkbox */
+function renderTf32Note() {
+  const note = $('#tf32-note');
+  if (!note) return;
+  const fp32 = state.training.precision === 'fp32';
+  note.textContent = fp32
+    ? (state.training.tf32
+      ? 'TF32 on: fp32 matmuls run at the device\'s TF32 tensor-core rate where it has one (A100 and later); V100, T4 and other cards without TF32 stay at their fp32 rate.'
+      : 'TF32 off (PyTorch\'s default for matmuls): fp32 matmuls run at the device\'s fp32 rate, often 1/8 to 1/16 of its tensor-core peak.')
+    : `TF32 only matters with precision fp32; with ${state.training.precision ?? 'bf16'} the matmuls already run on tensor cores${state.training.tf32 ? ', so this checkbox changes nothing' : ''}.`;
+}
+
 function renderSimpleForms() {
   renderFields($('#training-fields'), TRAINING_FIELDS, () => state.training, 'training', onInputChanged);
+  renderStackField();
+  renderTf32Note();
   renderFields($('#search-fields'), SEARCH_FIELDS, () => state.options, 'options', () => {});
 }
 
@@ -338,6 +493,8 @@ function renderAllForms() {
   renderClusterForm();
   renderSimpleForms();
   renderProfileForm();
+  renderCalibrationStatus();
+  renderCalibrationReport();
 }
 
 function setModelPreset(id) {
@@ -486,6 +643,194 @@ async function loadProfilePresets(fromCore) {
   }));
 }
 
+// ---------------------------------------------------------------- calibration (docs/calibration.md)
+
+const deviceOf = (ref) => (typeof ref === 'string' ? state.devices[ref] ?? byId(state.presets.devices, ref) ?? null : null);
+
+/** the calibrated devices in force, with their fitted values, and a button to remove them */
+function renderCalibrationStatus() {
+  const status = $('#calibration-status');
+  if (!status) return;
+  const cal = state.calibration?.devices ?? {};
+  const ids = Object.keys(cal);
+  $('#calibration-remove').disabled = !ids.length;
+  status.classList.toggle('attached', ids.length > 0);
+  clear(status);
+  if (!ids.length) {
+    status.textContent = 'No calibration: every device uses its preset values.';
+    return;
+  }
+  const used = new Set((state.cluster.groups || []).map((g) => g.device).filter((d) => typeof d === 'string'));
+  status.append(`Calibrated device${ids.length === 1 ? '' : 's'} (estimates and searches use these values):`,
+    h('ul', { class: 'calibrated' }, ids.map((id) => {
+      const values = fittedValues(cal[id]).map((v) => `${v.key} ${v.from === undefined ? '' : `${fmt(v.from, 4)} → `}${fmt(v.to, 4)}`);
+      return h('li', { 'data-device': id }, h('strong', {}, deviceOf(id)?.name ?? id), ` (${id}): ${values.join(', ') || 'no fitted value'}`,
+        used.has(id) ? '' : h('span', { class: 'muted' }, ' — not in this cluster, so unused'));
+    })));
+}
+
+function runsFieldError(message) {
+  $('#runs-json').setAttribute('aria-invalid', 'true');
+  $('#runs-json-err').textContent = message;
+  $('#calibrate-paste').open = true;
+}
+
+function clearRunsError() {
+  $('#runs-json').removeAttribute('aria-invalid');
+  $('#runs-json-err').textContent = '';
+}
+
+/** an {error} from calibrate: problems in the runs next to the runs field, scenario problems next to their fields */
+function showCalibrationError(error) {
+  const problems = problemsOf(error);
+  const inRuns = (p) => p.path === 'runs' || p.path.startsWith('runs.') || p.path.startsWith('runs[');
+  const runs = problems.filter(inRuns);
+  const others = problems.filter((p) => !inRuns(p));
+  if (runs.length) runsFieldError(runs.map((p) => { const rel = p.path.replace(/^runs\.?/, ''); return rel ? `${rel}: ${p.message}` : p.message; }).join('; '));
+  if (others.length) { clearFieldErrors(); markFieldErrors(others); }
+  showError(`The calibration failed:\n${problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('\n')}`);
+}
+
+let calibrating = false;
+async function runCalibration() {
+  if (calibrating) return;
+  clearRunsError();
+  let runs;
+  try {
+    runs = checkRunsText($('#runs-json').value);
+  } catch (e) {
+    if (!(e instanceof RunsInputError)) throw e;
+    runsFieldError(e.message);
+    return;
+  }
+  const sc = scenario();
+  // which device each group used: the fitted values come back per group, and are kept per device
+  const refs = (state.cluster.groups || []).map((g) => (typeof g.device === 'string' ? g.device : null));
+  const progress = $('#calibrate-progress');
+  calibrating = true;
+  $('#calibrate-run').disabled = true;
+  progress.textContent = 'Calibrating…';
+  let res;
+  try {
+    res = await call({ type: 'calibrate', scenario: sc, runs });
+  } catch (e) {
+    progress.textContent = e.cancelled ? 'Calibration cancelled.' : `The planner engine failed while calibrating: ${e.message}.`;
+    if (!e.cancelled) restartWorker();
+    return;
+  } finally {
+    calibrating = false;
+    $('#calibrate-run').disabled = false;
+  }
+  if (res?.error) {
+    progress.textContent = 'The calibration failed: see the messages next to the runs.';
+    showCalibrationError(res.error);
+    return;
+  }
+  let calibration;
+  try {
+    calibration = calibrationFromScenario(refs, res.scenario, (id) => state.devices[id] ?? byId(state.presets.devices, id));
+  } catch (e) {
+    if (!(e instanceof RunsInputError)) throw e;
+    progress.textContent = e.message;
+    return;
+  }
+  if ($('#error').dataset.kind !== 'link') $('#error').hidden = true;
+  state.calibrationRun = { report: res.report, calibration };
+  progress.textContent = '';
+  renderCalibrationReport();
+}
+
+const PARAM_ORDER = (k) => { const i = CALIBRATION_KEYS.indexOf(k); return i < 0 ? CALIBRATION_KEYS.length : i; };
+
+/** the fit: fitted values, what was not fitted and why, each run's error before and after */
+function renderCalibrationReport() {
+  const box = clear($('#calibration-report'));
+  const run = state.calibrationRun;
+  if (!run) return;
+  const r = run.report || {};
+  const runs = Array.isArray(r.runs) ? r.runs : [];
+  const memory = Number.isFinite(r.memory_rms_log_error_before)
+    ? ` Peak memory: ${fmt(r.memory_rms_log_error_before, 4)} before, ${fmt(r.memory_rms_log_error_after, 4)} after.` : '';
+  box.append(h('p', { class: 'calib-summary' }, `Fitted on ${runs.length} run${runs.length === 1 ? '' : 's'}: RMS log error of the iteration time ${fmt(r.rms_log_error_before, 4)} before, ${fmt(r.rms_log_error_after, 4)} after${r.converged === false ? ' (the fit did not converge)' : ''}.${memory}`));
+  const fitted = [];
+  const notFitted = [];
+  for (const d of r.devices || []) {
+    for (const [key, p] of Object.entries(d.parameters || {}).sort(([a], [b]) => PARAM_ORDER(a) - PARAM_ORDER(b))) {
+      (p.status === 'fitted' ? fitted : notFitted).push({ device: String(d.device), key, p });
+    }
+  }
+  box.append(h('div', { class: 'scroll-x' }, h('table', { class: 'data calib', 'data-testid': 'calibration-fitted' },
+    h('caption', {}, 'Fitted values'),
+    h('thead', {}, h('tr', {}, ['device: parameter', 'before', 'after'].map((t) => h('th', { scope: 'col' }, t)))),
+    h('tbody', {}, fitted.length ? fitted.map(({ device, key, p }) => h('tr', { 'data-device': device, 'data-parameter': key },
+      h('th', { scope: 'row' }, h('span', { class: 'muted' }, `${device}: `), h('wbr'), key), h('td', {}, fmt(p.from, 4)),
+      h('td', { class: 'to' }, `${fmt(p.to, 6)}${p.at_bound ? ' (at its bound)' : ''}`)))
+      : h('tr', {}, h('td', { colspan: 3 }, 'No parameter was fitted.'))))));
+  if (notFitted.length) {
+    box.append(h('details', { class: 'calib-notfitted' }, h('summary', {}, `Not fitted (${notFitted.length}): kept as they were`),
+      h('ul', {}, notFitted.map(({ device, key, p }) => h('li', {}, h('strong', {}, `${device} ${key}`), ` ${fmt(p.from, 4)}: ${p.reason ?? p.status}`)))));
+  }
+  const err = (x) => h('span', { class: `err${Math.abs(x) > 0.1 ? ' big' : ''}` }, signedPercent(x));
+  box.append(h('div', { class: 'scroll-x' }, h('table', { class: 'data calib', 'data-testid': 'calibration-runs' },
+    h('caption', {}, 'Iteration time per run: measured, and predicted before and after the fit (error = predicted / measured − 1)'),
+    h('thead', {}, h('tr', {}, ['run', 'measured', 'before', 'after'].map((t) => h('th', { scope: 'col' }, t)))),
+    h('tbody', {}, runs.map((x) => h('tr', {},
+      h('th', { scope: 'row' }, String(x.name ?? '')),
+      h('td', {}, fmtTime(x.measured_s)),
+      h('td', { 'data-error': String(x.error_before) }, fmtTime(x.predicted_before_s), ' ', err(x.error_before)),
+      h('td', { 'data-error': String(x.error_after) }, fmtTime(x.predicted_after_s), ' ', err(x.error_after))))))));
+  const mem = runs.filter((x) => Number.isFinite(x.peak_memory_GiB));
+  if (mem.length) {
+    box.append(h('div', { class: 'scroll-x' }, h('table', { class: 'data calib', 'data-testid': 'calibration-memory' },
+      h('caption', {}, 'Peak memory per run, GiB'),
+      h('thead', {}, h('tr', {}, ['run', 'measured', 'before', 'after'].map((t) => h('th', { scope: 'col' }, t)))),
+      h('tbody', {}, mem.map((x) => h('tr', {},
+        h('th', { scope: 'row' }, String(x.name ?? '')),
+        h('td', {}, fmt(x.peak_memory_GiB, 2)),
+        h('td', {}, fmt(x.predicted_memory_before_GiB, 2), ' ', err(x.memory_error_before)),
+        h('td', {}, fmt(x.predicted_memory_after_GiB, 2), ' ', err(x.memory_error_after))))))));
+  }
+  if (Array.isArray(r.warnings) && r.warnings.length) {
+    box.append(h('ul', { class: 'calib-warnings' }, r.warnings.map((w) => h('li', {}, String(w)))));
+  }
+  const apply = h('button', { type: 'button', id: 'calibrate-apply', class: 'primary', 'data-testid': 'calibrate-apply',
+    disabled: isEmpty(run.calibration.devices) && isEmpty(run.calibration.inline) }, 'Plan with the calibrated scenario');
+  apply.addEventListener('click', applyCalibration);
+  box.append(h('div', { class: 'profile-row' }, apply));
+}
+
+/** "Plan with the calibrated scenario": the devices become the calibrated ones, then a search */
+async function applyCalibration() {
+  const run = state.calibrationRun;
+  if (!run) return;
+  state.calibration = isEmpty(run.calibration.devices) ? null : { devices: structuredClone(run.calibration.devices) };
+  for (const [i, dev] of Object.entries(run.calibration.inline)) {
+    const g = state.cluster.groups[Number(i)];
+    // an inline device (part of the cluster) is replaced whole, if the group still has it
+    if (g && g.device && typeof g.device === 'object' && g.device.name === dev.name) g.device = structuredClone(dev);
+  }
+  $('#calibrate-progress').textContent = 'The calibrated devices are in use: searching…';
+  onInputChanged();
+  if (state.running) cancelSearch();
+  await runSearch();
+  $('#calibrate-progress').textContent = '';
+}
+
+function removeCalibration() {
+  state.calibration = null;
+  onInputChanged();
+}
+
+async function loadRunsFile(file) {
+  if (file.size > MAX_RUNS_BYTES) {
+    runsFieldError(`${file.name} is ${fmt(file.size / 1048576, 1)} MiB; a runs file is at most 4 MiB.`);
+    return;
+  }
+  $('#runs-json').value = await file.text();
+  $('#calibrate-paste').open = true;
+  await runCalibration();
+}
+
 // ---------------------------------------------------------------- errors
 
 function showError(message) {
@@ -502,8 +847,9 @@ function clearErrors() {
 }
 
 function clearFieldErrors() {
-  for (const e of $$('.field-error')) e.textContent = '';
-  for (const i of $$('[aria-invalid="true"]')) i.removeAttribute('aria-invalid');
+  // the runs field is not part of the scenario: its message stays until the next calibration
+  for (const e of $$('.field-error:not(#runs-json-err)')) e.textContent = '';
+  for (const i of $$('[aria-invalid="true"]:not(#runs-json)')) i.removeAttribute('aria-invalid');
 }
 
 function normalisePath(path) {
@@ -622,9 +968,11 @@ function renderPlan(est, { timeline = true, sources = false } = {}) {
   const tl = clear($('#timeline'));
   const table = clear($('#timeline-table'));
   const note = $('#timeline-note');
+  const memory = clear($('#memory-breakdown'));
   note.textContent = '';
   if (!est) return;
   diagram.append(stageDiagram(est));
+  memory.append(memoryBreakdown(est));
   stages.append(stagesTable(est, { sources: sources || hasMeasuredSource(est) }));
   // while searching only the stages are redrawn: the timeline can have thousands of bars
   if (timeline && Array.isArray(est.timeline) && est.timeline.length) {
@@ -763,6 +1111,7 @@ function sharePayload() {
   p.t = cleanObject(state.training);
   p.o = cleanObject(state.options);
   if (state.profile) p.f = state.profile.preset ?? { o: state.profile.value };
+  if (state.calibration?.devices && !isEmpty(state.calibration.devices)) p.k = state.calibration.devices;
   const est = selectedEstimate();
   if (est?.plan) p.p = est.plan;
   return p;
@@ -835,6 +1184,8 @@ function applyPayload(p) {
   state.training = { ...structuredClone(p.t || DEFAULT_TRAINING) };
   state.options = { ...DEFAULT_OPTIONS, ...structuredClone(p.o || {}) };
   state.profile = profile;
+  state.calibration = p.k && !isEmpty(p.k) ? { devices: structuredClone(p.k) } : null;
+  state.calibrationRun = null; // a fit shown in the panel belongs to the inputs before the link
   const content = attachedProfileContent();
   if (profile && content !== null && content !== undefined) $('#profile-json').value = `${JSON.stringify(content, null, 2)}\n`;
   renderAllForms();
@@ -843,7 +1194,8 @@ function applyPayload(p) {
 
 function snapshotInputs() {
   return structuredClone({ modelPreset: state.modelPreset, model: state.model, clusterPreset: state.clusterPreset,
-    cluster: state.cluster, devices: state.devices, training: state.training, options: state.options, profile: state.profile });
+    cluster: state.cluster, devices: state.devices, training: state.training, options: state.options, profile: state.profile,
+    calibration: state.calibration, calibrationRun: state.calibrationRun });
 }
 
 /** Opens a share link: 'none' (no link), 'error' (refused, inputs kept), 'inputs' or 'plan'. */
@@ -1042,6 +1394,9 @@ function wireInputs() {
   $('#profile-remove').addEventListener('click', removeProfile);
   $('#profile-attach').addEventListener('click', () => attachProfileText($('#profile-json').value, 'pasted profile'));
   $('#profile-file').addEventListener('change', (e) => { const f = e.target.files?.[0]; if (f) loadProfileFile(f); e.target.value = ''; });
+  $('#calibrate-run').addEventListener('click', runCalibration);
+  $('#calibration-remove').addEventListener('click', removeCalibration);
+  $('#runs-file').addEventListener('change', (e) => { const f = e.target.files?.[0]; if (f) loadRunsFile(f); e.target.value = ''; });
   $('#run').addEventListener('click', runSearch);
   $('#cancel').addEventListener('click', cancelSearch);
   $('#plan-file').addEventListener('change', (e) => { const f = e.target.files?.[0]; if (f) loadPlanFile(f); e.target.value = ''; });
@@ -1051,6 +1406,7 @@ function wireInputs() {
     const f = e.dataTransfer?.files?.[0];
     // a file dropped on the profile box is a profile; anywhere else, a plan
     if (f && e.target instanceof Element && e.target.closest('#profile-fs')) loadProfileFile(f);
+    else if (f && e.target instanceof Element && e.target.closest('#calibrate-fs')) loadRunsFile(f);
     else if (f) loadPlanFile(f);
   });
   document.addEventListener('keydown', (e) => {
@@ -1087,7 +1443,7 @@ async function start() {
   }
   perf.readyMs = performance.now();
   state.version = info.version;
-  state.presets = { devices: [], models: [], clusters: [], ...info.presets };
+  state.presets = { devices: [], models: [], clusters: [], stacks: [], ...info.presets };
   $('#version').textContent = `engine ${info.version}`;
   const profilesLoaded = loadProfilePresets(info.presets?.profiles).then(() => renderProfileForm());
   defaults();

@@ -2,11 +2,14 @@
 //   #v=<version>&s=<base64url(deflate-raw(utf8(JSON payload)))>
 // The payload holds preset ids plus overrides, never whole preset objects. Decoding is defensive:
 // every failure is a ShareLinkError with a message for the page's error region.
-// Versions: 1 = inputs and plan; 2 adds "f", the measured profile. A link is written with the
-// lowest version that holds its payload (a link without a profile stays v=1, readable by pages
-// that only know version 1); this page reads every version up to SHARE_VERSION.
+// Versions: 1 = inputs and plan; 2 adds "f", the measured profile; 3 adds "k", the calibrated
+// devices, and is also the version of any link whose inputs use what a format-2 page's engine does
+// not know (training.stack, training.tf32, a cluster group's intra_node_link / inter_node_link).
+// A link is written with the lowest version that holds its payload (a link without a profile
+// stays v=1, readable by pages that only know version 1); this page reads every version up to
+// SHARE_VERSION.
 
-export const SHARE_VERSION = 2;
+export const SHARE_VERSION = 3;
 export const MAX_FRAGMENT_CHARS = 64 * 1024; // an encoded link longer than this is refused
 export const MAX_PAYLOAD_BYTES = 1024 * 1024; // inflated payload cap (a deflate bomb stops here)
 
@@ -55,11 +58,26 @@ async function pipe(bytes, stream, limit) {
 
 /** payload keys each version knows */
 const KEYS_V1 = ['v', 'app', 'm', 'c', 'd', 't', 'o', 'p'];
-const KEYS = { 1: new Set(KEYS_V1), 2: new Set([...KEYS_V1, 'f']) };
+const KEYS = { 1: new Set(KEYS_V1), 2: new Set([...KEYS_V1, 'f']), 3: new Set([...KEYS_V1, 'f', 'k']) };
+
+/** training keys and cluster group keys that a format-3 link introduced (engines before them refuse them) */
+export const V3_TRAINING_KEYS = ['stack', 'tf32'];
+export const V3_GROUP_KEYS = ['intra_node_link', 'inter_node_link'];
+
+const present = (o, keys) => o !== null && typeof o === 'object' && keys.some((k) => o[k] !== undefined && o[k] !== null);
+
+/** true when the payload's inputs use a key that only format 3 pages know */
+function usesV3Inputs(payload) {
+  if (present(payload.t, V3_TRAINING_KEYS)) return true;
+  const groups = payload.c && typeof payload.c === 'object' ? payload.c.o?.groups : null;
+  return Array.isArray(groups) && groups.some((g) => present(g, V3_GROUP_KEYS));
+}
 
 /** the lowest link format that can hold the payload */
 export function payloadVersion(payload) {
-  return payload && payload.f !== undefined && payload.f !== null ? 2 : 1;
+  if (!payload) return 1;
+  if ((payload.k !== undefined && payload.k !== null) || usesV3Inputs(payload)) return 3;
+  return payload.f !== undefined && payload.f !== null ? 2 : 1;
 }
 
 /** payload object → fragment string without '#' */
@@ -136,6 +154,11 @@ export function validatePayload(p, fragmentVersion = 1) {
   // the profile: a profile preset id, or {"o": the profile as pasted} (any JSON value: the core checks it)
   if ('f' in p && p.f !== null && typeof p.f !== 'string') {
     if (!isObj(p.f) || !('o' in p.f) || Object.keys(p.f).some((k) => k !== 'o')) throw new ShareLinkError("The share link's profile is neither a profile preset id nor {\"o\": profile}.");
+  }
+  // the calibration: {"<device id>": {device keys the calibration set}} (values: the core checks them)
+  if ('k' in p && p.k !== null) {
+    if (!isObj(p.k)) throw new ShareLinkError("The share link's calibration is not an object.");
+    for (const [id, dev] of Object.entries(p.k)) if (!isObj(dev)) throw new ShareLinkError(`The share link's calibration of device "${id.slice(0, 40)}" is not an object.`);
   }
   return p;
 }

@@ -1,7 +1,8 @@
 // Offline support: network first (so a deployed update is used at once), the cache when offline.
-const CACHE = 'poseidon-v2';
+const CACHE = 'poseidon-v3';
 const CORE = ['./', 'index.html', 'embed.html', 'embed.js', 'style.css', 'main.js', 'worker.js', 'dom.js', 'share.js',
-  'hf.js', 'exports.js', 'profile.js', 'render/colors.js', 'render/stages.js', 'render/tables.js', 'render/timeline.js',
+  'hf.js', 'exports.js', 'profile.js', 'calibration.js', 'render/colors.js', 'render/stages.js', 'render/tables.js',
+  'render/timeline.js', 'render/memory.js',
   'poseidon.js', 'poseidon.wasm', 'icon.svg', 'manifest.webmanifest'];
 
 self.addEventListener('install', (event) => {

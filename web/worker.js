@@ -3,6 +3,8 @@
 //                  {type:'estimate', id, scenario, plan}  → {type:'result', id, result}
 //                  {type:'plan', id, scenario, options}   → {type:'progress', id, progress}* then {type:'result', id, result}
 //                  {type:'validate', id, scenario, plan}  → {type:'result', id, result}
+//                  {type:'calibrate', id, scenario, runs} → {type:'result', id, result}   (runs: the RUNS.json text
+//                  as the user gave it, so the core checks its syntax too; result {report, scenario} or {error})
 //   errors inside the module come back as result = {error:{path, message, problems}}; a failure of
 //   the worker itself as {type:'fatal', id, error:{name, message, stack}}.
 // Cancelling a search = terminating this worker; the page starts a new one with the compiled module.
@@ -82,6 +84,13 @@ self.onmessage = async (ev) => {
       case 'plan':
         self.postMessage({ type: 'result', id: msg.id, result: runPlan(M, msg) });
         break;
+      case 'calibrate': {
+        const result = typeof M.calibrate === 'function'
+          ? parse(M.calibrate(JSON.stringify(msg.scenario), typeof msg.runs === 'string' ? msg.runs : JSON.stringify(msg.runs)))
+          : { error: { path: 'runs', message: 'this version of the planner engine cannot calibrate', problems: [] } };
+        self.postMessage({ type: 'result', id: msg.id, result });
+        break;
+      }
       default:
         throw new Error(`unknown message type ${msg.type}`);
     }

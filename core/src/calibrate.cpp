@@ -99,7 +99,7 @@ bool select_parameters(const std::vector<std::vector<double>>& columns, std::siz
             fp.reason.clear();
             added = true;
         } else if (fp.sensitivity < min_independent_sensitivity || chosen.empty()) {
-            fp.reason = "not determined: its effect on the runs is too small (changing it by 10 % moves their times by under 1 %)";
+            fp.reason = "not determined: its effect on the runs is too small (changing it by 10 % moves their times by under 0.5 %)";
         } else {
             std::size_t closest = chosen.front();
             double best = -1;

@@ -53,6 +53,10 @@ constexpr double host_staged_latency_us = 10;
 // Ethernet (docs/model.md, "Links"), and each ring step pays the socket path's latency.
 constexpr double ethernet_link_efficiency = 0.45;
 constexpr double ethernet_latency_us = 20;
+// An RDMA NIC that the GPUs cannot reach peer-to-peer (no GPUDirect RDMA, e.g. one HCA per node
+// behind another PCIe switch than most GPUs): NCCL bounces every chunk through host memory,
+// reaching about 0.7 of what GPUDirect reaches (docs/model.md, "Links").
+constexpr double host_staged_nic_factor = 0.7;
 // Backward element-wise traffic relative to the forward (reads the saved input and the incoming
 // gradient, writes the input gradient).
 constexpr double backward_elementwise_factor = 2.0;
@@ -156,13 +160,25 @@ double model_flops_per_iteration(const ModelSpec& m, std::int64_t gbs) {
     return 3 * fwd;
 }
 
-double intra_link_factor(const std::string& link) { return link == "pcie_host" ? host_staged_bw_factor : 1.0; }
+double intra_link_factor(const std::string& link, int ring_gpus) {
+    if (link == "pcie_host") return host_staged_bw_factor;
+    if (link == "nvlink_cube_mesh") {
+        // DGX-1-style hybrid cube-mesh (each GPU has 6 NVLinks: 4 into its quad, 2 to its peer in
+        // the other quad): a ring over consecutive GPUs uses only the links among them. A pair
+        // (GPUs 0-1) shares 1 link, a quad 4 of each GPU's 6, all eight every link.
+        if (ring_gpus > 0 && ring_gpus <= 2) return 1.0 / 6.0;
+        if (ring_gpus > 0 && ring_gpus <= 4) return 4.0 / 6.0;
+    }
+    return 1.0;
+}
 
-double intra_node_bw_eff_GBps(const Group& g) {
-    return g.intra_node_bw_GBps * g.device.intra_node_link_efficiency * intra_link_factor(g.intra_node_link);
+double intra_node_bw_eff_GBps(const Group& g, int ring_gpus) {
+    return g.intra_node_bw_GBps * g.device.intra_node_link_efficiency * intra_link_factor(g.intra_node_link, ring_gpus);
 }
 double nic_bw_per_node_eff_GBps(const Group& g) {
-    return g.inter_node_bw_GBps * (g.inter_node_link == "ethernet" ? ethernet_link_efficiency : g.device.inter_node_link_efficiency);
+    if (g.inter_node_link == "ethernet") return g.inter_node_bw_GBps * ethernet_link_efficiency;
+    const double staged = g.inter_node_link == "infiniband_host" ? host_staged_nic_factor : 1.0;
+    return g.inter_node_bw_GBps * g.device.inter_node_link_efficiency * staged;
 }
 double group_latency_s(const Group& g, bool across_nodes) {
     double us = g.device.collective_latency_us;
@@ -200,7 +216,7 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     // all-gather plus a reduce-scatter of the same total volume (Korthikanti et al. 2022, sec. 4.2.2).
     // The TP group sits in one node, so the intra-node link carries it.
     // The caller's group bandwidth is folded into the device by evaluate_stages (intra_node_bw_GBps).
-    const double tp_bw = d.intra_node_bw_GBps * d.intra_node_link_efficiency * intra_link_factor(d.intra_node_link);
+    const double tp_bw = d.intra_node_bw_GBps * d.intra_node_link_efficiency * intra_link_factor(d.intra_node_link, tp);
     const double lat = (d.collective_latency_us + (d.intra_node_link == "pcie_host" ? host_staged_latency_us : 0.0)) * 1e-6;
     const double act_bytes = b * s * h * e;
     const double one_allreduce_s = ring_allreduce_s(act_bytes, tp, tp_bw, lat);
@@ -451,7 +467,14 @@ namespace {
 // per stage (a stage of many small replicas spans many nodes; three calls per stage need them).
 double p2p_send_spans(const Scenario& sc, const Plan& plan, const StagePlacement& from, const StagePlacement& to, const NodeSpan& a, const NodeSpan& b) {
     const ModelSpec& m = sc.model;
-    const double bytes = static_cast<double>(plan.micro_batch_size) * m.seq_length * m.hidden_size * bytes_per_element(sc.training.precision);
+    double bytes = static_cast<double>(plan.micro_batch_size) * m.seq_length * m.hidden_size * bytes_per_element(sc.training.precision);
+    if (!sc.training.stack.p2p_scatter_gather) {
+        // Without Megatron's scatter-gather (Narayanan et al. 2021, sec. 4.1) every TP rank sends
+        // its replica's whole activation, so t copies cross the links.
+        int tp = 1;
+        for (const auto& r : from.replicas) tp = std::max(tp, r.num_gpus);
+        bytes *= tp;
+    }
     double latency = 0;
     const bool one_node = a.nodes.size() == 1 && b.nodes.size() == 1 && *a.nodes.begin() == *b.nodes.begin();
     for (const auto& r : from.replicas) latency = std::max(latency, group_latency_s(sc.cluster.groups[r.group], !one_node));
@@ -462,7 +485,7 @@ double p2p_send_spans(const Scenario& sc, const Plan& plan, const StagePlacement
         int senders = 0, receivers = 0;
         for (const auto& r : from.replicas) senders += r.num_gpus;
         for (const auto& r : to.replicas) receivers += r.num_gpus;
-        double bw = intra_node_bw_eff_GBps(g) * std::max(1, std::min(senders, receivers));
+        double bw = intra_node_bw_eff_GBps(g, 2) * std::max(1, std::min(senders, receivers));
         return bytes / (bw * GB) + latency;
     }
     // Across nodes: the NICs of the sending nodes and of the receiving nodes, whichever side has
@@ -488,7 +511,7 @@ double dp_sync_span(const Scenario& sc, const StagePlan& stage, const StagePlace
     groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
     for (int g : groups) lat = std::max(lat, group_latency_s(sc.cluster.groups[g], ns.nodes.size() > 1));
     if (ns.nodes.size() == 1) {
-        bw = intra_node_bw_eff_GBps(sc.cluster.groups[ns.nodes.begin()->first]);
+        bw = intra_node_bw_eff_GBps(sc.cluster.groups[ns.nodes.begin()->first], d);
     } else {
         // One ring per TP rank (tp rings share each node's NICs), capped by the intra-node hop
         // (NCCL's hierarchical rings; Narayanan et al. 2021, sec. 3.2).
@@ -496,7 +519,7 @@ double dp_sync_span(const Scenario& sc, const StagePlan& stage, const StagePlace
             for (int gb : groups) {
                 const Group& A = sc.cluster.groups[ga];
                 double per_ring = cross_group_node_bw(sc, ga, gb) / std::min(tp, A.gpus_per_node);
-                bw = std::min({bw, per_ring, intra_node_bw_eff_GBps(A)});
+                bw = std::min({bw, per_ring, intra_node_bw_eff_GBps(A, std::max(1, A.gpus_per_node / tp))});
             }
     }
     if (sc.training.distributed_optimizer) return ring_reduce_scatter_s(grad_bytes_per_gpu, d, bw, lat);
@@ -577,7 +600,7 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
                 // TP over whole nodes: the ring crosses the nodes' NICs, which bound its bus bandwidth
                 // (NCCL's busbw for a multi-node all-reduce is about the per-node NIC rate).
                 if (device != &overridden) overridden = g.device;
-                overridden.intra_node_bw_GBps = std::min(intra_node_bw_eff_GBps(g), nic_bw_per_node_eff_GBps(g));
+                overridden.intra_node_bw_GBps = std::min(intra_node_bw_eff_GBps(g, g.gpus_per_node), nic_bw_per_node_eff_GBps(g));
                 overridden.intra_node_link_efficiency = 1;
                 overridden.intra_node_link = "nvlink";  // the factor is already in the bandwidth
                 overridden.collective_latency_us = group_latency_s(g, true) * 1e6;

@@ -102,7 +102,7 @@ Device parse_device(const Json& in, const std::string& path, Problems& problems)
     if (auto v = r.number("memory_GiB", true, 0, false, 1e6)) d.memory_GiB = *v;
     if (auto v = r.number("memory_bw_GBps", true, 0, false, 1e7)) d.memory_bw_GBps = *v;
     if (auto v = r.number("intra_node_bw_GBps", true, 0, false, 1e6)) d.intra_node_bw_GBps = *v;
-    if (auto v = r.choice("intra_node_link", false, {"nvlink", "pcie", "pcie_host", "infinity_fabric"})) d.intra_node_link = *v;
+    if (auto v = r.choice("intra_node_link", false, {"nvlink", "nvlink_cube_mesh", "pcie", "pcie_host", "infinity_fabric"})) d.intra_node_link = *v;
     if (auto v = r.number("matmul_efficiency", false, 0, false, 1)) d.matmul_efficiency = *v;
     if (auto v = r.number("memory_bw_efficiency", false, 0, false, 1)) d.memory_bw_efficiency = *v;
     if (auto v = r.number("kernel_overhead_us", false, 0, true, 1e6)) d.kernel_overhead_us = *v;
@@ -120,7 +120,7 @@ Stack parse_stack(const Json& in, const std::string& path, Problems& problems) {
     if (j.is_null()) return st;
     ObjectReader r(j, path, problems);
     if (!r.ok()) return st;
-    r.reject_unknown({"id", "name", "fused_elementwise", "softmax_fp32", "host_us_per_kernel", "pass_overhead_us", "layer_overhead_us", "p2p_blocking", "grad_fp32",
+    r.reject_unknown({"id", "name", "fused_elementwise", "softmax_fp32", "host_us_per_kernel", "pass_overhead_us", "layer_overhead_us", "p2p_blocking", "p2p_scatter_gather", "grad_fp32",
                       "optimizer_step_bytes_per_param", "loss_bytes_per_logit", "allocator_reserve_fraction", "source", "notes"});
     if (auto v = r.string("name", true)) st.name = *v;
     if (auto v = r.string("id", false); v && st.id.empty()) st.id = *v;
@@ -132,6 +132,7 @@ Stack parse_stack(const Json& in, const std::string& path, Problems& problems) {
     if (auto v = r.number("pass_overhead_us", true, 0, true, 1e7)) st.pass_overhead_us = *v;
     if (auto v = r.number("layer_overhead_us", true, 0, true, 1e7)) st.layer_overhead_us = *v;
     if (auto v = r.boolean("p2p_blocking", true)) st.p2p_blocking = *v;
+    if (auto v = r.boolean("p2p_scatter_gather", true)) st.p2p_scatter_gather = *v;
     if (auto v = r.boolean("grad_fp32", true)) st.grad_fp32 = *v;
     if (auto v = r.number("optimizer_step_bytes_per_param", true, 0, false, 1e3)) st.optimizer_step_bytes_per_param = *v;
     if (auto v = r.number("loss_bytes_per_logit", true, 0, true, 1e3)) st.loss_bytes_per_logit = *v;
@@ -221,11 +222,11 @@ Cluster parse_cluster(const Json& in, const std::string& path, Problems& problem
             grp.intra_node_bw_GBps = *v;
         else
             grp.intra_node_bw_GBps = grp.device.intra_node_bw_GBps;
-        if (auto v = g.choice("intra_node_link", false, {"nvlink", "pcie", "pcie_host", "infinity_fabric"}))
+        if (auto v = g.choice("intra_node_link", false, {"nvlink", "nvlink_cube_mesh", "pcie", "pcie_host", "infinity_fabric"}))
             grp.intra_node_link = *v;
         else
             grp.intra_node_link = grp.device.intra_node_link;
-        if (auto v = g.choice("inter_node_link", false, {"infiniband", "ethernet"})) grp.inter_node_link = *v;
+        if (auto v = g.choice("inter_node_link", false, {"infiniband", "infiniband_host", "ethernet"})) grp.inter_node_link = *v;
         if (nodes && gpn) total += *nodes * *gpn;
         c.groups.push_back(grp);
     }
@@ -495,6 +496,7 @@ Json to_json(const Stack& st) {
               {"pass_overhead_us", st.pass_overhead_us},
               {"layer_overhead_us", st.layer_overhead_us},
               {"p2p_blocking", st.p2p_blocking},
+              {"p2p_scatter_gather", st.p2p_scatter_gather},
               {"grad_fp32", st.grad_fp32},
               {"optimizer_step_bytes_per_param", st.optimizer_step_bytes_per_param},
               {"loss_bytes_per_logit", st.loss_bytes_per_logit},

@@ -110,3 +110,154 @@ TEST_CASE("a plan that does not fit says which stage and by how much", "[model][
     REQUIRE(e.problems.size() == 1);
     CHECK_THAT(e.problems[0], Catch::Contains("stage 0 needs") && Catch::Contains("over by"));
 }
+
+// ---- fp32 matrix rates and TF32 (issue 10; docs/model.md, "Device rates") ----
+
+namespace {
+Device device(const Json& j) {
+    Problems p;
+    auto d = parse_device(j, "device", p);
+    p.throw_if_any();
+    return d;
+}
+
+// One block (a middle stage: no embedding, no LM head) of a model on one GPU, tp = 1, 1 sample.
+ReplicaCost one_block(const ModelSpec& m, const Device& d, const char* precision, bool tf32, bool zero_stack_overheads) {
+    Json sc = {{"model", to_json(m)}, {"training", {{"global_batch_size", 1}, {"precision", precision}, {"tf32", tf32}}},
+               {"cluster", {{"name", "c"}, {"groups", {{{"device", to_json(d)}, {"nodes", 1}, {"gpus_per_node", 1}, {"inter_node_bw_GBps", 10}}}}}}};
+    Scenario s = parse_scenario(sc);
+    if (zero_stack_overheads) s.training.stack = Stack{};  // no host dispatch, pass or layer overheads
+    return replica_cost(s, s.cluster.groups[0].device, 1, 1, 1, StagePosition{1, 3, 1, 1});
+}
+
+// A GEMM-dominated block: h = 8192, s = 2048, 4h MLP, flash attention.
+ModelSpec big_block() {
+    Problems p;
+    auto m = parse_model(Json{{"name", "big"}, {"num_layers", 1}, {"hidden_size", 8192}, {"num_attention_heads", 64}, {"vocab_size", 32000}, {"seq_length", 2048}},
+                         "model", p);
+    p.throw_if_any();
+    return m;
+}
+
+// Matmul FLOPs the cost model times for one block and one sample: the four linear layers plus the
+// causal flash-attention core (half of 4 s^2 h).
+double block_matmul_flops(const ModelSpec& m) {
+    const double s = m.seq_length, h = m.hidden_size;
+    return layer_forward_flops(m, 1) - 2 * s * s * h;
+}
+}  // namespace
+
+TEST_CASE("fp32 GEMMs run at the device's fp32 rate, times the sustained clock and matmul efficiency", "[model][precision]") {
+    // An inline device on which every GEMM is compute bound (memory at 10^16 B/s, no kernel
+    // overhead): the block's forward is its matmul FLOPs at the rate alone, up to the element-wise
+    // traffic (about 2e-8 s against 1e-2 s, far inside the 1e-5 tolerance).
+    Json base = {{"name", "d"}, {"peak_tflops", 100}, {"fp32_tflops", 10}, {"sustained_clock_ratio", 0.5}, {"matmul_efficiency", 1},
+                 {"memory_GiB", 80}, {"memory_bw_GBps", 1e7}, {"memory_bw_efficiency", 1}, {"kernel_overhead_us", 0}, {"intra_node_bw_GBps", 100}};
+    Problems p;
+    auto m = parse_model(Json{{"name", "m"}, {"num_layers", 1}, {"hidden_size", 1024}, {"num_attention_heads", 16}, {"vocab_size", 32000}, {"seq_length", 2048}},
+                         "model", p);
+    p.throw_if_any();
+    const double C = block_matmul_flops(m);
+    const double tol = 1e-5;
+    // bf16: peak x clock x efficiency = 100 x 0.5 x 1 TFLOP/s.
+    CHECK(one_block(m, device(base), "bf16", false, true).forward_s == Approx(C / 50e12).epsilon(tol));
+    // fp32 without TF32: fp32_tflops x clock = 10 x 0.5.
+    CHECK(one_block(m, device(base), "fp32", false, true).forward_s == Approx(C / 5e12).epsilon(tol));
+    // The backward: twice the linear layers, 2.5x the flash core.
+    const double s = m.seq_length, h = m.hidden_size;
+    const double core = 2 * s * s * h;
+    CHECK(one_block(m, device(base), "fp32", false, true).backward_s == Approx((2 * (C - core) + 2.5 * core) / 5e12).epsilon(tol));
+    // A device without TF32 ignores training.tf32.
+    CHECK(one_block(m, device(base), "fp32", true, true).forward_s == Approx(C / 5e12).epsilon(tol));
+    // With TF32 and training.tf32 the fp32 GEMMs take the TF32 rate: 50 x 0.5; without the flag not.
+    Json with_tf32 = base;
+    with_tf32["tf32_tflops"] = 50;
+    CHECK(one_block(m, device(with_tf32), "fp32", true, true).forward_s == Approx(C / 25e12).epsilon(tol));
+    CHECK(one_block(m, device(with_tf32), "fp32", false, true).forward_s == Approx(C / 5e12).epsilon(tol));
+    // training.tf32 changes nothing for bf16.
+    CHECK(one_block(m, device(with_tf32), "bf16", true, true).forward_s == Approx(C / 50e12).epsilon(tol));
+    // Without fp32_tflops the fp32 rate is peak / 8.
+    Json no_fp32 = base;
+    no_fp32.erase("fp32_tflops");
+    CHECK(one_block(m, device(no_fp32), "fp32", false, true).forward_s == Approx(C / (100e12 / 8 * 0.5)).epsilon(tol));
+}
+
+TEST_CASE("an fp32 block on a V100 runs at 15.7 TFLOP/s, about 8x slower than fp16", "[model][precision]") {
+    const auto m = big_block();
+    const Device v100 = device(Json("v100-sxm2-16gb"));
+    REQUIRE(v100.fp32_tflops == 15.7);
+    const double C = block_matmul_flops(m);
+    auto fp32 = one_block(m, v100, "fp32", false, false);
+    auto fp16 = one_block(m, v100, "fp16", false, false);
+    // The matmuls at 15.7 TFLOP/s x sustained clock x matmul efficiency take ~300 ms; element-wise
+    // traffic (memory bound, twice the fp16 bytes) and kernel overheads add about 3 ms: within 2 %.
+    const double rate = 15.7e12 * v100.sustained_clock_ratio * v100.matmul_efficiency;
+    CHECK(fp32.forward_s == Approx(C / rate).epsilon(0.02));
+    CHECK(fp32.forward_s > C / rate);
+    // The ratio is 125 / 15.7 = 7.96 for the matmuls; the element-wise part (about 3 % of the fp16
+    // block) only doubles, which brings the block's ratio a little below.
+    const double ratio = fp32.forward_s / fp16.forward_s;
+    CHECK(ratio < 125 / 15.7);
+    CHECK(ratio > 7.5);
+    // V100 has no TF32: the flag changes nothing.
+    CHECK(one_block(m, v100, "fp32", true, false).forward_s == fp32.forward_s);
+}
+
+TEST_CASE("fp32 on an A100 runs at 156 TFLOP/s with TF32 enabled and at 19.5 without", "[model][precision]") {
+    const auto m = big_block();
+    const Device a100 = device(Json("a100-sxm4-80gb"));
+    REQUIRE(a100.fp32_tflops == 19.5);
+    REQUIRE(a100.tf32_tflops == 156);
+    const double C = block_matmul_flops(m);
+    auto off = one_block(m, a100, "fp32", false, false);
+    auto on = one_block(m, a100, "fp32", true, false);
+    // Both runs move the same bytes and every GEMM is compute bound at either rate, so the
+    // difference of the two forward times is the matmul FLOPs at the two rates alone: exact.
+    const double eff = a100.matmul_efficiency * a100.sustained_clock_ratio;
+    CHECK(off.forward_s - on.forward_s == Approx(C / (19.5e12 * eff) - C / (156e12 * eff)).epsilon(1e-9));
+    // The ratio of the block times is 156 / 19.5 = 8 for the matmuls, a little less for the block.
+    CHECK(off.forward_s / on.forward_s == Approx(8).epsilon(0.05));
+    CHECK(off.forward_s / on.forward_s < 8);
+    // PyTorch's default (training.tf32 absent = false) is the fp32 rate.
+    Scenario dflt = parse_scenario_text(R"({"model": "gpt3-1.7b", "training": {"global_batch_size": 8, "precision": "fp32"}, "cluster": "dgx-a100-1"})");
+    CHECK_FALSE(dflt.training.tf32);
+}
+
+TEST_CASE("every device preset states its fp32 rate, and a TF32 rate exactly where the hardware has TF32", "[presets][precision]") {
+    // TF32: Ampere, Ada and Hopper, at half the dense bf16/fp16 tensor rate, and MI300X
+    // (docs/presets.md). None on Volta, Turing and MI250X.
+    const std::vector<std::string> with_tf32 = {"a100-sxm4-80gb", "a100-sxm4-40gb", "a100-pcie-80gb", "a10-24gb",       "l4-24gb",
+                                                "l40s-48gb",      "rtx3090-24gb",   "rtx4090-24gb",   "h100-sxm5-80gb", "h100-pcie-80gb",
+                                                "h200-sxm-141gb", "gh200-96gb",     "mi300x-192gb"};
+    const std::vector<std::string> without_tf32 = {"v100-sxm2-16gb", "v100-sxm2-32gb", "t4-16gb", "titan-rtx-24gb", "rtx2080-8gb", "rtx2080ti-11gb", "mi250x-128gb"};
+    auto in = [](const std::vector<std::string>& v, const std::string& id) {
+        for (const auto& x : v)
+            if (x == id) return true;
+        return false;
+    };
+    for (const auto& id : with_tf32) CHECK(find_preset("devices", id) != nullptr);
+    for (const auto& id : without_tf32) CHECK(find_preset("devices", id) != nullptr);
+    for (const auto& id : preset_ids("devices")) {
+        INFO(id);
+        const Json* j = find_preset("devices", id);
+        REQUIRE(j != nullptr);
+        // Every preset is on one of the two lists, so a new one has to decide.
+        CHECK(in(with_tf32, id) != in(without_tf32, id));
+        // fp32_tflops is stated, not left to the peak / 8 fallback.
+        REQUIRE(j->contains("fp32_tflops"));
+        const double peak = j->at("peak_tflops").get<double>();
+        const double fp32 = j->at("fp32_tflops").get<double>();
+        CHECK(fp32 > 0);
+        CHECK(fp32 < peak);
+        const double tf32 = j->value("tf32_tflops", 0.0);
+        if (in(with_tf32, id)) {
+            CHECK(tf32 == Approx(peak / 2).epsilon(0.02));
+            CHECK(tf32 >= fp32);
+        } else {
+            CHECK(tf32 == 0);
+        }
+        const Device d = device(Json(id));
+        CHECK(d.sustained_clock_ratio > 0);
+        CHECK(d.sustained_clock_ratio <= 1);
+    }
+}

@@ -201,6 +201,12 @@ std::string to_markdown(const Table& t) {
     std::string out = "### " + t.title + "\n\nSource: " + t.source + "\n\n| case | configuration | measured | predicted | error |\n|---|---|---|---|---|\n";
     char buf[512];
     for (const auto& c : t.cases) {
+        if (t.unit != "s") {
+            std::snprintf(buf, sizeof buf, "| %s | %s | %.2f %s | %.2f %s | %+.1f %% |\n", c.name.c_str(), c.detail.c_str(), c.measured, t.unit.c_str(), c.predicted,
+                          t.unit.c_str(), 100 * c.rel_error());
+            out += buf;
+            continue;
+        }
         bool ms = c.measured < 1.0;
         std::snprintf(buf, sizeof buf, "| %s | %s | %.*f %s | %.*f %s | %+.1f %% |\n", c.name.c_str(), c.detail.c_str(), ms ? 2 : 2, ms ? 1e3 * c.measured : c.measured,
                       ms ? "ms" : "s", ms ? 2 : 2, ms ? 1e3 * c.predicted : c.predicted, ms ? "ms" : "s", 100 * c.rel_error());

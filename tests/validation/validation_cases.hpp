@@ -18,6 +18,7 @@ struct Case {
 struct Table {
     std::string title;
     std::string source;
+    std::string unit = "s";  // "s" (shown in ms below 1 s) or "GiB"
     std::vector<Case> cases;
     double mape() const;
     double max_abs_error() const;

@@ -425,3 +425,205 @@ test('a large plan\'s timeline is aggregated: bounded elements, complete Chrome 
   assert.equal(trace.traceEvents.filter((e) => e.ph === 'X').length, events, 'the Chrome trace has every event');
   await assertClean(page, problems);
 });
+
+// ---------------------------------------------------------------- software stack, link types, memory, calibration
+
+const copyLink = async (page, version) => {
+  await page.click('[data-testid=copy-link]');
+  await page.waitForFunction((v) => document.querySelector('#share-url').value.includes(`#v=${v}&s=`), version);
+  return page.inputValue('#share-url');
+};
+const tokensOf = async (page) => Number((await page.textContent('[data-testid=best-tokens]')).replace(/[^\d]/g, ''));
+
+test('the software stack select: presets from the core, a description, a different result, in the share link', async (t) => {
+  const M = await loadModule();
+  const stacks = JSON.parse(M.presets()).stacks;
+  const { page, problems } = await open(t, await demoLink());
+  await waitPlan(page, /Shared plan: [\d,]+ tokens\/s/);
+  const before = await tokensOf(page);
+  const sel = '[data-path="training.stack"]';
+  assert.deepStrictEqual(await page.$$eval(`${sel} option`, (os) => os.map((o) => o.value)), stacks.map((s) => s.id));
+  assert.equal(await page.inputValue(sel), 'megatron-core', "the core's default");
+  assert.match(await page.textContent('#stack-desc'), /fused element-wise kernels/);
+  await page.selectOption(sel, 'deepspeed-megatron-2022');
+  assert.match(await page.textContent('#stack-desc'), /unfused element-wise kernels/);
+  await page.click('#stack-desc summary');
+  assert.match(await page.textContent('#stack-desc details'), /DeepSpeed/);
+  // TF32: only meaningful with fp32, and the page says so
+  assert.match(await page.textContent('#tf32-note'), /only matters with precision fp32/);
+  await page.selectOption('[data-path="training.precision"]', 'fp32');
+  assert.match(await page.textContent('#tf32-note'), /TF32 off/);
+  await page.check('[data-path="training.tf32"]');
+  assert.match(await page.textContent('#tf32-note'), /TF32 on/);
+  await page.uncheck('[data-path="training.tf32"]');
+  await page.selectOption('[data-path="training.precision"]', 'bf16');
+  // the link carries the stack (format 3) and a fresh page estimates the plan with it
+  const link = await copyLink(page, 3);
+  const { page: fresh, problems: p2 } = await open(t, link);
+  await waitPlan(fresh, /Shared plan: [\d,]+ tokens\/s/);
+  assert.equal(await fresh.inputValue(sel), 'deepspeed-megatron-2022');
+  const expected = JSON.parse(M.estimate(JSON.stringify({ ...demoScenario, training: { ...demoScenario.training, stack: 'deepspeed-megatron-2022' } }), JSON.stringify(demoPlan)));
+  assert.equal(await tokensOf(fresh), Math.round(expected.tokens_per_s));
+  assert.notEqual(await tokensOf(fresh), before, 'the stack changes the estimate');
+  if (searchWorks) {
+    // a search with the stack gives the core's numbers for that stack
+    await fresh.fill('[data-path="options.time_limit_s"]', '5');
+    await fresh.click('[data-testid=run]');
+    await fresh.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 30000 });
+    const res = JSON.parse(M.plan(JSON.stringify({ ...demoScenario, training: { ...demoScenario.training, stack: 'deepspeed-megatron-2022' } }), JSON.stringify({ top: 5, time_limit_s: 5 })));
+    if (res.stats.complete) assert.equal(await tokensOf(fresh), Math.round(res.plans[0].tokens_per_s));
+  }
+  await assertClean(page, problems);
+  await assertClean(fresh, p2);
+});
+
+test('link types per cluster group round-trip through a share link', async (t) => {
+  const M = await loadModule();
+  const { page, problems } = await open(t, await demoLink());
+  await waitPlan(page, /Shared plan: [\d,]+ tokens\/s/);
+  const before = await tokensOf(page);
+  const intra0 = '[data-path="cluster.groups[0].intra_node_link"]';
+  const inter1 = '[data-path="cluster.groups[1].inter_node_link"]';
+  assert.equal(await page.inputValue(intra0), '', "the device's own link");
+  assert.match(await page.textContent(`${intra0} option[value=""]`), /the device's: NVLink/);
+  assert.equal(await page.textContent(`${intra0} option[value="pcie_host"]`), 'PCIe, no peer-to-peer (host-staged)');
+  assert.equal(await page.inputValue(inter1), 'infiniband');
+  assert.deepStrictEqual(await page.$$eval(`${inter1} option`, (os) => os.map((o) => o.textContent)), ['InfiniBand (RDMA)', 'Ethernet (NCCL over TCP)']);
+  await page.selectOption(intra0, 'pcie_host');
+  await page.selectOption(inter1, 'ethernet');
+  await page.waitForFunction(() => /modified/.test(document.querySelector('#cluster-preset').selectedOptions[0].textContent));
+  const link = await copyLink(page, 3);
+  const { page: fresh, problems: p2 } = await open(t, link);
+  await waitPlan(fresh, /Shared plan: [\d,]+ tokens\/s/);
+  assert.equal(await fresh.inputValue(intra0), 'pcie_host');
+  assert.equal(await fresh.inputValue(inter1), 'ethernet');
+  assert.equal(await fresh.inputValue('[data-path="cluster.groups[1].intra_node_link"]'), '');
+  assert.equal(await fresh.inputValue('[data-path="cluster.groups[0].inter_node_link"]'), 'infiniband');
+  const cluster = structuredClone(JSON.parse(M.presets()).clusters.find((c) => c.id === demoScenario.cluster));
+  delete cluster.id;
+  cluster.groups[0].intra_node_link = 'pcie_host';
+  cluster.groups[1].inter_node_link = 'ethernet';
+  const expected = JSON.parse(M.estimate(JSON.stringify({ ...demoScenario, cluster }), JSON.stringify(demoPlan)));
+  assert.ok(!expected.error, JSON.stringify(expected.error));
+  assert.equal(await tokensOf(fresh), Math.round(expected.tokens_per_s));
+  assert.notEqual(await tokensOf(fresh), before, 'host-staged PCIe and TCP change the estimate');
+  // back to the defaults: the cluster is the preset again, and the link format 1
+  await fresh.selectOption(intra0, '');
+  await fresh.selectOption(inter1, 'infiniband');
+  await fresh.waitForFunction(() => !/modified/.test(document.querySelector('#cluster-preset').selectedOptions[0].textContent));
+  await copyLink(fresh, 1);
+  await assertClean(page, problems);
+  await assertClean(fresh, p2);
+});
+
+test('memory per GPU by component: seven parts against capacity, warning colour above 90 %', async (t) => {
+  const M = await loadModule();
+  const { page, problems } = await open(t, await demoLink());
+  await waitPlan(page, /Shared plan: [\d,]+ tokens\/s/);
+  const est = JSON.parse(M.estimate(JSON.stringify(demoScenario), JSON.stringify(demoPlan)));
+  const heads = await page.$$eval('[data-testid=memory-table] thead th', (ths) => ths.map((th) => th.textContent));
+  assert.deepStrictEqual(heads, ['stage', 'weights', 'gradients', 'optimizer state', 'activations', 'temporary buffers', 'allocator reserve',
+    'framework overhead', 'total', 'capacity', 'used']);
+  const rows = await page.$$eval('[data-testid=memory-table] tbody tr', (trs) => trs.map((tr) => ({ level: tr.dataset.level,
+    cells: Object.fromEntries([...tr.querySelectorAll('td[data-component]')].map((td) => [td.dataset.component, Number(td.textContent.replace(/,/g, ''))])) })));
+  assert.equal(rows.length, est.stages.length);
+  est.stages.forEach((st, i) => {
+    for (const [k, v] of Object.entries(st.memory_breakdown_GiB)) assert.ok(Math.abs(rows[i].cells[k] - v) <= 0.005 + 1e-9, `stage ${i} ${k}: ${rows[i].cells[k]} vs ${v}`);
+    assert.equal(Object.keys(st.memory_breakdown_GiB).length, 7);
+    assert.ok(Math.abs(rows[i].cells.total - st.memory_GiB) <= 0.005 + 1e-9);
+  });
+  assert.equal(await page.locator('.membar').count(), est.stages.length);
+  assert.match(await page.textContent('.membar-total'), /GiB \(\d+\.\d%\)/);
+  assert.equal(await page.locator('.memlegend li').count(), 7);
+  // a plan above 90 % of capacity and one above 100 %: found with the core, then shown by the page
+  let warn = null;
+  let over = null;
+  for (let gbs = 2; gbs <= 64 && !(warn && over); gbs += 2) {
+    for (const tp of [1, 2, 4]) {
+      const sc = { model: 'gpt3-1.7b', training: { global_batch_size: gbs }, cluster: 'demo-mixed-16' };
+      const plan = { micro_batch_size: gbs, num_micro_batches: 1, stages: [{ group: 1, num_layers: 24, tp, dp: 8 / tp }] };
+      if (gbs % (8 / tp)) continue;
+      const r = JSON.parse(M.estimate(JSON.stringify(sc), JSON.stringify(plan)));
+      const share = r.error ? null : r.stages[0].memory_GiB / r.stages[0].memory_capacity_GiB;
+      if (share > 0.9 && share <= 1 && !warn) warn = { sc, plan };
+      if (share > 1 && !over) over = { sc, plan };
+    }
+  }
+  for (const [c, level] of [[warn, 'warn'], [over, 'over']]) {
+    if (!c) { t.diagnostic(`no ${level} plan found with this core; that check is skipped`); continue; }
+    const { page: p } = await open(t, `${site.url}index.html#${await encodeShare({ m: c.sc.model, c: c.sc.cluster, t: c.sc.training, p: c.plan })}`);
+    await waitPlan(p, /Shared plan/);
+    assert.equal(await p.getAttribute('.membar', 'data-level'), level);
+    assert.equal(await p.getAttribute('[data-testid=memory-table] tbody tr', 'data-level'), level);
+    assert.equal(await p.locator(`#stage-diagram .mem-fill.${level}`).count(), 1, 'the stage diagram uses the same colours');
+    assert.match(await p.textContent('.membar-total'), level === 'warn' ? /above 90 % of capacity/ : /does not fit/);
+    if (level === 'over') assert.equal(await p.locator('.membar .memcap').count(), 1, 'the capacity is marked on the bar');
+  }
+  await assertClean(page, problems);
+});
+
+test('calibrate with my measurements: upload runs, see the fit, plan with it, share it; errors next to the field', async (t) => {
+  const M = await loadModule();
+  const runsText = fs.readFileSync(path.join(ROOT, 'docs/examples/demo.runs.json'), 'utf8');
+  const expected = JSON.parse(M.calibrate(JSON.stringify(demoScenario), runsText));
+  assert.ok(!expected.error, JSON.stringify(expected.error));
+  const { page, problems } = await open(t, await demoLink());
+  await waitPlan(page, /Shared plan: [\d,]+ tokens\/s/);
+  assert.match(await page.textContent('[data-testid=calibration-status]'), /^No calibration/);
+  await page.click('#calibrate-paste summary');
+  await page.setInputFiles('#runs-file', { name: 'demo.runs.json', mimeType: 'application/json', buffer: Buffer.from(runsText) });
+  await page.waitForSelector('[data-testid=calibrate-apply]');
+  // the fitted values are the core's
+  const fitted = expected.report.devices.flatMap((d) => Object.entries(d.parameters).filter(([, p]) => p.status === 'fitted').map(([k, p]) => ({ device: d.device, k, p })));
+  assert.ok(fitted.length > 0);
+  assert.equal(await page.locator('[data-testid=calibration-fitted] tbody tr').count(), fitted.length);
+  for (const { device, k, p } of fitted) {
+    const cell = await page.textContent(`[data-testid=calibration-fitted] tr[data-device="${device}"][data-parameter="${k}"] td.to`);
+    assert.ok(Math.abs(parseFloat(cell.replace(/,/g, '')) - p.to) <= 1e-6 * Math.max(1, p.to), `${device} ${k}: ${cell} vs ${p.to}`);
+  }
+  // each run's error before and after
+  const errs = await page.$$eval('[data-testid=calibration-runs] tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td[data-error]')].map((td) => Number(td.dataset.error))));
+  assert.deepStrictEqual(errs, expected.report.runs.map((r) => [r.error_before, r.error_after]));
+  assert.match(await page.textContent('[data-testid=calibration-runs] tbody tr'), /[+-]\d+\.\d %/);
+  assert.match(await page.textContent('#calibration-report'), /RMS log error of the iteration time/);
+  if (searchWorks) {
+    // plan with it: the devices become the calibrated ones and the search runs with them
+    await page.fill('[data-path="options.time_limit_s"]', '5');
+    await page.click('[data-testid=calibrate-apply]');
+    await page.waitForFunction(() => /^Calibrated devices/.test(document.querySelector('[data-testid=calibration-status]').textContent));
+    await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 30000 });
+    for (const { device } of fitted) assert.equal(await page.locator(`[data-testid=calibration-status] li[data-device="${device}"]`).count(), 1);
+    const res = JSON.parse(M.plan(JSON.stringify(expected.scenario), JSON.stringify({ top: 5, time_limit_s: 5 })));
+    if (res.stats.complete) assert.equal(await tokensOf(page), Math.round(res.plans[0].tokens_per_s), 'the core\'s best plan for the calibrated scenario');
+    // the calibration travels in the link: a fresh page shows the same plan with the same numbers
+    const tps = await tokensOf(page);
+    const link = await copyLink(page, 3);
+    const { page: fresh, problems: p2 } = await open(t, link);
+    await waitPlan(fresh, /Shared plan: [\d,]+ tokens\/s/);
+    assert.equal(await tokensOf(fresh), tps);
+    assert.match(await fresh.textContent('[data-testid=calibration-status]'), /^Calibrated devices/);
+    for (const { device, k } of fitted) assert.match(await fresh.textContent(`[data-testid=calibration-status] li[data-device="${device}"]`), new RegExp(k));
+    // removing it goes back to the preset devices (and to a format-1 link)
+    await fresh.click('#calibration-remove');
+    await fresh.waitForFunction(() => /^No calibration/.test(document.querySelector('[data-testid=calibration-status]').textContent));
+    await copyLink(fresh, 1);
+    await assertClean(fresh, p2);
+  }
+  // the core's messages next to the runs field, with the path inside the runs; the text is kept
+  const bad = JSON.stringify({ runs: [{ plan: demoPlan, iteration_time_s: -2 }] });
+  const core = JSON.parse(M.calibrate(JSON.stringify(demoScenario), bad)).error;
+  await page.fill('#runs-json', bad);
+  await page.click('[data-testid=calibrate]');
+  await page.waitForFunction(() => document.querySelector('[data-error-for="runs"]').textContent.length > 0);
+  assert.equal(await page.textContent('[data-error-for="runs"]'), `runs[0].iteration_time_s: ${core.message}`);
+  assert.equal(await page.getAttribute('#runs-json', 'aria-invalid'), 'true');
+  assert.match(await page.textContent('[data-testid=error]'), /runs\.runs\[0\]\.iteration_time_s/);
+  assert.equal(await page.inputValue('#runs-json'), bad);
+  await page.fill('#runs-json', '{"runs": [');
+  await page.click('[data-testid=calibrate]');
+  await page.waitForFunction(() => /not valid JSON/.test(document.querySelector('[data-error-for="runs"]').textContent));
+  await page.fill('#runs-json', '');
+  await page.click('[data-testid=calibrate]');
+  await page.waitForFunction(() => /empty/.test(document.querySelector('[data-error-for="runs"]').textContent));
+  await assertClean(page, problems);
+});

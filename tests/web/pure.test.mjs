@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { encodeShare, decodeShare, ShareLinkError, toBase64Url, SHARE_VERSION, diff, applyDiff, payloadVersion } from '../../web/share.js';
+import { CALIBRATION_KEYS, calibrationFromScenario, calibratedDevice, fittedValues, signedPercent, checkRunsText, RunsInputError } from '../../web/calibration.js';
+import { MEMORY_COMPONENTS, memoryRows, memoryLevel, WARN_SHARE } from '../../web/render/memory.js';
 import { chromeTrace, topPlansCsv, megatronArgs, planJson, COMM_KINDS } from '../../web/exports.js';
 import { modelFromHfConfig, HfConfigError } from '../../web/hf.js';
 import { PROFILE_PRESET_IDS, parseProfileText, ProfileInputError, clusterDeviceNames, profileMatch, profileDevices,
@@ -27,7 +29,7 @@ test('share link round trip', async () => {
 const profile = { name: 'mine', devices: [{ device: 'a100-sxm4-80gb', points: [{ tp: 1, samples: 1, layer_forward_s: 0.006, layer_backward_s: 0.013 }] }] };
 
 test('share links with a profile: format 2, preset id or inline; format 1 links still open', async () => {
-  assert.equal(SHARE_VERSION, 2);
+  assert.equal(SHARE_VERSION, 3);
   for (const f of ['llama3.2-1b-a100-illustrative', { o: profile }, { o: [1, 2] }]) {
     const p = { ...payload, f };
     assert.equal(payloadVersion(p), 2);
@@ -42,7 +44,97 @@ test('share links with a profile: format 2, preset id or inline; format 1 links 
   for (const obj of [{ ...payload, v: 1, f: 'x' }, { ...payload, v: 2, f: 5 }, { ...payload, v: 2, f: { id: 'x' } }, { ...payload, v: 2, f: { o: {}, z: 1 } }, { ...payload, v: 2, f: [1] }]) {
     await assert.rejects(decodeShare(`v=${obj.v}&s=${await encodeShareRaw(obj)}`), ShareLinkError, JSON.stringify(obj.f));
   }
-  await assert.rejects(decodeShare(`v=3&s=${old}`), /newer version/);
+  await assert.rejects(decodeShare(`v=4&s=${old}`), /newer version/);
+});
+
+const calibrated = { 'a100-sxm4-80gb': { matmul_efficiency: 0.597843, framework_overhead_GiB: 0.594704,
+  calibration: { fitted: { matmul_efficiency: { from: 0.72, to: 0.597843 }, framework_overhead_GiB: { from: 3, to: 0.594704 } }, runs: 3, source: 'poseidon calibrate' } } };
+
+test('format 3: stack, TF32 and link types, and the calibration ("k"); older formats still open', async () => {
+  const cases = [
+    { ...payload, t: { global_batch_size: 64, stack: 'deepspeed-megatron-2022' } },
+    { ...payload, t: { global_batch_size: 64, precision: 'fp32', tf32: true } },
+    { ...payload, t: { global_batch_size: 64, stack: { base: 'megatron-core', pass_overhead_us: 500 } } },
+    { ...payload, c: { id: 'demo-mixed-16', o: { groups: [{ device: 'a100-sxm4-80gb', nodes: 1, gpus_per_node: 8, inter_node_bw_GBps: 25, intra_node_link: 'pcie_host' }] } } },
+    { ...payload, c: { o: { name: 'x', groups: [{ device: 't4-16gb', nodes: 4, gpus_per_node: 4, inter_node_bw_GBps: 6.25, inter_node_link: 'ethernet' }] } } },
+    { ...payload, k: calibrated },
+    { ...payload, f: 'llama3.2-1b-a100-illustrative', k: calibrated },
+  ];
+  for (const p of cases) {
+    assert.equal(payloadVersion(p), 3, JSON.stringify(p.t ?? p.c ?? p.k));
+    const frag = await encodeShare(p);
+    assert.match(frag, /^v=3&s=/);
+    assert.deepStrictEqual(await decodeShare(frag), { ...p, v: 3 });
+  }
+  // without any of them a link keeps its lower format (a format-1 or -2 page opens it)
+  assert.equal(payloadVersion({ ...payload, t: { global_batch_size: 64, precision: 'fp32' } }), 1);
+  assert.equal(payloadVersion({ ...payload, k: null }), 1);
+  assert.equal(payloadVersion({ ...payload, f: 'x' }), 2);
+  // links written by the previous pages (formats 1 and 2) still open
+  for (const old of [{ ...payload, v: 1 }, { ...payload, v: 2, f: 'llama3.2-1b-a100-illustrative' }]) {
+    assert.deepStrictEqual(await decodeShare(`v=${old.v}&s=${await encodeShareRaw(old)}`), old);
+  }
+  // "k" is not a key of formats 1 and 2; a malformed calibration is refused with a message
+  for (const obj of [{ ...payload, v: 2, k: calibrated }, { ...payload, v: 1, k: calibrated }, { ...payload, v: 3, k: 'a100' },
+    { ...payload, v: 3, k: [calibrated] }, { ...payload, v: 3, k: { 'a100-sxm4-80gb': 0.6 } }]) {
+    await assert.rejects(decodeShare(`v=${obj.v}&s=${await encodeShareRaw(obj)}`), ShareLinkError, JSON.stringify(obj.k));
+  }
+});
+
+test('calibration: overrides per device from a calibrated scenario, sent as base + fitted values', () => {
+  const presetA100 = { id: 'a100-sxm4-80gb', name: 'NVIDIA A100 SXM4 80GB', peak_tflops: 312, matmul_efficiency: 0.72, framework_overhead_GiB: 3,
+    memory_bw_efficiency: 0.85, source: 's', notes: 'n' };
+  const custom = { name: 'My GPU', peak_tflops: 100, memory_GiB: 40, matmul_efficiency: 0.5, framework_overhead_GiB: 2 };
+  // what the core returns: the cluster inline, every device normalised (defaults filled in, no source/notes)
+  const calDev = (base, fitted) => ({ ...Object.fromEntries(Object.entries(base).filter(([k]) => k !== 'source' && k !== 'notes')),
+    fp32_tflops: 19.5, kernel_overhead_us: 5, ...Object.fromEntries(Object.entries(fitted).map(([k, v]) => [k, v.to])),
+    calibration: { fitted, runs: 2, source: 'poseidon calibrate' } });
+  const a = calDev(presetA100, { matmul_efficiency: { from: 0.72, to: 0.6 } });
+  const c = calDev(custom, { framework_overhead_GiB: { from: 2, to: 1.25 } });
+  const inline = calDev({ name: 'Inline GPU', peak_tflops: 50, matmul_efficiency: 0.7 }, { matmul_efficiency: { from: 0.7, to: 0.65 } });
+  const scenario = { model: 'gpt3-1.7b', cluster: { name: 'x', groups: [{ device: a }, { device: c }, { device: a }, { device: inline }] } };
+  const out = calibrationFromScenario(['a100-sxm4-80gb', 'custom-1', 'a100-sxm4-80gb', null], scenario,
+    (id) => ({ 'a100-sxm4-80gb': presetA100, 'custom-1': custom })[id]);
+  // only fitted keys and the provenance: no normalised defaults, no informational keys
+  assert.deepStrictEqual(out.devices, {
+    'a100-sxm4-80gb': { matmul_efficiency: 0.6, calibration: a.calibration },
+    'custom-1': { framework_overhead_GiB: 1.25, calibration: c.calibration },
+  });
+  assert.deepStrictEqual(out.inline, { 3: inline });
+  // a preset device goes to the core as {"base": id, ...}; a custom one with the values merged in
+  assert.deepStrictEqual(calibratedDevice('a100-sxm4-80gb', out.devices['a100-sxm4-80gb'], null), { base: 'a100-sxm4-80gb', ...out.devices['a100-sxm4-80gb'] });
+  assert.deepStrictEqual(calibratedDevice('custom-1', out.devices['custom-1'], custom), { ...custom, ...out.devices['custom-1'] });
+  assert.equal(calibratedDevice('x', {}, null), null);
+  assert.equal(calibratedDevice('x', null, null), null);
+  assert.deepStrictEqual(fittedValues(out.devices['a100-sxm4-80gb']), [{ key: 'matmul_efficiency', from: 0.72, to: 0.6 }]);
+  assert.deepStrictEqual(fittedValues({ memory_bw_efficiency: 0.5 }), [{ key: 'memory_bw_efficiency', from: undefined, to: 0.5 }]);
+  assert.deepStrictEqual(CALIBRATION_KEYS, ['matmul_efficiency', 'memory_bw_efficiency', 'intra_node_link_efficiency', 'inter_node_link_efficiency', 'framework_overhead_GiB']);
+  assert.throws(() => calibrationFromScenario([], { model: 'x' }, () => null), RunsInputError);
+  assert.throws(() => checkRunsText('  '), RunsInputError);
+  assert.equal(checkRunsText(' {"runs": []} '), '{"runs": []}');
+  assert.deepStrictEqual([0.052, -0.15, -1e-7, 0, NaN].map((x) => signedPercent(x)), ['+5.2 %', '-15.0 %', '0.0 %', '0.0 %', '–']);
+});
+
+test('memory by component: seven labelled parts per stage, shares and warning levels', () => {
+  assert.deepStrictEqual(MEMORY_COMPONENTS.map((c) => c.key), ['weights', 'gradients', 'optimizer', 'activations', 'temporary', 'allocator', 'overhead']);
+  assert.equal(WARN_SHARE, 0.9);
+  assert.deepStrictEqual([0.5, 0.9, 0.91, 1, 1.01, null].map(memoryLevel), ['ok', 'ok', 'warn', 'warn', 'over', 'ok']);
+  const b = { weights: 10, gradients: 20, optimizer: 30, activations: 15, temporary: 2, allocator: 1, overhead: 3 };
+  const est = { stages: [
+    { index: 0, device: 'a100-sxm4-80gb', memory_GiB: 81, memory_capacity_GiB: 80, memory_breakdown_GiB: b },
+    { index: 1, device: 'v100-sxm2-32gb', memory_GiB: 30, memory_capacity_GiB: 32, memory_breakdown_GiB: { ...b, weights: 1, gradients: 2, optimizer: 6, activations: 14, temporary: 3, allocator: 1, overhead: 3 } },
+    { index: 2, device: 'x', memory_GiB: 10, memory_capacity_GiB: 80, memory_breakdown_GiB: { weights: 4, overhead: 3 } },
+  ] };
+  const rows = memoryRows(est);
+  assert.deepStrictEqual(rows.map((r) => r.level), ['over', 'warn', 'ok']);
+  assert.deepStrictEqual(rows[0].parts.map((p) => p.label), MEMORY_COMPONENTS.map((c) => c.label));
+  assert.deepStrictEqual(rows[0].parts.map((p) => p.GiB), [10, 20, 30, 15, 2, 1, 3]);
+  assert.equal(rows[0].other, 0, 'the parts add up to the total');
+  assert.equal(rows[1].share, 30 / 32);
+  // a part the core does not report counts 0, and the rest of the total is shown as "other"
+  assert.deepStrictEqual(rows[2].parts.map((p) => p.GiB), [4, 0, 0, 0, 0, 0, 3]);
+  assert.equal(rows[2].other, 3);
+  assert.deepStrictEqual(memoryRows({}), []);
 });
 
 test('broken share links give a ShareLinkError with a message', async () => {

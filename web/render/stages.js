@@ -2,6 +2,7 @@
 // with GPUs, TP x DP and a memory bar against capacity.
 import { h, fmt, fmtTime } from '../dom.js';
 import { deviceColors, stageDevices } from './colors.js';
+import { memoryLevel } from './memory.js';
 
 export function stageDiagram(est) {
   const stages = est.stages || [];
@@ -11,7 +12,8 @@ export function stageDiagram(est) {
     const mem = st.memory_GiB ?? 0;
     const cap = st.memory_capacity_GiB ?? 0;
     const share = cap > 0 ? mem / cap : 0;
-    const fill = h('span', { class: `mem-fill${share > 1 ? ' over' : ''}` });
+    const level = memoryLevel(share); // 'ok', 'warn' above 90 % of capacity, 'over' above 100 %
+    const fill = h('span', { class: `mem-fill${level === 'ok' ? '' : ` ${level}`}` });
     fill.style.width = `${Math.min(100, 100 * share).toFixed(1)}%`;
     const swatches = stageDevices(st).map((d) => {
       const sw = h('span', { class: 'swatch', 'aria-hidden': 'true' });
@@ -30,7 +32,7 @@ export function stageDiagram(est) {
       h('div', { class: 'muted' }, `F ${fmtTime(st.forward_s)} · B ${fmtTime(st.backward_s)}`),
       h('div', { class: 'mem', role: 'meter', 'aria-valuemin': 0, 'aria-valuemax': fmt(cap, 1), 'aria-valuenow': fmt(mem, 1),
         'aria-label': `memory ${fmt(mem, 1)} of ${fmt(cap, 1)} GiB` }, fill),
-      h('div', { class: `mem-text${share > 1 ? ' bad' : ''}` }, `${fmt(mem, 1)} / ${fmt(cap, 1)} GiB`));
+      h('div', { class: `mem-text${level === 'over' ? ' bad' : level === 'warn' ? ' warn' : ''}` }, `${fmt(mem, 1)} / ${fmt(cap, 1)} GiB`));
     li.style.flexGrow = String(Math.max(1, st.num_layers || 1));
     row.append(li);
   }

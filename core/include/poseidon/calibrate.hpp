@@ -27,8 +27,8 @@ inline constexpr double max_fitted_efficiency = 1.0;
 // not exercised: no run's time moves by 0.1 % of a change of the parameter;
 inline constexpr double min_elasticity = 1e-3;
 // determined: the part of its elasticity column that the parameters chosen before it cannot
-// imitate has a norm of at least this (a 1 % error in one run moves it by at most ~10 %).
-inline constexpr double min_independent_sensitivity = 0.1;
+// imitate has a norm of at least this (a 1 % error in one run moves it by at most ~20 %).
+inline constexpr double min_independent_sensitivity = 0.05;
 
 // One measured training run. Runs share the scenario's cluster, precision and stack; a run may
 // have trained another model or global batch (the device parameters are the same).

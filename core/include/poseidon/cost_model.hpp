@@ -76,12 +76,14 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& device, int tp, int s
 // ---- Links and collectives ----
 
 // Effective per-GPU bandwidths in GB/s for a group, after link efficiency.
-double intra_node_bw_eff_GBps(const Group& g);
+// ring_gpus: the GPUs of one node in the collective's ring (topologies like the hybrid cube-mesh
+// give a small ring fewer links); 0 = the whole node.
+double intra_node_bw_eff_GBps(const Group& g, int ring_gpus = 0);
 double nic_bw_per_node_eff_GBps(const Group& g);
 // Latency of one ring step of a collective among the group's GPUs (within a node, or across nodes).
 double group_latency_s(const Group& g, bool across_nodes);
 // Bandwidth factor of an intra-node link type ("pcie_host" stages every byte through host memory).
-double intra_link_factor(const std::string& link);
+double intra_link_factor(const std::string& link, int ring_gpus = 0);
 // Ring all-reduce, reduce-scatter and all-gather over n ranks (Thakur et al. 2005; NCCL's busbw model).
 double ring_allreduce_s(double bytes, int n, double bw_GBps, double latency_s);
 double ring_reduce_scatter_s(double bytes, int n, double bw_GBps, double latency_s);

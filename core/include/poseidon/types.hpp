@@ -77,6 +77,7 @@ struct Stack {
     double pass_overhead_us = 0;          // per forward or backward pass of a micro-batch on a stage
     double layer_overhead_us = 0;         // per block forward (twice per backward) that the GPU waits through
     bool p2p_blocking = false;            // a pipeline send occupies the sending GPU until it completes
+    bool p2p_scatter_gather = true;       // each TP rank sends 1/t of the activation (false: all of it)
     bool grad_fp32 = true;                // fp32 gradient buffer and reduction; false: the model dtype
     double optimizer_step_bytes_per_param = 30;  // memory traffic of one optimizer step
     double loss_bytes_per_logit = 4;      // live bytes per logit while the loss runs
@@ -106,7 +107,7 @@ struct Group {
     double inter_node_bw_GBps = 0;  // the whole node's NIC bandwidth, one direction
     double intra_node_bw_GBps = 0;  // per GPU; defaults from the device
     std::string intra_node_link;    // defaults from the device
-    std::string inter_node_link = "infiniband";  // "infiniband" (RDMA) or "ethernet" (NCCL over TCP sockets)
+    std::string inter_node_link = "infiniband";  // "infiniband" (GPUDirect RDMA), "infiniband_host" (RDMA, no GPUDirect), "ethernet" (TCP)
     int num_gpus() const { return nodes * gpus_per_node; }
 };
 

@@ -1,0 +1,91 @@
+// Calibration on the page (docs/calibration.md): what the page keeps of a calibrated scenario, and
+// how it applies it. No DOM, no wasm: node tests import this module. The core does the fit.
+//
+// The page keeps a calibration as device overrides keyed by the device reference the cluster's
+// groups use (a preset id or a custom device id): {"a100-sxm4-80gb": {"matmul_efficiency": 0.598,
+// "framework_overhead_GiB": 0.595, "calibration": {...provenance}}}. Only the keys calibrate fits
+// and the provenance are kept, so a calibrated preset device is sent as {"base": id, ...overrides}
+// and a share link carries a few numbers per device (format 3, key "k").
+
+/** device keys `poseidon calibrate` fits (docs/calibration.md, "The parameters") */
+export const CALIBRATION_KEYS = ['matmul_efficiency', 'memory_bw_efficiency', 'intra_node_link_efficiency',
+  'inter_node_link_efficiency', 'framework_overhead_GiB'];
+
+/** the core reads documents of at most 4 MiB; a runs file larger than that is refused here first */
+export const MAX_RUNS_BYTES = 4 * 1024 * 1024;
+
+export class RunsInputError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'RunsInputError';
+  }
+}
+
+/** the runs text as the core will read it; only emptiness and size are checked here (the core checks the rest) */
+export function checkRunsText(text) {
+  const t = String(text ?? '').trim();
+  if (!t) throw new RunsInputError('The runs field is empty: paste a RUNS.json or choose a file.');
+  if (new TextEncoder().encode(t).length > MAX_RUNS_BYTES) throw new RunsInputError('The runs file is larger than 4 MiB, the most the planner reads.');
+  return t;
+}
+
+const isObj = (x) => x !== null && typeof x === 'object' && !Array.isArray(x);
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * The calibration a calibrated scenario carries, as overrides per device reference.
+ *   refs: the device reference of each group of the scenario that was calibrated (a string id, or
+ *         null for a group whose device was written inline)
+ *   calibrated: the `scenario` the core's calibrate returned (its cluster inline, groups in the same order)
+ *   baseOf(id): the device the reference stands for (preset or custom), to keep only what differs
+ * Returns {devices: {id: overrides}, inline: {groupIndex: calibrated device}}: inline devices are
+ * replaced whole (they are part of the cluster).
+ */
+export function calibrationFromScenario(refs, calibrated, baseOf) {
+  const groups = calibrated?.cluster?.groups;
+  if (!Array.isArray(groups)) throw new RunsInputError('The calibrated scenario has no cluster groups.');
+  const devices = {};
+  const inline = {};
+  groups.forEach((g, i) => {
+    const dev = g?.device;
+    if (!isObj(dev)) return;
+    const ref = refs[i];
+    if (typeof ref !== 'string') {
+      if (isObj(dev.calibration)) inline[i] = dev;
+      return;
+    }
+    if (devices[ref]) return; // groups that share a device share its calibration
+    const base = baseOf(ref) ?? {};
+    const o = {};
+    for (const k of [...CALIBRATION_KEYS, 'calibration']) {
+      if (dev[k] !== undefined && !same(base[k], dev[k])) o[k] = dev[k];
+    }
+    if (Object.keys(o).length) devices[ref] = o;
+  });
+  return { devices, inline };
+}
+
+/** the device a group sends: its reference with the calibration's overrides, or the reference as it is */
+export function calibratedDevice(ref, overrides, customDevice) {
+  if (!isObj(overrides) || !Object.keys(overrides).length) return null;
+  if (isObj(customDevice)) return { ...customDevice, ...overrides };
+  return { base: ref, ...overrides };
+}
+
+/** [{key, from, to}] of a device's fitted values (from its provenance, else the overrides themselves) */
+export function fittedValues(overrides) {
+  const fitted = isObj(overrides?.calibration?.fitted) ? overrides.calibration.fitted : null;
+  const out = [];
+  for (const k of CALIBRATION_KEYS) {
+    if (fitted && isObj(fitted[k])) out.push({ key: k, from: fitted[k].from, to: fitted[k].to });
+    else if (overrides?.[k] !== undefined) out.push({ key: k, from: undefined, to: overrides[k] });
+  }
+  return out;
+}
+
+/** "+5.2 %" for a relative error (predicted / measured - 1) */
+export function signedPercent(x, digits = 1) {
+  if (typeof x !== 'number' || !Number.isFinite(x)) return '–';
+  const v = Number((100 * x).toFixed(digits)) + 0; // + 0: no "-0.0"
+  return `${v > 0 ? '+' : ''}${v.toFixed(digits)} %`;
+}
