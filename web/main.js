@@ -54,7 +54,8 @@ const DEVICE_SELECTS = { intra_node_link: ['nvlink', 'nvlink_cube_mesh', 'pcie',
 // a cluster group's links (docs/formats.md, "cluster"): '' = the device's own link type
 const INTRA_LINKS = [['nvlink', 'NVLink'], ['nvlink_cube_mesh', 'NVLink hybrid cube-mesh (DGX-1)'], ['pcie', 'PCIe (peer-to-peer)'], ['pcie_host', 'PCIe, no peer-to-peer (host-staged)'],
   ['infinity_fabric', 'Infinity Fabric']];
-const INTER_LINKS = [['infiniband', 'InfiniBand (RDMA)'], ['ethernet', 'Ethernet (NCCL over TCP)']];
+const INTER_LINKS = [['infiniband', 'InfiniBand (RDMA)'], ['infiniband_host', 'InfiniBand without GPUDirect (host-staged)'],
+  ['ethernet', 'Ethernet (NCCL over TCP)']];
 const DEFAULT_INTER_LINK = 'infiniband';
 const DEFAULT_STACK = 'megatron-core'; // the core's default training.stack
 

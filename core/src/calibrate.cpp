@@ -5,8 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 
 #include "calibrate_fit.hpp"
 
@@ -17,14 +15,6 @@ namespace {
 using namespace calibration;
 
 std::string device_key(const Device& d) { return d.id.empty() ? d.name : d.id; }
-
-// Six significant digits keep the calibrated scenario readable; the "after" figures are computed
-// with exactly the values written. printf/strtod are correctly rounded in glibc and musl alike.
-double round6(double x) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.6g", x);
-    return std::strtod(buf, nullptr);
-}
 
 struct Peak {
     double GiB = 0;
@@ -276,7 +266,7 @@ CalibrationResult calibrate(const Scenario& input, const std::vector<MeasuredRun
         RunFit rf;
         rf.name = runs[i].name.empty() ? "run " + std::to_string(i) : runs[i].name;
         rf.measured_s = runs[i].iteration_time_s;
-        rf.before_s = std::exp(before_log_error[i]) * runs[i].iteration_time_s;
+        rf.before_s = estimate(run_scenario(input, runs[i]), runs[i].plan, false).iteration_time_s;
         rf.after_s = estimate(w.run_sc[i], runs[i].plan, false).iteration_time_s;
         if (runs[i].peak_memory_GiB) {
             const Peak b = peak_memory(run_scenario(input, runs[i]), runs[i].plan), a = peak_memory(w.run_sc[i], runs[i].plan);
@@ -309,8 +299,8 @@ CalibrationResult calibrate(const Scenario& input, const std::vector<MeasuredRun
         std::vector<double> eb, ea;
         for (std::size_t i = 0; i < runs.size(); ++i)
             if (w.run_uses_type[i][t]) eb.push_back(before_log_error[i]), ea.push_back(after_log_error[i]);
-        cal.rms_log_error_before = round6(rms(eb));
-        cal.rms_log_error_after = round6(rms(ea));
+        cal.rms_log_error_before = round_report(rms(eb));
+        cal.rms_log_error_after = round_report(rms(ea));
         if (!cal.fitted.empty())
             for (int g : w.groups_of_type[t]) w.sc.cluster.groups[g].device.calibration = cal;
         res.devices.push_back(std::move(df));

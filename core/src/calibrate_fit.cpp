@@ -2,6 +2,8 @@
 // the iteration times, elasticities by central differences through estimate().
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 #include "calibrate_fit.hpp"
 
@@ -59,6 +61,14 @@ std::vector<double> Work::elasticity(const Candidate& c) {
     }
     return col;
 }
+
+double round6(double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", x);
+    return std::strtod(buf, nullptr);
+}
+
+double round_report(double x) { return std::abs(x) < 1e-9 ? 0.0 : round6(x); }
 
 double sum_sq(const std::vector<double>& v) {
     double s = 0;

@@ -57,6 +57,14 @@ struct Work {
 double sum_sq(const std::vector<double>& v);
 double dot(const std::vector<double>& a, const std::vector<double>& b);
 
+// Six significant digits (printf/strtod, correctly rounded in glibc and musl alike). Fitted
+// values are written so, and the "after" figures computed with exactly those values.
+double round6(double x);
+// The report's figures that come through finite differences or logarithms (sensitivities,
+// errors, RMS): six significant digits, and 0 below 1e-9, so that the native and wasm builds,
+// whose libms differ in the last bit, print the same report.
+double round_report(double x);
+
 struct LmResult {
     int iterations = 0;
     bool converged = false;

@@ -10,6 +10,8 @@
 #include "poseidon/estimate.hpp"
 #include "poseidon/scenario.hpp"
 
+#include "calibrate_fit.hpp"
+
 namespace poseidon {
 
 namespace {
@@ -146,14 +148,14 @@ Json to_json(const CalibrationResult& res) {
                   {"measured_s", r.measured_s},
                   {"predicted_before_s", r12(r.before_s)},
                   {"predicted_after_s", r12(r.after_s)},
-                  {"error_before", r12(r.before_s / r.measured_s - 1)},
-                  {"error_after", r12(r.after_s / r.measured_s - 1)}};
+                  {"error_before", calibration::round_report(r12(r.before_s) / r.measured_s - 1)},
+                  {"error_after", calibration::round_report(r12(r.after_s) / r.measured_s - 1)}};
         if (r.measured_memory_GiB) {
             j["peak_memory_GiB"] = *r.measured_memory_GiB;
             j["predicted_memory_before_GiB"] = r12(*r.before_memory_GiB);
             j["predicted_memory_after_GiB"] = r12(*r.after_memory_GiB);
-            j["memory_error_before"] = r12(*r.before_memory_GiB / *r.measured_memory_GiB - 1);
-            j["memory_error_after"] = r12(*r.after_memory_GiB / *r.measured_memory_GiB - 1);
+            j["memory_error_before"] = calibration::round_report(r12(*r.before_memory_GiB) / *r.measured_memory_GiB - 1);
+            j["memory_error_after"] = calibration::round_report(r12(*r.after_memory_GiB) / *r.measured_memory_GiB - 1);
             j["memory_device"] = r.memory_device;
         }
         runs.push_back(std::move(j));
@@ -162,7 +164,7 @@ Json to_json(const CalibrationResult& res) {
     for (const auto& d : res.devices) {
         Json params = Json::object();
         for (const auto& p : d.parameters) {
-            Json pj = {{"status", to_string(p.status)}, {"from", p.from}, {"to", p.to}, {"at_bound", p.at_bound}, {"sensitivity", r12(p.sensitivity)}};
+            Json pj = {{"status", to_string(p.status)}, {"from", p.from}, {"to", p.to}, {"at_bound", p.at_bound}, {"sensitivity", calibration::round_report(p.sensitivity)}};
             if (!p.reason.empty()) pj["reason"] = p.reason;
             params[p.name] = std::move(pj);
         }
@@ -170,14 +172,14 @@ Json to_json(const CalibrationResult& res) {
     }
     Json j = {{"runs", runs},
               {"devices", devices},
-              {"rms_log_error_before", r12(res.rms_log_error_before)},
-              {"rms_log_error_after", r12(res.rms_log_error_after)},
+              {"rms_log_error_before", calibration::round_report(res.rms_log_error_before)},
+              {"rms_log_error_after", calibration::round_report(res.rms_log_error_after)},
               {"iterations", res.iterations},
               {"converged", res.converged},
               {"warnings", res.warnings}};
     if (res.memory_rms_log_error_before) {
-        j["memory_rms_log_error_before"] = r12(*res.memory_rms_log_error_before);
-        j["memory_rms_log_error_after"] = r12(*res.memory_rms_log_error_after);
+        j["memory_rms_log_error_before"] = calibration::round_report(*res.memory_rms_log_error_before);
+        j["memory_rms_log_error_after"] = calibration::round_report(*res.memory_rms_log_error_after);
     }
     return j;
 }

@@ -75,7 +75,7 @@ MeasuredSet amp_t4_set() {
                         {"precision", "fp16"},
                         {"recompute", "none"},
                         {"flash_attention", false},
-                        {"stack", "deepspeed-megatron-2022"}}},
+                        {"stack", "deepspeed-megatron-v1-2022"}}},
                       {"cluster", "aws-g4dn-12xlarge-4"}};
     const Scenario sc = parse_scenario(scj);
     MeasuredSet set;

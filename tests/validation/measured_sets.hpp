@@ -28,7 +28,7 @@ struct MeasuredSet {
 };
 
 // AMP (Li et al., NeurIPS 2022): 52 trials of GPT-2 medium on 4 x g4dn.12xlarge, five of them out
-// of memory. Stack deepspeed-megatron-2022; T4s on PCIe without peer-to-peer, 50 Gb/s Ethernet.
+// of memory. Stack deepspeed-megatron-v1-2022; T4s on PCIe without peer-to-peer, 50 Gb/s Ethernet.
 MeasuredSet amp_t4_set();
 // OneFlow DLPerf: 16 Megatron-LM runs on 4 nodes x 8 V100-SXM2-16GB (hybrid cube-mesh, one
 // 100 Gb/s EDR HCA per node without GPUDirect RDMA). Stack megatron-lm-2020.

@@ -78,7 +78,7 @@ TEST_CASE("Korthikanti et al. 2022 Table 4: recompute/SP variants ranked as meas
 // Per-GPU throughput falls with the GPU count at a fixed global batch (fewer micro-batches per
 // pipeline, so a larger bubble share, and a wider data-parallel all-reduce); the 529.6B runs are
 // measured faster per GPU than all 174.6B runs. The model reproduces every order exactly. The
-// thinnest predicted margin is 529.6B on 2240 GPUs vs 174.6B on 384 GPUs (161.6 vs 160.9
+// thinnest predicted margin is 529.6B on 2240 GPUs vs 174.6B on 384 GPUs (160.9 vs 160.3
 // TFLOP/s, measured 159 vs 153), see docs/validation.md.
 TEST_CASE("Megatron-LM SC'21 Table 2 (PTD-P rows): GPU-count sweeps ranked as measured (rho = 1)", "[validation][ranking]") {
     const std::vector<Ranking> rs = megatron_sc21_table2_rankings();
