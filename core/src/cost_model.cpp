@@ -13,9 +13,13 @@ namespace {
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double GB = 1e9;
 
-// Mixed-precision Adam (Megatron-LM, docs/distrib_optimizer.md): fp32 master weights + Adam m and
-// v (12 B). Pure fp32 training keeps no master copy (8 B).
-double optimizer_bytes_per_param(Precision p) { return p == Precision::fp32 ? 8.0 : 12.0; }
+// The optimizer's state per parameter is the stack's (fp32 master weights + Adam m and v: 12 B in
+// Megatron-LM's docs/distrib_optimizer.md; 16 B where fp32 master gradients persist too). Pure fp32
+// training keeps no master copy of the weights (4 B less).
+double optimizer_bytes_per_param(const Training& tr) {
+    const double b = tr.stack.optimizer_state_bytes_per_param;
+    return tr.precision == Precision::fp32 ? std::max(0.0, b - 4.0) : b;
+}
 
 // Memory traffic of the element-wise kernels of one block, in bytes per token; the op-by-op
 // derivation is in docs/model.md, "Memory-bound work".
@@ -359,7 +363,7 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     const double weight_bytes = (tr.precision == Precision::fp32 ? 4.0 : 2.0);
     rc.memory.weights_GiB = params * weight_bytes / GiB;
     rc.memory.gradients_GiB = params * grad_bytes_per_param(tr) / GiB;
-    rc.memory.optimizer_GiB = params * optimizer_bytes_per_param(tr.precision) / (tr.distributed_optimizer ? pos.dp_total : 1) / GiB;
+    rc.memory.optimizer_GiB = params * optimizer_bytes_per_param(tr) / (tr.distributed_optimizer ? pos.dp_total : 1) / GiB;
     rc.memory.overhead_GiB = d.framework_overhead_GiB;
 
     const double scale = e / 2.0;  // Korthikanti's counts assume 2-byte activations
@@ -383,7 +387,10 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     if (pos.last()) act += 2 * s * b * h * scale;  // the final norm's output
     rc.memory.activations_GiB = act / GiB;
     // The loss's buffers on the last stage: the logits and their fp32 copy, softmax and gradient.
-    const double temporary = pos.last() ? tr.stack.loss_bytes_per_logit * s * b * V / t : 0.0;
+    // They are freed after the head's backward, before the first block is re-materialised, so with
+    // full recompute only what exceeds that block's workspace adds to the peak.
+    const double loss_buffers = pos.last() ? tr.stack.loss_bytes_per_logit * s * b * V / t : 0.0;
+    const double temporary = std::max(0.0, loss_buffers - working);
     rc.memory.temporary_GiB = temporary / GiB;
     rc.memory.allocator_GiB = tr.stack.allocator_reserve_fraction * (act + temporary) / GiB;
     return rc;

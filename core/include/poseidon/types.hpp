@@ -80,6 +80,7 @@ struct Stack {
     bool p2p_scatter_gather = true;       // each TP rank sends 1/t of the activation (false: all of it)
     bool grad_fp32 = true;                // fp32 gradient buffer and reduction; false: the model dtype
     double optimizer_step_bytes_per_param = 30;  // memory traffic of one optimizer step
+    double optimizer_state_bytes_per_param = 12; // master weights, moments (and master gradients) held
     double loss_bytes_per_logit = 4;      // live bytes per logit while the loss runs
     double allocator_reserve_fraction = 0;  // caching-allocator reserve/fragmentation, of dynamic memory
     std::string source;
