@@ -207,8 +207,12 @@ Breakdown bottleneck_breakdown(const Layout& L, std::span<const StageTimes> stag
         if (st > clock + eps) cover(tight_pred(v), clock, st);
         const double dur = fwd ? t.forward_s : t.backward_s;
         const double tp = std::min(dur, fwd ? t.forward_tp_comm_s : t.backward_tp_comm_s);
+        // A blocking stack's sends are folded into b's F/B nodes (fold_blocking_sends): that part
+        // is point-to-point communication, not compute.
+        const double send = std::min(dur - tp, fwd ? t.forward_send_blocking_s : t.backward_send_blocking_s);
         bd.tp_comm_s += tp;
-        bd.compute_s += dur - tp;
+        bd.pp_comm_s += send;
+        bd.compute_s += dur - tp - send;
         clock = finish[v];
     }
     // The tail, from the optimizer step that finishes last (b's when it ties).

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "poseidon/cost_model.hpp"
 #include "poseidon/dag.hpp"
 #include "poseidon/estimate.hpp"
 #include "poseidon/scenario.hpp"
@@ -247,4 +248,24 @@ TEST_CASE("breakdown of random pipelines: exact parts, the busiest stage's work"
         CHECK(b.dp_comm_s + b.optimizer_s <= T - Tb + 1e-9 * T);
         if (!comm && S > 1) CHECK(b.pp_comm_s == 0);
     }
+}
+
+TEST_CASE("a blocking stack's folded sends count as pp_comm of the bottleneck stage, not compute", "[breakdown]") {
+    // Two stages f = 1, b = 2, sends of 0.5 each way, m = 4. Folded: stage 0 F = 1.5, B = 2;
+    // stage 1 F = 1, B = 2.5; both are busy 14 s, so b = stage 0 (lowest index): compute
+    // 4 x (1 + 2) = 12 and its own folded sends 4 x 0.5 = 2 of pp_comm.
+    std::vector<StageTimes> st{stage(1, 2), stage(1, 2)};
+    st[0].send_forward_s = 0.5;
+    st[1].send_backward_s = 0.5;
+    Stack blocking;
+    blocking.p2p_blocking = true;
+    fold_blocking_sends(blocking, st);
+    CHECK(st[0].forward_s == 1.5);
+    CHECK(st[0].send_forward_s == 0);
+    DagWorkspace ws;
+    auto r = evaluate_dag(st, 4, true, ws);
+    CHECK(r.breakdown.bottleneck_stage == 0);
+    CHECK(r.breakdown.compute_s == Approx(12));
+    CHECK(r.breakdown.pp_comm_s >= 2 - 1e-12);
+    CHECK(sum(r.breakdown) == Approx(r.iteration_time_s).epsilon(1e-12));
 }
