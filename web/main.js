@@ -52,8 +52,8 @@ const SEARCH_FIELDS = [
 const DEVICE_SKIP = new Set(['id', 'source', 'notes', 'vendor']);
 const DEVICE_SELECTS = { intra_node_link: ['nvlink', 'nvlink_cube_mesh', 'pcie', 'pcie_host', 'infinity_fabric'] };
 // a cluster group's links (docs/formats.md, "cluster"): '' = the device's own link type
-const INTRA_LINKS = [['nvlink', 'NVLink'], ['nvlink_cube_mesh', 'NVLink hybrid cube-mesh (DGX-1)'], ['pcie', 'PCIe (peer-to-peer)'], ['pcie_host', 'PCIe, no peer-to-peer (host-staged)'],
-  ['infinity_fabric', 'Infinity Fabric']];
+const INTRA_LINKS = [['nvlink', 'NVLink'], ['nvlink_cube_mesh', 'NVLink hybrid cube-mesh (DGX-1)'], ['pcie', 'PCIe (peer-to-peer)'],
+  ['pcie_host', 'PCIe, no peer-to-peer (host-staged)'], ['infinity_fabric', 'Infinity Fabric']];
 const INTER_LINKS = [['infiniband', 'InfiniBand (RDMA)'], ['infiniband_host', 'InfiniBand without GPUDirect (host-staged)'],
   ['ethernet', 'Ethernet (NCCL over TCP)']];
 const DEFAULT_INTER_LINK = 'infiniband';
@@ -85,7 +85,7 @@ const state = {
   profilePresets: [], // [{id, content|null}]: content fetched from presets/profiles/<id>.json
   // calibrated devices: null or {devices: {<device id used by groups>: {fitted keys, calibration}}}
   calibration: null,
-  calibrationRun: null, // the last calibrate result shown in the panel: {report, calibration, scenario}
+  calibrationRun: null, // the last calibrate result shown in the panel: {report, calibration: {devices, inline}}
   result: null, // {plans, baselines, stats, profiled}
   selected: 0,
   running: false,
