@@ -381,7 +381,8 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
         per_layer = 2 * s * b * h / (sp ? t : 1.0) * scale;  // only the block input is kept
         working = full_layer;                                 // one block re-materialised at a time
     }
-    const double in_flight = static_cast<double>(std::min<std::int64_t>(pos.num_stages - pos.index, pos.num_micro_batches));
+    const double in_flight =
+        pos.in_flight >= 0 ? pos.in_flight : static_cast<double>(std::min<std::int64_t>(pos.num_stages - pos.index, pos.num_micro_batches));
     double act = per_layer * num_layers * in_flight + working;
     if (pos.first()) act += (2 * s * b * h * scale + s * b * h) / (sp ? t : 1.0) * in_flight;  // embedding output + dropout mask
     if (pos.last()) act += 2 * s * b * h * scale;  // the final norm's output
@@ -573,6 +574,27 @@ Scenario with_measured_links(const Scenario& sc) {
 
 }  // namespace
 
+const Device& replica_device(const Group& g, int tp, Device& buffer) {
+    const Device* device = &g.device;
+    if (g.intra_node_bw_GBps != g.device.intra_node_bw_GBps || (!g.intra_node_link.empty() && g.intra_node_link != g.device.intra_node_link)) {
+        buffer = g.device;
+        buffer.intra_node_bw_GBps = g.intra_node_bw_GBps;
+        buffer.intra_node_link = g.intra_node_link;
+        device = &buffer;
+    }
+    if (tp > g.gpus_per_node) {
+        // TP over whole nodes: the ring crosses the nodes' NICs, which bound its bus bandwidth
+        // (NCCL's busbw for a multi-node all-reduce is about the per-node NIC rate).
+        if (device != &buffer) buffer = g.device;
+        buffer.intra_node_bw_GBps = std::min(intra_node_bw_eff_GBps(g, g.gpus_per_node), nic_bw_per_node_eff_GBps(g));
+        buffer.intra_node_link_efficiency = 1;
+        buffer.intra_node_link = "nvlink";  // the factor is already in the bandwidth
+        buffer.collective_latency_us = group_latency_s(g, true) * 1e6;
+        device = &buffer;
+    }
+    return *device;
+}
+
 std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, const std::vector<StagePlacement>& placement) {
     const bool measured_links = profile_has_links(sc_in);
     const Scenario measured_sc = measured_links ? with_measured_links(sc_in) : Scenario{};
@@ -595,25 +617,8 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             const Group& g = sc.cluster.groups[rs.group];
             // The group may override the device's link; copy the device (six strings) only then,
             // since this runs for every candidate the search scores.
-            const Device* device = &g.device;
             Device overridden;
-            if (g.intra_node_bw_GBps != g.device.intra_node_bw_GBps || (!g.intra_node_link.empty() && g.intra_node_link != g.device.intra_node_link)) {
-                overridden = g.device;
-                overridden.intra_node_bw_GBps = g.intra_node_bw_GBps;
-                overridden.intra_node_link = g.intra_node_link;
-                device = &overridden;
-            }
-            if (rs.tp > g.gpus_per_node) {
-                // TP over whole nodes: the ring crosses the nodes' NICs, which bound its bus bandwidth
-                // (NCCL's busbw for a multi-node all-reduce is about the per-node NIC rate).
-                if (device != &overridden) overridden = g.device;
-                overridden.intra_node_bw_GBps = std::min(intra_node_bw_eff_GBps(g, g.gpus_per_node), nic_bw_per_node_eff_GBps(g));
-                overridden.intra_node_link_efficiency = 1;
-                overridden.intra_node_link = "nvlink";  // the factor is already in the bandwidth
-                overridden.collective_latency_us = group_latency_s(g, true) * 1e6;
-                device = &overridden;
-            }
-            const Device& d = *device;
+            const Device& d = replica_device(g, rs.tp, overridden);
             ReplicaCost rc = replica_cost(sc, d, rs.tp, rs.samples, st.num_layers, pos);
             if (k == 0 || rc.forward_s + rc.backward_s > ev.times.forward_s + ev.times.backward_s) {
                 ev.times.forward_s = rc.forward_s;
@@ -659,6 +664,7 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
         if (s + 1 < S) ev.times.send_forward_s = p2p_send_spans(sc, plan, placement[s], placement[s + 1], spans[s], spans[s + 1]);
         if (s > 0) ev.times.send_backward_s = p2p_send_spans(sc, plan, placement[s], placement[s - 1], spans[s], spans[s - 1]);
     }
+    if (plan.virtual_stages > 1) evaluate_chunks(sc, plan, placement, out);
     return out;
 }
 

@@ -399,7 +399,7 @@ double dag_iteration_time_below(std::span<const StageTimes> stages, std::int64_t
     return best;
 }
 
-double closed_form_time_s(std::span<const StageTimes> stages, std::int64_t m) {
+double closed_form_time_s(std::span<const StageTimes> stages, std::int64_t m, int V) {
     double sum = 0, mx = 0, comm = 0, tail = 0;
     for (const auto& t : stages) {
         double c = t.forward_s + t.backward_s;
@@ -408,7 +408,8 @@ double closed_form_time_s(std::span<const StageTimes> stages, std::int64_t m) {
         comm += t.send_forward_s + t.send_backward_s;
         tail = std::max(tail, t.dp_sync_s + t.optimizer_s);
     }
-    return sum + static_cast<double>(m - 1) * mx + comm + tail;
+    if (V == 1) return sum + static_cast<double>(m - 1) * mx + comm + tail;
+    return sum / V + (static_cast<double>(m) - 1.0 / V) * mx + comm + tail;
 }
 
 }  // namespace poseidon

@@ -141,11 +141,21 @@ Estimate estimate(const Scenario& sc, const Plan& plan, bool detailed) {
     std::vector<StageTimes> times;
     times.reserve(e.stages.size());
     for (const auto& s : e.stages) times.push_back(s.times);
-    fold_blocking_sends(sc.training.stack, times);
-    DagWorkspace ws;
-    e.dag = evaluate_dag(times, plan.num_micro_batches, detailed, ws);
+    if (plan.virtual_stages > 1) {
+        // Interleaved 1F1B: the DAG over the p V chunks in data order (chunk c of stage s at c p + s).
+        const int p = static_cast<int>(times.size()), V = plan.virtual_stages;
+        std::vector<StageTimes> chunks(static_cast<std::size_t>(p) * V);
+        for (int s = 0; s < p; ++s)
+            for (int c = 0; c < V; ++c) chunks[static_cast<std::size_t>(c) * p + s] = e.stages[s].chunk_times[c];
+        fold_blocking_sends(sc.training.stack, chunks);
+        e.dag = evaluate_interleaved_dag(chunks, times, V, plan.num_micro_batches, detailed);
+    } else {
+        fold_blocking_sends(sc.training.stack, times);
+        DagWorkspace ws;
+        e.dag = evaluate_dag(times, plan.num_micro_batches, detailed, ws);
+    }
     e.iteration_time_s = e.dag.iteration_time_s;
-    e.closed_form_time_s = closed_form_time_s(times, plan.num_micro_batches);
+    e.closed_form_time_s = closed_form_time_s(times, plan.num_micro_batches, plan.virtual_stages);
     const double gbs = static_cast<double>(sc.training.global_batch_size);
     e.samples_per_s = gbs / e.iteration_time_s;
     e.tokens_per_s = e.samples_per_s * sc.model.seq_length;
@@ -244,6 +254,7 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
         for (const auto& ev : e.dag.timeline) {
             Json item = {{"stage", ev.stage}, {"kind", to_string(ev.kind)}, {"micro_batch", nullptr}, {"start_s", r12(ev.start_s)}, {"end_s", r12(ev.end_s)}};
             if (ev.micro_batch >= 0) item["micro_batch"] = ev.micro_batch;
+            if (e.plan.virtual_stages > 1) item["chunk"] = ev.chunk;
             tl.push_back(std::move(item));
         }
         j["timeline"] = std::move(tl);
@@ -255,8 +266,11 @@ std::string to_text(const Scenario& sc, const Estimate& e) {
     std::ostringstream o;
     o << "model        " << sc.model.name << " (" << fmt(model_params(sc.model) / 1e9, 2) << " B parameters), global batch " << sc.training.global_batch_size << "\n";
     o << "cluster      " << sc.cluster.name << ", " << e.num_gpus << " of " << sc.cluster.num_gpus() << " GPUs used\n";
-    o << "plan         " << e.plan.stages.size() << " stages, micro-batch " << e.plan.micro_batch_size << " x " << e.plan.num_micro_batches << "\n";
-    o << "iteration    " << fmt(e.iteration_time_s, 4) << " s (closed form (m-1)max+sum: " << fmt(e.closed_form_time_s, 4) << " s)\n";
+    o << "plan         " << e.plan.stages.size() << " stages, micro-batch " << e.plan.micro_batch_size << " x " << e.plan.num_micro_batches;
+    if (e.plan.virtual_stages > 1) o << ", interleaved 1F1B with " << e.plan.virtual_stages << " chunks per stage";
+    o << "\n";
+    o << "iteration    " << fmt(e.iteration_time_s, 4) << " s (closed form " << (e.plan.virtual_stages > 1 ? "sum/V+(m-1/V)max" : "(m-1)max+sum") << ": "
+      << fmt(e.closed_form_time_s, 4) << " s)\n";
     o << "throughput   " << fmt(e.tokens_per_s, 0) << " tokens/s, " << fmt(e.samples_per_s, 3) << " samples/s\n";
     o << "MFU          " << fmt(100 * e.mfu, 1) << " %  (" << fmt(e.model_tflops_per_gpu, 1) << " model TFLOP/s per GPU)\n";
     o << "memory       " << (e.memory_fits ? "fits" : "DOES NOT FIT") << "\n";

@@ -293,7 +293,9 @@ bool plan_is_well_formed(const Plan& plan, Problems& problems, const std::string
     };
     range(path + ".micro_batch_size", plan.micro_batch_size, 1, max_global_batch_size);
     range(path + ".num_micro_batches", plan.num_micro_batches, 1, max_num_micro_batches);
-    if (plan.schedule != "1f1b") problems.add(path + ".schedule", show(Json(plan.schedule)) + " is not allowed; expected one of \"1f1b\"");
+    if (plan.schedule != "1f1b" && plan.schedule != "interleaved-1f1b")
+        problems.add(path + ".schedule", show(Json(plan.schedule)) + " is not allowed; expected one of \"1f1b\", \"interleaved-1f1b\"");
+    range(path + ".virtual_stages", plan.virtual_stages, 1, max_virtual_stages);
     if (plan.stages.empty() || plan.stages.size() > static_cast<std::size_t>(max_stages)) {
         problems.add(path + ".stages", std::to_string(plan.stages.size()) + " stages; expected 1 to " + std::to_string(max_stages) + " stages");
         return false;
@@ -319,6 +321,31 @@ bool plan_is_well_formed(const Plan& plan, Problems& problems, const std::string
         }
     }
     return problems.size() == before;
+}
+
+// Megatron's constraints on the interleaved schedule (megatron/training/arguments.py and
+// schedules.py): at least 2 stages, every stage's blocks split evenly into V chunks of at least
+// one block, and the micro-batch count a multiple of the stage count.
+void validate_schedule(const Plan& plan, Problems& problems, const std::string& path) {
+    const int V = plan.virtual_stages;
+    const std::int64_t p = static_cast<std::int64_t>(plan.stages.size());
+    if (plan.schedule == "1f1b") {
+        if (V != 1)
+            problems.add(path + ".virtual_stages", std::to_string(V) + " is not allowed with schedule \"1f1b\"; expected 1 (or schedule \"interleaved-1f1b\")");
+        return;
+    }
+    if (V < 2) problems.add(path + ".virtual_stages", std::to_string(V) + " is not allowed with schedule \"interleaved-1f1b\"; expected 2 or more (1 is \"1f1b\")");
+    if (p < 2) problems.add(path + ".schedule", "\"interleaved-1f1b\" needs at least 2 stages; the plan has 1");
+    if (V >= 2 && p >= 2 && plan.num_micro_batches % p != 0)
+        problems.add(path + ".num_micro_batches", std::to_string(plan.num_micro_batches) + " is not a multiple of the " + std::to_string(p) +
+                                                      " stages; the interleaved schedule runs micro-batches in groups of one per stage");
+    if (V < 2) return;
+    for (std::size_t s = 0; s < plan.stages.size(); ++s) {
+        const int l = plan.stages[s].num_layers;
+        if (l < V || l % V != 0)
+            problems.add(path + ".stages[" + std::to_string(s) + "].num_layers",
+                         std::to_string(l) + " blocks do not split into " + std::to_string(V) + " chunks of equal size (at least one block each); expected a multiple of virtual_stages");
+    }
 }
 
 }  // namespace
@@ -371,6 +398,7 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
     }
     if (layer_sum != m.num_layers)
         problems.add(path + ".stages", "num_layers sum to " + std::to_string(layer_sum) + ", not the model's num_layers " + std::to_string(m.num_layers) + "; every layer goes to exactly one stage");
+    validate_schedule(plan, problems, path);
     for (std::size_t g = 0; g < used.size(); ++g)
         if (used[g] > sc.cluster.groups[g].num_gpus())
             problems.add(path + ".stages", "use " + std::to_string(used[g]) + " GPUs of group " + std::to_string(g) + " (" + sc.cluster.groups[g].device.name + ") but it has " +
@@ -383,13 +411,14 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path) {
     Plan plan;
     ObjectReader r(j, path, problems);
     if (!r.ok()) problems.throw_if_any();
-    r.reject_unknown({"micro_batch_size", "num_micro_batches", "schedule", "stages", "notes"});
+    r.reject_unknown({"micro_batch_size", "num_micro_batches", "schedule", "virtual_stages", "stages", "notes"});
     r.string("notes", false);
     auto mbs = r.integer("micro_batch_size", true, 1, max_global_batch_size);
     auto nmb = r.integer("num_micro_batches", true, 1, max_num_micro_batches);
     if (mbs) plan.micro_batch_size = *mbs;
     if (nmb) plan.num_micro_batches = *nmb;
-    if (auto v = r.choice("schedule", false, {"1f1b"})) plan.schedule = *v;
+    if (auto v = r.choice("schedule", false, {"1f1b", "interleaved-1f1b"})) plan.schedule = *v;
+    if (auto v = r.integer("virtual_stages", false, 1, max_virtual_stages)) plan.virtual_stages = static_cast<int>(*v);
     const Json* stages = r.get("stages");
     if (!stages) {
         problems.add(path + ".stages", "is missing; expected an array of 1 to " + std::to_string(max_stages) + " stages");
@@ -463,7 +492,9 @@ Json to_json(const Plan& plan) {
             stages.push_back({{"num_layers", st.num_layers}, {"replicas", reps}});
         }
     }
-    return {{"micro_batch_size", plan.micro_batch_size}, {"num_micro_batches", plan.num_micro_batches}, {"schedule", plan.schedule}, {"stages", stages}};
+    Json j = {{"micro_batch_size", plan.micro_batch_size}, {"num_micro_batches", plan.num_micro_batches}, {"schedule", plan.schedule}, {"stages", stages}};
+    if (plan.schedule != "1f1b" || plan.virtual_stages != 1) j["virtual_stages"] = plan.virtual_stages;
+    return j;
 }
 
 Json to_json(const Device& d) {

@@ -149,7 +149,7 @@ const Malformed kMalformed[] = {
      "plan.num_micro_batches: 200000 is out of range; expected an integer in [1, 100000]"},
     {"schedule in capitals", nullptr,
      R"({"micro_batch_size":8,"num_micro_batches":8,"schedule":"1F1B","stages":[{"group":0,"num_layers":4,"tp":2,"dp":4},{"group":1,"num_layers":4,"tp":2,"dp":4}]})",
-     "plan.schedule: \"1F1B\" is not allowed; expected one of \"1f1b\" (did you mean \"1f1b\"?)"},
+     "plan.schedule: \"1F1B\" is not allowed; expected one of \"1f1b\", \"interleaved-1f1b\" (did you mean \"1f1b\"?)"},
     {"misspelled stages", nullptr, R"({"micro_batch_size":8,"num_micro_batches":8,"stage":[]})",
      "plan.stage: unknown key (did you mean \"stages\"?); allowed keys are documented in docs/formats.md\n"
      "plan.stages: is missing; expected an array of 1 to 1000 stages"},

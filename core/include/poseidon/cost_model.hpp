@@ -67,6 +67,7 @@ struct StagePosition {
     int num_stages = 1;
     std::int64_t num_micro_batches = 1;
     int dp_total = 1;               // replicas in the stage (for the distributed optimizer's sharding)
+    double in_flight = -1;          // micro-batches whose activations are held; < 0: 1F1B's min(S - i, m)
     bool first() const { return index == 0; }
     bool last() const { return index == num_stages - 1; }
 };
@@ -130,9 +131,20 @@ struct StageEval {
     int slowest_replica = 0;       // index into the plan stage's replicas
     std::vector<ReplicaCost> replica_costs;  // per ReplicaSet
     CostSources sources;           // of the slowest replica, with the stage's optimizer source
+    std::vector<StageTimes> chunk_times;  // interleaved 1F1B: chunk c's times and sends (empty for 1F1B)
 };
 
 std::vector<StageEval> evaluate_stages(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement);
+
+// The device a replica of `tp` GPUs of group `g` runs on: the group's link overrides, and TP over
+// whole nodes at NIC speed. Returns g.device itself, or `buffer` filled with the modified copy.
+const Device& replica_device(const Group& g, int tp, Device& buffer);
+
+// Interleaved 1F1B (plan.virtual_stages > 1; core/src/cost_interleaved.cpp): each stage's V chunks
+// timed as blocks of num_layers / V (the embedding on chunk 0 of stage 0, the head on chunk V-1 of
+// the last stage) with their sends, into StageEval::chunk_times; the stage's F/B times become the
+// sums over its chunks and its activations those of the interleaved order's passes in flight.
+void evaluate_chunks(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement, std::vector<StageEval>& stages);
 
 // Send time of one micro-batch's activations between two placed stages (same for gradients back).
 double p2p_send_s(const Scenario& sc, const Plan& plan, const StagePlacement& from, const StagePlacement& to);

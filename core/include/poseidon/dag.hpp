@@ -21,6 +21,7 @@ struct TimelineEvent {
     int micro_batch = -1;  // -1 for dp_sync and optimizer
     double start_s = 0;
     double end_s = 0;
+    int chunk = 0;         // model chunk of the stage (interleaved 1F1B); 0 otherwise
 };
 
 // The iteration time seen from the bottleneck stage (the largest busy time m(f+b), lowest index on
@@ -59,10 +60,32 @@ double dag_iteration_time_below(std::span<const StageTimes> stages, std::int64_t
 
 // The classic closed form sum_s(f+b) + (m-1) max_s(f+b), plus sends once and the slowest
 // synchronisation + step (Narayanan et al. 2021; AMP, Metis). Exact only for equal stages.
-double closed_form_time_s(std::span<const StageTimes> stages, std::int64_t m);
+// With V > 1 chunks per stage (interleaved 1F1B): sum_s(f+b)/V + (m - 1/V) max_s(f+b), which is
+// (m + (p-1)/V)(f+b) for equal stages (Narayanan et al. 2021, sec. 2.2).
+double closed_form_time_s(std::span<const StageTimes> stages, std::int64_t m, int V = 1);
 
 // The 1F1B order of one stage: warm-up forwards, steady one-forward-one-backward, drain.
 // Entries are micro-batch indices; forward as j, backward as -(j+1).
 void one_f_one_b_order(int stage, int num_stages, std::int64_t m, std::vector<std::int64_t>& order);
+
+// ---- Interleaved 1F1B (core/src/dag_interleaved.cpp) ----
+
+// One pass of a stage's interleaved order: chunk c of the stage (virtual stage c p + s).
+struct ChunkPass {
+    int chunk = 0;
+    std::int64_t micro_batch = 0;
+    bool forward = true;
+};
+
+// Megatron's interleaved order of stage s of p with V chunks and m micro-batches (m a multiple of p).
+void interleaved_order(int s, int p, int V, std::int64_t m, std::vector<ChunkPass>& order);
+// The most (chunk, micro-batch) passes stage s holds activations for at once (warm-up + 1).
+std::int64_t interleaved_in_flight(int s, int p, int V, std::int64_t m);
+
+// `chunks`: the p V virtual stages in data order (chunk c of stage s at c p + s), their F/B times
+// and sends to the next (send_forward_s) and previous (send_backward_s) virtual stage; `stages`:
+// the p stages' dp_sync_s and optimizer_s. The same node durations and edge kinds as the 1F1B DAG.
+double interleaved_iteration_time(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m);
+DagResult evaluate_interleaved_dag(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m, bool detailed);
 
 }  // namespace poseidon

@@ -22,6 +22,7 @@ inline constexpr std::int64_t max_groups = 64;
 inline constexpr std::int64_t max_stages = 1'000;
 inline constexpr std::int64_t max_replicas = 4'096;      // listed replicas of one stage
 inline constexpr std::int64_t max_tp = 1'024;            // also the most GPUs per node
+inline constexpr std::int64_t max_virtual_stages = 128;   // model chunks per stage (interleaved 1F1B)
 
 Device parse_device(const Json& j, const std::string& path, Problems& problems);
 ModelSpec parse_model(const Json& j, const std::string& path, Problems& problems);

@@ -193,7 +193,8 @@ struct StagePlan {
 struct Plan {
     std::int64_t micro_batch_size = 0;
     std::int64_t num_micro_batches = 0;
-    std::string schedule = "1f1b";
+    std::string schedule = "1f1b";      // or "interleaved-1f1b"
+    int virtual_stages = 1;             // model chunks per stage (Megatron's virtual pipeline size); 1 for "1f1b"
     std::vector<StagePlan> stages;
     bool operator==(const Plan&) const = default;
 };

@@ -1,0 +1,80 @@
+// Stage costs under the interleaved 1F1B schedule (docs/model.md, "Interleaved 1F1B"): evaluate_stages
+// has costed each stage as a whole (parameters, gradient sync, optimizer, sends); here each of its V
+// chunks is costed as a block range of its own and the activations follow the interleaved order.
+#include <algorithm>
+
+#include "poseidon/cost_model.hpp"
+#include "poseidon/dag.hpp"
+
+namespace poseidon {
+
+void evaluate_chunks(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement, std::vector<StageEval>& stages) {
+    const int p = static_cast<int>(plan.stages.size()), V = plan.virtual_stages;
+    const std::int64_t m = plan.num_micro_batches;
+    for (int s = 0; s < p; ++s) {
+        const StagePlan& st = plan.stages[s];
+        StageEval& ev = stages[s];
+        // The passes in flight at the peak of the order, spread over the chunks: in_flight / V
+        // micro-batches of each chunk (Korthikanti et al. 2022, sec. 4.2.3: the first stage holds
+        // 1 + (p-1)/(pV) times the non-interleaved activations).
+        const double in_flight = static_cast<double>(interleaved_in_flight(s, p, V, m)) / V;
+        ev.chunk_times.assign(V, StageTimes{});
+        std::vector<double> chunk_cost(V, -1.0);
+        double worst_headroom = 1e300;
+        for (std::size_t k = 0; k < st.replicas.size(); ++k) {
+            const ReplicaSet& rs = st.replicas[k];
+            const Group& g = sc.cluster.groups[rs.group];
+            Device buffer;
+            const Device& d = replica_device(g, rs.tp, buffer);
+            MemoryBreakdown dynamic;  // activations, temporaries and allocator over the chunks
+            for (int c = 0; c < V; ++c) {
+                StagePosition pos{c * p + s, p * V, m, st.dp(), in_flight};
+                const ReplicaCost rc = replica_cost(sc, d, rs.tp, rs.samples, st.num_layers / V, pos);
+                dynamic.activations_GiB += rc.memory.activations_GiB;
+                dynamic.temporary_GiB += rc.memory.temporary_GiB;
+                dynamic.allocator_GiB += rc.memory.allocator_GiB;
+                if (rc.forward_s + rc.backward_s > chunk_cost[c]) {
+                    chunk_cost[c] = rc.forward_s + rc.backward_s;
+                    StageTimes& t = ev.chunk_times[c];
+                    t.forward_s = rc.forward_s;
+                    t.backward_s = rc.backward_s;
+                    t.forward_tp_comm_s = rc.forward_tp_comm_s;
+                    t.backward_tp_comm_s = rc.backward_tp_comm_s;
+                }
+            }
+            // The whole-stage cost of evaluate_stages holds the parameters; the dynamic part is the chunks'.
+            MemoryBreakdown mem = ev.replica_costs[k].memory;
+            mem.activations_GiB = dynamic.activations_GiB;
+            mem.temporary_GiB = dynamic.temporary_GiB;
+            mem.allocator_GiB = dynamic.allocator_GiB;
+            ev.replica_costs[k].memory = mem;
+            const double headroom = d.memory_GiB - mem.total_GiB();
+            if (headroom < worst_headroom) {
+                worst_headroom = headroom;
+                ev.memory = mem;
+                ev.memory_capacity_GiB = d.memory_GiB;
+            }
+        }
+        ev.fits = worst_headroom >= 0;
+        // Sends between consecutive virtual stages: chunk c of stage s feeds chunk c of s + 1, and
+        // the last stage feeds chunk c + 1 of stage 0 (and gradients back the same links).
+        const int next = (s + 1) % p, prev = (s + p - 1) % p;
+        const double send_next = p2p_send_s(sc, plan, placement[s], placement[next]);
+        const double send_prev = p2p_send_s(sc, plan, placement[s], placement[prev]);
+        ev.times.forward_s = ev.times.backward_s = ev.times.forward_tp_comm_s = ev.times.backward_tp_comm_s = 0;
+        for (int c = 0; c < V; ++c) {
+            StageTimes& t = ev.chunk_times[c];
+            const int v = c * p + s;
+            t.send_forward_s = v < p * V - 1 ? send_next : 0.0;
+            t.send_backward_s = v > 0 ? send_prev : 0.0;
+            ev.times.forward_s += t.forward_s;
+            ev.times.backward_s += t.backward_s;
+            ev.times.forward_tp_comm_s += t.forward_tp_comm_s;
+            ev.times.backward_tp_comm_s += t.backward_tp_comm_s;
+        }
+        ev.times.send_forward_s = s + 1 < p || V > 1 ? send_next : 0.0;
+        ev.times.send_backward_s = s > 0 || V > 1 ? send_prev : 0.0;
+    }
+}
+
+}  // namespace poseidon
