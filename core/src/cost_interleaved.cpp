@@ -72,6 +72,14 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, const std::vector<Sta
             ev.times.forward_tp_comm_s += t.forward_tp_comm_s;
             ev.times.backward_tp_comm_s += t.backward_tp_comm_s;
         }
+        if (sc.training.overlap_grad_reduce) {
+            // The stage's last pass is the backward of chunk 0's last micro-batch: the buckets
+            // reduce behind it (the other chunks' gradients are complete earlier).
+            double params = 0;
+            for (const auto& rc : ev.replica_costs) params = std::max(params, rc.params_per_gpu);
+            const double kappa = sc.cluster.groups[st.replicas[ev.slowest_replica].group].device.comm_compute_slowdown;
+            ev.times.dp_sync_s = overlapped_bucket_sync_s(ev.times.dp_sync_s, ev.chunk_times[0].backward_s, params, kappa);
+        }
         ev.times.send_forward_s = s + 1 < p || V > 1 ? send_next : 0.0;
         ev.times.send_backward_s = s > 0 || V > 1 ? send_prev : 0.0;
     }

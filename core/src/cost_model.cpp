@@ -57,6 +57,9 @@ constexpr double host_staged_latency_us = 10;
 // Ethernet (docs/model.md, "Links"), and each ring step pays the socket path's latency.
 constexpr double ethernet_link_efficiency = 0.45;
 constexpr double ethernet_latency_us = 20;
+// Megatron-Core's gradient bucket (--ddp-bucket-size default, 40 M parameters): the unit the
+// overlapped reduction launches as soon as the backward has produced it.
+constexpr double grad_bucket_params = 40e6;
 // An RDMA NIC that the GPUs cannot reach peer-to-peer (no GPUDirect RDMA, e.g. one HCA per node
 // behind another PCIe switch than most GPUs): NCCL bounces every chunk through host memory,
 // reaching about 0.7 of what GPUDirect reaches (docs/model.md, "Links").
@@ -115,7 +118,21 @@ double bytes_per_element(Precision p) { return p == Precision::fp32 ? 4.0 : 2.0;
 
 double fp32_tflops_of(const Device& d) { return d.fp32_tflops > 0 ? d.fp32_tflops : d.peak_tflops / 8; }
 
-double grad_bytes_per_param(const Training& tr) { return tr.stack.grad_fp32 ? 4.0 : bytes_per_element(tr.precision); }
+double grad_bytes_per_param(const Training& tr) {
+    if (tr.grad_reduce_dtype == "fp32") return 4.0;
+    if (!tr.grad_reduce_dtype.empty()) return 2.0;
+    return tr.stack.grad_fp32 ? 4.0 : bytes_per_element(tr.precision);
+}
+
+double overlapped_bucket_sync_s(double sync_s, double backward_s, double params, double slowdown) {
+    if (sync_s <= 0) return 0;
+    const double K = std::max(1.0, std::ceil(params / grad_bucket_params));
+    // K equal buckets, bucket k ready (k + 1)/K into the backward, reduced one after another on
+    // the communication stream: the last one ends max(sync/K, sync - (K-1)/K backward) after the
+    // backward; the part hidden behind it slows the compute it shares the GPU with.
+    const double exposed = std::max(sync_s / K, sync_s - (K - 1) / K * backward_s);
+    return exposed + slowdown * (sync_s - exposed);
+}
 
 void fold_blocking_sends(const Stack& stack, std::vector<StageTimes>& times) {
     if (!stack.p2p_blocking) return;
@@ -265,7 +282,16 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     const double elem_bytes = Tr * h * (replicated_accesses * e + replicated_mask_bytes_per_h) + T / t * (mlp_accesses + 2 * h) * e;
     const double elementwise_kernels = fused ? fused_elementwise_kernels : unfused_elementwise_kernels;
     const double elem_fwd = elem_bytes / mem_rate + elementwise_kernels * kernel_s;
-    const double fwd_tp = tp > 1 ? 2 * one_allreduce_s : 0.0;
+    // TP collectives hidden behind GEMMs (docs/model.md, "Overlap"): with Transformer Engine's
+    // userbuffers (training.tp_comm_overlap) a share of each pass's traffic is pipelined with the
+    // GEMM it feeds; the async backward all-reduce runs beside the weight-gradient GEMMs. Never
+    // more than those GEMMs' time; what is hidden slows the compute beside it.
+    const double all_tp = tp > 1 ? 2 * one_allreduce_s : 0.0;
+    const double ub = tr.tp_comm_overlap ? tr.stack.tp_comm_overlap_fraction : 0.0;
+    const double hidden_fwd = std::min(ub * all_tp, linear_fwd);
+    const double hidden_bwd = std::min(std::max(ub, tr.stack.tp_async_backward ? 1.0 : 0.0) * all_tp, linear_fwd);
+    const double kappa = d.comm_compute_slowdown;
+    const double fwd_tp = all_tp - hidden_fwd + kappa * hidden_fwd;
     // The host dispatches every kernel of the block (PyTorch eager); when the GPU runs them faster
     // than the CPU issues them, the host's time is the block's time (docs/model.md, "Host dispatch").
     const double kernels_fwd = 4 + (flash ? 1 : 2 + (fused ? 2 : 4)) + elementwise_kernels + (tp > 1 ? 2 : 0);
@@ -280,7 +306,7 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     // kernels move about twice the forward's bytes; two TP collectives of the same volume.
     const double bwd_local = std::max(2 * linear_fwd + core_bwd + backward_elementwise_factor * elem_fwd, 2 * host_fwd_s - (tp > 1 ? 2 * one_allreduce_s : 0.0)) +
                              2 * layer_overhead_s;
-    const double bwd_tp = tp > 1 ? 2 * one_allreduce_s : 0.0;
+    const double bwd_tp = all_tp - hidden_bwd + kappa * hidden_bwd;
     double recompute = 0, recompute_tp = 0;
     if (tr.recompute == Recompute::full) {
         recompute = layer_fwd_local;  // the whole forward again, its TP collectives included
@@ -652,13 +678,21 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             ev.sources.links = std::min(ev.sources.links, rc.sources.links);
         }
         double grad_bytes = max_params * grad_bytes_per_param(sc.training);
-        ev.times.dp_sync_s = dp_sync_span(sc, st, placement[s], grad_bytes, spans[s]);
+        const double sync_s = dp_sync_span(sc, st, placement[s], grad_bytes, spans[s]);
+        const double kappa = sc.cluster.groups[st.replicas[ev.slowest_replica].group].device.comm_compute_slowdown;
+        // overlap_grad_reduce: the buckets reduce during the last micro-batch's backward (its
+        // last chunk's with interleaving, which evaluate_chunks applies instead).
+        ev.times.dp_sync_s = sc.training.overlap_grad_reduce && plan.virtual_stages == 1
+                                 ? overlapped_bucket_sync_s(sync_s, ev.times.backward_s, max_params, kappa)
+                                 : sync_s;
         if (sc.training.distributed_optimizer && st.dp() > 1) {
-            // The updated bf16 parameters are all-gathered after the sharded step.
-            double ag_bytes = max_params * bytes_per_element(sc.training.precision);
-            double rs_time = ev.times.dp_sync_s;
-            double rs_bytes = grad_bytes;
-            opt_s += rs_bytes > 0 ? rs_time * ag_bytes / rs_bytes : 0.0;
+            // The updated bf16 parameters are all-gathered after the sharded step; with
+            // overlap_param_gather behind the next iteration's forwards, bucket by bucket, so only
+            // the first bucket waits (and the rest slows the forwards beside it).
+            const double ag_bytes = max_params * bytes_per_element(sc.training.precision);
+            const double ag_s = grad_bytes > 0 ? sync_s * ag_bytes / grad_bytes : 0.0;
+            const double K = std::max(1.0, std::ceil(max_params / grad_bucket_params));
+            opt_s += sc.training.overlap_param_gather ? ag_s / K + kappa * (ag_s - ag_s / K) : ag_s;
         }
         ev.times.optimizer_s = opt_s;
         if (s + 1 < S) ev.times.send_forward_s = p2p_send_spans(sc, plan, placement[s], placement[s + 1], spans[s], spans[s + 1]);

@@ -85,7 +85,7 @@ Device parse_device(const Json& in, const std::string& path, Problems& problems)
     if (j.is_null()) return d;
     ObjectReader r(j, path, problems);
     if (!r.ok()) return d;
-    r.reject_unknown({"id", "name", "vendor", "peak_tflops", "fp32_tflops", "tf32_tflops", "sustained_clock_ratio", "memory_GiB", "memory_bw_GBps", "intra_node_bw_GBps",
+    r.reject_unknown({"id", "name", "vendor", "peak_tflops", "fp32_tflops", "tf32_tflops", "sustained_clock_ratio", "comm_compute_slowdown", "memory_GiB", "memory_bw_GBps", "intra_node_bw_GBps",
                       "intra_node_link", "matmul_efficiency", "memory_bw_efficiency", "kernel_overhead_us",
                       "intra_node_link_efficiency", "inter_node_link_efficiency", "collective_latency_us",
                       "framework_overhead_GiB", "calibration", "source", "notes"});
@@ -99,6 +99,7 @@ Device parse_device(const Json& in, const std::string& path, Problems& problems)
     if (auto v = r.number("fp32_tflops", false, 0, false, 1e6)) d.fp32_tflops = *v;
     if (auto v = r.number("tf32_tflops", false, 0, true, 1e6)) d.tf32_tflops = *v;
     if (auto v = r.number("sustained_clock_ratio", false, 0, false, 1)) d.sustained_clock_ratio = *v;
+    if (auto v = r.number("comm_compute_slowdown", false, 0, true, 1)) d.comm_compute_slowdown = *v;
     if (auto v = r.number("memory_GiB", true, 0, false, 1e6)) d.memory_GiB = *v;
     if (auto v = r.number("memory_bw_GBps", true, 0, false, 1e7)) d.memory_bw_GBps = *v;
     if (auto v = r.number("intra_node_bw_GBps", true, 0, false, 1e6)) d.intra_node_bw_GBps = *v;
@@ -120,7 +121,7 @@ Stack parse_stack(const Json& in, const std::string& path, Problems& problems) {
     if (j.is_null()) return st;
     ObjectReader r(j, path, problems);
     if (!r.ok()) return st;
-    r.reject_unknown({"id", "name", "fused_elementwise", "softmax_fp32", "host_us_per_kernel", "pass_overhead_us", "layer_overhead_us", "p2p_blocking", "p2p_scatter_gather", "grad_fp32",
+    r.reject_unknown({"id", "name", "fused_elementwise", "softmax_fp32", "host_us_per_kernel", "pass_overhead_us", "layer_overhead_us", "p2p_blocking", "p2p_scatter_gather", "grad_fp32", "tp_async_backward", "tp_comm_overlap_fraction",
                       "optimizer_step_bytes_per_param", "optimizer_state_bytes_per_param", "loss_bytes_per_logit", "allocator_reserve_fraction", "source", "notes"});
     if (auto v = r.string("name", true)) st.name = *v;
     if (auto v = r.string("id", false); v && st.id.empty()) st.id = *v;
@@ -134,6 +135,8 @@ Stack parse_stack(const Json& in, const std::string& path, Problems& problems) {
     if (auto v = r.boolean("p2p_blocking", true)) st.p2p_blocking = *v;
     if (auto v = r.boolean("p2p_scatter_gather", true)) st.p2p_scatter_gather = *v;
     if (auto v = r.boolean("grad_fp32", true)) st.grad_fp32 = *v;
+    if (auto v = r.boolean("tp_async_backward", false)) st.tp_async_backward = *v;
+    if (auto v = r.number("tp_comm_overlap_fraction", false, 0, true, 1)) st.tp_comm_overlap_fraction = *v;
     if (auto v = r.number("optimizer_step_bytes_per_param", true, 0, false, 1e3)) st.optimizer_step_bytes_per_param = *v;
     if (auto v = r.number("optimizer_state_bytes_per_param", false, 0, true, 1e3)) st.optimizer_state_bytes_per_param = *v;
     if (auto v = r.number("loss_bytes_per_logit", true, 0, true, 1e3)) st.loss_bytes_per_logit = *v;
@@ -259,7 +262,8 @@ Scenario parse_scenario(const Json& j) {
     if (const Json* t = r.get("training")) {
         ObjectReader tr(*t, "scenario.training", problems);
         if (tr.ok()) {
-            tr.reject_unknown({"global_batch_size", "precision", "recompute", "sequence_parallel", "distributed_optimizer", "flash_attention", "tf32", "stack"});
+            tr.reject_unknown({"global_batch_size", "precision", "recompute", "sequence_parallel", "distributed_optimizer", "flash_attention", "tf32", "stack",
+                               "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "grad_reduce_dtype"});
             if (auto v = tr.integer("global_batch_size", true, 1, max_global_batch_size)) sc.training.global_batch_size = *v;
             if (auto v = tr.choice("precision", false, {"bf16", "fp16", "fp32"}))
                 sc.training.precision = *v == "bf16" ? Precision::bf16 : *v == "fp16" ? Precision::fp16 : Precision::fp32;
@@ -269,6 +273,12 @@ Scenario parse_scenario(const Json& j) {
             if (auto v = tr.boolean("distributed_optimizer", false)) sc.training.distributed_optimizer = *v;
             if (auto v = tr.boolean("flash_attention", false)) sc.training.flash_attention = *v;
             if (auto v = tr.boolean("tf32", false)) sc.training.tf32 = *v;
+            if (auto v = tr.boolean("overlap_grad_reduce", false)) sc.training.overlap_grad_reduce = *v;
+            if (auto v = tr.boolean("overlap_param_gather", false)) sc.training.overlap_param_gather = *v;
+            if (auto v = tr.boolean("tp_comm_overlap", false)) sc.training.tp_comm_overlap = *v;
+            if (auto v = tr.choice("grad_reduce_dtype", false, {"fp32", "bf16", "fp16"})) sc.training.grad_reduce_dtype = *v;
+            if (sc.training.overlap_param_gather && !sc.training.distributed_optimizer)
+                problems.add(tr.path_of("overlap_param_gather"), "true needs distributed_optimizer true (the parameter all-gather exists only with the distributed optimizer)");
             sc.training.stack = parse_stack(tr.has("stack") ? *tr.get("stack") : Json(default_stack_id), tr.path_of("stack"), problems);
         }
     } else {
@@ -503,6 +513,7 @@ Json to_json(const Device& d) {
               {"fp32_tflops", fp32_tflops_of(d)},  // the effective rate, so that a round trip keeps it
               {"tf32_tflops", d.tf32_tflops},
               {"sustained_clock_ratio", d.sustained_clock_ratio},
+              {"comm_compute_slowdown", d.comm_compute_slowdown},
               {"memory_GiB", d.memory_GiB},
               {"memory_bw_GBps", d.memory_bw_GBps},
               {"intra_node_bw_GBps", d.intra_node_bw_GBps},
@@ -530,6 +541,8 @@ Json to_json(const Stack& st) {
               {"p2p_blocking", st.p2p_blocking},
               {"p2p_scatter_gather", st.p2p_scatter_gather},
               {"grad_fp32", st.grad_fp32},
+              {"tp_async_backward", st.tp_async_backward},
+              {"tp_comm_overlap_fraction", st.tp_comm_overlap_fraction},
               {"optimizer_step_bytes_per_param", st.optimizer_step_bytes_per_param},
               {"optimizer_state_bytes_per_param", st.optimizer_state_bytes_per_param},
               {"loss_bytes_per_logit", st.loss_bytes_per_logit},
@@ -579,7 +592,11 @@ Json to_json(const Scenario& sc) {
               {"distributed_optimizer", sc.training.distributed_optimizer},
               {"flash_attention", sc.training.flash_attention},
               {"tf32", sc.training.tf32},
+              {"overlap_grad_reduce", sc.training.overlap_grad_reduce},
+              {"overlap_param_gather", sc.training.overlap_param_gather},
+              {"tp_comm_overlap", sc.training.tp_comm_overlap},
               {"stack", to_json(sc.training.stack)}}}};
+    if (!sc.training.grad_reduce_dtype.empty()) j["training"]["grad_reduce_dtype"] = sc.training.grad_reduce_dtype;
     if (sc.profile) j["profile"] = to_json(*sc.profile);
     return j;
 }

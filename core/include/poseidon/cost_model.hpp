@@ -156,6 +156,9 @@ double bytes_per_element(Precision p);
 double fp32_tflops_of(const Device& d);
 // Bytes of one gradient element in memory and on the wire (the stack's choice).
 double grad_bytes_per_param(const Training& tr);
+// Exposed time of a gradient synchronisation of `params` parameters reduced in Megatron-Core's
+// buckets during a backward of `backward_s` (overlap_grad_reduce), contention included.
+double overlapped_bucket_sync_s(double sync_s, double backward_s, double params, double slowdown);
 
 // A stack whose sends block the sender (stack.p2p_blocking): each send's time moves into the
 // sending F/B node and the send node becomes instantaneous, which is exact for the DAG (the link

@@ -32,6 +32,7 @@ struct Device {
     double fp32_tflops = 0;           // fp32 matrix rate without TF32 (0 = peak_tflops / 8)
     double tf32_tflops = 0;           // dense TF32 tensor rate (0 = the device has no TF32)
     double sustained_clock_ratio = 1; // sustained / boost clock under training load (power cap)
+    double comm_compute_slowdown = 0.1;  // compute slowdown while NCCL kernels run beside it (shared SMs, memory)
     double memory_GiB = 0;
     double memory_bw_GBps = 0;
     double intra_node_bw_GBps = 0;    // per GPU, one direction
@@ -79,6 +80,8 @@ struct Stack {
     bool p2p_blocking = false;            // a pipeline send occupies the sending GPU until it completes
     bool p2p_scatter_gather = true;       // each TP rank sends 1/t of the activation (false: all of it)
     bool grad_fp32 = true;                // fp32 gradient buffer and reduction; false: the model dtype
+    bool tp_async_backward = false;       // the backward's TP all-reduce overlaps the weight-gradient GEMM
+    double tp_comm_overlap_fraction = 0;  // with training.tp_comm_overlap: share of TP traffic hidden behind GEMMs
     double optimizer_step_bytes_per_param = 30;  // memory traffic of one optimizer step
     double optimizer_state_bytes_per_param = 12; // master weights, moments (and master gradients) held
     double loss_bytes_per_logit = 4;      // live bytes per logit while the loss runs
@@ -98,6 +101,11 @@ struct Training {
     bool distributed_optimizer = false;
     bool flash_attention = true;
     bool tf32 = false;            // fp32 matmuls on TF32 tensor cores (PyTorch's default: off)
+    // Megatron-Core's overlap switches (same names and defaults; docs/model.md, "Overlap").
+    bool overlap_grad_reduce = false;   // gradient buckets reduced during the last backward
+    bool overlap_param_gather = false;  // with the distributed optimizer: parameter all-gather behind the next forwards
+    bool tp_comm_overlap = false;       // Transformer Engine userbuffers: TP traffic pipelined with its GEMMs
+    std::string grad_reduce_dtype;      // "fp32", "bf16", "fp16"; "" = the stack's choice
     Stack stack;                  // default: the megatron-core stack preset
 };
 
