@@ -266,8 +266,12 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     if (flash) {
         // Causal flash attention computes the lower triangle only: half of 4bs^2h/t, at the matmul rate.
         const double core_flops = 0.5 * 4 * b * s * s * h / t;
-        core_fwd = core_flops / flops_rate + kernel_s;
-        core_bwd = flash_backward_factor * core_flops / flops_rate + 2 * kernel_s;
+        // Fused attention kernels reach their own fraction of the peak, not the GEMMs' (Dao 2023:
+        // FlashAttention-2 50-73 % on A100; Shah et al. 2024: ~35 % on H100, FlashAttention-3 up to
+        // 75 % forward); attention_efficiency 0 keeps the GEMM rate.
+        const double attn_rate = d.attention_efficiency > 0 ? flops_rate / d.matmul_efficiency * d.attention_efficiency : flops_rate;
+        core_fwd = core_flops / attn_rate + kernel_s;
+        core_bwd = flash_backward_factor * core_flops / attn_rate + 2 * kernel_s;
     } else {
         const double bmm = gemm_s(heads, s, s, dh) + gemm_s(heads, s, dh, s);  // QK^T and AV
         const double score_kernels = fused ? 2 : 4;

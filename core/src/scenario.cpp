@@ -85,7 +85,7 @@ Device parse_device(const Json& in, const std::string& path, Problems& problems)
     if (j.is_null()) return d;
     ObjectReader r(j, path, problems);
     if (!r.ok()) return d;
-    r.reject_unknown({"id", "name", "vendor", "peak_tflops", "fp32_tflops", "tf32_tflops", "sustained_clock_ratio", "comm_compute_slowdown", "memory_GiB", "memory_bw_GBps", "intra_node_bw_GBps",
+    r.reject_unknown({"id", "name", "vendor", "peak_tflops", "fp32_tflops", "tf32_tflops", "sustained_clock_ratio", "comm_compute_slowdown", "attention_efficiency", "memory_GiB", "memory_bw_GBps", "intra_node_bw_GBps",
                       "intra_node_link", "matmul_efficiency", "memory_bw_efficiency", "kernel_overhead_us",
                       "intra_node_link_efficiency", "inter_node_link_efficiency", "collective_latency_us",
                       "framework_overhead_GiB", "calibration", "source", "notes"});
@@ -100,6 +100,7 @@ Device parse_device(const Json& in, const std::string& path, Problems& problems)
     if (auto v = r.number("tf32_tflops", false, 0, true, 1e6)) d.tf32_tflops = *v;
     if (auto v = r.number("sustained_clock_ratio", false, 0, false, 1)) d.sustained_clock_ratio = *v;
     if (auto v = r.number("comm_compute_slowdown", false, 0, true, 1)) d.comm_compute_slowdown = *v;
+    if (auto v = r.number("attention_efficiency", false, 0, true, 1)) d.attention_efficiency = *v;
     if (auto v = r.number("memory_GiB", true, 0, false, 1e6)) d.memory_GiB = *v;
     if (auto v = r.number("memory_bw_GBps", true, 0, false, 1e7)) d.memory_bw_GBps = *v;
     if (auto v = r.number("intra_node_bw_GBps", true, 0, false, 1e6)) d.intra_node_bw_GBps = *v;
@@ -514,6 +515,7 @@ Json to_json(const Device& d) {
               {"tf32_tflops", d.tf32_tflops},
               {"sustained_clock_ratio", d.sustained_clock_ratio},
               {"comm_compute_slowdown", d.comm_compute_slowdown},
+              {"attention_efficiency", d.attention_efficiency},
               {"memory_GiB", d.memory_GiB},
               {"memory_bw_GBps", d.memory_bw_GBps},
               {"intra_node_bw_GBps", d.intra_node_bw_GBps},

@@ -33,6 +33,7 @@ struct Device {
     double tf32_tflops = 0;           // dense TF32 tensor rate (0 = the device has no TF32)
     double sustained_clock_ratio = 1; // sustained / boost clock under training load (power cap)
     double comm_compute_slowdown = 0.1;  // compute slowdown while NCCL kernels run beside it (shared SMs, memory)
+    double attention_efficiency = 0;     // fraction of the matrix peak fused (flash) attention reaches; 0 = matmul_efficiency
     double memory_GiB = 0;
     double memory_bw_GBps = 0;
     double intra_node_bw_GBps = 0;    // per GPU, one direction
