@@ -282,14 +282,30 @@ std::string to_text(const Scenario& sc, const Estimate& e) {
     for (std::size_t s = 0; s < e.stages.size(); ++s) {
         const auto& ev = e.stages[s];
         const auto& sp = e.plan.stages[s];
-        const auto& slow = sp.replicas[ev.slowest_replica];
-        const auto& d = sc.cluster.groups[slow.group].device;
-        std::string dev = d.id.empty() ? d.name : d.id;
-        if (sp.replicas.size() > 1) dev += " (+" + std::to_string(sp.replicas.size() - 1) + ")";
-        char line[256];
-        std::snprintf(line, sizeof line, "%-6zu %-20s %5d %3d %3d %7d %8.2f %8.2f %8.3f %8.2f %7.2f / %.0f%s\n", s, dev.c_str(), sp.gpus(), slow.tp, sp.dp(), sp.num_layers,
-                      1e3 * ev.times.forward_s, 1e3 * ev.times.backward_s, 1e3 * ev.times.send_forward_s, 1e3 * ev.times.dp_sync_s, ev.memory.total_GiB(),
-                      ev.memory_capacity_GiB, ev.fits ? "" : "  OOM");
+        // A stage of mixed replicas lists every device and TP degree, and names the device whose
+        // memory the column shows (the one with the least headroom).
+        auto id_of = [&](const ReplicaSet& r) {
+            const auto& d = sc.cluster.groups[r.group].device;
+            return d.id.empty() ? d.name : d.id;
+        };
+        std::string dev, tps, tight;
+        double least = 1e300;
+        for (std::size_t k = 0; k < sp.replicas.size(); ++k) {
+            const auto& r = sp.replicas[k];
+            const std::string id = id_of(r), tp = std::to_string(r.tp);
+            if (("+" + dev + "+").find("+" + id + "+") == std::string::npos) dev += (dev.empty() ? "" : "+") + id;
+            if (("/" + tps + "/").find("/" + tp + "/") == std::string::npos) tps += (tps.empty() ? "" : "/") + tp;
+            const double headroom = sc.cluster.groups[r.group].device.memory_GiB - ev.replica_costs[k].memory.total_GiB();
+            if (headroom < least) {
+                least = headroom;
+                tight = id;
+            }
+        }
+        const bool mixed = dev.find('+') != std::string::npos;
+        char line[320];
+        std::snprintf(line, sizeof line, "%-6zu %-20s %5d %3s %3d %7d %8.2f %8.2f %8.3f %8.2f %7.2f / %.0f%s%s\n", s, dev.c_str(), sp.gpus(), tps.c_str(), sp.dp(),
+                      sp.num_layers, 1e3 * ev.times.forward_s, 1e3 * ev.times.backward_s, 1e3 * ev.times.send_forward_s, 1e3 * ev.times.dp_sync_s, ev.memory.total_GiB(),
+                      ev.memory_capacity_GiB, mixed ? (" (" + tight + ")").c_str() : "", ev.fits ? "" : "  OOM");
         o << line;
     }
     return o.str();
