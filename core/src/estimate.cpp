@@ -173,10 +173,18 @@ Estimate estimate(const Scenario& sc, const Plan& plan, bool detailed) {
         if (!st.fits) {
             e.memory_fits = false;
             double need = st.memory.total_GiB();
+            e.feasible = false;
             e.problems.push_back("stage " + std::to_string(s) + " needs " + fmt(need, 2) + " GiB per GPU but the device has " + fmt(st.memory_capacity_GiB, 2) +
                                  " GiB (over by " + fmt(need - st.memory_capacity_GiB, 2) + " GiB)");
         }
     }
+    if (sc.training.stack.stage_needs_parameters)
+        for (std::size_t s = 0; s < e.stages.size(); ++s)
+            if (e.stages[s].replica_costs.front().params_per_gpu <= 0) {
+                e.feasible = false;
+                e.problems.push_back("stage " + std::to_string(s) + " holds no parameters (no block, embedding or head); the " + sc.training.stack.name +
+                                     " stack builds an optimizer per stage and refuses an empty parameter list");
+            }
     return e;
 }
 
@@ -241,6 +249,7 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
               {"model_tflops_per_gpu", r12(e.model_tflops_per_gpu)},
               {"num_gpus", e.num_gpus},
               {"memory_fits", e.memory_fits},
+              {"feasible", e.feasible},
               {"closed_form_time_s", r12(e.closed_form_time_s)},
               {"stages", stages},
               {"problems", e.problems},
@@ -273,7 +282,7 @@ std::string to_text(const Scenario& sc, const Estimate& e) {
       << fmt(e.closed_form_time_s, 4) << " s)\n";
     o << "throughput   " << fmt(e.tokens_per_s, 0) << " tokens/s, " << fmt(e.samples_per_s, 3) << " samples/s\n";
     o << "MFU          " << fmt(100 * e.mfu, 1) << " %  (" << fmt(e.model_tflops_per_gpu, 1) << " model TFLOP/s per GPU)\n";
-    o << "memory       " << (e.memory_fits ? "fits" : "DOES NOT FIT") << "\n";
+    o << "memory       " << (e.memory_fits ? "fits" : "DOES NOT FIT") << (e.memory_fits && !e.feasible ? "; the stack cannot build this plan" : "") << "\n";
     for (const auto& p : e.problems) o << "             " << p << "\n";
     const auto& b = e.dag.breakdown;
     o << "breakdown    compute " << fmt(b.compute_s, 4) << " s, bubble " << fmt(b.bubble_s, 4) << " s, TP " << fmt(b.tp_comm_s, 4) << " s, PP " << fmt(b.pp_comm_s, 4)

@@ -172,17 +172,18 @@ Table memory_table(const MeasuredSet& set) {
 
 std::vector<FitCheck> memory_classification(const MeasuredSet& set) {
     std::vector<FitCheck> out;
-    for (const Trial& tr : set.trials) out.push_back({tr.name, tr.measured_s.has_value(), estimate(tr.scenario, tr.plan, false).memory_fits});
+    for (const Trial& tr : set.trials) out.push_back({tr.name, tr.measured_s.has_value(), estimate(tr.scenario, tr.plan, false).feasible});
     return out;
 }
 
 std::string to_markdown(const std::vector<FitCheck>& checks, const std::string& title) {
     std::string out = "### " + title + "\n\n| trial | measured | predicted |\n|---|---|---|\n";
+    // "fits": estimate's `feasible` (memory, and a plan the stack can build).
     int agree = 0;
     for (const FitCheck& c : checks) {
         agree += c.ran == c.predicted_fits;
         if (c.ran && c.predicted_fits) continue;  // list only the out-of-memory trials and disagreements
-        out += "| " + c.name + " | " + (c.ran ? "ran" : "out of memory") + " | " + (c.predicted_fits ? "fits" : "does not fit") + " |\n";
+        out += "| " + c.name + " | " + (c.ran ? "ran" : "failed (out of memory)") + " | " + (c.predicted_fits ? "fits" : "infeasible") + " |\n";
     }
     char buf[160];
     std::snprintf(buf, sizeof buf, "\n%d of %zu trials classified as measured (the table lists the out-of-memory trials and any disagreement).\n", agree,

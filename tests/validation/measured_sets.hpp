@@ -43,7 +43,7 @@ Table memory_table(const MeasuredSet& set);
 struct FitCheck {
     std::string name;
     bool ran = false;            // measured: the trial ran (did not run out of memory)
-    bool predicted_fits = false;
+    bool predicted_fits = false; // estimate's `feasible`: fits in memory and the stack can build it
 };
 std::vector<FitCheck> memory_classification(const MeasuredSet& set);
 std::string to_markdown(const std::vector<FitCheck>& checks, const std::string& title);

@@ -20,10 +20,11 @@ TEST_CASE("AMP 16 x T4: iteration time MAPE <= 20 % and Spearman >= 0.85", "[val
     CHECK(r.rho() >= 0.85);
 }
 
-// The trial "mbs 16, tp 1, dp 1, pp 16" failed in AMP's log and is predicted to fit (13.8 of
-// 15 GiB). Its partition gives stage 1 nothing but a no-op unit: a stage without parameters, which
-// DeepSpeed's optimizer refuses, so the recorded failure need not be memory (docs/validation.md).
-TEST_CASE("AMP 16 x T4: the trials that ran fit, the out-of-memory trials do not (one exception)", "[validation][measured]") {
+// Four failed trials run out of memory by the model; the fifth ("mbs 16, tp 1, dp 1, pp 16") fits
+// (13.8 of 15 GiB) but its partition gives stage 1 nothing but a no-op unit, a stage without
+// parameters, which DeepSpeed's per-stage optimizer refuses: infeasible for the stack, not for
+// memory (docs/validation.md).
+TEST_CASE("AMP 16 x T4: the trials that ran are feasible, the five that failed are not", "[validation][measured]") {
     const auto checks = memory_classification(amp_t4_set());
     INFO(to_markdown(checks, "AMP memory"));
     int oom = 0, oom_predicted = 0;
@@ -34,14 +35,12 @@ TEST_CASE("AMP 16 x T4: the trials that ran fit, the out-of-memory trials do not
         } else {
             ++oom;
             oom_predicted += !c.predicted_fits;
-            if (c.name != "mbs 16, tp 1, dp 1, pp 16") {
-                INFO(c.name);
-                CHECK(!c.predicted_fits);
-            }
+            INFO(c.name);
+            CHECK(!c.predicted_fits);
         }
     }
     CHECK(oom == 5);
-    CHECK(oom_predicted == 4);
+    CHECK(oom_predicted == 5);
 }
 
 TEST_CASE("DLPerf V100: iteration time MAPE <= 10 %, none beyond 20 %", "[validation][measured]") {

@@ -24,6 +24,7 @@ struct Estimate {
     double model_tflops_per_gpu = 0;
     int num_gpus = 0;
     bool memory_fits = true;
+    bool feasible = true;                 // fits, and the stack can build the plan (problems[] says why not)
     std::vector<StageEval> stages;
     std::vector<StagePlacement> placement;
     std::vector<std::string> problems;  // why it does not fit

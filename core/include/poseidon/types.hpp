@@ -87,6 +87,7 @@ struct Stack {
     double optimizer_state_bytes_per_param = 12; // master weights, moments (and master gradients) held
     double loss_bytes_per_logit = 4;      // live bytes per logit while the loss runs
     double allocator_reserve_fraction = 0;  // caching-allocator reserve/fragmentation, of dynamic memory
+    bool stage_needs_parameters = false;  // a pipeline stage without parameters cannot be built (one optimizer per stage)
     std::string source;
     std::string notes;
 };
