@@ -162,6 +162,23 @@ case("stages x micro-batches beyond the DAG limit",
      d({"micro_batch_size": 1, "num_micro_batches": 100000, "stages": [{"group": i // 8, "num_layers": 1, "tp": 1, "dp": 1} for i in range(16)]}),
      "plan.num_micro_batches", "too large a DAG")
 
+# --- software stack, links, schedule, overlap (issues 10 and 13) --------------------------------------
+case("unknown stack id", d(training(stack="megatron-cor")), SP, "scenario.training.stack", "did you mean \"megatron-core\"")
+case("stack is a number", d(training(stack=3)), SP, "scenario.training.stack", "neither a preset id nor an object")
+case("inline stack without its keys", d(training(stack={"name": "s"})), SP, "scenario.training.stack.fused_elementwise", "is missing")
+case("stack override out of range", d(training(stack={"base": "megatron-core", "allocator_reserve_fraction": 2})), SP, "scenario.training.stack.allocator_reserve_fraction", "out of range")
+case("unknown stack key", d(training(stack={"base": "megatron-core", "fused": True})), SP, "scenario.training.stack.fused", "unknown key")
+case("grad_reduce_dtype int8", d(training(grad_reduce_dtype="int8")), SP, "scenario.training.grad_reduce_dtype", "not allowed")
+case("overlap_param_gather without the distributed optimizer", d(training(overlap_param_gather=True)), SP, "scenario.training.overlap_param_gather", "needs distributed_optimizer")
+case("unknown group intra-node link", d(group(intra_node_link="nvswitch")), SP, "scenario.cluster.groups[0].intra_node_link", "not allowed")
+case("unknown inter-node link", d(group(inter_node_link="omnipath")), SP, "scenario.cluster.groups[0].inter_node_link", "not allowed")
+case("attention_efficiency above 1", d(device(attention_efficiency=1.5)), SP, "scenario.cluster.groups[0].device.attention_efficiency", "out of range")
+case("schedule gpipe", DS, d(with_(P, schedule="gpipe")), "plan.schedule", "interleaved-1f1b")
+case("virtual_stages with 1f1b", DS, d(with_(P, virtual_stages=2)), "plan.virtual_stages", "not allowed with schedule")
+case("virtual_stages 0", DS, d(with_(P, schedule="interleaved-1f1b", virtual_stages=0)), "plan.virtual_stages", "out of range")
+case("interleaved blocks not divisible", DS, d(with_(P, schedule="interleaved-1f1b", virtual_stages=3)), "plan.stages[0].num_layers", "do not split into 3 chunks")
+case("interleaved micro-batches not a multiple of stages", DS, d(with_(P, schedule="interleaved-1f1b", virtual_stages=2, micro_batch_size=16, num_micro_batches=4, stages=[with_(P["stages"][0], num_layers=2), with_(P["stages"][0], num_layers=2), with_(P["stages"][1], num_layers=4, dp=2)])), "plan.num_micro_batches", "not a multiple")
+
 names = [c["name"] for c in cases]
 assert len(names) == len(set(names)), "case names must be unique"
 print(json.dumps(cases, indent=1, ensure_ascii=True))
