@@ -55,6 +55,11 @@ std::string calibrate(const std::string& scenario, const std::string& runs) {
   return guarded([&] { return poseidon::calibrate_json(scenario, runs); });
 }
 
+// {"feasible_now", "infeasible", "variants": [...], "elapsed_s"}: docs/web.md, "Advice".
+std::string advise(const std::string& scenario, const std::string& options) {
+  return guarded([&] { return poseidon::advise_json(scenario, options); });
+}
+
 std::string plan(const std::string& scenario, const std::string& options) {
   return plan_with_progress(scenario, options, emscripten::val::undefined());
 }
@@ -68,4 +73,5 @@ EMSCRIPTEN_BINDINGS(poseidon) {
   emscripten::function("plan", &plan);                // plan(scenarioJson, optionsJson)
   emscripten::function("plan", &plan_with_progress);  // plan(scenarioJson, optionsJson, onProgress)
   emscripten::function("calibrate", &calibrate);      // calibrate(scenarioJson, runsJson)
+  emscripten::function("advise", &advise);            // advise(scenarioJson, optionsJson)
 }

@@ -1,4 +1,4 @@
-// Exports of a result: plan JSON, CSV of the top plans, Chrome trace, Megatron-LM arguments.
+// Exports of a result: plan JSON, CSV of the top plans, Chrome trace (Megatron-LM arguments: megatron.js).
 // Pure functions over the result JSON (no DOM, no wasm), so node tests can import them.
 
 export const KINDS = ['forward', 'backward', 'send_forward', 'send_backward', 'dp_sync', 'optimizer'];
@@ -81,56 +81,5 @@ export function chromeTrace(est, title = 'Poseidon plan') {
   return JSON.stringify({ displayTimeUnit: 'ms', otherData: { title, iteration_time_s: est.iteration_time_s }, traceEvents: events });
 }
 
-/**
- * Megatron-LM launch arguments when the plan is expressible there (uniform TP/PP/DP, one device
- * type, equal layers per stage, no split replicas). Returns {ok, args, text} or {ok: false, reasons}.
- */
-export function megatronArgs(est, scenario) {
-  const reasons = [];
-  const stages = est.stages || [];
-  const plan = est.plan || {};
-  const model = scenario?.model && typeof scenario.model === 'object' ? scenario.model : null;
-  const training = scenario?.training || {};
-  if (!stages.length) reasons.push('the plan has no stages');
-  if ((plan.stages || []).some((s) => Array.isArray(s.replicas))) reasons.push('a stage splits its micro-batch over replicas of different devices; Megatron-LM runs identical data-parallel replicas');
-  const uniq = (f) => new Set(stages.map(f));
-  if (uniq((s) => s.tp).size > 1) reasons.push(`tensor parallelism differs between stages (${[...uniq((s) => s.tp)].join(', ')}); Megatron-LM uses one --tensor-model-parallel-size`);
-  if (uniq((s) => s.dp).size > 1) reasons.push(`data parallelism differs between stages (${[...uniq((s) => s.dp)].join(', ')}); Megatron-LM has one data-parallel size`);
-  if (uniq((s) => s.device).size > 1) reasons.push(`stages run on different device types (${[...uniq((s) => s.device)].join(', ')}); Megatron-LM assumes one`);
-  if (uniq((s) => s.num_layers).size > 1) reasons.push(`layers per stage differ (${stages.map((s) => s.num_layers).join('/')}); Megatron-LM splits layers evenly`);
-  if (reasons.length) return { ok: false, reasons };
-  const tp = stages[0].tp;
-  const pp = stages.length;
-  const dp = stages[0].dp;
-  const mbs = plan.micro_batch_size;
-  const args = [
-    ['--tensor-model-parallel-size', tp],
-    ['--pipeline-model-parallel-size', pp],
-    ['--micro-batch-size', mbs / dp],
-    ['--global-batch-size', mbs * plan.num_micro_batches],
-  ];
-  if (model) {
-    args.push(['--num-layers', model.num_layers], ['--hidden-size', model.hidden_size],
-      ['--num-attention-heads', model.num_attention_heads]);
-    if (model.ffn_hidden_size) args.push(['--ffn-hidden-size', model.ffn_hidden_size]);
-    if (model.num_kv_heads && model.num_kv_heads !== model.num_attention_heads) args.push(['--group-query-attention'], ['--num-query-groups', model.num_kv_heads]);
-    args.push(['--seq-length', model.seq_length], ['--max-position-embeddings', model.seq_length]);
-    if (model.gated_mlp) args.push(['--swiglu']);
-    if (!model.tied_embeddings) args.push(['--untie-embeddings-and-output-weights']);
-    if (model.bias === false) args.push(['--disable-bias-linear']);
-    if (model.position_embedding === 'rope') args.push(['--position-embedding-type', 'rope']);
-  }
-  const precision = training.precision ?? 'bf16';
-  if (precision === 'bf16') args.push(['--bf16']);
-  if (precision === 'fp16') args.push(['--fp16']);
-  if (training.sequence_parallel && tp > 1) args.push(['--sequence-parallel']);
-  if (training.distributed_optimizer) args.push(['--use-distributed-optimizer']);
-  if (training.recompute === 'selective') args.push(['--recompute-activations']);
-  if (training.recompute === 'full') args.push(['--recompute-granularity', 'full'], ['--recompute-method', 'uniform'], ['--recompute-num-layers', 1]);
-  if (training.flash_attention !== false) args.push(['--use-flash-attn']);
-  const world = tp * pp * dp;
-  const text = `# Megatron-LM (starting point): ${world} GPUs = TP ${tp} x PP ${pp} x DP ${dp}\n`
-    + `# torchrun --nproc_per_node <GPUs per node> --nnodes <nodes> pretrain_gpt.py \\\n`
-    + args.map((a) => `  ${a.join(' ')}`).join(' \\\n') + '\n';
-  return { ok: true, args, text, world };
-}
+// The Megatron-LM launch command lives in megatron.js (re-exported here for older imports).
+export { megatronArgs } from './megatron.js';

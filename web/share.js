@@ -4,12 +4,13 @@
 // every failure is a ShareLinkError with a message for the page's error region.
 // Versions: 1 = inputs and plan; 2 adds "f", the measured profile; 3 adds "k", the calibrated
 // devices, and is also the version of any link whose inputs use what a format-2 page's engine does
-// not know (training.stack, training.tf32, a cluster group's intra_node_link / inter_node_link).
+// not know (training.stack, training.tf32, a cluster group's intra_node_link / inter_node_link);
+// 4 adds "b", the time-to-train and cost inputs (token budget, prices per GPU-hour, idle GPUs billed).
 // A link is written with the lowest version that holds its payload (a link without a profile
 // stays v=1, readable by pages that only know version 1); this page reads every version up to
 // SHARE_VERSION.
 
-export const SHARE_VERSION = 3;
+export const SHARE_VERSION = 4;
 export const MAX_FRAGMENT_CHARS = 64 * 1024; // an encoded link longer than this is refused
 export const MAX_PAYLOAD_BYTES = 1024 * 1024; // inflated payload cap (a deflate bomb stops here)
 
@@ -58,7 +59,7 @@ async function pipe(bytes, stream, limit) {
 
 /** payload keys each version knows */
 const KEYS_V1 = ['v', 'app', 'm', 'c', 'd', 't', 'o', 'p'];
-const KEYS = { 1: new Set(KEYS_V1), 2: new Set([...KEYS_V1, 'f']), 3: new Set([...KEYS_V1, 'f', 'k']) };
+const KEYS = { 1: new Set(KEYS_V1), 2: new Set([...KEYS_V1, 'f']), 3: new Set([...KEYS_V1, 'f', 'k']), 4: new Set([...KEYS_V1, 'f', 'k', 'b']) };
 
 /** training keys and cluster group keys that a format-3 link introduced (engines before them refuse them) */
 export const V3_TRAINING_KEYS = ['stack', 'tf32'];
@@ -76,6 +77,7 @@ function usesV3Inputs(payload) {
 /** the lowest link format that can hold the payload */
 export function payloadVersion(payload) {
   if (!payload) return 1;
+  if (payload.b !== undefined && payload.b !== null) return 4;
   if ((payload.k !== undefined && payload.k !== null) || usesV3Inputs(payload)) return 3;
   return payload.f !== undefined && payload.f !== null ? 2 : 1;
 }
@@ -159,6 +161,15 @@ export function validatePayload(p, fragmentVersion = 1) {
   if ('k' in p && p.k !== null) {
     if (!isObj(p.k)) throw new ShareLinkError("The share link's calibration is not an object.");
     for (const [id, dev] of Object.entries(p.k)) if (!isObj(dev)) throw new ShareLinkError(`The share link's calibration of device "${id.slice(0, 40)}" is not an object.`);
+  }
+  // time to train and cost: {"t": token budget as typed, "p": {device: USD per GPU-hour}, "i": bill idle GPUs}
+  if ('b' in p && p.b !== null) {
+    if (!isObj(p.b) || Object.keys(p.b).some((k) => !['t', 'p', 'i'].includes(k))) throw new ShareLinkError("The share link's cost inputs are not {\"t\", \"p\", \"i\"}.");
+    if ('t' in p.b && typeof p.b.t !== 'string') throw new ShareLinkError("The share link's token budget is not text.");
+    if ('i' in p.b && typeof p.b.i !== 'boolean') throw new ShareLinkError("The share link's idle-GPU setting is not true or false.");
+    if ('p' in p.b && (!isObj(p.b.p) || Object.values(p.b.p).some((x) => typeof x !== 'number' || !Number.isFinite(x) || x < 0))) {
+      throw new ShareLinkError("The share link's prices are not non-negative numbers per device.");
+    }
   }
   return p;
 }

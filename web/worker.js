@@ -3,6 +3,7 @@
 //                  {type:'estimate', id, scenario, plan}  → {type:'result', id, result}
 //                  {type:'plan', id, scenario, options}   → {type:'progress', id, progress}* then {type:'result', id, result}
 //                  {type:'validate', id, scenario, plan}  → {type:'result', id, result}
+//                  {type:'advise', id, scenario, options}  → {type:'result', id, result}   (which changes make a plan fit)
 //                  {type:'calibrate', id, scenario, runs} → {type:'result', id, result}   (runs: the RUNS.json text
 //                  as the user gave it, so the core checks its syntax too; result {report, scenario} or {error})
 //   errors inside the module come back as result = {error:{path, message, problems}}; a failure of
@@ -84,6 +85,13 @@ self.onmessage = async (ev) => {
       case 'plan':
         self.postMessage({ type: 'result', id: msg.id, result: runPlan(M, msg) });
         break;
+      case 'advise': {
+        const result = typeof M.advise === 'function'
+          ? parse(M.advise(JSON.stringify(msg.scenario), JSON.stringify(msg.options || {})))
+          : { error: { path: '', message: 'this version of the planner engine cannot give advice', problems: [] } };
+        self.postMessage({ type: 'result', id: msg.id, result });
+        break;
+      }
       case 'calibrate': {
         const result = typeof M.calibrate === 'function'
           ? parse(M.calibrate(JSON.stringify(msg.scenario), typeof msg.runs === 'string' ? msg.runs : JSON.stringify(msg.runs)))

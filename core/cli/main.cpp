@@ -25,7 +25,7 @@ namespace {
 
 constexpr const char* usage = R"(usage:
   poseidon estimate SCENARIO.json --plan PLAN.json [--json]
-  poseidon plan SCENARIO.json [--top K] [--exhaustive] [--time-limit SECONDS] [--tp-per-stage] [--json]
+  poseidon plan SCENARIO.json [--top K] [--exhaustive] [--time-limit SECONDS] [--tp-per-stage] [--threads N] [--memory-cap GIB] [--json]
   poseidon presets [devices|models|clusters|stacks|profiles] [--json]
   poseidon calibrate SCENARIO.json --runs RUNS.json --out CALIBRATED.json [--json]
   poseidon version
@@ -184,6 +184,10 @@ int cmd_plan(const std::vector<std::string>& args) {
             options["top"] = parse_double(option_value(args, i), "--top");
         else if (a == "--time-limit")
             options["time_limit_s"] = parse_double(option_value(args, i), "--time-limit");
+        else if (a == "--threads")
+            options["threads"] = parse_double(option_value(args, i), "--threads");
+        else if (a == "--memory-cap")
+            options["memory_cap_gib"] = parse_double(option_value(args, i), "--memory-cap");
         else if (a.size() > 1 && a[0] == '-')
             throw Usage{"plan: unknown option \"" + poseidon::printable(a, 60) + "\""};
         else if (scenario_path.empty())
@@ -211,13 +215,21 @@ int cmd_plan(const std::vector<std::string>& args) {
                 std::printf("baseline %-18s no feasible plan: %s\n", b.name.c_str(), b.reason.c_str());
         }
         const auto& st = result.stats;
-        std::printf("search: %lld evaluated, %lld pruned, %.3f s%s\n", static_cast<long long>(st.evaluated), static_cast<long long>(st.pruned), st.elapsed_s,
-                    st.complete ? "" : " (incomplete: time limit)");
+        std::printf("search: %lld evaluated, %lld pruned, %.3f s, %d thread%s%s\n", static_cast<long long>(st.evaluated),
+                    static_cast<long long>(st.pruned), st.elapsed_s, st.threads, st.threads == 1 ? "" : "s",
+                    st.complete ? "" : (" (incomplete: " + (st.stopped_by.empty() ? std::string("memory cap") : st.stopped_by) + ")").c_str());
         for (const auto& [reason, n] : st.infeasible) std::printf("  infeasible (%s): %lld\n", reason.c_str(), static_cast<long long>(n));
+        for (const auto& note : st.notes) std::printf("  note: %s\n", note.c_str());
     }
     if (result.plans.empty()) {
-        std::cerr << "no feasible plan";
-        for (const auto& [reason, n] : result.stats.infeasible) std::cerr << "; " << reason << ": " << n;
+        const auto& st = result.stats;
+        // exit 3: say whether no plan exists or none was found before the search stopped
+        if (st.complete)
+            std::cerr << "no feasible plan: the whole space was searched";
+        else
+            std::cerr << "no plan found: the search stopped (" << (st.stopped_by.empty() ? std::string("memory cap") : st.stopped_by)
+                      << ") before finding one, so feasible plans may exist (raise --time-limit or --memory-cap)";
+        for (const auto& [reason, n] : st.infeasible) std::cerr << "; " << reason << ": " << n;
         std::cerr << "\n";
         return 3;
     }

@@ -1,5 +1,6 @@
 #include "poseidon/api.hpp"
 
+#include "poseidon/advice.hpp"
 #include "poseidon/calibrate.hpp"
 #include "poseidon/estimate.hpp"
 #include "poseidon/presets.hpp"
@@ -44,6 +45,12 @@ std::string calibrate_json(std::string_view scenario_json, std::string_view runs
     Scenario sc = parse_scenario(scenario);
     CalibrationResult res = calibrate(sc, parse_runs_text(runs_json, sc));
     return dump(Json{{"report", to_json(res)}, {"scenario", calibrated_scenario_json(scenario, res)}});
+}
+
+std::string advise_json(std::string_view scenario_json, std::string_view options_json) {
+    Scenario sc = parse_scenario_text(scenario_json);
+    AdviceOptions opt = parse_advice_options(options_json.empty() ? Json::object() : parse_json(options_json, "options"));
+    return dump(to_json(advise(sc, opt)));
 }
 
 std::string error_json(const std::exception_ptr& e) {

@@ -39,6 +39,12 @@ struct Best {
     std::optional<Estimate> e;
     std::string reason = "no candidate";
     int tried = 0, oom = 0;
+    bool timed_out = false;  // stopped at the deadline
+    // Why there is no plan when the deadline stopped the sweep, else `otherwise`.
+    std::string why(const std::string& otherwise) const {
+        if (!timed_out) return otherwise;
+        return "stopped by the time limit after " + std::to_string(tried) + " plans, none fitting in memory";
+    }
     void offer(std::optional<Estimate> c) {
         ++tried;
         if (!c) return;
@@ -50,6 +56,12 @@ struct Best {
     }
 };
 
+// A baseline the time limit left no time for.
+Baseline not_computed(Baseline b) {
+    b.reason = "not computed: the time limit was reached before it";
+    return b;
+}
+
 // (a) Megatron-LM style: one (TP, PP, DP) for every stage, L/PP layers each, GPUs taken in the
 // cluster's group order regardless of their type.
 Baseline megatron_uniform(const Scenario& sc, Clock::time_point deadline) {
@@ -58,6 +70,7 @@ Baseline megatron_uniform(const Scenario& sc, Clock::time_point deadline) {
     b.description =
         "Megatron-LM style: one TP, PP and DP for every stage and equal layers per stage; GPUs are taken in the cluster's group order "
         "regardless of type (a stage may mix device types) and every replica gets the same samples. The best such plan under this model.";
+    if (Clock::now() > deadline) return not_computed(b);
     const auto& groups = sc.cluster.groups;
     const int L = sc.model.num_layers;
     const std::int64_t B = sc.training.global_batch_size;
@@ -77,7 +90,10 @@ Baseline megatron_uniform(const Scenario& sc, Clock::time_point deadline) {
                 if (B % mbs) continue;
                 const std::int64_t m = B / mbs;
                 if (!dag_ok(pp, m)) continue;
-                if (Clock::now() > deadline) goto done;
+                if (Clock::now() > deadline) {
+                    best.timed_out = true;
+                    goto done;
+                }
                 Plan p;
                 p.micro_batch_size = mbs;
                 p.num_micro_batches = m;
@@ -112,7 +128,8 @@ Baseline megatron_uniform(const Scenario& sc, Clock::time_point deadline) {
 done:
     b.estimate = std::move(best.e);
     if (!b.estimate)
-        b.reason = best.tried == 0 ? "no uniform TP/PP/DP fits the cluster and batch" : std::to_string(best.tried) + " uniform plans tried, none fits in memory";
+        b.reason = best.why(best.tried == 0 ? "no uniform TP/PP/DP fits the cluster and batch"
+                                            : std::to_string(best.tried) + " uniform plans tried, none fits in memory");
     return b;
 }
 
@@ -125,6 +142,7 @@ Baseline metis_heuristic(const Scenario& sc, Clock::time_point deadline) {
         "Metis-style: groups ordered by device speed (fastest first), each cut into equal stages of about the same GPU count, DP first "
         "(the smallest TP that fits in memory), layers proportional to each stage's compute speed. The best over stage sizes and "
         "micro-batch sizes.";
+    if (Clock::now() > deadline) return not_computed(b);
     const auto& groups = sc.cluster.groups;
     const int G = static_cast<int>(groups.size());
     const int L = sc.model.num_layers;
@@ -177,7 +195,10 @@ Baseline metis_heuristic(const Scenario& sc, Clock::time_point deadline) {
         for (std::int64_t mbs : detail::divisors(B)) {
             const std::int64_t m = B / mbs;
             if (!dag_ok(S, m)) continue;
-            if (Clock::now() > deadline) goto done;
+            if (Clock::now() > deadline) {
+                best.timed_out = true;
+                goto done;
+            }
             // DP first: the smallest TP per stage whose DP divides the micro-batch
             std::vector<std::vector<int>> tps(S);
             bool ok = true;
@@ -223,7 +244,7 @@ Baseline metis_heuristic(const Scenario& sc, Clock::time_point deadline) {
     }
 done:
     b.estimate = std::move(best.e);
-    if (!b.estimate) b.reason = "no stage size, TP and micro-batch size gave a plan that fits in memory";
+    if (!b.estimate) b.reason = best.why("no stage size, TP and micro-batch size gave a plan that fits in memory");
     return b;
 }
 

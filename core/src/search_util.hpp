@@ -22,10 +22,9 @@ inline std::vector<std::int64_t> divisors(std::int64_t n) {
 // whole number of nodes dividing the nodes used, so that placements never straddle nodes.
 inline std::vector<int> stage_sizes(int gpus_per_node, int nodes) {
     std::vector<int> sizes;
-    for (int d = 1; d < gpus_per_node; ++d)
-        if (gpus_per_node % d == 0) sizes.push_back(d);
-    for (int c = 1; c <= nodes; ++c)
-        if (nodes % c == 0) sizes.push_back(c * gpus_per_node);
+    for (std::int64_t d : divisors(gpus_per_node))
+        if (d < gpus_per_node) sizes.push_back(static_cast<int>(d));
+    for (std::int64_t c : divisors(nodes)) sizes.push_back(static_cast<int>(c) * gpus_per_node);
     return sizes;
 }
 

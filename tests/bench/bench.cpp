@@ -4,14 +4,21 @@
 //   poseidon_bench ridge                 the layer-split landscape of one configuration (ASCII figure)
 //   poseidon_bench space                 size of the search space for the preset clusters (--tp-per-stage in brackets)
 //   poseidon_bench stage-tp              one TP per group (default) vs --tp-per-stage: best time, search time
+//   poseidon_bench threads [--max-threads N] [--reps R]  wall time (best of R) with 1, 2, 4, ... threads,
+//                                        speed-up, same plans
+//   poseidon_bench sweep [--limit S]     issue 11's sweep: 1-4 types x 64..4096 GPUs x 24..128 layers
 //   poseidon_bench all
-// Times are CPU seconds of this process (std::clock; the search is single-threaded) and wall seconds.
+// --threads N (default 1) sets the search's threads for every table but `threads`. Times are CPU
+// seconds of this process (std::clock: with one thread, the search's) and wall seconds.
+// tests/bench/limits.sh runs the CLI under time limits and the memory cap (docs/performance.md).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "poseidon/presets.hpp"
@@ -21,6 +28,8 @@
 using namespace poseidon;
 
 namespace {
+
+int g_threads = 1;  // --threads
 
 struct Timed {
     SearchResult r;
@@ -33,6 +42,7 @@ Timed run(const Scenario& sc, bool exhaustive, double limit, int top = 3, bool b
     o.exhaustive = exhaustive;
     o.time_limit_s = limit;
     o.baselines = baselines;
+    o.threads = g_threads;
     Timed t;
     const std::clock_t c0 = std::clock();
     const auto w0 = std::chrono::steady_clock::now();
@@ -218,6 +228,7 @@ void stage_tp() {
         o.top_k = 3;
         o.time_limit_s = 60;
         o.baselines = false;
+        o.threads = g_threads;
         auto timed = [&](bool per_group) {
             o.tp_per_stage = !per_group;
             const std::clock_t c0 = std::clock();
@@ -234,19 +245,106 @@ void stage_tp() {
     }
 }
 
+// The parallel search (docs/search.md, "Threads"): wall seconds of complete searches (top 3,
+// baselines off) with 1, 2, 4, ... threads, the speed-up over one, and whether every thread count
+// returned the same plans with the same scores.
+void threads(double limit, int max_threads, int reps) {
+    std::vector<std::pair<std::string, Json>> cases;
+    for (int g : {64, 256, 1024}) cases.push_back({"llama-70b-shape (80 l), " + std::to_string(g) + " GPUs, 4 types", scale_scenario(g, 4, 80, 1024)});
+    cases.push_back({"llama-70b-shape (80 l), 1024 GPUs, 3 types", scale_scenario(1024, 3, 80, 1024)});
+    cases.push_back({"llama-70b-shape (128 l), 1024 GPUs, 4 types", scale_scenario(1024, 4, 128, 1024)});
+    const std::pair<const char*, const char*> per_stage[] = {
+        {"opt-350m, sailor-mit-mix, 64, --tp-per-stage", R"({"model":"opt-350m","training":{"global_batch_size":64},"cluster":"sailor-mit-mix"})"},
+        {"llama2-13b, mixed-a100-v100, 256, --tp-per-stage", R"({"model":"llama2-13b","training":{"global_batch_size":256},"cluster":"mixed-a100-v100"})"}};
+    for (const auto& [name, text] : per_stage) cases.push_back({name, Json::parse(text)});
+    std::vector<int> counts;
+    for (int t = 1; t <= max_threads; t *= 2) counts.push_back(t);
+    if (counts.back() != max_threads) counts.push_back(max_threads);
+    std::printf("| scenario |");
+    for (int t : counts) std::printf(" %d thread%s s |", t, t == 1 ? "" : "s");
+    std::printf(" speed-up at %d | same plans |\n|---|", counts.back());
+    for (std::size_t k = 0; k <= counts.size(); ++k) std::printf("---|");
+    std::printf("---|\n");
+    for (const auto& [name, j] : cases) {
+        Scenario sc = parse_scenario(j);
+        std::vector<double> wall;
+        SearchResult first;
+        bool same = true, complete = true;
+        for (int t : counts) {
+            SearchOptions o;
+            o.time_limit_s = limit;
+            o.baselines = false;
+            o.threads = t;
+            o.tp_per_stage = name.find("--tp-per-stage") != std::string::npos;
+            SearchResult r;
+            double best = 1e300;
+            for (int rep = 0; rep < std::max(1, reps); ++rep) {
+                const auto w0 = std::chrono::steady_clock::now();
+                r = search(sc, o);
+                best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count());
+            }
+            wall.push_back(best);
+            complete = complete && r.stats.complete;
+            if (t == 1) {
+                first = std::move(r);
+                continue;
+            }
+            same = same && r.plans.size() == first.plans.size();
+            for (std::size_t k = 0; same && k < r.plans.size(); ++k) same = r.plans[k].plan == first.plans[k].plan && r.scores[k] == first.scores[k];
+        }
+        std::printf("| %s |", name.c_str());
+        for (double w : wall) std::printf(" %.2f |", w);
+        std::printf(" %.2fx | %s%s |\n", wall.front() / std::max(1e-9, wall.back()), same ? "yes" : "NO", complete ? "" : " (time limit)");
+        std::fflush(stdout);
+    }
+}
+
+// Issue 11, item 2: every cluster shape under a time limit (default 2 s, the target), one row per
+// shape, wall seconds of the search (top 3, baselines off), then how many completed and the
+// median and slowest times.
+void sweep(double limit) {
+    std::printf("| types | GPUs | layers | batch | wall s | complete | best s |\n|---|---|---|---|---|---|---|\n");
+    std::vector<double> walls;
+    int complete = 0, total = 0;
+    for (int types : {1, 2, 3, 4})
+        for (int gpus : {64, 256, 1024, 4096})
+            for (int layers : {24, 48, 80, 128}) {
+                const int batch = gpus >= 4096 ? 2048 : 1024;
+                Scenario sc = parse_scenario(scale_scenario(gpus, types, layers, batch));
+                Timed t = run(sc, false, limit);
+                walls.push_back(t.wall_s);
+                ++total;
+                complete += t.r.stats.complete;
+                std::printf("| %d | %d | %d | %d | %.2f | %s | %s |\n", types, gpus, layers, batch, t.wall_s, t.r.stats.complete ? "yes" : "no",
+                            t.r.plans.empty() ? "-" : std::to_string(t.r.plans[0].iteration_time_s).c_str());
+                std::fflush(stdout);
+            }
+    std::sort(walls.begin(), walls.end());
+    std::printf("\n%d of %d complete within %.1f s; median %.2f s, slowest %.2f s (%d thread%s)\n", complete, total, limit, walls[walls.size() / 2],
+                walls.back(), g_threads, g_threads == 1 ? "" : "s");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     std::string what = argc > 1 ? argv[1] : "all";
     double limit = 120;
-    for (int i = 2; i + 1 < argc; ++i)
-        if (std::string(argv[i]) == "--limit") limit = std::stod(argv[i + 1]);
+    bool limit_given = false;
+    int max_threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency())), reps = 1;
+    for (int i = 2; i + 1 < argc; ++i) {
+        if (std::string(argv[i]) == "--limit") limit = std::stod(argv[i + 1]), limit_given = true;
+        if (std::string(argv[i]) == "--threads") g_threads = std::stoi(argv[i + 1]);
+        if (std::string(argv[i]) == "--max-threads") max_threads = std::stoi(argv[i + 1]);
+        if (std::string(argv[i]) == "--reps") reps = std::stoi(argv[i + 1]);
+    }
     try {
         if (what == "space" || what == "all") space();
         if (what == "ridge" || what == "all") ridge();
         if (what == "compare" || what == "all") compare(limit);
         if (what == "scale" || what == "all") scale(limit);
         if (what == "stage-tp" || what == "all") stage_tp();
+        if (what == "threads" || what == "all") threads(limit, max_threads, reps);
+        if (what == "sweep") sweep(limit_given ? limit : 2);
     } catch (const InputError& e) {
         for (const auto& p : e.problems()) std::fprintf(stderr, "%s\n", p.line().c_str());
         return 2;

@@ -10,65 +10,13 @@
 
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"
+#include "search_random.hpp"
 
 using namespace poseidon;
 
-namespace {
-
-const char* const kDevices[] = {"a100-sxm4-80gb", "a100-sxm4-40gb", "v100-sxm2-16gb", "v100-sxm2-32gb", "t4-16gb", "rtx2080-8gb", "a10-24gb", "h100-sxm5-80gb"};
-
-// A small random scenario: 2-3 groups (presets or an inline device), at most 32 GPUs, at most 16
-// layers, a model small enough that some plans fit and big enough that some do not.
-Json random_scenario(std::mt19937_64& rng) {
-    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-    auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
-    const int heads = std::array<int, 3>{4, 8, 12}[pick(0, 2)];
-    const int hidden = heads * std::array<int, 3>{64, 128, 256}[pick(0, 2)];
-    Json model = {{"name", "random"},
-                  {"num_layers", pick(2, 16)},
-                  {"hidden_size", hidden},
-                  {"num_attention_heads", heads},
-                  {"num_kv_heads", pick(0, 1) ? heads : heads / 4},
-                  {"vocab_size", pick(1000, 64000)},
-                  {"seq_length", std::array<int, 3>{256, 1024, 2048}[pick(0, 2)]}};
-    Json groups = Json::array();
-    const int ngroups = pick(2, 3);
-    int total = 0;
-    for (int g = 0; g < ngroups; ++g) {
-        const int gpn = std::array<int, 4>{1, 2, 4, 8}[pick(0, 3)];
-        int nodes = pick(1, 4);
-        while (total + nodes * gpn > 32) --nodes;
-        if (nodes < 1) break;
-        total += nodes * gpn;
-        Json dev;
-        if (pick(0, 3) == 0)
-            dev = {{"name", "tiny-" + std::to_string(g)},
-                   {"peak_tflops", uni(10, 200)},
-                   {"memory_GiB", uni(3, 12)},
-                   {"memory_bw_GBps", uni(200, 2000)},
-                   {"intra_node_bw_GBps", uni(10, 300)}};
-        else
-            dev = kDevices[pick(0, 7)];
-        groups.push_back({{"device", dev}, {"nodes", nodes}, {"gpus_per_node", gpn}, {"inter_node_bw_GBps", uni(1, 50)}});
-    }
-    Json training = {{"global_batch_size", std::array<int, 6>{1, 2, 4, 8, 16, 32}[pick(0, 5)]}};
-    if (pick(0, 3) == 0) training["recompute"] = "full";
-    if (pick(0, 3) == 0) training["distributed_optimizer"] = true;
-    return {{"model", model}, {"training", training}, {"cluster", {{"name", "random"}, {"groups", groups}}}};
-}
-
-SearchOptions quiet(int k = 3, bool exhaustive = false) {
-    SearchOptions o;
-    o.top_k = k;
-    o.exhaustive = exhaustive;
-    o.time_limit_s = 600;
-    o.baselines = false;
-    return o;
-}
-
-bool close(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }
-
-}  // namespace
+using search_test::close;
+using search_test::quiet;
+using search_test::random_scenario;
 
 TEST_CASE("the pruned search returns the exhaustive optimum and top-K times on 200 random scenarios", "[search][differential]") {
     // both spaces: one TP per group (the default) and TP per stage
@@ -121,14 +69,22 @@ TEST_CASE("returned plans re-estimate to the same time through their JSON", "[se
 }
 
 TEST_CASE("the search is deterministic", "[search]") {
+    // one thread: plans and every count; several: the plans (their counts depend on timing)
     Scenario sc = parse_scenario_text(R"({"model":"gpt3-1.7b","training":{"global_batch_size":128},"cluster":"mixed-a100-a10-t4"})");
-    auto a = search(sc, quiet(5));
-    auto b = search(sc, quiet(5));
+    auto a = search(sc, quiet(5, false, 1));
+    auto b = search(sc, quiet(5, false, 1));
+    auto c = search(sc, quiet(5, false, 4));
     REQUIRE(a.plans.size() == b.plans.size());
-    for (std::size_t k = 0; k < a.plans.size(); ++k) CHECK(a.plans[k].plan == b.plans[k].plan);
+    REQUIRE(a.plans.size() == c.plans.size());
+    for (std::size_t k = 0; k < a.plans.size(); ++k) {
+        CHECK(a.plans[k].plan == b.plans[k].plan);
+        CHECK(a.plans[k].plan == c.plans[k].plan);
+    }
     CHECK(a.stats.evaluated == b.stats.evaluated);
     CHECK(a.stats.pruned == b.stats.pruned);
     CHECK(a.stats.infeasible == b.stats.infeasible);
+    CHECK(a.stats.configurations == b.stats.configurations);
+    CHECK(a.stats.threads == 1);
 }
 
 TEST_CASE("the time limit is honoured and reported as incomplete", "[search][time]") {

@@ -50,7 +50,7 @@ if (w.error) {
   if (CLI) {
     const nativeRuns = [];
     for (let i = 0; i < REPS; i++) {
-      const r = spawnSync(CLI, ['plan', scenarioFile, '--top', '3', '--time-limit', '60', '--json'], { encoding: 'utf8', maxBuffer: 1 << 28 });
+      const r = spawnSync(CLI, ['plan', scenarioFile, '--top', '3', '--time-limit', '60', '--threads', '1', '--json'], { encoding: 'utf8', maxBuffer: 1 << 28 });
       nativeRuns.push(JSON.parse(r.stdout).stats.elapsed_s);
     }
     const best = (r) => Math.min(...r);

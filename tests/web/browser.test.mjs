@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { serve } from '../../web/serve.mjs';
-import { encodeShare } from '../../web/share.js';
+import { encodeShare, decodeShare } from '../../web/share.js';
 import { siteDir, loadModule } from './load-module.mjs';
 
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
@@ -434,6 +434,12 @@ const copyLink = async (page, version) => {
   return page.inputValue('#share-url');
 };
 const tokensOf = async (page) => Number((await page.textContent('[data-testid=best-tokens]')).replace(/[^\d]/g, ''));
+/** live planning: waits until the result on screen belongs to the current inputs (not stale, search done) */
+const settled = (page, timeout = 30000) => page.waitForFunction(() => !document.querySelector('#results').classList.contains('stale')
+  && document.querySelector('#cancel').disabled && !/^Searching/.test(document.querySelector('[data-testid=progress]').textContent)
+  && /tokens\/s/.test(document.querySelector('[data-testid=best-plan]').textContent), null, { timeout });
+/** the plan a share link carries */
+const linkPlan = async (url) => (await decodeShare(url.split('#')[1])).p;
 
 test('the software stack select: presets from the core, a description, a different result, in the share link', async (t) => {
   const M = await loadModule();
@@ -462,22 +468,25 @@ test('the software stack select: presets from the core, a description, a differe
   assert.match(await page.textContent('#tf32-note'), /TF32 on/);
   await page.uncheck('[data-path="training.tf32"]');
   await page.selectOption('[data-path="training.precision"]', 'bf16');
-  // the link carries the stack (format 3) and a fresh page estimates the plan with it
+  // every edit re-plans: once the result for the stack is on screen, the link carries the stack
+  // (format 3) and that plan, and a fresh page estimates the same plan with the stack
+  await settled(page);
+  const tps = await tokensOf(page);
+  if (searchWorks) {
+    const res = JSON.parse(M.plan(JSON.stringify(stackScenario), JSON.stringify({ top: 5, time_limit_s: 10 })));
+    if (res.stats.complete) assert.equal(tps, Math.round(res.plans[0].tokens_per_s), "the core's best plan for the stack");
+  }
   const link = await copyLink(page, 3);
   const { page: fresh, problems: p2 } = await open(t, link);
   await waitPlan(fresh, /Shared plan: [\d,]+ tokens\/s/);
   assert.equal(await fresh.inputValue(sel), other.id);
-  const expected = JSON.parse(M.estimate(JSON.stringify(stackScenario), JSON.stringify(demoPlan)));
+  assert.equal(await tokensOf(fresh), tps, 'the link shows what was shown');
+  const plan = await linkPlan(link);
+  const expected = JSON.parse(M.estimate(JSON.stringify(stackScenario), JSON.stringify(plan)));
   assert.equal(await tokensOf(fresh), Math.round(expected.tokens_per_s));
-  assert.notEqual(await tokensOf(fresh), before, 'the stack changes the estimate');
-  if (searchWorks) {
-    // a search with the stack gives the core's numbers for that stack
-    await fresh.fill('[data-path="options.time_limit_s"]', '5');
-    await fresh.click('[data-testid=run]');
-    await fresh.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 30000 });
-    const res = JSON.parse(M.plan(JSON.stringify(stackScenario), JSON.stringify({ top: 5, time_limit_s: 5 })));
-    if (res.stats.complete) assert.equal(await tokensOf(fresh), Math.round(res.plans[0].tokens_per_s));
-  }
+  const withDefault = JSON.parse(M.estimate(JSON.stringify(demoScenario), JSON.stringify(plan)));
+  assert.notEqual(Math.round(withDefault.tokens_per_s), tps, 'the stack changes the estimate');
+  void before;
   await assertClean(page, problems);
   await assertClean(fresh, p2);
 });
@@ -498,9 +507,12 @@ test('link types per cluster group round-trip through a share link', async (t) =
   await page.selectOption(intra0, 'pcie_host');
   await page.selectOption(inter1, 'ethernet');
   await page.waitForFunction(() => /modified/.test(document.querySelector('#cluster-preset').selectedOptions[0].textContent));
+  await settled(page); // every edit re-plans; the link then carries the new plan
+  const tps = await tokensOf(page);
   const link = await copyLink(page, 3);
   const { page: fresh, problems: p2 } = await open(t, link);
   await waitPlan(fresh, /Shared plan: [\d,]+ tokens\/s/);
+  assert.equal(await tokensOf(fresh), tps);
   assert.equal(await fresh.inputValue(intra0), 'pcie_host');
   assert.equal(await fresh.inputValue(inter1), 'ethernet');
   assert.equal(await fresh.inputValue('[data-path="cluster.groups[1].intra_node_link"]'), '');
@@ -509,10 +521,13 @@ test('link types per cluster group round-trip through a share link', async (t) =
   delete cluster.id;
   cluster.groups[0].intra_node_link = 'pcie_host';
   cluster.groups[1].inter_node_link = 'ethernet';
-  const expected = JSON.parse(M.estimate(JSON.stringify({ ...demoScenario, cluster }), JSON.stringify(demoPlan)));
+  const plan = await linkPlan(link);
+  const expected = JSON.parse(M.estimate(JSON.stringify({ ...demoScenario, cluster }), JSON.stringify(plan)));
   assert.ok(!expected.error, JSON.stringify(expected.error));
   assert.equal(await tokensOf(fresh), Math.round(expected.tokens_per_s));
-  assert.notEqual(await tokensOf(fresh), before, 'host-staged PCIe and TCP change the estimate');
+  const onPreset = JSON.parse(M.estimate(JSON.stringify(demoScenario), JSON.stringify(plan)));
+  assert.notEqual(Math.round(onPreset.tokens_per_s), tps, 'host-staged PCIe and TCP change the estimate');
+  void before;
   // back to the defaults: the cluster is the preset again, and the link format 1
   await fresh.selectOption(intra0, '');
   await fresh.selectOption(inter1, 'infiniband');

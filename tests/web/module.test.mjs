@@ -96,7 +96,7 @@ test('plan: the examples and every preset cluster, as the native CLI when both s
       assert.equal(again.iteration_time_s, res.plans[0].iteration_time_s, `${c.name}: re-estimate`);
     }
     if (!CLI) continue;
-    const r = cli(['plan', writeJson('s.json', c.scenario), '--top', '3', '--time-limit', String(PLAN_TIME_LIMIT_S), '--json']);
+    const r = cli(['plan', writeJson('s.json', c.scenario), '--top', '3', '--time-limit', String(PLAN_TIME_LIMIT_S), '--threads', '1', '--json']);
     assert.ok(r.code === 0 || r.code === 3, `${c.name}: CLI exit ${r.code}: ${r.stderr}`);
     if (r.code === 3) { assert.equal(res.plans.length, 0, `${c.name}: CLI found no plan, wasm did`); continue; }
     const native = JSON.parse(r.stdout);
@@ -240,4 +240,36 @@ test('calibrate: recovers a perturbed efficiency from synthetic runs; the result
   assert.equal(r.code, 0, r.stderr);
   assert.deepStrictEqual(JSON.parse(r.stdout), res.report);
   assert.deepStrictEqual(JSON.parse(fs.readFileSync(out, 'utf8')), res.scenario);
+});
+
+test('advise: for a scenario without a feasible plan, which changes make one fit; each reported plan fits its variant', () => {
+  const cluster = { name: 'small mixed', groups: [{ device: 'a100-sxm4-40gb', nodes: 1, gpus_per_node: 4, inter_node_bw_GBps: 100 },
+    { device: 'v100-sxm2-16gb', nodes: 1, gpus_per_node: 4, inter_node_bw_GBps: 100 }] };
+  const sc = { model: 'llama3-8b', training: { global_batch_size: 8 }, cluster };
+  const a = JSON.parse(M.advise(JSON.stringify(sc), JSON.stringify({ time_limit_s: 1, total_time_limit_s: 10 })));
+  assert.equal(a.feasible_now, false);
+  assert.ok(a.infeasible.memory > 0);
+  const ids = a.variants.map((v) => v.id);
+  for (const id of ['recompute_selective', 'recompute_full', 'distributed_optimizer', 'sequence_parallel', 'memory_savers',
+    'more_nodes_group_0', 'more_nodes_group_1', 'more_nodes_all', 'smaller_micro_batch']) assert.ok(ids.includes(id), id);
+  for (const v of a.variants) {
+    assert.ok(['feasible', 'infeasible', 'not_applicable', 'skipped'].includes(v.status));
+    if (v.status !== 'feasible') { assert.equal(v.best, null); continue; }
+    // apply the changes and estimate the reported plan: it fits, with the same throughput
+    const variant = structuredClone(sc);
+    for (const [p, value] of Object.entries(v.changes)) {
+      const g = /^cluster\.groups\[(\d+)\]\.nodes$/.exec(p);
+      if (g) variant.cluster.groups[Number(g[1])].nodes = value;
+      else variant.training[p.replace(/^training\./, '')] = value;
+    }
+    const e = JSON.parse(M.estimate(JSON.stringify(variant), JSON.stringify(v.best.plan)));
+    assert.equal(e.memory_fits, true, v.id);
+    assert.equal(e.tokens_per_s, v.best.tokens_per_s, v.id);
+  }
+  assert.equal(a.variants.find((v) => v.id === 'recompute_full').status, 'feasible');
+  // a scenario that has a plan needs no advice; bad input is an error value
+  assert.equal(JSON.parse(M.advise(JSON.stringify({ model: 'gpt3-1.7b', training: { global_batch_size: 64 }, cluster: 'demo-mixed-16' }), '{}')).feasible_now, true);
+  const bad = JSON.parse(M.advise(JSON.stringify(sc), JSON.stringify({ time_limit: 1 })));
+  assert.match(bad.error.path, /options/);
+  assert.ok(JSON.parse(M.advise('{', '{}')).error);
 });

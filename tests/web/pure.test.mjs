@@ -29,7 +29,7 @@ test('share link round trip', async () => {
 const profile = { name: 'mine', devices: [{ device: 'a100-sxm4-80gb', points: [{ tp: 1, samples: 1, layer_forward_s: 0.006, layer_backward_s: 0.013 }] }] };
 
 test('share links with a profile: format 2, preset id or inline; format 1 links still open', async () => {
-  assert.equal(SHARE_VERSION, 3);
+  assert.equal(SHARE_VERSION, 4);
   for (const f of ['llama3.2-1b-a100-illustrative', { o: profile }, { o: [1, 2] }]) {
     const p = { ...payload, f };
     assert.equal(payloadVersion(p), 2);
@@ -44,7 +44,7 @@ test('share links with a profile: format 2, preset id or inline; format 1 links 
   for (const obj of [{ ...payload, v: 1, f: 'x' }, { ...payload, v: 2, f: 5 }, { ...payload, v: 2, f: { id: 'x' } }, { ...payload, v: 2, f: { o: {}, z: 1 } }, { ...payload, v: 2, f: [1] }]) {
     await assert.rejects(decodeShare(`v=${obj.v}&s=${await encodeShareRaw(obj)}`), ShareLinkError, JSON.stringify(obj.f));
   }
-  await assert.rejects(decodeShare(`v=4&s=${old}`), /newer version/);
+  await assert.rejects(decodeShare(`v=5&s=${old}`), /newer version/);
 });
 
 const calibrated = { 'a100-sxm4-80gb': { matmul_efficiency: 0.597843, framework_overhead_GiB: 0.594704,
@@ -228,13 +228,16 @@ test('CSV, plan JSON, Megatron-LM args', () => {
   assert.match(ok.text, /--pipeline-model-parallel-size 2/);
   assert.match(ok.text, /--micro-batch-size 2/);
   assert.match(ok.text, /--global-batch-size 32/);
+  assert.deepStrictEqual(ok.unsupported, []);
+  // per-stage TP: what maps is exported, TP is a loud placeholder and the page says why
   const hetero = structuredClone(est);
   hetero.stages[1].device = 'v100';
   hetero.stages[1].tp = 4;
   const no = megatronArgs(hetero, { model, training: {} });
-  assert.equal(no.ok, false);
-  assert.equal(no.reasons.length, 2);
-  assert.match(no.reasons.join(' '), /tensor parallelism differs/);
+  assert.equal(no.ok, true);
+  assert.match(no.text, /--tensor-model-parallel-size "\$\{TP:\?/);
+  assert.match(no.unsupported.join(' '), /tensor parallelism differs/);
+  assert.match(no.notes.join(' '), /different device types/);
 });
 
 test('Hugging Face config.json import', () => {
@@ -347,4 +350,137 @@ test('timeline: small plans draw every event; large ones merge into a bounded nu
   assert.equal(stats.reduce((a, r) => a + r.events, 0), big.timeline.length);
   const xs = JSON.parse(chromeTrace(big)).traceEvents.filter((e) => e.ph === 'X');
   assert.equal(xs.length, big.timeline.length);
+});
+
+// ---------------------------------------------------------------- the planning workbench (issue 12)
+
+import { criticalPath, gpuUsage, idleReasons, stageBusy, BREAKDOWN_PARTS } from '../../web/explain.js';
+import { parseTokens, formatTokens, trainingCost, sortPlans, priceOf, gpusByDevice, DEFAULT_PRICES, PRICES_AS_OF, formatUsd } from '../../web/cost.js';
+import { pipelineLayout, nearestEvenSplit } from '../../web/megatron.js';
+import { zoomView, panView } from '../../web/render/zoom.js';
+import { windowed, timelineSpan } from '../../web/render/timeline.js';
+import { GLOSSARY } from '../../web/glossary.js';
+
+const twoStage = {
+  iteration_time_s: 1, tokens_per_s: 100000, num_gpus: 12, mfu: 0.4,
+  plan: { micro_batch_size: 4, num_micro_batches: 8, stages: [{ group: 0, num_layers: 16, tp: 1, dp: 4 }, { group: 1, num_layers: 8, tp: 2, dp: 4 }] },
+  breakdown: { bottleneck_stage: 1, compute_s: 0.8, tp_comm_s: 0.05, bubble_s: 0.1, pp_comm_s: 0.01, dp_comm_s: 0.03, optimizer_s: 0.01 },
+  stages: [
+    { index: 0, device: 'a100-sxm4-80gb', group: 0, tp: 1, dp: 4, gpus: 4, num_layers: 16, forward_s: 0.03, backward_s: 0.06, samples_per_replica: 1 },
+    { index: 1, device: 'v100-sxm2-32gb', group: 1, tp: 2, dp: 4, gpus: 8, num_layers: 8, forward_s: 0.035, backward_s: 0.071, samples_per_replica: 1,
+      replicas: [{ group: 1, tp: 2, count: 4, samples: 1, device: 'v100-sxm2-32gb' }] },
+  ],
+};
+const cluster16 = { groups: [{ device: 'a100-sxm4-80gb', nodes: 1, gpus_per_node: 8 }, { device: 'v100-sxm2-32gb', nodes: 1, gpus_per_node: 8 }] };
+
+test('critical path: the bottleneck stage, the breakdown parts as shares, per-stage busy time', () => {
+  const cp = criticalPath(twoStage);
+  assert.equal(cp.bottleneck, 1);
+  assert.deepStrictEqual(cp.parts.map((p) => p.key), BREAKDOWN_PARTS.map((p) => p.key));
+  assert.ok(Math.abs(cp.parts.reduce((a, p) => a + p.share, 0) - 1) < 1e-9);
+  const busy = stageBusy(twoStage);
+  assert.ok(Math.abs(busy[1].busy_s - 8 * 0.106) < 1e-12);
+  assert.match(cp.sentences[0], /^Stage 1 \(v100-sxm2-32gb\) bounds the iteration/);
+  assert.match(cp.sentences.join(' '), /pipeline bubble/);
+  assert.equal(criticalPath({ ...twoStage, breakdown: undefined }), null);
+});
+
+test('GPUs used and idle, per group, with reasons', () => {
+  const u = gpuUsage(twoStage, cluster16);
+  assert.deepStrictEqual(u.groups.map((g) => [g.used, g.total, g.idle]), [[4, 8, 4], [8, 8, 0]]);
+  assert.equal(u.idle, 4);
+  const r = idleReasons(twoStage, cluster16, { plans: [twoStage, { ...twoStage, num_gpus: 16, iteration_time_s: 1.05 }], baselines: [], stats: { infeasible: { memory: 3 } } }, 32);
+  assert.ok(r.reasons.some((x) => /one sample per data-parallel replica/.test(x)));
+  assert.ok(r.reasons.some((x) => /Plan #2 uses 16 GPUs and is 5\.0 % slower/.test(x)));
+  assert.ok(r.reasons.some((x) => /3 for memory/.test(x)));
+  assert.deepStrictEqual(idleReasons({ ...twoStage, num_gpus: 16 }, { groups: [{ device: 'x', nodes: 2, gpus_per_node: 8 }] }).reasons, []);
+});
+
+test('time to train and cost: token budgets, prices, sorting', () => {
+  assert.equal(parseTokens('1T'), 1e12);
+  assert.equal(parseTokens('300B'), 3e11);
+  assert.equal(parseTokens('2.5e12'), 2.5e12);
+  assert.equal(parseTokens('1,000,000'), 1e6);
+  assert.equal(parseTokens('15T tokens'), 1.5e13);
+  assert.equal(parseTokens(''), null);
+  assert.ok(Number.isNaN(parseTokens('lots')));
+  assert.ok(Number.isNaN(parseTokens('-5B')));
+  assert.equal(formatTokens(1.5e12), '1.5T');
+  assert.match(PRICES_AS_OF, /^\d{4}-\d{2}-\d{2}$/);
+  // every device preset has a default price
+  for (const f of fs.readdirSync(path.join(ROOT, 'presets/devices'))) assert.ok(DEFAULT_PRICES[f.replace(/\.json$/, '')] > 0, f);
+  assert.equal(priceOf('a100-sxm4-80gb', { 'a100-sxm4-80gb': 2 }), 2);
+  assert.equal(priceOf('custom-1', {}), null);
+  assert.deepStrictEqual([...gpusByDevice(twoStage, cluster16)], [['a100-sxm4-80gb', 4], ['v100-sxm2-32gb', 8]]);
+  assert.deepStrictEqual([...gpusByDevice(twoStage, cluster16, { includeIdle: true })], [['a100-sxm4-80gb', 8], ['v100-sxm2-32gb', 8]]);
+  const prices = { 'a100-sxm4-80gb': 2, 'v100-sxm2-32gb': 1 };
+  const c = trainingCost(twoStage, cluster16, { tokens: 1e12, prices });
+  assert.equal(c.usdPerHour, 4 * 2 + 8 * 1);
+  assert.ok(Math.abs(c.days - 1e12 / 1e5 / 86400) < 1e-9);
+  assert.ok(Math.abs(c.usdPer1M - (16 / 3600 / 1e5) * 1e6) < 1e-12);
+  assert.ok(Math.abs(c.totalUsd - 16 * 1e12 / 1e5 / 3600) < 1e-6);
+  const idle = trainingCost(twoStage, cluster16, { tokens: 1e12, prices, includeIdle: true });
+  assert.equal(idle.usdPerHour, 8 * 2 + 8 * 1);
+  assert.deepStrictEqual(trainingCost(twoStage, { groups: [{ device: 'custom-1', nodes: 1, gpus_per_node: 8 }, cluster16.groups[1]] }, { prices: {} }).missing, ['custom-1']);
+  // a faster plan on dearer GPUs: sorted by time it is first, by cost second
+  const fast = { ...twoStage, iteration_time_s: 1 / 1.2, tokens_per_s: 1.2e5, num_gpus: 16,
+    stages: [{ ...twoStage.stages[0], dp: 8, gpus: 8, replicas: undefined }, twoStage.stages[1]] };
+  const pricesB = { 'a100-sxm4-80gb': 10, 'v100-sxm2-32gb': 1 };
+  assert.deepStrictEqual(sortPlans([twoStage, fast], 'time', cluster16, { prices: pricesB }), [1, 0]);
+  assert.deepStrictEqual(sortPlans([twoStage, fast], 'cost', cluster16, { prices: pricesB }), [0, 1]);
+  assert.equal(formatUsd(1234.4), '$1,234');
+  assert.equal(formatUsd(2.5e6), '$2.50M');
+});
+
+test('share links format 4: the cost inputs ("b"); older formats still open; malformed "b" refused', async () => {
+  const p = { ...payload, b: { t: '300B', p: { 'a100-sxm4-80gb': 2.1 }, i: true } };
+  assert.equal(payloadVersion(p), 4);
+  const frag = await encodeShare(p);
+  assert.match(frag, /^v=4&s=/);
+  assert.deepStrictEqual(await decodeShare(frag), { ...p, v: 4 });
+  assert.equal(payloadVersion({ ...payload, k: calibrated }), 3, 'without "b" a link keeps its lower format');
+  for (const v of [1, 2, 3]) assert.deepStrictEqual(await decodeShare(`v=${v}&s=${await encodeShareRaw({ ...payload, v })}`), { ...payload, v });
+  for (const b of [{ t: 5 }, { p: { x: -1 } }, { p: { x: '2' } }, { i: 'yes' }, { z: 1 }, [1]]) {
+    await assert.rejects(decodeShare(`v=4&s=${await encodeShareRaw({ ...payload, v: 4, b })}`), ShareLinkError, JSON.stringify(b));
+  }
+  await assert.rejects(decodeShare(`v=3&s=${await encodeShareRaw({ ...payload, v: 3, b: { t: '1T' } })}`), /unknown fields/);
+});
+
+test('Megatron-LM: layout strings and the nearest even split', () => {
+  assert.equal(pipelineLayout([3, 2, 2]), 'Ettt|tt|ttL');
+  assert.deepStrictEqual(nearestEvenSplit(24, 4), { layers: [6, 6, 6, 6], flags: [] });
+  const odd = nearestEvenSplit(26, 4);
+  assert.deepStrictEqual(odd.layers, [7, 6, 6, 7]);
+  assert.equal(odd.layers.reduce((a, b) => a + b, 0), 26);
+  const st = (i, n) => ({ ...twoStage.stages[0], index: i, num_layers: n });
+  const model = { num_layers: 24, hidden_size: 1024, num_attention_heads: 16, seq_length: 2048 };
+  const r = megatronArgs({ ...twoStage, stages: [st(0, 16), st(1, 3), st(2, 2), st(3, 3)] }, { model, training: {} });
+  assert.match(r.text, /--pipeline-model-parallel-layout 'Et{16}\|ttt\|tt\|tttL'/);
+  assert.match(r.notes.join(' '), /nearest even split is 6\/6\/6\/6/);
+  // only the first and last stages differ: Megatron's first/last-stage flags
+  const fl = megatronArgs({ ...twoStage, stages: [st(0, 16), st(1, 5), st(2, 3)] }, { model, training: {} });
+  assert.match(fl.text, /--decoder-first-pipeline-num-layers 16 \\\n  --decoder-last-pipeline-num-layers 3/);
+  assert.equal(fl.split, 'first-last');
+});
+
+test('timeline zoom: views stay inside the iteration; a window holds only its events', () => {
+  const span = timelineSpan(est);
+  assert.equal(span, 1);
+  const v = zoomView({ t0: 0, t1: 1 }, 0.5, 0.5, span);
+  assert.ok(Math.abs(v.t0 - 0.25) < 1e-12 && Math.abs(v.t1 - 0.75) < 1e-12);
+  assert.deepStrictEqual(panView({ t0: 0.8, t1: 1 }, 0.5, span), { t0: 0.8, t1: 1 });
+  assert.deepStrictEqual(zoomView({ t0: 0, t1: 1 }, 4, 0.3, span), { t0: 0, t1: 1 });
+  const w = windowed(est, 0.12, 0.3);
+  assert.ok(w.timeline.every((e) => e.start_s >= 0 && e.end_s <= 0.18 + 1e-12));
+  assert.equal(w.timeline.length, 4);
+});
+
+test('glossary and the service worker cache every module the page loads', () => {
+  for (const term of ['PP', 'TP', 'DP', 'MFU', 'bubble', 'megatron-uniform', 'metis-heuristic', 'micro-batch per replica', 'GB/s and Gb/s']) assert.ok(GLOSSARY[term], term);
+  const sw = fs.readFileSync(path.join(ROOT, 'web/sw.js'), 'utf8');
+  const js = [...fs.readdirSync(path.join(ROOT, 'web')).filter((f) => f.endsWith('.js') && f !== 'sw.js'),
+    ...fs.readdirSync(path.join(ROOT, 'web/render')).map((f) => `render/${f}`)];
+  for (const f of js) assert.ok(sw.includes(`'${f}'`), `sw.js caches ${f}`);
+  // no page module over ~400 lines (issue 12: one job per module)
+  for (const f of js) assert.ok(fs.readFileSync(path.join(ROOT, 'web', f), 'utf8').split('\n').length <= 420, `${f} is short`);
 });

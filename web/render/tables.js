@@ -2,6 +2,17 @@
 import { h, fmt, fmtInt, fmtPct, fmtTime } from '../dom.js';
 import { stageSummary } from '../exports.js';
 import { sourceSummary } from '../profile.js';
+import { gloss } from '../glossary.js';
+import { formatUsd } from '../cost.js';
+
+const th = (label, term = label) => h('th', { scope: 'col', title: gloss(term) }, label);
+
+/** samples per data-parallel replica per stage (Megatron's micro-batch): one number, or per stage */
+export function replicaMicroBatch(est) {
+  const per = (est?.stages || []).map((st) => (Number.isFinite(st.samples_per_replica) ? st.samples_per_replica
+    : Array.isArray(st.replicas) && st.replicas.length ? st.replicas.map((r) => r.samples).join('+') : '?'));
+  return new Set(per.map(String)).size === 1 ? String(per[0] ?? '') : per.join(' / ');
+}
 
 /**
  * The selected plan's stages as a table. sources: add the "source" column (where the numbers came
@@ -9,20 +20,21 @@ import { sourceSummary } from '../profile.js';
  */
 export function stagesTable(est, { sources = false } = {}) {
   const stages = est?.stages || [];
-  const head = ['stage', 'devices', 'GPUs', 'TP × DP', 'layers', 'forward', 'backward', 'optimizer', 'DP sync', 'memory / GPU'];
+  const head = ['stage', 'devices', 'GPUs', 'TP × DP', 'micro-batch per replica', 'layers', 'forward', 'backward', 'optimizer', 'DP sync', 'memory / GPU'];
   if (sources) head.push('source');
   const summary = stageSummary(est || {});
   return h('table', { class: 'data', 'data-testid': 'stage-table' },
     h('caption', {}, sources
       ? 'Per stage: times per micro-batch (slowest replica) and where they come from (measured profile, interpolated between measured points, or the analytic model)'
       : 'Per stage: times per micro-batch (slowest replica), all from the analytic model'),
-    h('thead', {}, h('tr', {}, head.map((t) => h('th', { scope: 'col' }, t)))),
+    h('thead', {}, h('tr', {}, head.map((t) => th(t)))),
     h('tbody', {}, stages.map((st, i) => {
       const row = h('tr', {},
         h('th', { scope: 'row' }, String(st.index ?? i)),
         h('td', {}, String(st.device ?? '')),
         h('td', {}, String(st.gpus ?? '')),
         h('td', {}, summary[i] ?? ''),
+        h('td', {}, Number.isFinite(st.samples_per_replica) ? String(st.samples_per_replica) : (st.replicas || []).map((r) => r.samples).join('+')),
         h('td', {}, String(st.num_layers ?? '')),
         h('td', {}, fmtTime(st.forward_s)),
         h('td', {}, fmtTime(st.backward_s)),
@@ -38,11 +50,17 @@ export function stagesTable(est, { sources = false } = {}) {
     })));
 }
 
-export function topPlansTable(plans, selected, onSelect) {
+/**
+ * The top plans. order: plan indices in display order (sorted by time or cost); costs[i]:
+ * trainingCost() of plan i (cost.js), or null without prices; the rank "#k" is the search's.
+ */
+export function topPlansTable(plans, selected, onSelect, { order = null, costs = null, budget = false } = {}) {
   const body = h('tbody', {});
-  plans.forEach((p, i) => {
-    const btn = h('button', { type: 'button', class: 'linkish', 'aria-pressed': String(i === selected), onclick: () => onSelect(i) }, `#${i + 1}`);
-    body.append(h('tr', { class: i === selected ? 'selected' : '' },
+  for (const i of order ?? plans.map((_, k) => k)) {
+    const p = plans[i];
+    const c = costs?.[i];
+    const btn = h('button', { type: 'button', class: 'linkish', 'aria-pressed': String(i === selected), 'data-plan': i, onclick: () => onSelect(i) }, `#${i + 1}`);
+    body.append(h('tr', { class: i === selected ? 'selected' : '', 'data-plan': i },
       h('td', {}, btn),
       h('td', {}, fmtTime(p.iteration_time_s)),
       h('td', {}, fmtInt(p.tokens_per_s)),
@@ -51,25 +69,32 @@ export function topPlansTable(plans, selected, onSelect) {
       h('td', {}, String((p.stages || []).length)),
       h('td', {}, stageSummary(p).join(', ')),
       h('td', {}, (p.stages || []).map((s) => s.num_layers).join(' / ')),
+      h('td', { class: 'mb-replica' }, replicaMicroBatch(p)),
       h('td', {}, `${p.plan?.micro_batch_size} × ${p.plan?.num_micro_batches}`),
-      h('td', {}, p.memory_fits ? 'yes' : 'no')));
-  });
+      h('td', {}, p.memory_fits ? 'yes' : 'no'),
+      h('td', { class: 'cost-1m', 'data-usd': c?.usdPer1M ?? '' }, c ? formatUsd(c.usdPer1M) : '–'),
+      budget ? h('td', { class: 'days' }, c?.days == null ? '–' : fmt(c.days, 1)) : null,
+      budget ? h('td', { class: 'total' }, c?.totalUsd == null ? '–' : formatUsd(c.totalUsd)) : null));
+  }
+  const head = [th('plan', 'plan'), th('iteration'), th('tokens/s'), th('MFU'), th('GPUs', 'GPUs'), th('stages (PP)', 'PP'),
+    th('TP × DP per stage', 'TP × DP'), th('layers per stage', 'PP'), th('micro-batch per replica'), th('pipeline micro-batch × count', 'pipeline micro-batch'),
+    th('fits', 'fits'), th('$ per 1M tokens', 'cost per 1M tokens'), budget ? th('days to train') : null, budget ? th('total cost', 'cost per 1M tokens') : null];
   return h('table', { class: 'data', 'data-testid': 'top-plans' },
-    h('caption', {}, 'Top plans (select one to show its stages and timeline)'),
-    h('thead', {}, h('tr', {}, ['plan', 'iteration', 'tokens/s', 'MFU', 'GPUs', 'stages', 'TP × DP per stage', 'layers per stage', 'micro-batch × count', 'fits'].map((t) => h('th', { scope: 'col' }, t)))),
+    h('caption', {}, 'Top plans (select one to show its stages, timeline and exports)'),
+    h('thead', {}, h('tr', {}, head)),
     body);
 }
 
 export function baselinesTable(baselines, best) {
   if (!baselines?.length) return h('p', { class: 'muted' }, 'No baselines in this result.');
   return h('table', { class: 'data' },
-    h('caption', {}, 'Baselines (speedup = baseline iteration time / best plan iteration time)'),
-    h('thead', {}, h('tr', {}, ['baseline', 'iteration', 'tokens/s', 'speedup of the best plan'].map((t) => h('th', { scope: 'col' }, t)))),
+    h('caption', {}, 'Baselines: simpler planners on the same cluster (speedup = baseline iteration time / best plan iteration time)'),
+    h('thead', {}, h('tr', {}, [th('baseline', 'baseline'), th('iteration'), th('tokens/s'), th('speedup of the best plan', 'speedup')])),
     h('tbody', {}, baselines.map((b) => {
       const speedup = typeof b.speedup === 'number' ? b.speedup
         : (best && b.iteration_time_s ? b.iteration_time_s / best.iteration_time_s : null);
       return h('tr', {},
-        h('th', { scope: 'row' }, String(b.name)),
+        h('th', { scope: 'row', title: gloss(String(b.name)) ?? (b.description ? String(b.description) : null) }, String(b.name)),
         h('td', {}, b.iteration_time_s === null || b.iteration_time_s === undefined ? (b.reason ? String(b.reason) : 'infeasible') : fmtTime(b.iteration_time_s)),
         h('td', {}, fmtInt(b.tokens_per_s)),
         h('td', {}, speedup ? `${fmt(speedup, 2)}×` : '–'));

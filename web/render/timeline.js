@@ -185,12 +185,42 @@ export function aggregationNote(marks) {
   return `${fmtInt(marks.events)} events drawn as ${fmtInt(marks.bars.length)} bars: events closer than ${marks.mergePx} px are merged (bar height = share of time busy). The Chrome trace export has every event.`;
 }
 
+/** the plot's horizontal geometry in SVG units for a chart `width` wide (the zoom maps pointers with it) */
+export function timelineGeometry(width) {
+  return { left: LEFT, plotW: width - LEFT - 12 };
+}
+
+/** the iteration's span: the iteration time or the last event's end, whichever is later */
+export function timelineSpan(est) {
+  let T = Math.max(est.iteration_time_s || 0, 1e-9);
+  for (const e of est.timeline || []) if (e.end_s > T) T = e.end_s;
+  return T;
+}
+
+/**
+ * The events inside the window [t0, t1], clipped to it and shifted so that t0 is 0: the chart of a
+ * zoomed view is the chart of this estimate (and merges only what the window holds).
+ */
+export function windowed(est, t0, t1) {
+  const timeline = [];
+  for (const e of est.timeline || []) {
+    if (e.end_s <= t0 || e.start_s >= t1) continue;
+    timeline.push({ ...e, start_s: Math.max(e.start_s, t0) - t0, end_s: Math.min(e.end_s, t1) - t0 });
+  }
+  return { ...est, timeline, iteration_time_s: t1 - t0 };
+}
+
 /**
  * SVG of the timeline. standalone: explicit colours and a background so the file renders alike
  * anywhere, and the aggregation note as text; otherwise text takes the page's colour through CSS
  * classes and the note is in data-note (the page puts it in the figure's caption).
+ * view: {t0, t1}, the time window to draw (default: the whole iteration).
  */
-export function timelineSvg(est, { width = 960, standalone = false } = {}) {
+export function timelineSvg(est0, { width = 960, standalone = false, view = null } = {}) {
+  const span = timelineSpan(est0);
+  const zoomed = view && (view.t0 > 1e-12 || view.t1 < span * (1 - 1e-9));
+  const offset = zoomed ? view.t0 : 0;
+  const est = zoomed ? windowed(est0, view.t0, view.t1) : est0;
   const L0 = layout(est, width, false);
   const marks = timelineMarks(est, { plotW: L0.plotW, T: L0.T });
   const note = aggregationNote(marks);
@@ -199,7 +229,8 @@ export function timelineSvg(est, { width = 960, standalone = false } = {}) {
   const ink = standalone ? '#222' : null;
   const svg = s('svg', { xmlns: 'http://www.w3.org/2000/svg', viewBox: `0 0 ${width} ${L.height}`, width, height: L.height,
     class: 'timeline-svg', role: 'img', 'data-events': marks.events, 'data-bars': marks.bars.length, 'data-note': note || null,
-    'aria-label': `Pipeline timeline: ${L.stages} stages, iteration ${fmtTime(est.iteration_time_s)}.${note ? ` ${note}` : ''} A table with the same data follows.` });
+    'data-t0': offset, 'data-t1': offset + L.T,
+    'aria-label': `Pipeline timeline: ${L.stages} stages, iteration ${fmtTime(est0.iteration_time_s)}${zoomed ? `, showing ${fmtTime(offset)} to ${fmtTime(offset + L.T)}` : ''}.${note ? ` ${note}` : ''} A table with the same data follows.` });
   if (standalone) svg.append(s('rect', { x: 0, y: 0, width, height: L.height, fill: '#ffffff' }));
   if (note && standalone) svg.append(s('text', { x: LEFT, y: TOP + 10, 'font-size': 11, 'font-family': 'sans-serif', fill: ink, class: 'tl-text tl-muted tl-note' }, note));
   for (let i = 0; i < L.stages; i++) {
@@ -218,10 +249,11 @@ export function timelineSvg(est, { width = 960, standalone = false } = {}) {
   const axisY = L.top + L.stages * ROW + 4;
   svg.append(s('line', { x1: LEFT, x2: LEFT + L.plotW, y1: axisY, y2: axisY, stroke: ink || 'currentColor', class: 'tl-axis' }));
   const step = niceStep(L.T);
-  for (let t = 0; t <= L.T + 1e-12; t += step) {
-    const xx = L.x(t);
+  const digits = Math.max(3, Math.ceil(-Math.log10(step)) + 1);
+  for (let a = Math.ceil((offset - 1e-12) / step) * step; a <= offset + L.T + 1e-12; a += step) {
+    const xx = L.x(a - offset);
     svg.append(s('line', { x1: xx, x2: xx, y1: axisY, y2: axisY + 4, stroke: ink || 'currentColor', class: 'tl-axis' }));
-    svg.append(s('text', { x: xx, y: axisY + 16, 'font-size': 10, 'text-anchor': 'middle', 'font-family': 'sans-serif', fill: ink, class: 'tl-text' }, `${fmt(t, 3)} s`));
+    svg.append(s('text', { x: xx, y: axisY + 16, 'font-size': 10, 'text-anchor': 'middle', 'font-family': 'sans-serif', fill: ink, class: 'tl-text' }, `${fmt(a, digits)} s`));
   }
   let lx = LEFT;
   const ly = axisY + AXIS;

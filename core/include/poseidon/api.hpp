@@ -19,6 +19,9 @@ std::string plan_json(std::string_view scenario_json, std::string_view options_j
                       const std::function<bool(std::string_view)>& on_progress = {});
 // docs/formats.md, "Calibration output": {"report": {...}, "scenario": {...calibrated...}}.
 std::string calibrate_json(std::string_view scenario_json, std::string_view runs_json);
+// For a scenario without a feasible plan, which changes would make one fit (docs/web.md,
+// "Advice"). options: {"time_limit_s": 1, "total_time_limit_s": 10, "tp_per_stage": false}.
+std::string advise_json(std::string_view scenario_json, std::string_view options_json);
 // {"error":{"path":"...","message":"...","problems":[{"path","message"},...]}}
 std::string error_json(const std::exception_ptr& e);
 

@@ -20,11 +20,28 @@ struct SearchProgress {
     const Estimate* best = nullptr;  // null until a feasible plan is found
 };
 
+// Output caps of a search result (docs/search.md, "Results"): the first plan carries its timeline
+// only up to this many events (and 20,000 per second of the time limit); a plan gets its critical-path breakdown (the detailed DAG) only
+// up to this many stage x micro-batch cells; plans are listed while their stages add up to at
+// most this many (the first plan always). What is left out is said in `stats.notes`.
+inline constexpr std::int64_t search_max_timeline_events = 50'000;
+inline constexpr std::int64_t search_max_detailed_cells = 50'000;
+inline constexpr std::int64_t search_max_listed_stages = 3'000;
+
 struct SearchOptions {
     int top_k = 3;
     bool exhaustive = false;
+    // Wall-clock seconds for the whole call, result included (docs/search.md, "Time limit").
     double time_limit_s = 10;
-    // Called now and then (and whenever the best plan improves); return false to cancel.
+    // Threads of the search: 0 = all cores (std::thread::hardware_concurrency). The plans are the
+    // same for every count; where threads cannot be started the search runs on the caller's.
+    int threads = 0;
+    // Cap on the search's cost tables, in GiB (docs/search.md, "Memory"): a micro-batch size whose
+    // tables would exceed it is skipped before anything is allocated (and the search refused when
+    // that leaves nothing), and the search stops if its caches grow past it.
+    double memory_cap_gib = 2;
+    // Called now and then (and whenever the best plan improves); return false to cancel. With
+    // several threads it may be called from any of them, never from two at once.
     std::function<bool(const SearchProgress&)> on_progress;
     // Compute the baselines (Megatron-uniform, Metis-style). Tests and benchmarks that only compare
     // the search itself switch them off.
@@ -35,14 +52,19 @@ struct SearchOptions {
 };
 
 struct SearchStats {
-    std::int64_t evaluated = 0;  // full DAG evaluations
+    std::int64_t evaluated = 0;  // DAG evaluations of complete plans (the dive's included)
     std::int64_t pruned = 0;     // branches cut by the lower bound
     std::map<std::string, std::int64_t> infeasible;  // reason -> count
     double elapsed_s = 0;
     bool complete = true;
     bool cancelled = false;
-    // Diagnostics (docs/search.md, "Statistics"): stage configurations whose layer split was
-    // searched, and evaluate_stages calls made to fill the per-stage cost cache.
+    // Why the search is incomplete: "time limit", "cancelled" or "memory cap" (empty if complete).
+    std::string stopped_by;
+    // What the search skipped or left out of the result, one sentence each.
+    std::vector<std::string> notes;
+    int threads = 1;  // threads that searched
+    // Diagnostics (docs/search.md, "Statistics"): distinct stage configurations whose layer split
+    // was searched, and evaluate_stages calls made to fill the per-stage cost cache.
     std::int64_t configurations = 0;
     std::int64_t cost_probes = 0;
 };
@@ -61,9 +83,14 @@ struct SearchResult {
     // The search's own DAG time of each plan (same order); equal to plans[k].iteration_time_s,
     // which `estimate` recomputed from scratch.
     std::vector<double> scores;
+    bool timeline = true;  // plans[0] carries its timeline (false when over search_max_timeline_events)
+    std::vector<bool> detailed;  // per plan: estimated with the detailed DAG (breakdown, timeline)
 };
 
 SearchOptions parse_search_options(const Json& j);
+// The threads search() uses: options.threads, or all cores when it is 0 (1 to 256); 1 where
+// threads cannot be started (WebAssembly without them).
+int search_threads(const SearchOptions& options);
 SearchResult search(const Scenario& sc, const SearchOptions& options);
 Json to_json(const Scenario& sc, const SearchResult& r);
 

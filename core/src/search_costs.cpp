@@ -1,0 +1,173 @@
+// The search's cost cache over evaluate_stages (search_costs.hpp; docs/search.md, "Scoring").
+#include "search_costs.hpp"
+
+#include <algorithm>
+
+namespace poseidon::detail {
+
+Costs::Costs(const Scenario& sc, std::int64_t mbs, std::int64_t m, std::atomic<std::int64_t>* account)
+    : sc_(sc), mbs_(mbs), m_(m), L_(sc.model.num_layers), account_(account), middle_(std::make_shared<Tables>()) {
+    plan_.micro_batch_size = mbs;
+    plan_.num_micro_batches = m;
+}
+
+Costs::Costs(const Costs& base)
+    : sc_(base.sc_), mbs_(base.mbs_), m_(base.m_), L_(base.L_), account_(base.account_), middle_(base.middle_), owner_(false), plan_(base.plan_),
+      pos_(base.pos_), fits_(base.fits_), links_(base.links_) {
+    grow(static_cast<std::int64_t>(pos_.size()) * kTimesBytes + static_cast<std::int64_t>(fits_.size()) * kFitBytes +
+         static_cast<std::int64_t>(links_.size()) * kLinkBytes);
+}
+
+Costs::~Costs() {
+    if (account_) account_->fetch_sub(bytes_, std::memory_order_relaxed);
+}
+
+const std::vector<StageEval>& Costs::probe(const std::vector<ProbeStage>& ps) {
+    ++probes_;
+    plan_.stages.resize(ps.size());
+    placement_.resize(ps.size());
+    for (std::size_t i = 0; i < ps.size(); ++i) {
+        const ProbeStage& p = ps[i];
+        const int dp = p.size / p.tp;
+        StagePlan& st = plan_.stages[i];
+        st.num_layers = p.layers;
+        st.homogeneous_form = true;
+        st.replicas.assign(1, ReplicaSet{p.g, p.tp, dp, static_cast<int>(mbs_ / dp)});
+        auto& reps = placement_[i].replicas;
+        reps.resize(dp);
+        for (int r = 0; r < dp; ++r) reps[r] = ReplicaPlacement{p.g, p.first_gpu + r * p.tp, p.tp};
+    }
+    out_ = evaluate_stages(sc_, plan_, placement_);
+    return out_;
+}
+
+const Table& Costs::middle(int g, int size, int tp) {
+    const std::uint64_t key = stage_key(g, size, tp, kMiddle);
+    if (!owner_) {  // a copy reads its base's tables
+        auto it = middle_->find(key);
+        if (it != middle_->end()) return it->second;
+        auto [own, fresh] = own_.try_emplace(key);
+        return fresh ? build_middle(own->second, g, size, tp) : own->second;
+    }
+    auto [it, fresh] = middle_->try_emplace(key);
+    return fresh ? build_middle(it->second, g, size, tp) : it->second;
+}
+
+Table& Costs::build_middle(Table& tb, int g, int size, int tp) {
+    grow(static_cast<std::int64_t>(table_bytes(L_)));
+    tb.t.assign(L_ + 1, StageTimes{});
+    // one probe per 256 layer counts: the counts as middle stages between two one-layer stages
+    constexpr int chunk = 256;
+    for (int l0 = 1; l0 <= L_; l0 += chunk) {
+        const int l1 = std::min(L_, l0 + chunk - 1);
+        scratch_.clear();
+        scratch_.push_back({g, size, tp, 1, 0});
+        for (int l = l0; l <= l1; ++l) scratch_.push_back({g, size, tp, l, 0});
+        scratch_.push_back({g, size, tp, 1, 0});
+        const auto& ev = probe(scratch_);
+        for (int l = l0; l <= l1; ++l) {
+            StageTimes t = ev[l - l0 + 1].times;
+            t.send_forward_s = t.send_backward_s = 0;
+            tb.t[l] = t;
+        }
+    }
+    tb.c.assign(L_ + 1, 0);
+    tb.monotone = true;
+    for (int l = 1; l <= L_; ++l) {
+        tb.c[l] = tb.t[l].forward_s + tb.t[l].backward_s;
+        if (l > 1 && tb.c[l] < tb.c[l - 1]) tb.monotone = false;
+    }
+    Rates& r = tb.rates;
+    r.a = r.phi_f = r.phi_b = r.mu_b = r.dp_min = r.opt_min = kInf;
+    const double m = static_cast<double>(m_);
+    for (int l = 1; l <= L_; ++l) {
+        const StageTimes& t = tb.t[l];
+        const double c = t.forward_s + t.backward_s;
+        r.a = std::min(r.a, c / l);
+        r.phi_f = std::min(r.phi_f, t.forward_s / l);
+        r.phi_b = std::min(r.phi_b, t.backward_s / l);
+        r.mu_b = std::min(r.mu_b, (m * c + t.dp_sync_s) / l);
+        r.dp_min = std::min(r.dp_min, t.dp_sync_s);
+        r.opt_min = std::min(r.opt_min, t.optimizer_s);
+    }
+    return tb;
+}
+
+const StageTimes& Costs::times(int g, int size, int tp, Pos pos, int l) {
+    if (pos == kMiddle) return middle(g, size, tp).t[l];
+    auto it = pos_.find(stage_key(g, size, tp, pos, l));
+    if (it != pos_.end()) return it->second;
+    scratch_.clear();
+    if (pos == kLast) scratch_.push_back({g, size, tp, 1, 0});
+    scratch_.push_back({g, size, tp, l, 0});
+    if (pos == kFirst) scratch_.push_back({g, size, tp, 1, 0});
+    const auto& ev = probe(scratch_);
+    StageTimes t = ev[pos == kLast ? 1 : 0].times;
+    t.send_forward_s = t.send_backward_s = 0;
+    grow(kTimesBytes);
+    return pos_.emplace(stage_key(g, size, tp, pos, l), t).first->second;
+}
+
+void Costs::store_times(int g, int size, int tp, Pos pos, int l, const StageTimes& times) {
+    if (pos == kMiddle) return;
+    auto [it, fresh] = pos_.try_emplace(stage_key(g, size, tp, pos, l));
+    if (!fresh) return;
+    it->second = times;
+    it->second.send_forward_s = it->second.send_backward_s = 0;
+    grow(kTimesBytes);
+}
+
+int Costs::exact_cap(int g, int size, int tp, Pos pos, int inflight) {
+    for (;;) {
+        FitMemo& f = memo(g, size, tp, pos, inflight);
+        if (f.nofit_min <= f.fit_max + 1) return f.fit_max;
+        const int l = f.fit_max + (f.nofit_min - f.fit_max) / 2;
+        scratch_.clear();
+        int target = 0;
+        const ProbeStage dummy{g, size, tp, 1, 0};
+        switch (pos) {
+            case kOnly: scratch_.push_back({g, size, tp, l, 0}); break;
+            case kLast:
+                scratch_.push_back(dummy);
+                scratch_.push_back({g, size, tp, l, 0});
+                target = 1;
+                break;
+            case kFirst:
+                scratch_.push_back({g, size, tp, l, 0});
+                for (int i = 1; i < std::max(2, inflight); ++i) scratch_.push_back(dummy);
+                break;
+            case kMiddle:
+                scratch_.push_back(dummy);
+                scratch_.push_back({g, size, tp, l, 0});
+                for (int i = 1; i < inflight; ++i) scratch_.push_back(dummy);
+                target = 1;
+                break;
+        }
+        const auto& ev = probe(scratch_);
+        record_fit(g, size, tp, pos, inflight, l, ev[target].fits);
+        store_times(g, size, tp, pos, l, ev[target].times);
+    }
+}
+
+// Memory only grows with the in-flight micro-batches, which are at least min(2, m) for a first
+// or middle stage and 1 for a last or only stage.
+int Costs::cap_anywhere(int g, int size, int tp) {
+    const int two = static_cast<int>(std::min<std::int64_t>(2, m_));
+    return std::max({exact_cap(g, size, tp, kFirst, two), exact_cap(g, size, tp, kMiddle, 2), exact_cap(g, size, tp, kLast, 1),
+                     exact_cap(g, size, tp, kOnly, 1)});
+}
+
+std::pair<double, double> Costs::link(const ProbeStage& a, const ProbeStage& b, bool same_node) {
+    std::array<int, 7> key{a.g, a.size, a.tp, b.g, b.size, b.tp, same_node ? 1 : 0};
+    auto it = links_.find(key);
+    if (it != links_.end()) return it->second;
+    scratch_.assign({a, b});
+    scratch_[0].layers = scratch_[1].layers = 1;
+    const auto& ev = probe(scratch_);
+    auto v = std::make_pair(ev[0].times.send_forward_s, ev[1].times.send_backward_s);
+    links_.emplace(key, v);
+    grow(kLinkBytes);
+    return v;
+}
+
+}  // namespace poseidon::detail

@@ -1,0 +1,153 @@
+// Evaluation, part 1: the per-micro-batch-size cost cache of the search (docs/search.md,
+// "Scoring: one model"). Every stage number the search uses comes from evaluate_stages, called on
+// small probe plans; a stage's times depend only on its group, TP, DP, samples, layers, node span
+// and position class, its memory fit also on its in-flight micro-batches, and sends only on the
+// two neighbouring placements. Internal to core/src.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "poseidon/cost_model.hpp"
+#include "poseidon/types.hpp"
+
+namespace poseidon::detail {
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Position class of a stage: what of its cost depends on where it sits in the pipeline.
+enum Pos : int { kMiddle = 0, kFirst = 1, kLast = 2, kOnly = 3 };
+inline Pos pos_of(int i, int S) {
+    if (S == 1) return kOnly;
+    if (i == 0) return kFirst;
+    if (i == S - 1) return kLast;
+    return kMiddle;
+}
+
+inline std::uint64_t stage_key(int g, int size, int tp, int pos, int inflight = 0) {
+    return (static_cast<std::uint64_t>(g) << 56) | (static_cast<std::uint64_t>(size) << 32) | (static_cast<std::uint64_t>(tp) << 18) |
+           (static_cast<std::uint64_t>(pos) << 16) | static_cast<std::uint64_t>(inflight);
+}
+
+// Per-layer lower-bound rates of a (group, stage size, TP) at one micro-batch size, exact minima
+// over every layer count l of the cached middle-stage costs (docs/search.md, "Bounds").
+struct Rates {
+    double a = 0;        // min_l (forward + backward)(l) / l
+    double phi_f = 0;    // min_l forward(l) / l
+    double phi_b = 0;    // min_l backward(l) / l
+    double mu_b = 0;     // min_l (m (forward + backward)(l) + dp_sync(l)) / l
+    double dp_min = 0;   // min_l dp_sync(l)
+    double opt_min = 0;  // min_l optimizer(l)
+};
+
+// Middle-stage costs of one (group, stage size, TP) for every layer count, built once per
+// micro-batch size and then only read (shared by the walkers of a parallel search).
+struct Table {
+    std::vector<StageTimes> t;  // by layer count
+    std::vector<double> c;      // forward + backward by layer count
+    Rates rates;
+    bool monotone = false;  // c never decreases with the layer count
+};
+inline std::size_t table_bytes(int L) { return static_cast<std::size_t>(L + 1) * (sizeof(StageTimes) + sizeof(double)); }
+
+struct FitMemo {
+    int fit_max = 0;    // every l <= fit_max fits
+    int nofit_min = 0;  // no l >= nofit_min fits
+};
+
+struct ProbeStage {
+    int g = 0, size = 1, tp = 1, layers = 1, first_gpu = 0;
+};
+
+// The per-micro-batch-size cost cache over evaluate_stages. The middle tables are filled by the
+// cache that builds the micro-batch size's context; a copy (one per walker of a parallel search)
+// shares them read-only and keeps its own first/last-stage times, fit memos and links, so that
+// no lock is needed. Everything else grows with the probes made, and is counted in `bytes()`
+// and in `*account` (the search's memory cap).
+class Costs {
+public:
+    Costs(const Scenario& sc, std::int64_t mbs, std::int64_t m, std::atomic<std::int64_t>* account = nullptr);
+    Costs(const Costs& base);  // shares base's middle tables; copies the rest
+    Costs& operator=(const Costs&) = delete;
+    ~Costs();
+
+    std::int64_t m() const { return m_; }
+    std::int64_t probes() const { return probes_; }
+    std::int64_t bytes() const { return bytes_; }
+
+    // evaluate_stages on a plan of these stages (homogeneous, one replica set each).
+    const std::vector<StageEval>& probe(const std::vector<ProbeStage>& ps);
+    // Middle-position costs for every layer count, and the rates derived from them.
+    const Table& middle(int g, int size, int tp);
+    // Stage times at a position; first/last/only stages are probed on first use.
+    const StageTimes& times(int g, int size, int tp, Pos pos, int l);
+    void store_times(int g, int size, int tp, Pos pos, int l, const StageTimes& times);
+
+    FitMemo& memo(int g, int size, int tp, Pos pos, int inflight) {
+        auto [it, fresh] = fits_.try_emplace(stage_key(g, size, tp, pos, inflight));
+        if (fresh) {
+            it->second = FitMemo{0, L_ + 1};
+            grow(kFitBytes);
+        }
+        return it->second;
+    }
+    // 1: fits, 0: does not, -1: not known yet.
+    int fits_known(int g, int size, int tp, Pos pos, int inflight, int l) {
+        const FitMemo& f = memo(g, size, tp, pos, inflight);
+        if (l <= f.fit_max) return 1;
+        if (l >= f.nofit_min) return 0;
+        return -1;
+    }
+    void record_fit(int g, int size, int tp, Pos pos, int inflight, int l, bool fits) {
+        FitMemo& f = memo(g, size, tp, pos, inflight);
+        if (fits)
+            f.fit_max = std::max(f.fit_max, l);
+        else
+            f.nofit_min = std::min(f.nofit_min, l);
+    }
+    // Largest layer count that may fit (exact once exact_cap ran).
+    int cap_upper(int g, int size, int tp, Pos pos, int inflight) { return memo(g, size, tp, pos, inflight).nofit_min - 1; }
+    // Binary search with single-stage probes that reproduce the position and in-flight count.
+    int exact_cap(int g, int size, int tp, Pos pos, int inflight);
+    // An upper bound on the layers a stage of this kind can hold at any position of any pipeline.
+    int cap_anywhere(int g, int size, int tp);
+    // (send_forward of a, send_backward of b) between two neighbouring stages.
+    std::pair<double, double> link(const ProbeStage& a, const ProbeStage& b, bool same_node);
+
+    // Approximate heap bytes of one entry of each kind (node-based maps).
+    static constexpr std::int64_t kTimesBytes = sizeof(StageTimes) + 48, kFitBytes = 48, kLinkBytes = 96;
+
+private:
+    using Tables = std::unordered_map<std::uint64_t, Table>;
+    const Scenario& sc_;
+    std::int64_t mbs_, m_;
+    int L_;
+    std::int64_t probes_ = 0, bytes_ = 0;
+    std::atomic<std::int64_t>* account_;
+    std::shared_ptr<Tables> middle_;  // written only by the cache that created it
+    bool owner_ = true;
+    Tables own_;  // a copy's middle tables that its base did not have (not expected)
+    Plan plan_;
+    std::vector<StagePlacement> placement_;
+    std::vector<StageEval> out_;
+    std::vector<ProbeStage> scratch_;
+    std::unordered_map<std::uint64_t, StageTimes> pos_;  // first/last/only stages, key with l
+    std::unordered_map<std::uint64_t, FitMemo> fits_;
+    std::map<std::array<int, 7>, std::pair<double, double>> links_;
+
+    void grow(std::int64_t b) {
+        bytes_ += b;
+        if (account_) account_->fetch_add(b, std::memory_order_relaxed);
+    }
+    Table& build_middle(Table& tb, int g, int size, int tp);
+};
+
+}  // namespace poseidon::detail

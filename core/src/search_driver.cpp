@@ -1,0 +1,347 @@
+// The driver of the plan search (search_driver.hpp; docs/search.md, "The method", "Threads",
+// "Time limit", "Memory").
+#include "search_driver.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <exception>
+#include <system_error>
+#include <thread>
+#include <unordered_map>
+
+#include "poseidon/scenario.hpp"
+#include "search_util.hpp"
+
+namespace poseidon::detail {
+
+Shared::Shared(const Scenario& s, const SearchOptions& o) : sc(s), opt(o), top(o.top_k), t0(Clock::now()) {
+    // 15 % of the limit (at most 1 s) is kept for the result; without a plan the walk may go on
+    // until 95 % of the limit and 30 ms more (docs/search.md, "Time limit").
+    const double L = o.time_limit_s;
+    soft_s = L - std::min(0.15 * L, 1.0);
+    hard_s = std::max(soft_s, 0.95 * L + 0.03);
+    cap_bytes = static_cast<std::int64_t>(std::min(o.memory_cap_gib, 1e6) * 1073741824.0);
+}
+
+double Shared::soft_deadline() const {
+    return soft_s - 1e-4 * static_cast<double>(std::min(top.stages(), search_max_listed_stages));
+}
+
+void Shared::halt(Why w) {
+    int running = kRunning;
+    why.compare_exchange_strong(running, w);
+    stop.store(true);
+}
+
+void Shared::check_clock() {
+    if (bytes.load(std::memory_order_relaxed) > cap_bytes) halt(kMemory);
+    const double t = seconds_since(t0);
+    if (t > soft_deadline() && (t > hard_s || top.any())) {
+        halt(kTime);
+        return;
+    }
+    if (opt.on_progress && t - last_report_s.load(std::memory_order_relaxed) >= 0.25) report(t, true);
+}
+
+void Shared::report(double t, bool periodic, bool may_cancel) {
+    std::lock_guard<std::mutex> lock(report_m_);
+    if (periodic && t - last_report_s.load(std::memory_order_relaxed) < 0.25) return;  // another thread just did
+    last_report_s.store(t, std::memory_order_relaxed);
+    SearchProgress p;
+    p.evaluated = evaluated.load(std::memory_order_relaxed);
+    p.pruned = pruned.load(std::memory_order_relaxed);
+    p.elapsed_s = t;
+    Found b;
+    if (top.best(b)) {
+        if (!best_estimate_ || b.seq != best_.seq) {
+            best_estimate_ = estimate(sc, b.plan, false);
+            best_ = std::move(b);
+        }
+        p.best = &*best_estimate_;
+    }
+    if (!opt.on_progress(p) && may_cancel) halt(kCancelled);
+}
+
+namespace {
+
+// Tree nodes of the dive per micro-batch size (docs/search.md, "Dive").
+constexpr std::int64_t kDiveTicks = 4096;
+
+std::string gib(std::int64_t bytes) {
+    char b[32];
+    const double x = static_cast<double>(bytes);
+    if (x >= 1073741824.0)
+        std::snprintf(b, sizeof b, "%.2f GiB", x / 1073741824.0);
+    else if (x >= 1048576.0)
+        std::snprintf(b, sizeof b, "%.1f MiB", x / 1048576.0);
+    else
+        std::snprintf(b, sizeof b, "%.0f KiB", x / 1024.0);
+    return b;
+}
+
+}  // namespace
+
+Driver::Driver(const Scenario& sc, const SearchOptions& opt, int threads) : sh(sc, opt), threads_(std::max(1, threads)) {
+    for (int k = 0; k < threads_; ++k) walkers_.push_back(std::make_unique<Walker>(sh, opt.exhaustive, threads_ == 1));
+}
+
+Driver::~Driver() = default;
+
+void Driver::run() {
+    const Scenario& sc = sh.sc;
+    if (sc.cluster.groups.size() > 64) throw InputError("scenario.cluster.groups", "the search handles at most 64 groups");
+    tps_ = group_tps(sc, stats_);
+    // With TP per stage, the pruned search widens the space in three passes, each a superset of
+    // the one before: one degree per group, then degrees that never rise along a group's stages
+    // (its first stages hold the most in-flight micro-batches, so they are the ones that may need
+    // a higher degree), then every sequence. Each pass skips the configurations an earlier one
+    // searched and cuts with the top K found so far, so under a time limit the answer is at least
+    // that of the last finished pass. The result is the same as one pass over every sequence
+    // (the differential test checks it against --exhaustive).
+    if (sh.opt.tp_per_stage && !sh.opt.exhaustive) {
+        bool first = true;
+        for (TpMode mode : {TpMode::per_group, TpMode::non_increasing, TpMode::any}) {
+            for (auto& w : walkers_) {
+                w->tp_mode = mode;
+                w->first_pass = first;
+            }
+            pass(first);
+            if (sh.stop) return;
+            first = false;
+        }
+        return;
+    }
+    for (auto& w : walkers_) w->tp_mode = sh.opt.tp_per_stage ? TpMode::any : TpMode::per_group;
+    pass(true);
+}
+
+// The micro-batch sizes of a pass and what each needs in memory, before anything is allocated.
+// A size over the cap on its own is skipped (the search refused when that leaves none); the
+// contexts are all kept alive (`retain`) when they fit under the cap together.
+std::vector<Driver::Slot> Driver::plan_slots(bool first, bool& retain) {
+    const Scenario& sc = sh.sc;
+    std::vector<Slot> slots;
+    std::vector<std::int64_t> over;
+    std::int64_t total = 0, walk_max = 0, least_over = 0;
+    for (std::int64_t mbs : divisors(sc.training.global_batch_size)) {
+        if (sc.training.global_batch_size / mbs > max_num_micro_batches) {
+            if (first) ++stats_.infeasible["micro-batches over limit"];
+            continue;
+        }
+        Slot s;
+        s.mbs = mbs;
+        const std::int64_t ctx = ctx_bytes(sc, mbs, tps_), walk = walker_bytes(sc, mbs);
+        s.need = ctx + threads_ * walk;
+        if (s.need > sh.cap_bytes) {
+            if (over.empty() || s.need < least_over) least_over = s.need;
+            over.push_back(mbs);
+            continue;
+        }
+        total += ctx;
+        walk_max = std::max(walk_max, walk);
+        slots.push_back(std::move(s));
+    }
+    const std::string cap = gib(sh.cap_bytes) + " (--memory-cap, options.memory_cap_gib)";
+    if (!over.empty() && slots.empty())
+        throw InputError("options.memory_cap_gib", "the search needs at least " + gib(least_over) +
+                                                       " for the cost tables of any micro-batch size, over the memory cap of " + cap +
+                                                       "; raise the cap, or plan fewer layers or groups");
+    skipped_ = skipped_ || !over.empty();
+    if (!over.empty() && first) {
+        std::string list;
+        for (std::size_t k = 0; k < over.size(); ++k) list += (k ? ", " : "") + std::to_string(over[k]);
+        notes_.push_back("micro-batch sizes " + list + " not searched: each needs at least " + gib(least_over) +
+                         " for its cost tables, over the memory cap of " + cap);
+    }
+    retain = total + threads_ * walk_max <= sh.cap_bytes;
+    if (!retain && first)
+        notes_.push_back("the cost tables of all micro-batch sizes exceed the memory cap of " + cap +
+                         " together: built, searched and freed one size at a time, smallest first, without the dive");
+    return slots;
+}
+
+void Driver::build(Slot& s) {
+    s.ctx = build_ctx(sh.sc, s.mbs, tps_, s.build, &sh.bytes, [this] {
+        sh.check_clock();
+        return sh.stop.load();
+    });
+    if (s.ctx) s.ctx->id = next_id_.fetch_add(1);
+}
+
+void Driver::free_ctx(std::unique_ptr<MbsCtx>& c) {
+    if (!c) return;
+    {
+        std::lock_guard<std::mutex> lock(m_);
+        stats_.cost_probes += c->costs->probes();
+    }
+    c.reset();
+}
+
+// One search over every micro-batch size: the contexts, the dive, then the full branch and bound.
+void Driver::pass(bool first) {
+    bool retain = true;
+    std::vector<Slot> slots = plan_slots(first, retain);
+    auto merge_build = [&](Slot& s) {
+        // a later pass finds the same infeasible sizes and options again: count them once
+        if (first)
+            for (const auto& [k, v] : s.build.infeasible) stats_.infeasible[k] += v;
+        stats_.cost_probes += s.build.cost_probes;
+    };
+    std::vector<Slot*> order;
+    if (!retain) {  // one context at a time, smallest first
+        std::stable_sort(slots.begin(), slots.end(), [](const Slot& a, const Slot& b) { return a.need < b.need; });
+        for (Slot& s : slots) {
+            build(s);
+            merge_build(s);
+            order.assign(1, &s);
+            if (!sh.stop && s.ctx) walk_all(order);
+            free_ctx(s.ctx);
+            if (sh.stop) return;
+        }
+        return;
+    }
+    parallel(slots.size(), [&](Walker&, std::size_t i) {
+        if (!sh.stop) build(slots[i]);
+    });
+    for (Slot& s : slots) {
+        merge_build(s);
+        if (s.ctx) order.push_back(&s);
+    }
+    const bool exhaustive = sh.opt.exhaustive;
+    // Most promising micro-batch size first; ties by size.
+    std::stable_sort(order.begin(), order.end(), [&](const Slot* a, const Slot* b) {
+        if (exhaustive) return a->mbs < b->mbs;
+        return a->ctx->root_bound < b->ctx->root_bound;
+    });
+    // Dive: a short, budgeted walk of every micro-batch size (the same best-first order,
+    // abandoned after kDiveTicks nodes) seeds the top-K list with good plans of the space, so that
+    // the full search below cuts from the start. Plans found again are not duplicated.
+    if (!sh.stop && !exhaustive && order.size() > 1)
+        parallel(order.size(), [&](Walker& w, std::size_t i) {
+            MbsCtx& c = *order[i]->ctx;
+            if (!sh.stop && !sh.cut(c.root_bound)) w.walk(c, kDiveTicks);
+        });
+    if (!sh.stop) walk_all(order);
+    for (Slot& s : slots) free_ctx(s.ctx);
+}
+
+// The full walk of the contexts in `order`, each freed when its walk is done. One thread walks
+// them in turn; several share tasks: the subtrees below the first one or two layout levels, in
+// the same best-first order (docs/search.md, "Threads").
+void Driver::walk_all(std::vector<Slot*>& order) {
+    const bool exhaustive = sh.opt.exhaustive;
+    if (threads_ == 1) {
+        Walker& w = *walkers_[0];
+        for (Slot* s : order) {
+            if (sh.stop) break;
+            if (!exhaustive && sh.cut(s->ctx->root_bound)) {
+                ++stats_.pruned;
+                free_ctx(s->ctx);
+                continue;
+            }
+            w.walk(*s->ctx);
+            free_ctx(s->ctx);
+        }
+        return;
+    }
+    Walker& w0 = *walkers_[0];
+    std::vector<Task> tasks, finer;
+    std::unordered_map<const MbsCtx*, std::size_t> index;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        MbsCtx& c = *order[k]->ctx;
+        index[&c] = k;
+        if (!exhaustive && sh.cut(c.root_bound)) {
+            ++stats_.pruned;
+            continue;
+        }
+        Task root;
+        root.ctx = &c;
+        w0.expand(c, root, tasks);
+    }
+    if (tasks.size() < 16 * static_cast<std::size_t>(threads_)) {
+        for (const Task& t : tasks) {
+            if (t.stop_here)
+                finer.push_back(t);
+            else if (!exhaustive && sh.cut(t.bound))
+                ++stats_.pruned;
+            else
+                w0.expand(*t.ctx, t, finer);
+        }
+        tasks.swap(finer);
+    }
+    std::vector<std::atomic<int>> left(order.size());
+    for (const Task& t : tasks) ++left[index[t.ctx]];
+    for (std::size_t k = 0; k < order.size(); ++k)
+        if (left[k] == 0) free_ctx(order[k]->ctx);
+    parallel(tasks.size(), [&](Walker& w, std::size_t i) {
+        w.run_task(tasks[i]);
+        const std::size_t k = index.at(tasks[i].ctx);
+        if (left[k].fetch_sub(1) == 1) free_ctx(order[k]->ctx);
+    });
+    for (auto& w : walkers_) w->leave();
+}
+
+void Driver::parallel(std::size_t n, const std::function<void(Walker&, std::size_t)>& fn) {
+    std::atomic<std::size_t> next{0};
+    std::exception_ptr error;
+    std::mutex error_m;
+    auto body = [&](Walker& w) {
+        try {
+            for (std::size_t i; (i = next.fetch_add(1)) < n;) fn(w, i);
+        } catch (...) {
+            std::lock_guard<std::mutex> lock(error_m);
+            if (!error) error = std::current_exception();
+            sh.halt(Shared::kError);
+        }
+    };
+    std::vector<std::thread> threads;
+    const std::size_t want = std::min<std::size_t>(walkers_.size(), n);
+    for (std::size_t k = 1; k < want; ++k) {
+        try {
+            threads.emplace_back(body, std::ref(*walkers_[k]));
+        } catch (const std::system_error&) {
+            break;  // no threads here (e.g. WebAssembly without them): the others do the work
+        }
+    }
+    used_threads_ = std::max(used_threads_, static_cast<int>(threads.size()) + 1);
+    if (n > 0) body(*walkers_[0]);
+    for (auto& t : threads) t.join();
+    if (error) std::rethrow_exception(error);
+}
+
+void Driver::final_report() {
+    if (!sh.opt.on_progress || sh.why.load() == Shared::kCancelled) return;
+    for (auto& w : walkers_) w->flush();
+    sh.report(seconds_since(sh.t0), false, false);
+}
+
+SearchStats Driver::stats() {
+    SearchStats out = stats_;
+    for (auto& w : walkers_) {
+        w->leave();
+        const SearchStats& s = w->stats;
+        out.evaluated += s.evaluated;
+        out.pruned += s.pruned;
+        out.configurations += s.configurations;
+        out.cost_probes += s.cost_probes;
+        for (const auto& [k, v] : s.infeasible) out.infeasible[k] += v;
+    }
+    out.notes = notes_;
+    out.threads = used_threads_;
+    switch (sh.why.load()) {
+        case Shared::kTime: out.stopped_by = "time limit"; break;
+        case Shared::kCancelled: out.stopped_by = "cancelled"; break;
+        case Shared::kMemory:
+            out.stopped_by = "memory cap";
+            out.notes.push_back("stopped: the cost caches reached the memory cap of " + gib(sh.cap_bytes));
+            break;
+        default: break;
+    }
+    out.cancelled = out.stopped_by == "cancelled";
+    // micro-batch sizes skipped for the memory cap leave the search incomplete too
+    out.complete = out.stopped_by.empty() && !skipped_;
+    return out;
+}
+
+}  // namespace poseidon::detail

@@ -1,0 +1,59 @@
+// The driver of the plan search (docs/search.md, "The method", "Threads", "Memory"): the TP
+// passes; per pass the micro-batch-size contexts, built, dived and walked best bound first, on
+// one thread or on several that share the top-K list; the time limit and the memory cap.
+// Internal to core/src.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "search_walk.hpp"
+
+namespace poseidon::detail {
+
+class Driver {
+public:
+    Driver(const Scenario& sc, const SearchOptions& opt, int threads);
+    ~Driver();
+
+    Shared sh;
+
+    void run();
+    // A last progress report when the search ends (search_result.cpp).
+    void final_report();
+    // The counts of every walker and of the driver, the stop reason, the notes.
+    SearchStats stats();
+
+private:
+    struct Slot {
+        std::int64_t mbs = 0;
+        std::int64_t need = 0;  // bytes it needs alive (context + walkers' split tables)
+        std::unique_ptr<MbsCtx> ctx;
+        SearchStats build;  // the counts of building it
+    };
+
+    int threads_;
+    int used_threads_ = 1;
+    std::vector<std::unique_ptr<Walker>> walkers_;
+    SearchStats stats_;  // the driver's own counts
+    std::vector<std::string> notes_;
+    std::vector<std::vector<int>> tps_;
+    std::atomic<std::int64_t> next_id_{0};
+    bool skipped_ = false;  // micro-batch sizes left out for the memory cap
+    std::mutex m_;  // stats_ while walkers free contexts
+
+    void pass(bool first);
+    std::vector<Slot> plan_slots(bool first, bool& retain);
+    void build(Slot& s);
+    void walk_all(std::vector<Slot*>& order);  // the full walk of these contexts, in this order
+    void free_ctx(std::unique_ptr<MbsCtx>& c);
+    // Runs fn(walker, i) for every i < n on up to threads_ walkers; rethrows a walker's exception.
+    void parallel(std::size_t n, const std::function<void(Walker&, std::size_t)>& fn);
+};
+
+}  // namespace poseidon::detail

@@ -1,0 +1,83 @@
+// Evaluation, part 2: a complete plan of the walk (docs/search.md, "Scoring: one model"): its
+// memory fit (one probe of the real configuration settles every unknown stage), its stage times
+// from the cost cache (search_costs.cpp), the 1F1B DAG with early stopping, and the top-K list.
+#include <cmath>
+
+#include "search_walk.hpp"
+
+namespace poseidon::detail {
+
+void Walker::leaf() {
+    const int S = static_cast<int>(cfg_.size());
+    Costs& costs = *costs_;
+    bool unknown = false;
+    for (int j = 0; j < S; ++j) {
+        const CfgStage& s = cfg_[j];
+        const int f = costs.fits_known(s.g, s.size, s.tp, s.pos, s.inflight, layers_[j]);
+        if (f == 0) {
+            ++stats.infeasible["memory"];
+            return;
+        }
+        if (f < 0) unknown = true;
+    }
+    if (unknown) {
+        // One probe of the real configuration settles every stage's fit at once.
+        probe_stages_.resize(S);
+        for (int j = 0; j < S; ++j) probe_stages_[j] = {cfg_[j].g, cfg_[j].size, cfg_[j].tp, layers_[j], cfg_[j].offset};
+        const auto& ev = costs.probe(probe_stages_);
+        bool ok = true;
+        misfit_.assign(S, 0);
+        for (int j = 0; j < S; ++j) {
+            const CfgStage& s = cfg_[j];
+            costs.record_fit(s.g, s.size, s.tp, s.pos, s.inflight, layers_[j], ev[j].fits);
+            costs.store_times(s.g, s.size, s.tp, s.pos, layers_[j], ev[j].times);
+            ok = ok && ev[j].fits;
+            misfit_[j] = !ev[j].fits;
+        }
+        if (!ok) {
+            // (ev is overwritten by the probes below)
+            for (int j = 0; j < S; ++j)
+                if (misfit_[j]) {
+                    const CfgStage& s = cfg_[j];
+                    costs.exact_cap(s.g, s.size, s.tp, s.pos, s.inflight);
+                }
+            ++stats.infeasible["memory"];
+            return;
+        }
+    }
+    for (int j = 0; j < S; ++j) {
+        const CfgStage& s = cfg_[j];
+        times_[j] = costs.times(s.g, s.size, s.tp, s.pos, layers_[j]);
+        times_[j].send_forward_s = sf_[j];
+        times_[j].send_backward_s = sb_[j];
+    }
+    fold_blocking_sends(sc_.training.stack, times_);
+    // a candidate that cannot enter the top K stops early (docs/search.md, "Early stopping")
+    // The cutoff is one ulp above the threshold, so that a plan that ties the K-th gets its
+    // exact time and enters by the tie-break (search_topk.hpp); a stopped evaluation returns the
+    // cutoff, which is above the threshold and does not enter.
+    const double T = dag_iteration_time_below(times_, ctx_->m, std::nextafter(sh_.threshold(), kInf), ws_);
+    ++stats.evaluated;
+    if (visited_) visited_->push_back(layers_);
+    insert(T);
+    if (static_cast<std::int64_t>(S) * ctx_->m > 20000 || (stats.evaluated & 15) == 0) check();
+}
+
+void Walker::insert(double time) {
+    if (!sh_.top.admits(time)) return;
+    Plan p;
+    p.micro_batch_size = ctx_->mbs;
+    p.num_micro_batches = ctx_->m;
+    p.stages.resize(cfg_.size());
+    for (std::size_t j = 0; j < cfg_.size(); ++j) {
+        const CfgStage& s = cfg_[j];
+        const int dp = s.size / s.tp;
+        StagePlan& st = p.stages[j];
+        st.num_layers = layers_[j];
+        st.homogeneous_form = true;
+        st.replicas.assign(1, ReplicaSet{s.g, s.tp, dp, static_cast<int>(ctx_->mbs / dp)});
+    }
+    if (sh_.top.insert(time, std::move(p)) && sh_.opt.on_progress) sh_.report(seconds_since(sh_.t0));
+}
+
+}  // namespace poseidon::detail

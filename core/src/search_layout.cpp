@@ -1,0 +1,345 @@
+// The walk above a configuration (docs/search.md, "The method"): group blocks appended in
+// pipeline order, best bound first, then TP per block run by run; each complete configuration
+// goes to the layer split (search_split.cpp).
+#include <algorithm>
+
+#include "search_walk.hpp"
+
+namespace poseidon::detail {
+
+Walker::Walker(Shared& sh, bool exhaustive, bool alone)
+    : sh_(sh), sc_(sh.sc), L_(sh.sc.model.num_layers), G_(static_cast<int>(sh.sc.cluster.groups.size())), exhaustive_(exhaustive), alone_(alone) {}
+
+void Walker::bind(const MbsCtx& c) {
+    if (suffix_id_ != c.id) {
+        suffix_.clear();
+        suffix_id_ = c.id;
+    }
+}
+
+void Walker::enter(MbsCtx& c) {
+    bind(c);
+    if (alone_) {
+        costs_ = c.costs.get();
+        return;
+    }
+    auto& own = own_[c.id];
+    if (!own) own = std::make_unique<Costs>(*c.costs);
+    costs_ = own.get();
+}
+
+void Walker::leave() {
+    for (const auto& [id, own] : own_) stats.cost_probes += own->probes();
+    own_.clear();
+    costs_ = nullptr;
+}
+
+void Walker::flush() {
+    sh_.evaluated.fetch_add(stats.evaluated - flushed_evaluated_, std::memory_order_relaxed);
+    sh_.pruned.fetch_add(stats.pruned - flushed_pruned_, std::memory_order_relaxed);
+    flushed_evaluated_ = stats.evaluated;
+    flushed_pruned_ = stats.pruned;
+}
+
+void Walker::walk(MbsCtx& c, std::int64_t dive_ticks) {
+    enter(c);
+    blocks_.clear();
+    dive_left_ = dive_ticks;
+    layout_dfs(c, 0, 0);
+    dive_left_ = -1;
+    abort_ = false;
+}
+
+void Walker::expand(MbsCtx& c, const Task& node, std::vector<Task>& out) {
+    bind(c);
+    blocks_ = node.prefix;
+    std::vector<Child> ks;
+    kids(c, node.S, node.used, ks);
+    for (const Child& k : ks) {
+        Task t;
+        t.ctx = &c;
+        t.bound = k.bound;
+        t.prefix = node.prefix;
+        t.S = node.S;
+        t.used = node.used;
+        if (k.g < 0) {
+            t.stop_here = true;
+        } else {
+            t.prefix.push_back({k.g, k.opt, -1, 0, c.opts[k.g][k.opt].o.count});
+            t.S += c.opts[k.g][k.opt].o.count;
+            t.used |= std::uint64_t{1} << k.g;
+        }
+        out.push_back(std::move(t));
+    }
+    blocks_.clear();
+}
+
+void Walker::run_task(const Task& t) {
+    if (halted()) return;
+    MbsCtx& c = *t.ctx;
+    if (cut(t.bound)) {
+        ++stats.pruned;
+        return;
+    }
+    enter(c);
+    blocks_ = t.prefix;
+    if (t.stop_here)
+        stop_here(c, t.S, t.used);
+    else
+        layout_dfs(c, t.S, t.used);
+    blocks_.clear();
+}
+
+void Walker::run_single(MbsCtx& c, const Plan& plan, std::vector<std::vector<int>>* visited) {
+    enter(c);
+    visited_ = visited;
+    cfg_.clear();
+    std::vector<int> cursor(G_, 0);
+    for (const auto& st : plan.stages) {
+        if (st.replicas.size() != 1) throw InputError("plan.stages", "ridge_report needs homogeneous stages");
+        const auto& r = st.replicas[0];
+        CfgStage cs;
+        cs.g = r.group;
+        cs.tp = r.tp;
+        cs.size = r.tp * r.count;
+        cs.offset = cursor[r.group];
+        cursor[r.group] += cs.size;
+        cfg_.push_back(cs);
+    }
+    run_config(c);
+}
+
+// Whether an earlier pass searched the configuration blocks_ describes.
+bool Walker::searched_before(const MbsCtx& c) const {
+    if (first_pass) return false;
+    bool split = false, rises = false;
+    for (const auto& b : blocks_) {
+        if (b.prev_tp == 0) continue;
+        split = true;
+        rises = rises || c.opts[b.g][b.opt].tps[b.tpi].tp > b.prev_tp;
+    }
+    if (tp_mode == TpMode::non_increasing) return !split;
+    return !rises;  // TpMode::any: the non-increasing pass had every sequence without a rise
+}
+
+// The children of a layout node, best bound first: extend with a block of an unused group, or
+// stop here (opt = -1).
+void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out) {
+    for (int g : c.group_order) {
+        if ((used >> g) & 1) continue;
+        for (int oi = 0; oi < static_cast<int>(c.opts[g].size()); ++oi) {
+            tick();
+            const OptInfo& info = c.opts[g][oi];
+            if (S + info.o.count > c.smax) {
+                ++stats.infeasible["stages over limit"];
+                continue;
+            }
+            if (hostable(c, used | (std::uint64_t{1} << g), true) + static_cast<long long>(info.o.count) * info.cap < L_) {
+                ++stats.infeasible["memory"];
+                continue;
+            }
+            double b = 0;
+            if (!exhaustive_) {
+                blocks_.push_back({g, oi, -1, 0, info.o.count});
+                b = layout_bound(c, used | (std::uint64_t{1} << g), c.smax - S - info.o.count);
+                blocks_.pop_back();
+                if (cut(b)) {
+                    ++stats.pruned;
+                    continue;
+                }
+            }
+            out.push_back({b, g, oi});
+        }
+    }
+    if (!blocks_.empty()) {
+        if (hostable(c, used, false) < L_)
+            ++stats.infeasible["memory"];
+        else {
+            double b = 0;
+            if (!exhaustive_) {
+                b = layout_bound(c, used, 0);
+                if (!cut(b)) b = std::max(b, family_c_bound(c, S));
+            }
+            out.push_back({b, -1, -1});
+        }
+    }
+    if (!exhaustive_) std::stable_sort(out.begin(), out.end(), [](const Child& x, const Child& y) { return x.bound < y.bound; });
+}
+
+void Walker::layout_dfs(MbsCtx& c, int S, std::uint64_t used) {
+    if (halted()) return;
+    std::vector<Child> ks;
+    kids(c, S, used, ks);
+    for (const Child& k : ks) {
+        if (halted()) return;
+        if (cut(k.bound)) {
+            ++stats.pruned;
+            continue;
+        }
+        if (k.g < 0) {
+            stop_here(c, S, used);
+            continue;
+        }
+        blocks_.push_back({k.g, k.opt, -1, 0, c.opts[k.g][k.opt].o.count});
+        layout_dfs(c, S + c.opts[k.g][k.opt].o.count, used | (std::uint64_t{1} << k.g));
+        blocks_.pop_back();
+    }
+}
+
+// The configurations of exactly the layout blocks_: their memory caps, then TP.
+void Walker::stop_here(MbsCtx& c, int S, std::uint64_t used) {
+    if (!layout_caps(c, S)) {
+        if (!halted()) ++stats.infeasible["memory"];
+        return;
+    }
+    caps_known_ = true;
+    tp_dfs(c, 0, S, used);
+    caps_known_ = false;
+}
+
+// TP per stage, run by run: run bi takes TP index ti for its first k stages; when k is less than
+// the run, the rest becomes a new run right after it that starts with another degree (every TP
+// sequence is visited once, as its maximal runs). The whole run at one TP comes first (most plans
+// want that), then the splits.
+void Walker::tp_dfs(MbsCtx& c, std::size_t bi, int S, std::uint64_t used) {
+    if (halted()) return;
+    if (bi == blocks_.size()) {
+        if (searched_before(c)) return;
+        build_config(c, S);
+        run_config(c);
+        return;
+    }
+    const BlockSel run = blocks_[bi];
+    const OptInfo& info = c.opts[run.g][run.opt];
+    for (int ti = 0; ti < static_cast<int>(info.tps.size()); ++ti) {
+        const int tp = info.tps[ti].tp;
+        if (run.prev_tp != 0 && (tp == run.prev_tp || (tp_mode == TpMode::non_increasing && tp > run.prev_tp))) continue;
+        // a degree left for the rest of a split
+        bool other = false;
+        for (const auto& t : info.tps) other = other || (tp_mode == TpMode::non_increasing ? t.tp < tp : t.tp != tp);
+        for (int k = run.count; k >= 1; --k) {
+            if (k < run.count && (!other || tp_mode == TpMode::per_group)) break;
+            tick();
+            blocks_[bi].tpi = ti;
+            blocks_[bi].count = k;
+            if (k < run.count)
+                blocks_.insert(blocks_.begin() + static_cast<std::ptrdiff_t>(bi) + 1, BlockSel{run.g, run.opt, -1, run.first + k, run.count - k, tp});
+            if (hostable_exact(bi) < L_)
+                ++stats.infeasible["memory"];
+            else if (!exhaustive_ && (cut(layout_bound(c, used, 0)) || cut(family_c_bound(c, S)) || cut(tp_bottleneck_bound(c, bi))))
+                ++stats.pruned;
+            else
+                tp_dfs(c, bi + 1, S, used);
+            if (k < run.count) blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(bi) + 1);
+            blocks_[bi] = run;
+            if (halted()) return;
+        }
+    }
+}
+
+// Exact memory caps of every stage of the complete layout blocks_ (S stages) for every TP choice
+// of its blocks: cached per (group, size, TP, position class, in-flight count) and filled by a
+// simultaneous binary search, one probe of the layout per TP index and round. Returns false when
+// no TP choice lets the layout hold the model.
+bool Walker::layout_caps(MbsCtx& c, int S) {
+    Costs& costs = *costs_;
+    int max_t = 0;
+    for (const auto& b : blocks_) max_t = std::max(max_t, static_cast<int>(c.opts[b.g][b.opt].tps.size()));
+    for (int ti = 0; ti < max_t; ++ti) {
+        for (;;) {
+            check();
+            if (halted()) return false;
+            probe_stages_.clear();
+            misfit_.clear();
+            bool open = false;
+            int j = 0;
+            for (const auto& b : blocks_) {
+                const OptInfo& info = c.opts[b.g][b.opt];
+                const int t = std::min<int>(ti, static_cast<int>(info.tps.size()) - 1);
+                const int tp = info.tps[t].tp;
+                for (int q = 0; q < info.o.count; ++q, ++j) {
+                    const Pos pos = pos_of(j, S);
+                    const int inflight = static_cast<int>(std::min<std::int64_t>(S - j, c.m));
+                    const FitMemo& f = costs.memo(b.g, info.o.size, tp, pos, inflight);
+                    int l = 1;
+                    const bool mine = t == ti && f.nofit_min > f.fit_max + 1;
+                    if (mine) {
+                        open = true;
+                        l = f.fit_max + (f.nofit_min - f.fit_max) / 2;
+                    }
+                    misfit_.push_back(mine);
+                    probe_stages_.push_back({b.g, info.o.size, tp, l, q * info.o.size});
+                }
+            }
+            if (!open) break;
+            const auto& ev = costs.probe(probe_stages_);
+            for (int jj = 0; jj < S; ++jj)
+                if (misfit_[jj]) {
+                    const Pos pos = pos_of(jj, S);
+                    const int inflight = static_cast<int>(std::min<std::int64_t>(S - jj, c.m));
+                    const ProbeStage& p = probe_stages_[jj];
+                    costs.record_fit(p.g, p.size, p.tp, pos, inflight, p.layers, ev[jj].fits);
+                }
+        }
+    }
+    // Per stage and TP index: the most layers it holds (0: not even one).
+    scap_.resize(S);
+    long long best_total = 0;
+    int j = 0;
+    for (const BlockSel& b : blocks_) {
+        const OptInfo& info = c.opts[b.g][b.opt];
+        for (int q = 0; q < b.count; ++q, ++j) {
+            scap_[j].assign(info.tps.size(), 0);
+            long long best = 0;
+            for (std::size_t t = 0; t < info.tps.size(); ++t) {
+                const int cap =
+                    costs.cap_upper(b.g, info.o.size, info.tps[t].tp, pos_of(j, S), static_cast<int>(std::min<std::int64_t>(S - j, c.m)));
+                scap_[j][t] = std::max(0, cap);
+                best = std::max<long long>(best, scap_[j][t]);
+            }
+            best_total += best;
+        }
+    }
+    return best_total >= L_;
+}
+
+// Most layers stage j of the complete layout holds with TP index tpi, or at its best TP (-1).
+long long Walker::scap_of(int j, int tpi) const {
+    if (tpi >= 0) return scap_[j][tpi];
+    long long v = 0;
+    for (long long x : scap_[j]) v = std::max(v, x);
+    return v;
+}
+
+// Layers the complete layout can hold with TP fixed for the runs 0..upto and, after them, each
+// stage at its best TP (an upper bound for any choice there); 0 when some stage cannot hold one.
+long long Walker::hostable_exact(std::size_t upto) const {
+    long long n = 0;
+    int j = 0;
+    for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
+        const BlockSel& b = blocks_[bi];
+        for (int q = 0; q < b.count; ++q, ++j) {
+            const long long v = scap_of(j, bi <= upto ? b.tpi : -1);
+            if (v < 1) return 0;
+            n += v;
+        }
+    }
+    return n;
+}
+
+void Walker::build_config(const MbsCtx& c, int S) {
+    cfg_.resize(S);
+    int j = 0;
+    for (const auto& b : blocks_) {
+        const OptInfo& info = c.opts[b.g][b.opt];
+        for (int q = 0; q < b.count; ++q, ++j) {
+            CfgStage& cs = cfg_[j];
+            cs.g = b.g;
+            cs.size = info.o.size;
+            cs.tp = info.tps[b.tpi].tp;
+            cs.offset = (b.first + q) * info.o.size;
+        }
+    }
+}
+
+}  // namespace poseidon::detail

@@ -1,0 +1,153 @@
+// Lower bounds on every plan below a layout node or a partial TP choice (docs/search.md, "Bounds"):
+// the LP bound of families A and B over the stage rates, the joint family-C bound, the memory
+// that the blocks can hold, and the integer bottleneck while TP is chosen run by run. The
+// closed-form minimisations they call are in search_bounds.cpp.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "search_walk.hpp"
+
+namespace poseidon::detail {
+
+// v <= sum of the per-stage rates, and since each LP step is v -> max(v, (1 - rho) v + 1/mu),
+// v <= (1 - (1 - rho_min)^n) / (mu_min rho_min).
+std::pair<double, double> suffix_cap(const MbsCtx& c, SuffixCache& cache, std::uint64_t used, int n) {
+    if (n <= 0) return {0, 0};
+    const int G = static_cast<int>(c.opts.size());
+    auto [it, fresh] = cache.try_emplace(used);
+    SuffixInfo& si = it->second;
+    if (fresh) {
+        double rho_min = kInf;
+        si.amin = si.mub_min = kInf;
+        for (int g = 0; g < G; ++g) {
+            if ((used >> g) & 1) continue;
+            si.sa += c.rho_a[g];
+            si.sb += c.rho_b[g];
+            for (const auto& o : c.opts[g]) {
+                si.any = true;
+                si.amin = std::min(si.amin, o.best.a);
+                si.mub_min = std::min(si.mub_min, o.best.mu_b);
+                for (const auto& t : o.tps) rho_min = std::min(rho_min, t.r.phi_f / t.r.mu_b);
+            }
+        }
+        si.log_keep_b = rho_min > 0 && rho_min < 1 ? std::log1p(-rho_min) : 0;
+        if (si.any && rho_min > 0 && rho_min < 1)
+            si.mub_min *= rho_min;  // mu_min rho_min
+        else
+            si.mub_min = 0;
+    }
+    if (!si.any) return {0, 0};
+    const double ga = (1 - c.keep_a[std::min(n, c.smax)]) / si.amin;
+    const double gb = si.mub_min > 0 ? (1 - std::exp(n * si.log_keep_b)) / si.mub_min : kInf;
+    return {std::min(si.sa, ga), std::min(si.sb, gb)};
+}
+
+const Rates& Walker::rates_of(const MbsCtx& c, const BlockSel& b) const {
+    const OptInfo& info = c.opts[b.g][b.opt];
+    return b.tpi >= 0 ? info.tps[b.tpi].r : info.best;
+}
+
+// Lower bound for every plan whose pipeline starts with blocks_ and continues with at most
+// `open_stages` stages of the groups not in `used`.
+double Walker::layout_bound(const MbsCtx& c, std::uint64_t used, int open_stages) {
+    auto [va, vb] = suffix_cap(c, suffix_, used, open_stages);
+    double opt_lb = 0;
+    for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
+        const Rates& r = rates_of(c, *it);
+        opt_lb = std::max(opt_lb, r.opt_min);
+        const OptInfo& info = c.opts[it->g][it->opt];
+        if (it->count == info.o.count) {
+            va = lp_steps(va, r.a, it->tpi >= 0 ? info.tps[it->tpi].decay_a : info.decay_a);
+            vb = lp_steps(vb, r.phi_f, it->tpi >= 0 ? info.tps[it->tpi].decay_b : info.decay_b);
+        } else {  // a run of a split option: the same decays over its own stage count
+            va = lp_steps(va, r.a, c.keep_a[std::min(it->count, c.smax)]);
+            vb = lp_steps(vb, r.phi_f, std::pow(1 - r.phi_f / r.mu_b, it->count));
+        }
+    }
+    const double dp0 = rates_of(c, blocks_.front()).dp_min;
+    return std::max(L_ / va + dp0 + opt_lb, L_ / vb + opt_lb);
+}
+
+// Family-C bound of a complete layout (TP as chosen, else the best rates; caps valid anywhere).
+double Walker::family_c_bound(const MbsCtx& c, int S) {
+    const double m = static_cast<double>(c.m);
+    jc_.clear();
+    blk_.clear();
+    double opt_lb = 0;
+    int j = 0;
+    for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
+        blk_.push_back({rates_of(c, blocks_[bi]).a, j});
+        j += blocks_[bi].count;
+    }
+    // blocks in rate order; each block's stages keep their pipeline positions for e
+    std::vector<std::size_t> idx(blocks_.size());
+    std::iota(idx.begin(), idx.end(), 0);
+    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t x, std::size_t y) { return blk_[x].first < blk_[y].first; });
+    for (std::size_t bi : idx) {
+        const BlockSel& b = blocks_[bi];
+        const OptInfo& info = c.opts[b.g][b.opt];
+        const Rates& r = rates_of(c, b);
+        const int cap = b.tpi >= 0 ? info.tps[b.tpi].cap : info.cap;
+        opt_lb = std::max(opt_lb, r.opt_min);
+        for (int q = 0; q < b.count; ++q) {
+            const int jj = blk_[bi].second + q;
+            const double w = static_cast<double>(std::min<std::int64_t>(S - 1 - jj, c.m));
+            // in tp_dfs: the stage's exact cap at its position
+            const long long cj = caps_known_ ? scap_of(jj, b.tpi) : cap;
+            jc_.push_back({r.a, std::max(0.0, m - w - 1) * r.phi_f + (m - 1) * r.phi_b, cj});
+        }
+    }
+    const double add = rates_of(c, blocks_.front()).dp_min + opt_lb;
+    return family_c_min(jc_, L_, heap_) + add;
+}
+
+// Most layers the pipeline blocks_ (TP as chosen, else the best) plus, when `open`, every group
+// not in `used` could hold: fewer than the model has means no plan fits in memory.
+long long Walker::hostable(const MbsCtx& c, std::uint64_t used, bool open) const {
+    long long n = 0;
+    for (const auto& b : blocks_) {
+        const OptInfo& info = c.opts[b.g][b.opt];
+        n += static_cast<long long>(b.count) * (b.tpi >= 0 ? info.tps[b.tpi].cap : info.cap);
+    }
+    if (open)
+        for (int g = 0; g < G_; ++g)
+            if (!((used >> g) & 1)) n += c.host[g];
+    return n;
+}
+
+// The configuration-level bottleneck bound of run_config while TP is chosen run by run: stages of
+// the runs not chosen yet take, per layer count, the least F+B over their TP degrees and their
+// largest cap, which bounds every choice still open from below.
+double Walker::tp_bottleneck_bound(const MbsCtx& c, std::size_t upto) {
+    tabs_.clear();
+    caps_.clear();
+    double dp_lb = kInf, opt_lb = 0;
+    int j = 0;
+    for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
+        const BlockSel& b = blocks_[bi];
+        const OptInfo& info = c.opts[b.g][b.opt];
+        const double* tab = nullptr;
+        const Rates* r = nullptr;
+        if (bi <= upto) {
+            const Table& tb = costs_->middle(b.g, info.o.size, info.tps[b.tpi].tp);
+            if (!tb.monotone) return 0;
+            tab = tb.c.data();
+            r = &tb.rates;
+        } else {
+            if (!info.cmin_monotone) return 0;
+            tab = info.cmin->data();
+            r = &info.best;
+        }
+        dp_lb = std::min(dp_lb, r->dp_min);
+        opt_lb = std::max(opt_lb, r->opt_min);
+        for (int q = 0; q < b.count; ++q, ++j) {
+            const long long cap = scap_of(j, bi <= upto ? b.tpi : -1);
+            tabs_.push_back(tab);
+            caps_.push_back(static_cast<int>(std::min<long long>(cap, L_)));
+        }
+    }
+    return static_cast<double>(c.m) * integer_bottleneck_min(tabs_, caps_, L_, heap_) + dp_lb + opt_lb;
+}
+
+}  // namespace poseidon::detail

@@ -1,0 +1,163 @@
+// The entry points of the plan search (search.hpp): search() runs the driver and builds the
+// result within the time limit (docs/search.md, "Results"); ridge_report() runs the layer split
+// of one configuration with and without bounds (docs/search.md, "The ridge walk").
+#include <algorithm>
+#include <functional>
+#include <system_error>
+#include <thread>
+
+#include "search_driver.hpp"
+
+namespace poseidon {
+
+using detail::Clock;
+
+namespace {
+// Whether this platform starts threads at all (WebAssembly without them does not): tried once.
+bool threads_start() {
+    static const bool ok = [] {
+        try {
+            std::thread t([] {});
+            t.join();
+            return true;
+        } catch (const std::system_error&) {
+            return false;
+        }
+    }();
+    return ok;
+}
+}  // namespace
+
+int search_threads(const SearchOptions& options) {
+    const int n = options.threads > 0 ? options.threads : static_cast<int>(std::thread::hardware_concurrency());
+    return n > 1 && threads_start() ? std::min(n, 256) : 1;
+}
+
+SearchResult search(const Scenario& sc, const SearchOptions& options) {
+    SearchResult res;
+    detail::Driver d(sc, options, search_threads(options));
+    d.run();
+    d.final_report();
+    res.stats = d.stats();
+    // The result: each listed plan re-estimated (the first with its timeline), within the caps.
+    const std::vector<detail::Found> found = d.sh.top.list();
+    std::int64_t stages = 0;
+    bool big_noted = false;
+    // the timeline's JSON takes about 5 us an event: at most a tenth of the time limit
+    const auto timeline_cap = static_cast<std::int64_t>(std::min(static_cast<double>(search_max_timeline_events), 2e4 * options.time_limit_s));
+    for (std::size_t k = 0; k < found.size(); ++k) {
+        const auto S = static_cast<std::int64_t>(found[k].plan.stages.size());
+        if (k > 0 && stages + S > search_max_listed_stages) {
+            res.stats.notes.push_back("plans " + std::to_string(k + 1) + " to " + std::to_string(found.size()) +
+                                      " not listed: a result lists at most " + std::to_string(search_max_listed_stages) + " stages");
+            break;
+        }
+        // A search the time limit stopped lists what the limit's tolerance leaves time for (about
+        // 0.1 ms a stage); the best plan always.
+        if (k > 0 && !res.stats.complete &&
+            detail::seconds_since(d.sh.t0) + 1e-4 * static_cast<double>(stages + S) > 1.1 * options.time_limit_s + 0.04) {
+            res.stats.notes.push_back("plans " + std::to_string(k + 1) + " to " + std::to_string(found.size()) +
+                                      " not listed: no time left within the time limit");
+            break;
+        }
+        stages += S;
+        const bool detailed = S * found[k].plan.num_micro_batches <= search_max_detailed_cells;
+        if (!detailed && !big_noted) {
+            big_noted = true;
+            res.stats.notes.push_back("plans over " + std::to_string(search_max_detailed_cells) +
+                                      " stage x micro-batch cells are listed without breakdown and timeline (estimate gives them)");
+        }
+        Estimate e = estimate(sc, found[k].plan, detailed);
+        if (k == 0 && (!detailed || static_cast<std::int64_t>(e.dag.timeline.size()) > timeline_cap)) {
+            res.timeline = false;
+            if (detailed)
+                res.stats.notes.push_back("timeline of the best plan left out: " + std::to_string(e.dag.timeline.size()) + " events, over " +
+                                          std::to_string(timeline_cap) + " (estimate gives it in full)");
+        }
+        if (k > 0 || !res.timeline) std::vector<TimelineEvent>().swap(e.dag.timeline);
+        res.detailed.push_back(detailed);
+        res.plans.push_back(std::move(e));
+        res.scores.push_back(found[k].time);
+    }
+    if (options.baselines) {
+        // at most 5 s, until half of the result's reserve (the other half is for its JSON)
+        const double until = (options.time_limit_s + d.sh.soft_deadline()) / 2;
+        const double left = std::min(until - detail::seconds_since(d.sh.t0), 5.0);
+        res.baselines = compute_baselines(sc, left > 0.005 ? left : 0.0);
+    }
+    res.stats.elapsed_s = detail::seconds_since(d.sh.t0);
+    return res;
+}
+
+namespace {
+
+// The split search of `plan`'s configuration alone, with or without bounds.
+struct SingleRun {
+    SearchStats stats;
+    std::vector<detail::Found> found;
+};
+SingleRun run_single(const Scenario& sc, const Plan& plan, int top_k, bool exhaustive, std::vector<std::vector<int>>* visited) {
+    SearchOptions o;
+    o.top_k = top_k;
+    o.time_limit_s = 1e9;
+    o.memory_cap_gib = 1e6;
+    detail::Shared sh(sc, o);
+    detail::MbsCtx c;
+    c.mbs = plan.micro_batch_size;
+    c.m = plan.num_micro_batches;
+    c.costs = std::make_unique<detail::Costs>(sc, c.mbs, c.m);
+    detail::Walker w(sh, exhaustive, true);
+    w.run_single(c, plan, visited);
+    SingleRun out;
+    out.stats = w.stats;
+    out.found = sh.top.list();
+    return out;
+}
+
+}  // namespace
+
+RidgeReport ridge_report(const Scenario& sc, const Plan& plan, int top_k, std::int64_t max_points) {
+    RidgeReport rep;
+    std::vector<std::vector<int>> visited;
+    const SingleRun ridge = run_single(sc, plan, top_k, false, &visited);
+    rep.ridge_evaluations = ridge.stats.evaluated;
+    if (!ridge.found.empty()) {
+        rep.best_time_s = ridge.found.front().time;
+        for (const auto& st : ridge.found.front().plan.stages) rep.best_layers.push_back(st.num_layers);
+    }
+    // Every split, through the same machinery without bounds (top-K of everything).
+    const int S = static_cast<int>(plan.stages.size());
+    double count = 1;  // C(L-1, S-1)
+    for (int i = 1; i < S; ++i) count = count * (sc.model.num_layers - i) / i;
+    std::vector<std::vector<int>> every;
+    const SingleRun ex = run_single(sc, plan, 100, true, count <= static_cast<double>(max_points) ? &every : nullptr);
+    rep.exhaustive_evaluations = ex.stats.evaluated;
+    if (!ex.found.empty()) rep.exhaustive_best_time_s = ex.found.front().time;
+    if (count <= static_cast<double>(max_points)) {
+        std::sort(visited.begin(), visited.end());
+        // Re-evaluate every composition (including the ones that do not fit) with estimate.
+        std::vector<int> l(S, 1);
+        std::function<void(int, int)> rec = [&](int k, int R) {
+            if (k == S - 1) {
+                l[k] = R;
+                Plan p = plan;
+                for (int j = 0; j < S; ++j) p.stages[j].num_layers = l[j];
+                SplitPoint pt;
+                pt.layers = l;
+                Estimate e = estimate(sc, p, false);
+                pt.iteration_time_s = e.memory_fits ? e.iteration_time_s : detail::kInf;
+                pt.visited = std::binary_search(visited.begin(), visited.end(), l);
+                rep.points.push_back(std::move(pt));
+                return;
+            }
+            for (int x = 1; x <= R - (S - k - 1); ++x) {
+                l[k] = x;
+                rec(k + 1, R - x);
+            }
+        };
+        rec(0, sc.model.num_layers);
+    }
+    return rep;
+}
+
+}  // namespace poseidon

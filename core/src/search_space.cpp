@@ -1,0 +1,279 @@
+// The space of the plan search at one micro-batch size (search_space.hpp; docs/search.md, "The
+// space"), and its size without evaluating anything (search_space_size).
+#include "search_space.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "poseidon/scenario.hpp"
+#include "search_util.hpp"
+#include "search_walk.hpp"
+
+namespace poseidon::detail {
+
+std::vector<int> node_choices(int nodes) {
+    std::vector<int> out;
+    for (int n = nodes;; n = (n + 1) / 2) {
+        if (out.empty() || out.back() != n) out.push_back(n);
+        if (n == 1) break;
+    }
+    return out;
+}
+
+bool tp_valid(const Scenario& sc, int tp) {
+    const auto& m = sc.model;
+    if (m.num_attention_heads % tp || m.num_kv_heads % tp || m.ffn_hidden_size % tp) return false;
+    if (sc.training.sequence_parallel && m.seq_length % tp) return false;
+    return true;
+}
+
+std::vector<std::vector<int>> group_tps(const Scenario& sc, SearchStats& stats) {
+    const int G = static_cast<int>(sc.cluster.groups.size());
+    std::vector<std::vector<int>> tps(G);
+    for (int g = 0; g < G; ++g) {
+        const Group& gr = sc.cluster.groups[g];
+        for (int tp = 1; tp <= gr.gpus_per_node; ++tp) {
+            if (gr.gpus_per_node % tp) continue;
+            if (tp_valid(sc, tp))
+                tps[g].push_back(tp);
+            else
+                ++stats.infeasible["tp divisibility"];
+        }
+    }
+    return tps;
+}
+
+int max_stages_at(const Scenario& sc, std::int64_t mbs) {
+    const std::int64_t m = sc.training.global_batch_size / mbs;
+    return static_cast<int>(std::min<std::int64_t>({sc.model.num_layers, max_stages, max_dag_cells / m}));
+}
+
+std::int64_t ctx_bytes(const Scenario& sc, std::int64_t mbs, const std::vector<std::vector<int>>& tps) {
+    const int smax = max_stages_at(sc, mbs);
+    const std::int64_t L = sc.model.num_layers;
+    std::int64_t tables = 0, minima = 0;
+    for (std::size_t g = 0; g < sc.cluster.groups.size(); ++g) {
+        const int P = sc.cluster.groups[g].gpus_per_node;
+        std::set<int> seen;  // stage sizes (a size's tables serve every node count)
+        for (int n : node_choices(sc.cluster.groups[g].nodes))
+            for (int s : stage_sizes(P, n)) {
+                if (static_cast<long long>(n) * P / s > smax || !seen.insert(s).second) continue;
+                int k = 0;
+                for (int tp : tps[g]) k += s % tp == 0 && mbs % (s / tp) == 0;
+                tables += k;
+                minima += k > 0;
+            }
+    }
+    return tables * static_cast<std::int64_t>(table_bytes(static_cast<int>(L))) + minima * (L + 1) * static_cast<std::int64_t>(sizeof(double));
+}
+
+std::int64_t walker_bytes(const Scenario& sc, std::int64_t mbs) {
+    return (static_cast<std::int64_t>(max_stages_at(sc, mbs)) + 1) * (sc.model.num_layers + 1) * static_cast<std::int64_t>(sizeof(double));
+}
+
+std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, const std::vector<std::vector<int>>& tp_ok_, SearchStats& stats_,
+                                  std::atomic<std::int64_t>* account, const std::function<bool()>& halted) {
+    const int L_ = sc_.model.num_layers;
+    const int G_ = static_cast<int>(sc_.cluster.groups.size());
+    auto c = std::make_unique<MbsCtx>();
+    c->mbs = mbs;
+    c->m = sc_.training.global_batch_size / mbs;
+    c->smax = max_stages_at(sc_, mbs);
+    if (c->smax < 1) {
+        ++stats_.infeasible["DAG size"];
+        return nullptr;
+    }
+    c->costs = std::make_unique<Costs>(sc_, mbs, c->m, account);
+    c->account = account;
+    auto fail = [&]() -> std::unique_ptr<MbsCtx> {  // the probes made are counted all the same
+        stats_.cost_probes += c->costs->probes();
+        return nullptr;
+    };
+    c->opts.assign(G_, {});
+    c->rho_a.assign(G_, 0);
+    c->rho_b.assign(G_, 0);
+    c->host.assign(G_, 0);
+    bool any = false;
+    const double m = static_cast<double>(c->m);
+    for (int g = 0; g < G_; ++g) {
+        const Group& gr = sc_.cluster.groups[g];
+        const int P = gr.gpus_per_node;
+        for (int n : node_choices(gr.nodes)) {
+            const std::vector<int> sizes = detail::stage_sizes(P, n);
+            for (int s : sizes) {
+                const long long count = static_cast<long long>(n) * P / s;
+                if (count > c->smax) {
+                    ++stats_.infeasible["stages over limit"];
+                    continue;
+                }
+                if (halted && halted()) return fail();
+                OptInfo info;
+                info.o = GroupOpt{n, s, static_cast<int>(count)};
+                for (int tp : tp_ok_[g]) {
+                    if (s % tp) continue;
+                    const int dp = s / tp;
+                    if (mbs % dp) {
+                        ++stats_.infeasible["dp divisibility"];
+                        continue;
+                    }
+                    const int cap = c->costs->cap_anywhere(g, s, tp);
+                    if (cap == 0) {
+                        ++stats_.infeasible["memory"];
+                        continue;
+                    }
+                    info.tps.push_back({tp, c->costs->middle(g, s, tp).rates, cap});
+                    info.cap = std::max(info.cap, cap);
+                }
+                if (info.tps.empty()) continue;
+                std::stable_sort(info.tps.begin(), info.tps.end(), [](const TpChoice& x, const TpChoice& y) { return x.r.a < y.r.a; });
+                Rates& b = info.best;
+                b = info.tps.front().r;
+                for (const auto& t : info.tps) {
+                    b.a = std::min(b.a, t.r.a);
+                    b.phi_f = std::min(b.phi_f, t.r.phi_f);
+                    b.mu_b = std::min(b.mu_b, t.r.mu_b);
+                    b.dp_min = std::min(b.dp_min, t.r.dp_min);
+                    b.opt_min = std::min(b.opt_min, t.r.opt_min);
+                }
+                for (auto& t : info.tps) {
+                    t.decay_a = std::pow(1 - t.r.a / (m * t.r.a), info.o.count);
+                    t.decay_b = std::pow(1 - t.r.phi_f / t.r.mu_b, info.o.count);
+                }
+                info.decay_a = std::pow(1 - b.a / (m * b.a), info.o.count);
+                info.decay_b = std::pow(1 - b.phi_f / b.mu_b, info.o.count);
+                c->rho_a[g] = std::max(c->rho_a[g], info.o.count / (m * b.a));
+                c->rho_b[g] = std::max(c->rho_b[g], info.o.count / b.mu_b);
+                c->host[g] = std::max(c->host[g], static_cast<long long>(info.o.count) * info.cap);
+                c->opts[g].push_back(std::move(info));
+                any = true;
+            }
+        }
+        // Most compute first; then fewer stages.
+        std::stable_sort(c->opts[g].begin(), c->opts[g].end(), [](const OptInfo& x, const OptInfo& y) {
+            double rx = x.o.count / x.best.a, ry = y.o.count / y.best.a;
+            if (rx != ry) return rx > ry;
+            return x.o.count < y.o.count;
+        });
+    }
+    if (!any) return fail();
+    if (std::accumulate(c->host.begin(), c->host.end(), 0LL) < L_) {
+        ++stats_.infeasible["memory"];
+        return fail();
+    }
+    // the least F+B over the TP degrees of each stage size (tp_bottleneck_bound)
+    for (int g = 0; g < G_; ++g) {
+        std::map<int, std::pair<std::shared_ptr<const std::vector<double>>, bool>> by_size;
+        for (auto& info : c->opts[g]) {
+            auto& [cm, mono] = by_size[info.o.size];
+            if (!cm) {
+                auto v = std::make_shared<std::vector<double>>(L_ + 1, kInf);
+                for (const auto& t : info.tps) {
+                    const Table& tb = c->costs->middle(g, info.o.size, t.tp);
+                    for (int l = 1; l <= L_; ++l) (*v)[l] = std::min((*v)[l], tb.c[l]);
+                }
+                mono = true;
+                for (int l = 2; l <= L_; ++l) mono = mono && (*v)[l] >= (*v)[l - 1];
+                cm = std::move(v);
+                c->add_bytes(static_cast<std::int64_t>(L_ + 1) * static_cast<std::int64_t>(sizeof(double)));
+            }
+            info.cmin = cm;
+            info.cmin_monotone = mono;
+        }
+    }
+    c->group_order.resize(G_);
+    std::iota(c->group_order.begin(), c->group_order.end(), 0);
+    std::stable_sort(c->group_order.begin(), c->group_order.end(), [&](int x, int y) { return c->rho_a[x] > c->rho_a[y]; });
+    c->keep_a.resize(c->smax + 1);
+    for (int n = 0; n <= c->smax; ++n) c->keep_a[n] = std::pow(1 - 1 / m, n);
+    // Root bound: every group optimistic, no stage fixed.
+    double dp0 = kInf;
+    for (int g = 0; g < G_; ++g)
+        for (const auto& o : c->opts[g]) dp0 = std::min(dp0, o.best.dp_min);
+    SuffixCache cache;
+    auto [va, vb] = suffix_cap(*c, cache, 0, c->smax);
+    c->root_bound = va > 0 ? std::max(L_ / va + dp0, L_ / vb) : kInf;
+    return c;
+}
+
+}  // namespace poseidon::detail
+
+namespace poseidon {
+
+using detail::divisors;
+using detail::node_choices;
+using detail::tp_valid;
+
+SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage) {
+    SpaceSize out;
+    const int L = sc.model.num_layers;
+    const int G = static_cast<int>(sc.cluster.groups.size());
+    if (G > 16) return out;
+    // log-free binomials as doubles
+    auto comp = [&](int S) {
+        double c = 1;
+        for (int i = 1; i < S; ++i) c = c * (L - i) / i;
+        return c;
+    };
+    std::vector<int> tps_ok;
+    for (std::int64_t mbs : divisors(sc.training.global_batch_size)) {
+        const std::int64_t m = sc.training.global_batch_size / mbs;
+        if (m > max_num_micro_batches) continue;
+        const int smax = static_cast<int>(std::min<std::int64_t>({L, max_stages, max_dag_cells / m}));
+        if (smax < 1) continue;
+        // options per group: (count, TP assignments of its stages: one degree for all, or with
+        // tp_per_stage one per stage, ntp^count)
+        std::vector<std::vector<std::pair<int, double>>> opts(G);
+        bool any = false;
+        for (int g = 0; g < G; ++g) {
+            const Group& gr = sc.cluster.groups[g];
+            const int P = gr.gpus_per_node;
+            for (int n : node_choices(gr.nodes)) {
+                const std::vector<int> sizes = detail::stage_sizes(P, n);
+                for (int s : sizes) {
+                    const long long count = static_cast<long long>(n) * P / s;
+                    if (count > smax) continue;
+                    int ntp = 0;
+                    for (int tp = 1; tp <= P; ++tp)
+                        if (P % tp == 0 && s % tp == 0 && tp_valid(sc, tp) && mbs % (s / tp) == 0) ++ntp;
+                    if (ntp) {
+                        const double seqs = tp_per_stage ? std::pow(static_cast<double>(ntp), static_cast<double>(count)) : ntp;
+                        opts[g].push_back({static_cast<int>(count), seqs});
+                        any = true;
+                    }
+                }
+            }
+        }
+        if (!any) continue;
+        out.micro_batch_sizes += 1;
+        // f[mask][S] = (layouts, configurations) over ordered sequences of the groups in mask.
+        const std::size_t masks = std::size_t{1} << G;
+        std::vector<std::vector<std::pair<double, double>>> f(masks, std::vector<std::pair<double, double>>(smax + 1, {0, 0}));
+        f[0][0] = {1, 1};
+        for (std::size_t mask = 0; mask < masks; ++mask)
+            for (int S = 0; S <= smax; ++S) {
+                auto [ly, cf] = f[mask][S];
+                if (ly == 0) continue;
+                for (int g = 0; g < G; ++g) {
+                    if (mask >> g & 1) continue;
+                    for (auto [cnt, ntp] : opts[g]) {
+                        if (S + cnt > smax) continue;
+                        auto& t = f[mask | (std::size_t{1} << g)][S + cnt];
+                        t.first += ly;
+                        t.second += cf * ntp;
+                    }
+                }
+            }
+        for (std::size_t mask = 1; mask < masks; ++mask)
+            for (int S = 1; S <= smax; ++S) {
+                out.stage_layouts += f[mask][S].first;
+                out.configurations += f[mask][S].second;
+                out.plans += f[mask][S].second * comp(S);
+            }
+    }
+    return out;
+}
+
+}  // namespace poseidon

@@ -1,0 +1,103 @@
+// The space of the plan search (docs/search.md, "The space"), steps 1-4, at one micro-batch size:
+// which node counts, stage sizes and TP degrees each group offers, with the per-option rates,
+// memory caps and orderings that the walk and its bounds use. Internal to core/src.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "poseidon/search.hpp"
+#include "search_costs.hpp"
+
+namespace poseidon::detail {
+
+// One way to use a group: `nodes` whole nodes split into `count` stages of `size` GPUs.
+struct GroupOpt {
+    int nodes = 0, size = 0, count = 0;
+};
+
+struct TpChoice {
+    int tp = 1;
+    Rates r;
+    int cap = 0;                      // most layers one stage of this kind can hold anywhere in a pipeline
+    double decay_a = 0, decay_b = 0;  // (1 - phi/mu)^count of the LP steps of a whole block
+};
+
+struct OptInfo {
+    GroupOpt o;
+    std::vector<TpChoice> tps;  // valid at this micro-batch size, by rate
+    Rates best;                 // componentwise minimum over tps
+    int cap = 0;                // max over tps of TpChoice::cap
+    double decay_a = 0, decay_b = 0;
+    // per layer count, the least middle F+B over tps (shared by the options of one stage size)
+    std::shared_ptr<const std::vector<double>> cmin;
+    bool cmin_monotone = false;
+};
+
+// Optimistic summary of the groups not in a mask (suffix_cap), cached per walker.
+struct SuffixInfo {
+    double sa = 0, sb = 0, amin = 0, mub_min = 0, log_keep_b = 0;
+    bool any = false;
+};
+using SuffixCache = std::unordered_map<std::uint64_t, SuffixInfo>;
+
+// Everything the search keeps for one micro-batch size: its cost cache and the group options.
+// Read-only once built, except `costs` in a one-thread search and `dive_configs` during its dive.
+struct MbsCtx {
+    std::int64_t id = 0;  // unique within a search (walkers key their caches by it)
+    std::int64_t mbs = 0, m = 0;
+    int smax = 0;
+    std::unique_ptr<Costs> costs;
+    std::vector<std::vector<OptInfo>> opts;  // [group]
+    std::vector<double> rho_a, rho_b;        // per group: the most LP rate its options offer
+    std::vector<long long> host;             // per group: the most layers its options can hold
+    std::vector<int> group_order;
+    double root_bound = 0;
+    std::vector<double> keep_a;  // (1 - 1/m)^n
+    // The configurations the dive searched (so that `configurations` counts each once).
+    std::set<std::vector<int>> dive_configs;
+
+    // Bytes beyond the cost cache's own (which it counts), kept in *account while alive.
+    std::atomic<std::int64_t>* account = nullptr;
+    std::int64_t bytes = 0;
+    void add_bytes(std::int64_t b) {
+        bytes += b;
+        if (account) account->fetch_add(b, std::memory_order_relaxed);
+    }
+    MbsCtx() = default;
+    MbsCtx(const MbsCtx&) = delete;
+    MbsCtx& operator=(const MbsCtx&) = delete;
+    ~MbsCtx() {
+        if (account) account->fetch_sub(bytes, std::memory_order_relaxed);
+    }
+};
+
+// Node counts a group may use: all of them, then halving down to one node.
+std::vector<int> node_choices(int nodes);
+// TP degrees the model allows (heads, KV heads, FFN, and the sequence with sequence parallelism).
+bool tp_valid(const Scenario& sc, int tp);
+// Per group, the TP degrees that divide its GPUs per node and that the model allows; the others
+// are counted as "tp divisibility".
+std::vector<std::vector<int>> group_tps(const Scenario& sc, SearchStats& stats);
+
+// The options of every group at micro-batch size `mbs`, their rates and caps (this fills the
+// middle-stage cost tables), and the root bound; null when nothing is feasible at this size, or
+// when `halted()` turns true while it builds. Rejections are counted in `stats`; the cost cache
+// counts its bytes in `*account`.
+std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc, std::int64_t mbs, const std::vector<std::vector<int>>& tps, SearchStats& stats,
+                                  std::atomic<std::int64_t>* account, const std::function<bool()>& halted);
+
+// Bytes a context of micro-batch size `mbs` will take at most (its middle-stage tables and the
+// per-stage-size minima), and those each walker needs for a configuration of it (the split
+// search's fill table), computed before anything is allocated (docs/search.md, "Memory").
+std::int64_t ctx_bytes(const Scenario& sc, std::int64_t mbs, const std::vector<std::vector<int>>& tps);
+std::int64_t walker_bytes(const Scenario& sc, std::int64_t mbs);
+// Stages at most, at micro-batch size mbs (layers, the stage limit, the DAG size).
+int max_stages_at(const Scenario& sc, std::int64_t mbs);
+
+}  // namespace poseidon::detail

@@ -1,0 +1,331 @@
+// The layer split of one configuration (docs/search.md, "The ridge walk"): its exact memory caps,
+// the configuration-level bounds (joint family C, integer bottleneck), then stage by stage the
+// layer counts outward from the speed-proportional share, each direction stopped by a bound that
+// is monotone in the layer count, each value cut by the prefix bounds of families A, B, C and E.
+#include <algorithm>
+#include <cmath>
+
+#include "search_walk.hpp"
+
+namespace poseidon::detail {
+
+// Counts the configuration cfg_ once: the dive records the ones it searches, and the full walk
+// counts only those the dive did not (docs/search.md, "Statistics").
+void Walker::count_config(MbsCtx& c) {
+    if (dive_left_ < 0 && c.dive_configs.empty()) {
+        ++stats.configurations;
+        return;
+    }
+    std::vector<int> key;
+    key.reserve(cfg_.size() * 4);
+    for (const CfgStage& s : cfg_) key.insert(key.end(), {s.g, s.size, s.tp, s.offset});
+    if (dive_left_ >= 0 ? c.dive_configs.insert(std::move(key)).second : !c.dive_configs.count(key)) ++stats.configurations;
+}
+
+void Walker::run_config(MbsCtx& c) {
+    ctx_ = &c;
+    Costs& costs = *costs_;
+    const int S = static_cast<int>(cfg_.size());
+    const double m = static_cast<double>(c.m);
+    count_config(c);
+    for (int j = 0; j < S; ++j) {
+        CfgStage& cs = cfg_[j];
+        cs.pos = pos_of(j, S);
+        cs.inflight = static_cast<int>(std::min<std::int64_t>(S - j, c.m));
+        cs.r = costs.middle(cs.g, cs.size, cs.tp).rates;
+    }
+    sf_.assign(S + 1, 0);
+    sb_.assign(S + 1, 0);
+    for (int j = 0; j + 1 < S; ++j) {
+        const CfgStage& a = cfg_[j];
+        const CfgStage& b = cfg_[j + 1];
+        const int P = sc_.cluster.groups[a.g].gpus_per_node;
+        const bool same_node = a.g == b.g && a.offset / P == (a.offset + a.size - 1) / P && b.offset / P == (b.offset + b.size - 1) / P &&
+                               a.offset / P == b.offset / P;
+        auto [f, bk] = costs.link({a.g, a.size, a.tp, 1, a.offset}, {b.g, b.size, b.tp, 1, b.offset}, same_node);
+        sf_[j] = f;
+        sb_[j + 1] = bk;
+    }
+    va_.assign(S + 1, 0);
+    vb_.assign(S + 1, 0);
+    suf_opt_.assign(S + 1, 0);
+    suf_w_.assign(S + 1, 0);
+    suf_amin_.assign(S + 1, kInf);
+    suf_inv_e_.assign(S + 1, 0);
+    warm_.assign(S, 0);
+    sends_ = 0;
+    sends_from_.assign(S + 1, 0);
+    for (int j = 0; j < S; ++j) {
+        warm_[j] = static_cast<int>(std::min<std::int64_t>(S - 1 - j, c.m));
+        sends_ += sf_[j] + sb_[j];
+    }
+    for (int j = S - 1; j >= 0; --j) sends_from_[j] = sends_from_[j + 1] + sf_[j] + sb_[j + 1];
+    for (int j = S - 1; j >= 0; --j) {
+        suf_amin_[j] = std::min(suf_amin_[j + 1], cfg_[j].r.a);
+        const double e = std::max(0.0, m - warm_[j] - 1) * cfg_[j].r.phi_f + (m - 1) * cfg_[j].r.phi_b;
+        suf_inv_e_[j] = e > 0 && suf_inv_e_[j + 1] < kInf ? suf_inv_e_[j + 1] + 1 / e : kInf;
+        const Rates& r = cfg_[j].r;
+        va_[j] = lp_step(va_[j + 1], r.a, m * r.a);
+        vb_[j] = lp_step(vb_[j + 1], r.phi_f, r.mu_b);
+        suf_opt_[j] = std::max(suf_opt_[j + 1], r.opt_min);
+        suf_w_[j] = suf_w_[j + 1] + 1.0 / r.a;
+    }
+    layers_.assign(S, 0);
+    times_.resize(S);
+    caps_exact_ = false;
+    if (!config_caps()) {
+        if (!halted()) ++stats.infeasible["memory"];
+        return;
+    }
+    // the split search's per-stage cache entries, looked up once
+    memo_p_.resize(S);
+    table_p_.resize(S);
+    for (int j = 0; j < S; ++j) {
+        const CfgStage& cs = cfg_[j];
+        memo_p_[j] = &costs.memo(cs.g, cs.size, cs.tp, cs.pos, cs.inflight);
+        table_p_[j] = cs.pos == kMiddle ? &costs.middle(cs.g, cs.size, cs.tp) : nullptr;
+    }
+    if (!exhaustive_) {
+        double opt_lb = 0, dp_lb = kInf;
+        for (const auto& cs : cfg_) {
+            opt_lb = std::max(opt_lb, cs.r.opt_min);
+            dp_lb = std::min(dp_lb, cs.r.dp_min);
+        }
+        if (cut(config_family_c()) || cut(m * integer_bottleneck() + dp_lb + opt_lb)) {
+            ++stats.pruned;
+            return;
+        }
+    }
+    // a configuration of many stages and layers takes a while to prepare: check the clock
+    check();
+    if (halted()) return;
+    fill_tables();
+    split_dfs(0, L_, SplitState{});
+}
+
+// Exact layer caps of every stage of cfg_ (a simultaneous binary search, one probe of the real
+// configuration per round); false when the stages cannot hold the model.
+bool Walker::config_caps() {
+    const int S = static_cast<int>(cfg_.size());
+    Costs& costs = *costs_;
+    for (;;) {
+        check();
+        if (halted()) return false;
+        bool open = false;
+        probe_stages_.resize(S);
+        misfit_.assign(S, 0);
+        for (int j = 0; j < S; ++j) {
+            const CfgStage& s = cfg_[j];
+            const FitMemo& f = costs.memo(s.g, s.size, s.tp, s.pos, s.inflight);
+            int l = 1;
+            if (f.nofit_min > f.fit_max + 1) {
+                open = true;
+                misfit_[j] = 1;
+                l = f.fit_max + (f.nofit_min - f.fit_max) / 2;
+            }
+            probe_stages_[j] = {s.g, s.size, s.tp, l, s.offset};
+        }
+        if (!open) break;
+        const auto& ev = costs.probe(probe_stages_);
+        for (int j = 0; j < S; ++j)
+            if (misfit_[j]) {
+                const CfgStage& s = cfg_[j];
+                costs.record_fit(s.g, s.size, s.tp, s.pos, s.inflight, probe_stages_[j].layers, ev[j].fits);
+                costs.store_times(s.g, s.size, s.tp, s.pos, probe_stages_[j].layers, ev[j].times);
+            }
+    }
+    cap_.resize(S);
+    suf_cap_.assign(S + 1, 0);
+    for (int j = 0; j < S; ++j) cap_[j] = cap_upper(j);
+    for (int j = S - 1; j >= 0; --j) {
+        if (cap_[j] < 1) return false;
+        suf_cap_[j] = suf_cap_[j + 1] + cap_[j];
+    }
+    caps_exact_ = true;
+    return suf_cap_[0] >= L_;
+}
+
+// Tables for the split search's family-C bound (built only for configurations that the
+// configuration-level bounds keep).
+void Walker::fill_tables() {
+    const int S = static_cast<int>(cfg_.size());
+    const int W = L_ + 1;
+    fill_tab_.assign(static_cast<std::size_t>(S + 1) * W, kInf);
+    fill_tab_[static_cast<std::size_t>(S) * W + 0] = 0;
+    by_rate_.clear();
+    for (int k = S - 1; k >= 0; --k) {
+        auto pos = std::upper_bound(by_rate_.begin(), by_rate_.end(), k, [&](int x, int y) { return cfg_[x].r.a < cfg_[y].r.a; });
+        by_rate_.insert(pos, k);
+        double* row = &fill_tab_[static_cast<std::size_t>(k) * W];
+        double base = 0;
+        for (int j : by_rate_) base += cfg_[j].r.a;
+        int R = S - k;
+        if (R <= L_) row[R] = base;
+        for (int j : by_rate_)
+            for (int x = 1; x < cap_[j] && R < L_; ++x) {
+                base += cfg_[j].r.a;
+                row[++R] = base;
+            }
+    }
+}
+
+// Prefix summaries of the split search (docs/search.md, "Bounds"): for the stages fixed so far,
+// pa/pb = path lengths into the next stage (families A and B), ma/mb = the best complete
+// family-A/B paths through a fixed stage, csum = sum of their F+B, q = the most a fixed stage adds
+// to family C beyond its own F+B.
+// Smallest bottleneck F+B any split of cfg_ within the memory caps can have: stage j holds at
+// most max{l <= cap_j : c_j(l) <= t} layers below t, so the bottleneck is at least the L-th
+// smallest of all stages' c_j(l) merged (search_bounds.cpp).
+// Middle-position costs bound the first and last stages from below (docs/search.md).
+double Walker::integer_bottleneck() {
+    const int S = static_cast<int>(cfg_.size());
+    Costs& costs = *costs_;
+    tabs_.resize(S);
+    caps_.resize(S);
+    for (int j = 0; j < S; ++j) {
+        const Table& tb = costs.middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp);
+        if (!tb.monotone) return 0;
+        tabs_[j] = tb.c.data();
+        caps_[j] = std::min(cap_upper(j), L_);
+    }
+    return integer_bottleneck_min(tabs_, caps_, L_, heap_);
+}
+
+// Family C over a whole configuration (docs/search.md, "Bounds"): for every split,
+// T >= sum_j a_j l_j + max_i e_i l_i + sends + tails. With t = max_i e_i l_i the split is feasible
+// for l_i <= u_i(t) = min(cap_i, t / e_i), so T >= min_t [t + fill(t)] where fill(t) is the
+// cheapest sum_j a_j l_j with 1 <= l_j <= u_j(t), sum l_j = L (convex and piecewise linear in
+// t; its exact minimum is one sweep over the breakpoints, search_bounds.cpp).
+// jc_ holds (a, e, cap) per stage, sorted by a; returns the bound without sends and tails.
+double Walker::config_family_c() {
+    const int S = static_cast<int>(cfg_.size());
+    const double m = static_cast<double>(ctx_->m);
+    jc_.resize(S);
+    double opt_lb = 0;
+    for (int j = 0; j < S; ++j) {
+        const Rates& r = cfg_[j].r;
+        jc_[j] = {r.a, std::max(0.0, m - warm_[j] - 1) * r.phi_f + (m - 1) * r.phi_b, cap_upper(j)};
+        opt_lb = std::max(opt_lb, r.opt_min);
+    }
+    std::stable_sort(jc_.begin(), jc_.end(), [](const JcStage& x, const JcStage& y) { return x.a < y.a; });
+    const double add = sends_ + cfg_[0].r.dp_min + opt_lb;
+    return family_c_min(jc_, L_, heap_) + add;
+}
+
+int Walker::cap_upper(int j) {
+    if (caps_exact_) return cap_[j];
+    const CfgStage& s = cfg_[j];
+    return costs_->cap_upper(s.g, s.size, s.tp, s.pos, s.inflight);
+}
+
+void Walker::split_dfs(int k, int R, const SplitState& st) {
+    const double PA = st.pa, PB = st.pb, dp0 = st.dp0, optmax = st.optmax;
+    if (halted()) return;
+    tick();
+    const int S = static_cast<int>(cfg_.size());
+    if (k == S) {
+        leaf();
+        return;
+    }
+    const long long suffix_cap = suf_cap_[k + 1];
+    const int lo = static_cast<int>(std::max<long long>(1, R - suffix_cap));
+    const int hi = std::min(R - (S - k - 1), cap_upper(k));
+    if (lo > hi) {
+        ++stats.infeasible["memory"];
+        return;
+    }
+    if (exhaustive_) {
+        for (int l = lo; l <= hi && !halted(); ++l) child(k, l, R, st);
+        return;
+    }
+    // The ridge walk: outward from the speed-proportional split, each direction stopped by
+    // a bound that is monotone in l (docs/search.md, "Ridge walk").
+    const CfgStage& s = cfg_[k];
+    const double m = static_cast<double>(ctx_->m);
+    const double share = (1.0 / s.r.a) / suf_w_[k];
+    int center = static_cast<int>(std::lround(R * share));
+    center = std::clamp(center, lo, hi);
+    const double dp0_lb = k == 0 ? s.r.dp_min : dp0;
+    const double opt_lb = std::max(optmax, suf_opt_[k]);
+    // Family C with stage k or an earlier one as the bottleneck, without the suffix's share.
+    const double c_base = st.csum + sends_ + dp0_lb + opt_lb;
+    auto up_mono = [&](int l) {
+        double b = std::max(PA + m * s.r.a * l + dp0_lb + opt_lb, PB + s.r.mu_b * l + opt_lb);
+        b = std::max(b, c_base + l * ((m - warm_[k]) * s.r.phi_f + m * s.r.phi_b));
+        if (st.q > -kInf) b = std::max(b, c_base + st.q + l * s.r.a);
+        return b;
+    };
+    auto down_mono = [&](int l) {
+        if (k + 1 >= S) return 0.0;
+        double b = std::max(PA + (R - l) / va_[k + 1] + dp0_lb + opt_lb, PB + (R - l) / vb_[k + 1] + opt_lb);
+        b = std::max(b, c_base + std::max(st.q, (R - l) / suf_inv_e_[k + 1]) + fill_tab_[(k + 1) * (L_ + 1) + (R - l)]);
+        return b;
+    };
+    int up = center, down = center - 1;
+    bool go_up = true, go_down = down >= lo;
+    while ((go_up || go_down) && !halted()) {
+        if (go_up) {
+            if (up > hi || up > cap_upper(k)) {
+                go_up = false;
+            } else if (cut(up_mono(up))) {
+                ++stats.pruned;
+                go_up = false;
+            } else {
+                child(k, up++, R, st);
+            }
+        }
+        if (go_down && !halted()) {
+            if (down < lo) {
+                go_down = false;
+            } else if (cut(down_mono(down))) {
+                ++stats.pruned;
+                go_down = false;
+            } else {
+                child(k, down--, R, st);
+            }
+        }
+    }
+}
+
+void Walker::child(int k, int l, int R, const SplitState& st) {
+    const int S = static_cast<int>(cfg_.size());
+    const CfgStage& s = cfg_[k];
+    if (l >= memo_p_[k]->nofit_min) {
+        ++stats.infeasible["memory"];
+        return;
+    }
+    const StageTimes& t = table_p_[k] ? table_p_[k]->t[l] : costs_->times(s.g, s.size, s.tp, s.pos, l);
+    const double m = static_cast<double>(ctx_->m);
+    const double c = t.forward_s + t.backward_s;
+    SplitState n;
+    n.pa = st.pa + c + sf_[k] + sb_[k + 1];
+    n.ma = std::max(st.ma, st.pa + m * c);
+    n.pb = st.pb + t.forward_s + sf_[k];
+    n.mb = std::max(st.mb, st.pb + m * c + t.dp_sync_s);
+    n.csum = st.csum + c;
+    n.q = std::max(st.q, std::max(0.0, m - warm_[k] - 1) * t.forward_s + (m - 1) * t.backward_s);
+    // family E: through stage k's chain, with the stages after it visited for micro-batches 0
+    // and m-1 (needs w_k <= m - 2); stored without the (unknown) sum of later stages
+    n.qe = st.qe;
+    if (warm_[k] <= ctx_->m - 2) n.qe = std::max(n.qe, st.pa + (m - warm_[k]) * c + 2 * sends_from_[k] - 2 * n.csum);
+    n.dp0 = k == 0 ? t.dp_sync_s : st.dp0;
+    n.optmax = std::max(st.optmax, t.optimizer_s);
+    if (!exhaustive_) {
+        const int R2 = R - l;
+        const bool last = k + 1 >= S;
+        const double opt_lb = std::max(n.optmax, last ? 0.0 : suf_opt_[k + 1]);
+        const double bA = last ? n.ma : std::max(n.ma, n.pa + R2 / va_[k + 1]);
+        const double bB = last ? n.mb : std::max(n.mb, n.pb + R2 / vb_[k + 1]);
+        const double rest = last ? 0.0 : fill_tab_[(k + 1) * (L_ + 1) + R2];
+        const double bC = n.csum + std::max(n.q, last ? 0.0 : R2 / suf_inv_e_[k + 1]) + rest + sends_;
+        const double bE = n.qe + 2 * (n.csum + rest);
+        if (cut(std::max({bA + n.dp0 + opt_lb, bB + opt_lb, bC + n.dp0 + opt_lb, bE + n.dp0 + opt_lb}))) {
+            ++stats.pruned;
+            return;
+        }
+    }
+    layers_[k] = l;
+    split_dfs(k + 1, R - l, n);
+}
+
+}  // namespace poseidon::detail

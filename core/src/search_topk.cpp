@@ -1,0 +1,67 @@
+// The top-K list of the search (search_topk.hpp).
+#include "search_topk.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+namespace poseidon::detail {
+
+bool plan_less(const Plan& a, const Plan& b) {
+    if (a.micro_batch_size != b.micro_batch_size) return a.micro_batch_size < b.micro_batch_size;
+    if (a.stages.size() != b.stages.size()) return a.stages.size() < b.stages.size();
+    for (std::size_t j = 0; j < a.stages.size(); ++j) {
+        const auto& x = a.stages[j];
+        const auto& y = b.stages[j];
+        const auto& rx = x.replicas[0];
+        const auto& ry = y.replicas[0];
+        const auto kx = std::make_tuple(rx.group, rx.tp, rx.tp * rx.count, x.num_layers);
+        const auto ky = std::make_tuple(ry.group, ry.tp, ry.tp * ry.count, y.num_layers);
+        if (kx != ky) return kx < ky;
+    }
+    return false;
+}
+
+namespace {
+bool better(double t, const Plan& p, const Found& f) { return t < f.time || (t == f.time && plan_less(p, f.plan)); }
+}  // namespace
+
+bool TopK::insert(double time, Plan&& plan) {
+    std::lock_guard<std::mutex> lock(m_);
+    const int n = static_cast<int>(top_.size());
+    if (n >= k_ && !better(time, plan, top_.back())) return false;
+    for (const auto& x : top_)
+        if (x.time == time && x.plan == plan) return false;
+    auto pos = std::find_if(top_.begin(), top_.end(), [&](const Found& x) { return better(time, plan, x); });
+    const bool new_best = pos == top_.begin();
+    Found f;
+    f.time = time;
+    f.seq = seq_++;
+    f.plan = std::move(plan);
+    top_.insert(pos, std::move(f));
+    any_.store(true, std::memory_order_relaxed);
+    if (static_cast<int>(top_.size()) > k_) top_.pop_back();
+    std::int64_t n_stages = 0;
+    for (const auto& x : top_) n_stages += static_cast<std::int64_t>(x.plan.stages.size());
+    stages_.store(n_stages, std::memory_order_relaxed);
+    if (static_cast<int>(top_.size()) >= k_) thr_.store(top_.back().time, std::memory_order_relaxed);
+    return new_best;
+}
+
+std::vector<Found> TopK::list() const {
+    std::lock_guard<std::mutex> lock(m_);
+    return top_;
+}
+
+bool TopK::empty() const {
+    std::lock_guard<std::mutex> lock(m_);
+    return top_.empty();
+}
+
+bool TopK::best(Found& out) const {
+    std::lock_guard<std::mutex> lock(m_);
+    if (top_.empty()) return false;
+    out = top_.front();
+    return true;
+}
+
+}  // namespace poseidon::detail

@@ -1,0 +1,59 @@
+// The top-K reduction of the search (docs/search.md, "Results"): the K best distinct plans found
+// so far, and the threshold that every bound of the walk is compared with. Shared by the walkers
+// of a parallel search: insertions take a lock, the threshold is read without one. Plans are
+// ordered by time, ties by plan_less, so the list a complete search ends with is the same
+// whatever order the plans were found in (one thread or many). Internal to core/src.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <mutex>
+#include <vector>
+
+#include "poseidon/types.hpp"
+
+namespace poseidon::detail {
+
+// A total order on the search's plans (micro-batch size, stage count, then per stage group, TP,
+// GPUs and layers): the tie-break between plans of equal time.
+bool plan_less(const Plan& a, const Plan& b);
+
+// One entry of the top-K list.
+struct Found {
+    double time = 0;
+    std::int64_t seq = 0;  // order of insertion (progress reports)
+    Plan plan;
+};
+
+class TopK {
+public:
+    explicit TopK(int k) : k_(k < 1 ? 1 : k) {}
+
+    int k() const { return k_; }
+    // The K-th best time (infinite while fewer than K plans are known); never rises.
+    double threshold() const { return thr_.load(std::memory_order_relaxed); }
+    // Whether a plan of this time could enter the list (cheap test before building the plan).
+    bool admits(double time) const { return time <= threshold(); }
+    // Inserts a plan unless it is already listed (a plan of the dive found again, or found by two
+    // threads) or does not enter. Returns true when it is the new best.
+    bool insert(double time, Plan&& plan);
+
+    std::vector<Found> list() const;
+    bool empty() const;
+    bool any() const { return any_.load(std::memory_order_relaxed); }  // without the lock
+    std::int64_t stages() const { return stages_.load(std::memory_order_relaxed); }  // of the listed plans
+    // A copy of the best entry (false when there is none).
+    bool best(Found& out) const;
+
+private:
+    int k_;
+    mutable std::mutex m_;
+    std::atomic<double> thr_{std::numeric_limits<double>::infinity()};
+    std::atomic<bool> any_{false};
+    std::atomic<std::int64_t> stages_{0};
+    std::int64_t seq_ = 0;
+    std::vector<Found> top_;  // best first
+};
+
+}  // namespace poseidon::detail

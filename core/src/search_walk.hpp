@@ -1,0 +1,252 @@
+// The branch and bound of docs/search.md ("The method"), below one micro-batch size:
+//   group blocks (layout) -> TP per block -> layer count per stage (the ridge walk) -> DAG.
+// A Walker holds the state of one depth-first walk; its methods live in one file per level:
+//   search_layout.cpp         layouts and TP choices (the tree above a configuration)
+//   search_layout_bounds.cpp  the bounds that cut layouts and TP choices
+//   search_split.cpp          the layer split of one configuration: its bounds and the ridge walk
+//   search_eval.cpp           a complete plan: memory fit, the DAG, the top-K list
+// The driver (search_driver.cpp) builds the micro-batch-size contexts and runs the walks.
+// Internal to core/src.
+#pragma once
+
+#include <chrono>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "poseidon/dag.hpp"
+#include "poseidon/search.hpp"
+#include "search_bounds.hpp"
+#include "search_costs.hpp"
+#include "search_space.hpp"
+#include "search_topk.hpp"
+
+namespace poseidon::detail {
+
+using Clock = std::chrono::steady_clock;
+inline double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// A lower bound is a sum computed in another order than the DAG's longest path; a branch is cut
+// only when its bound exceeds the threshold by this relative margin, far above rounding
+// (docs/search.md, "Soundness").
+inline constexpr double kBoundSlack = 1e-9;
+
+// What the walkers of one search share: options, the top-K list, the clock, the stop flag, the
+// memory account and the progress report. Every member may be used from any walker's thread.
+struct Shared {
+    Shared(const Scenario& s, const SearchOptions& o);
+
+    const Scenario& sc;
+    SearchOptions opt;
+    TopK top;
+    Clock::time_point t0;
+    // Time limit (docs/search.md, "Time limit"): the walk stops at soft_s once it has a plan,
+    // and at hard_s without one; the rest of the limit is for the result.
+    double soft_s = 0, hard_s = 0;
+    std::int64_t cap_bytes = 0;              // memory cap
+    std::atomic<std::int64_t> bytes{0};      // cost caches and contexts alive
+    std::atomic<bool> stop{false};
+    enum Why : int { kRunning = 0, kTime, kCancelled, kMemory, kError };
+    std::atomic<int> why{kRunning};
+    std::atomic<std::int64_t> evaluated{0}, pruned{0};  // progress counts, flushed by the walkers
+    std::atomic<double> last_report_s{0};
+
+    // soft_s less the time the result will take to list the plans found so far (0.1 ms a stage)
+    double soft_deadline() const;
+    double threshold() const { return top.threshold(); }
+    bool cut(double bound) const { return bound * (1 - kBoundSlack) >= threshold(); }
+    void halt(Why w);
+    // Stops the search past the time limit or the memory cap; reports progress every 0.25 s.
+    void check_clock();
+    // Calls opt.on_progress (one thread at a time); `periodic`: skipped if another thread just
+    // reported; `may_cancel`: a false answer stops the search.
+    void report(double t, bool periodic = false, bool may_cancel = true);
+
+private:
+    std::mutex report_m_;
+    Found best_;  // the plan best_estimate_ is of (under report_m_)
+    std::optional<Estimate> best_estimate_;
+};
+
+// A run of stages of one group option: the option's stages first .. first + count - 1, all with
+// TP index tpi (-1: not chosen yet). A group option's stages start as one run; choosing TP per
+// stage splits it into maximal runs of one degree each (docs/search.md, "The space"), so the
+// remainder of a split may not start with the degree of the run before it (prev_tp; 0: none).
+struct BlockSel {
+    int g = 0, opt = 0, tpi = -1;
+    int first = 0, count = 0;
+    int prev_tp = 0;
+};
+
+// A node of the layout tree handed to a walker of a parallel search: the subtree below the blocks
+// `prefix` (S stages, groups `used`), or, when `stop_here`, the configurations of exactly them.
+struct Task {
+    std::vector<BlockSel> prefix;
+    int S = 0;
+    std::uint64_t used = 0;
+    double bound = 0;
+    bool stop_here = false;
+    MbsCtx* ctx = nullptr;
+};
+
+// Which TP sequences a pass of the search visits: one degree per group option, sequences whose
+// degree never rises along a group option's stages, or all of them.
+enum class TpMode { per_group, non_increasing, any };
+
+// A stage of the configuration whose layer split is searched.
+struct CfgStage {
+    int g = 0, size = 1, tp = 1, offset = 0, inflight = 1;
+    Pos pos = kMiddle;
+    Rates r;
+};
+
+// One step of the LP recursion of the family A/B bounds: v -> max(v, v + (1 - v phi) / mu).
+inline double lp_step(double v, double phi, double mu) {
+    const double x = 1.0 - v * phi;
+    return x > 0 ? v + x / mu : v;
+}
+// k steps of lp_step with the same stage: while v < 1/phi each step is the affine map
+// v -> v* - (v* - v)(1 - phi/mu) with fixed point v* = 1/phi, which it never passes.
+inline double lp_steps(double v, double phi, double decay) {
+    if (v * phi >= 1) return v;
+    const double vs = 1 / phi;
+    return vs - (vs - v) * decay;
+}
+// Upper bound on the LP coverage rate v of a suffix made of at most `n` stages of the groups not
+// in `used` (search_layout_bounds.cpp); cached in `cache`.
+std::pair<double, double> suffix_cap(const MbsCtx& c, SuffixCache& cache, std::uint64_t used, int n);
+
+class Walker {
+public:
+    // `alone`: the only walker of the search, which may use each context's cost cache itself;
+    // otherwise it works on a private copy of it.
+    Walker(Shared& sh, bool exhaustive, bool alone);
+
+    SearchStats stats;  // this walker's counts (the driver adds them up)
+    TpMode tp_mode = TpMode::per_group;  // the TP sequences of this pass
+    bool first_pass = true;
+
+    // The layout tree of one micro-batch size from its root (a dive when dive_ticks >= 0: the
+    // same walk, abandoned after that many tree nodes).
+    void walk(MbsCtx& c, std::int64_t dive_ticks = -1);
+    // The children of a layout node, best bound first, as tasks (the root: an empty prefix).
+    void expand(MbsCtx& c, const Task& node, std::vector<Task>& out);
+    void run_task(const Task& t);
+    // The layer split of the configuration of `plan` only (ridge_report).
+    void run_single(MbsCtx& c, const Plan& plan, std::vector<std::vector<int>>* visited);
+    // Drops the private copies of the contexts' cost caches (their probes go to stats).
+    void leave();
+    // Publishes the counts for progress reports.
+    void flush();
+
+private:
+    Shared& sh_;
+    const Scenario& sc_;
+    int L_, G_;
+    bool exhaustive_, alone_;
+    bool abort_ = false;           // ends a dive (not the search)
+    std::int64_t dive_left_ = -1;  // node budget of the current dive; -1 outside dives
+    std::int64_t ticks_ = 0;
+    std::int64_t flushed_evaluated_ = 0, flushed_pruned_ = 0;
+    Costs* costs_ = nullptr;             // the cost cache in use
+    // private copies of contexts' cost caches, by context id: kept from the dive to the full walk
+    std::unordered_map<std::int64_t, std::unique_ptr<Costs>> own_;
+    SuffixCache suffix_;                 // suffix_cap's cache, for context suffix_id_
+    std::int64_t suffix_id_ = -1;
+
+    void bind(const MbsCtx& c);  // the caches kept per context
+    void enter(MbsCtx& c);       // bind, and the cost cache to use
+    bool cut(double bound) const { return !exhaustive_ && sh_.cut(bound); }
+    void check() {
+        flush();
+        sh_.check_clock();
+    }
+    void tick() {
+        if ((++ticks_ & 255) == 0) check();
+        if (dive_left_ >= 0 && --dive_left_ < 0) abort_ = true;
+    }
+    bool halted() const { return abort_ || sh_.stop.load(std::memory_order_relaxed); }
+
+    // layout and TP (search_layout.cpp)
+    std::vector<BlockSel> blocks_;
+    std::vector<std::vector<long long>> scap_;  // [stage][tp index]: layers it can hold (layout_caps)
+    bool caps_known_ = false;                   // scap_ describes blocks_ (inside tp_dfs)
+    std::vector<std::uint8_t> misfit_;
+    std::vector<ProbeStage> probe_stages_;
+    // bound scratch (search_layout_bounds.cpp, search_split.cpp)
+    std::vector<const double*> tabs_;
+    std::vector<std::pair<double, std::size_t>> heap_;
+    std::vector<int> caps_;
+    std::vector<JcStage> jc_;
+    std::vector<std::pair<double, int>> blk_;
+    // the configuration being split (search_split.cpp)
+    MbsCtx* ctx_ = nullptr;
+    std::vector<CfgStage> cfg_;
+    std::vector<int> cap_;
+    std::vector<long long> suf_cap_;
+    std::vector<double> fill_tab_;  // [k * (L + 1) + R]: cheapest sum a_j l_j over stages k.. holding R layers
+    std::vector<int> by_rate_;
+    bool caps_exact_ = false;
+    std::vector<const FitMemo*> memo_p_;  // per stage of cfg_: its fit memo and times table
+    std::vector<const Table*> table_p_;  // null for first/last/only stages
+    std::vector<double> sf_, sb_, va_, vb_, suf_opt_, suf_w_, suf_amin_, suf_inv_e_;
+    std::vector<int> warm_;
+    std::vector<double> sends_from_;  // sum over links j >= i of sf_j + sb_{j+1}
+    double sends_ = 0;
+    std::vector<int> layers_;
+    // a complete plan (search_eval.cpp)
+    std::vector<StageTimes> times_;
+    DagWorkspace ws_;
+    std::vector<std::vector<int>>* visited_ = nullptr;
+
+    // ---- layouts and TP (search_layout.cpp) ----
+    struct Child {  // extend with a block of an unused group, or stop here (opt = -1)
+        double bound;
+        int g, opt;
+    };
+    // The children of the node blocks_ (S stages, groups `used`), best bound first.
+    void kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out);
+    void layout_dfs(MbsCtx& c, int S, std::uint64_t used);
+    void stop_here(MbsCtx& c, int S, std::uint64_t used);
+    void tp_dfs(MbsCtx& c, std::size_t bi, int S, std::uint64_t used);
+    bool searched_before(const MbsCtx& c) const;
+    bool layout_caps(MbsCtx& c, int S);
+    long long scap_of(int j, int tpi) const;
+    long long hostable_exact(std::size_t upto) const;
+    void build_config(const MbsCtx& c, int S);
+
+    // ---- bounds of layouts and TP choices (search_layout_bounds.cpp) ----
+    const Rates& rates_of(const MbsCtx& c, const BlockSel& b) const;
+    double layout_bound(const MbsCtx& c, std::uint64_t used, int open_stages);
+    double family_c_bound(const MbsCtx& c, int S);
+    long long hostable(const MbsCtx& c, std::uint64_t used, bool open) const;
+    double tp_bottleneck_bound(const MbsCtx& c, std::size_t upto);
+
+    // ---- the layer split (search_split.cpp) ----
+    // Prefix summaries of the split search (docs/search.md, "Bounds"): for the stages fixed so far,
+    // pa/pb = path lengths into the next stage (families A and B), ma/mb = the best complete
+    // family-A/B paths through a fixed stage, csum = sum of their F+B, q = the most a fixed stage
+    // adds to family C beyond its own F+B, qe the same for family E.
+    struct SplitState {
+        double pa = 0, ma = 0, pb = 0, mb = 0, csum = 0, q = -kInf, qe = -kInf, dp0 = 0, optmax = 0;
+    };
+    void run_config(MbsCtx& c);
+    void count_config(MbsCtx& c);
+    bool config_caps();
+    void fill_tables();
+    double integer_bottleneck();
+    double config_family_c();
+    int cap_upper(int j);
+    void split_dfs(int k, int R, const SplitState& st);
+    void child(int k, int l, int R, const SplitState& st);
+
+    // ---- a complete plan (search_eval.cpp) ----
+    void leaf();
+    void insert(double time);
+};
+
+}  // namespace poseidon::detail

@@ -1,0 +1,186 @@
+// The search under its limits (docs/search.md, "Time limit", "Memory", "Results"): the best plans
+// found so far under a tiny time limit, the time limit on very large inputs, the memory cap
+// (refusal, skipped sizes, one size at a time), the output caps, and statistics that count each
+// configuration once. Timing bounds are generous: the machines that run the tests are shared.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <string>
+
+#include "poseidon/scenario.hpp"
+#include "poseidon/search.hpp"
+#include "search_random.hpp"
+
+using namespace poseidon;
+using search_test::quiet;
+
+namespace {
+
+const char* const kDemo = R"({"model":"gpt3-1.7b","training":{"global_batch_size":64},"cluster":"demo-mixed-16"})";
+
+double timed(const Scenario& sc, const SearchOptions& o, SearchResult& r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    r = search(sc, o);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+bool has_note(const SearchResult& r, const std::string& part) {
+    for (const auto& n : r.stats.notes)
+        if (n.find(part) != std::string::npos) return true;
+    return false;
+}
+
+// 64 groups of 15,000 one-GPU nodes and a 10,000-layer model (issue 11's large input).
+Scenario huge() {
+    const char* devs[] = {"a100-sxm4-80gb", "a100-sxm4-40gb", "v100-sxm2-16gb", "v100-sxm2-32gb", "t4-16gb", "a10-24gb", "h100-sxm5-80gb", "rtx2080-8gb"};
+    Json groups = Json::array();
+    for (int g = 0; g < 64; ++g) groups.push_back({{"device", devs[g % 8]}, {"nodes", 15000}, {"gpus_per_node", 1}, {"inter_node_bw_GBps", 25}});
+    return parse_scenario(Json{{"model", {{"name", "big"}, {"num_layers", 10000}, {"hidden_size", 1024}, {"num_attention_heads", 8}, {"vocab_size", 32000}, {"seq_length", 1024}}},
+                               {"training", {{"global_batch_size", 1024}}},
+                               {"cluster", {{"name", "huge"}, {"groups", groups}}}});
+}
+
+}  // namespace
+
+TEST_CASE("a tiny time limit returns the best plans found so far and not no feasible plan", "[search][time]") {
+    Scenario sc = parse_scenario_text(kDemo);
+    for (int threads : {1, 4}) {
+        SearchOptions o = quiet(3, false, threads);
+        o.time_limit_s = 0.001;
+        o.baselines = true;
+        SearchResult r;
+        const double took = timed(sc, o, r);
+        INFO(threads << " threads, " << took << " s");
+        CHECK(took < 0.5);
+        REQUIRE_FALSE(r.plans.empty());
+        CHECK_FALSE(r.stats.complete);
+        CHECK(r.stats.stopped_by == "time limit");
+        CHECK(r.scores[0] == r.plans[0].iteration_time_s);
+        for (const auto& b : r.baselines)  // no time was left for them, and they say so
+            if (!b.estimate) CHECK(b.reason.find("time limit") != std::string::npos);
+        const Json j = to_json(sc, r);
+        CHECK(j["stats"]["complete"] == false);
+        CHECK(j["stats"]["stopped_by"] == "time limit");
+    }
+}
+
+TEST_CASE("a complete search without plans says that none exists", "[search][time]") {
+    Scenario sc = parse_scenario_text(R"({"model": "gpt3-175b", "training": {"global_batch_size": 8},
+      "cluster": {"name": "c", "groups": [{"device": "t4-16gb", "nodes": 1, "gpus_per_node": 2, "inter_node_bw_GBps": 4}]}})");
+    const SearchResult r = search(sc, quiet(3));
+    CHECK(r.plans.empty());
+    CHECK(r.stats.complete);
+    CHECK(r.stats.stopped_by.empty());
+    CHECK(to_json(sc, r)["stats"]["stopped_by"].is_null());
+}
+
+TEST_CASE("a very large input stays within its time limit and memory cap", "[search][time][memory]") {
+    const Scenario sc = huge();
+    SearchOptions o = quiet(3, false, 2);
+    o.time_limit_s = 0.5;
+    o.baselines = true;
+    SearchResult r;
+    const double took = timed(sc, o, r);
+    INFO(took << " s; notes: " << to_json(sc, r)["stats"]["notes"].dump());
+    CHECK(took < 0.5 * 1.1 + 0.05 + 1.0);  // the documented bound, and a second for a busy machine
+    CHECK_FALSE(r.stats.complete);
+    // the cost tables of all micro-batch sizes exceed the default cap together
+    CHECK(has_note(r, "one size at a time"));
+    if (r.plans.empty()) CHECK(r.stats.stopped_by == "time limit");  // none found yet (a slow machine)
+    // its plans are far over the output caps: listed without breakdown and timeline
+    if (!r.plans.empty()) {
+        CHECK_FALSE(r.timeline);
+        CHECK_FALSE(to_json(sc, r)["plans"][0].contains("timeline"));
+        CHECK_FALSE(to_json(sc, r)["plans"][0].contains("breakdown"));
+    }
+    // under a 1 ms limit nothing is found, and the result says the search stopped
+    o.time_limit_s = 0.001;
+    const double took2 = timed(sc, o, r);
+    CHECK(took2 < 1.0);
+    CHECK(r.plans.empty());
+    CHECK(r.stats.stopped_by == "time limit");
+    CHECK_FALSE(r.stats.complete);
+}
+
+TEST_CASE("the exhaustive search under a time limit stays bounded in time and output size", "[search][time]") {
+    Scenario sc = parse_scenario_text(R"({"model":"gpt3-175b","training":{"global_batch_size":1536},"cluster":"dgx-a100-superpod-slice"})");
+    SearchOptions o = quiet(3, true);
+    o.time_limit_s = 0.5;
+    SearchResult r;
+    const double took = timed(sc, o, r);
+    const std::string out = to_json(sc, r).dump(2);
+    INFO(took << " s, " << out.size() << " bytes");
+    CHECK(took < 0.5 * 1.1 + 0.05 + 1.0);
+    CHECK(out.size() < 10'000'000);  // the best plan's timeline alone was 68 MB
+    REQUIRE_FALSE(r.plans.empty());
+    CHECK_FALSE(r.stats.complete);
+}
+
+TEST_CASE("the memory cap refuses a search it cannot hold, before allocating", "[search][memory]") {
+    Scenario sc = parse_scenario_text(kDemo);
+    SearchOptions o = quiet(3, false, 1);
+    o.memory_cap_gib = 1e-9;
+    try {
+        (void)search(sc, o);
+        FAIL("no refusal");
+    } catch (const InputError& e) {
+        REQUIRE_FALSE(e.problems().empty());
+        CHECK(e.problems().front().path == "options.memory_cap_gib");
+        CHECK(e.problems().front().message.find("memory cap") != std::string::npos);
+    }
+    CHECK(parse_search_options(Json::parse(R"({"memory_cap_gib": 0.5})")).memory_cap_gib == 0.5);
+    CHECK_THROWS_AS(parse_search_options(Json::parse(R"({"memory_cap_gib": 0})")), InputError);
+}
+
+TEST_CASE("under the memory cap sizes are skipped or built one at a time with the same plans", "[search][memory]") {
+    Scenario sc = parse_scenario_text(kDemo);
+    const SearchResult full = search(sc, quiet(3, false, 1));
+    REQUIRE(full.stats.complete);
+    // raise the cap from far too small, doubling: first some sizes fit (the others skipped),
+    // then all fit but not together (one at a time), then all together
+    bool skipped = false, streamed = false;
+    for (double cap = 1.0 / (1 << 24); cap < 1; cap *= 2) {
+        SearchOptions o = quiet(3, false, 1);
+        o.memory_cap_gib = cap;
+        SearchResult r;
+        try {
+            r = search(sc, o);
+        } catch (const InputError&) {
+            continue;  // no size fits
+        }
+        INFO("cap " << cap << " GiB: " << to_json(sc, r)["stats"]["notes"].dump());
+        if (has_note(r, "not searched")) {
+            skipped = true;
+            CHECK_FALSE(r.stats.complete);
+            continue;
+        }
+        if (r.stats.stopped_by == "memory cap") {  // the caches grew past it while searching
+            CHECK_FALSE(r.stats.complete);
+            continue;
+        }
+        CHECK(r.stats.complete);
+        REQUIRE(r.plans.size() == full.plans.size());
+        for (std::size_t k = 0; k < r.plans.size(); ++k) CHECK(r.plans[k].plan == full.plans[k].plan);
+        if (has_note(r, "one size at a time"))
+            streamed = true;
+        else
+            break;  // all together: as without a cap
+    }
+    CHECK(skipped);
+    CHECK(streamed);
+}
+
+TEST_CASE("configurations counts each configuration once", "[search][stats]") {
+    // 100 plans wanted: the threshold stays open long, so the dive searches many configurations
+    // that the full walk searches again; they are counted once (at most the space's count).
+    Scenario sc = parse_scenario_text(R"({"model":"tiny-8l","training":{"global_batch_size":8},"cluster":"demo-mixed-16"})");
+    const double space = search_space_size(sc).configurations;
+    for (int threads : {1, 4}) {
+        const SearchResult r = search(sc, quiet(100, false, threads));
+        INFO(threads << " threads: " << r.stats.configurations << " of " << space);
+        CHECK(r.stats.configurations > 0);
+        CHECK(static_cast<double>(r.stats.configurations) <= space);
+    }
+    const SearchResult ex = search(sc, quiet(1, true, 4));
+    CHECK(static_cast<double>(ex.stats.configurations) == space);
+}

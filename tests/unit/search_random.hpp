@@ -1,0 +1,72 @@
+// Shared by the search tests: the random scenarios of the differential test and helpers.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "poseidon/scenario.hpp"
+#include "poseidon/search.hpp"
+
+namespace search_test {
+
+using namespace poseidon;
+
+
+inline const char* const kDevices[] = {"a100-sxm4-80gb", "a100-sxm4-40gb", "v100-sxm2-16gb", "v100-sxm2-32gb", "t4-16gb", "rtx2080-8gb", "a10-24gb", "h100-sxm5-80gb"};
+
+// A small random scenario: 2-3 groups (presets or an inline device), at most 32 GPUs, at most 16
+// layers, a model small enough that some plans fit and big enough that some do not.
+inline Json random_scenario(std::mt19937_64& rng) {
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+    const int heads = std::array<int, 3>{4, 8, 12}[pick(0, 2)];
+    const int hidden = heads * std::array<int, 3>{64, 128, 256}[pick(0, 2)];
+    Json model = {{"name", "random"},
+                  {"num_layers", pick(2, 16)},
+                  {"hidden_size", hidden},
+                  {"num_attention_heads", heads},
+                  {"num_kv_heads", pick(0, 1) ? heads : heads / 4},
+                  {"vocab_size", pick(1000, 64000)},
+                  {"seq_length", std::array<int, 3>{256, 1024, 2048}[pick(0, 2)]}};
+    Json groups = Json::array();
+    const int ngroups = pick(2, 3);
+    int total = 0;
+    for (int g = 0; g < ngroups; ++g) {
+        const int gpn = std::array<int, 4>{1, 2, 4, 8}[pick(0, 3)];
+        int nodes = pick(1, 4);
+        while (total + nodes * gpn > 32) --nodes;
+        if (nodes < 1) break;
+        total += nodes * gpn;
+        Json dev;
+        if (pick(0, 3) == 0)
+            dev = {{"name", "tiny-" + std::to_string(g)},
+                   {"peak_tflops", uni(10, 200)},
+                   {"memory_GiB", uni(3, 12)},
+                   {"memory_bw_GBps", uni(200, 2000)},
+                   {"intra_node_bw_GBps", uni(10, 300)}};
+        else
+            dev = kDevices[pick(0, 7)];
+        groups.push_back({{"device", dev}, {"nodes", nodes}, {"gpus_per_node", gpn}, {"inter_node_bw_GBps", uni(1, 50)}});
+    }
+    Json training = {{"global_batch_size", std::array<int, 6>{1, 2, 4, 8, 16, 32}[pick(0, 5)]}};
+    if (pick(0, 3) == 0) training["recompute"] = "full";
+    if (pick(0, 3) == 0) training["distributed_optimizer"] = true;
+    return {{"model", model}, {"training", training}, {"cluster", {{"name", "random"}, {"groups", groups}}}};
+}
+
+// threads: 0 = all cores (the default), so that most tests also run the parallel search.
+inline SearchOptions quiet(int k = 3, bool exhaustive = false, int threads = 0) {
+    SearchOptions o;
+    o.top_k = k;
+    o.exhaustive = exhaustive;
+    o.time_limit_s = 600;
+    o.baselines = false;
+    o.threads = threads;
+    return o;
+}
+
+inline bool close(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }
+
+}  // namespace search_test

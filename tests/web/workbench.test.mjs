@@ -1,0 +1,405 @@
+// The page as a planning workbench (issue 12) in headless Chromium, strict CSP header, at
+// 1440 x 900, 390 x 844 and 360 x 740: layout, live planning and links, explanations, advice,
+// timelines and exports of every listed plan, zoom, Perfetto, time to train and cost, units,
+// keyboard.   POSEIDON_BUILD_WASM=build-wasm node --test tests/web/workbench.test.mjs
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { serve } from '../../web/serve.mjs';
+import { encodeShare, decodeShare } from '../../web/share.js';
+import { siteDir, loadModule } from './load-module.mjs';
+
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
+  '--disable-component-update', '--no-first-run', '--disable-sync'];
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+const demoScenario = JSON.parse(fs.readFileSync(path.join(ROOT, 'docs/examples/demo.scenario.json'), 'utf8'));
+const demoPlan = JSON.parse(fs.readFileSync(path.join(ROOT, 'docs/examples/demo.plan.json'), 'utf8'));
+const DESKTOP = { width: 1440, height: 900 };
+const PHONE = { width: 390, height: 844 };
+const SMALL = { width: 360, height: 740 };
+
+let browser;
+let site;
+let M;
+let searchWorks = true;
+let searchSkipReason = '';
+
+before(async () => {
+  M = await loadModule();
+  const res = JSON.parse(M.plan(JSON.stringify(demoScenario), JSON.stringify({ top: 1, time_limit_s: 0.5 })));
+  if (res.error) {
+    searchWorks = false;
+    searchSkipReason = `the core's search fails on the demo scenario: ${res.error.message}`;
+  }
+  site = await serve(siteDir(), { csp: true });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+});
+
+after(async () => {
+  await browser?.close();
+  site?.server.close();
+});
+
+/** A fresh page that records page errors, CSP violations and every request it makes. */
+async function open(t, url, viewport = DESKTOP, { colorScheme = 'light' } = {}) {
+  const ctx = await browser.newContext({ acceptDownloads: true, viewport, colorScheme });
+  const page = await ctx.newPage();
+  const problems = [];
+  const requests = [];
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
+  page.on('request', (r) => requests.push(r.url()));
+  await page.addInitScript(() => {
+    window.__csp = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+  });
+  await page.goto(url);
+  await page.waitForFunction(() => window.__poseidonReady === true, null, { timeout: 30000 });
+  t.after(() => ctx.close());
+  return { page, problems, requests };
+}
+
+async function assertClean(page, problems) {
+  assert.deepStrictEqual(await page.evaluate(() => window.__csp), [], 'no CSP violations');
+  assert.deepStrictEqual(problems.filter((p) => !/Failed to load resource.*404/.test(p)), [], 'no page errors');
+}
+
+const link = async (payload, extra = '') => `${site.url}index.html${extra}#${await encodeShare(payload)}`;
+const tokensOf = async (page) => Number((await page.textContent('[data-testid=best-tokens]')).replace(/[^\d]/g, ''));
+/** the result on screen belongs to the current inputs: not stale, no search running */
+const settled = (page, timeout = 30000) => page.waitForFunction(() => !document.querySelector('#results').classList.contains('stale')
+  && document.querySelector('#cancel').disabled && !/^Searching/.test(document.querySelector('[data-testid=progress]').textContent)
+  && /tokens\/s/.test(document.querySelector('[data-testid=best-plan]').textContent)
+  && location.hash.startsWith('#v=') && document.querySelector('#share-url').value === location.href, null, { timeout });
+const hashPayload = async (page) => decodeShare(await page.evaluate(() => location.hash));
+const noHorizontalScroll = (page) => page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth }));
+
+/** n stages on the 256-GPU DGX A100 slice, one GPU each, the layers as even as they go */
+function longPlan(model, layers, n, m = 64) {
+  const per = Math.floor(layers / n);
+  const extra = layers - per * n;
+  return { payload: { m: model, c: 'dgx-a100-superpod-slice', t: { global_batch_size: m },
+    p: { micro_batch_size: 1, num_micro_batches: m, stages: Array.from({ length: n }, (_, i) => ({ group: 0, num_layers: per + (i < extra ? 1 : 0), tp: 1, dp: 1 })) } } };
+}
+
+test('layout: no horizontal page scroll with 34- and 64-stage plans at 1440, 390 and 360 px, light and dark', async (t) => {
+  const plans = [longPlan('gpt3-18.4b', 40, 34), longPlan('gpt3-175b', 96, 64)];
+  for (const { payload } of plans) {
+    const url = await link(payload);
+    for (const viewport of [DESKTOP, PHONE, SMALL]) {
+      for (const colorScheme of ['light', 'dark']) {
+        const { page, problems } = await open(t, url, viewport, { colorScheme });
+        await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent), null, { timeout: 60000 });
+        await page.waitForSelector('#timeline svg');
+        const w = await noHorizontalScroll(page);
+        t.diagnostic(`${payload.p.stages.length} stages, ${viewport.width} px, ${colorScheme}: scrollWidth ${w.scroll}, clientWidth ${w.client}`);
+        assert.ok(w.scroll <= w.client, `${payload.p.stages.length} stages at ${viewport.width} px (${colorScheme}): the page is ${w.scroll} px wide in ${w.client}`);
+        // the wide parts scroll inside their own boxes instead
+        const inner = await page.evaluate(() => {
+          const ol = document.querySelector('ol.stages');
+          const table = document.querySelector('[data-testid=stage-table]').parentElement;
+          return { stages: ol.scrollWidth > ol.clientWidth, table: table.scrollWidth >= table.clientWidth, svg: document.querySelector('#timeline svg').getBoundingClientRect().width };
+        });
+        assert.ok(inner.stages, 'the stage diagram scrolls in its box');
+        assert.ok(inner.svg <= viewport.width, 'the timeline fits the width');
+        await assertClean(page, problems);
+      }
+    }
+  }
+});
+
+test('an error never moves the results; errors are next to the field and in the summary above the inputs', async (t) => {
+  for (const viewport of [DESKTOP, PHONE]) {
+    const { page, problems } = await open(t, `${site.url}index.html`, viewport);
+    if (searchWorks) await settled(page);
+    const phone = viewport.width < 900;
+    const layout = await page.evaluate(() => ({
+      resultsTop: document.querySelector('#results').getBoundingClientRect().top + scrollY,
+      bodyTop: document.querySelector('#results-body').getBoundingClientRect().top + scrollY,
+      inputsTop: document.querySelector('#inputs').getBoundingClientRect().top + scrollY,
+      open: [...document.querySelectorAll('details.sec')].map((d) => d.open),
+    }));
+    if (phone) {
+      assert.ok(layout.resultsTop < layout.inputsTop, 'results first on a phone');
+      assert.ok(layout.open.every((o) => !o), 'the input sections start collapsed on a phone');
+      await page.click('#sec-training > summary');
+    } else {
+      assert.ok(layout.open.every((o) => o), 'every section open on a wide screen');
+    }
+    await page.fill('[data-path="training.global_batch_size"]', '0');
+    await page.waitForSelector('[data-testid=error]:not([hidden])');
+    await page.waitForFunction(() => document.querySelector('[data-error-for="training.global_batch_size"]').textContent.length > 0);
+    const after = await page.evaluate(() => ({ resultsTop: document.querySelector('#results').getBoundingClientRect().top + scrollY,
+      bodyTop: document.querySelector('#results-body').getBoundingClientRect().top + scrollY }));
+    assert.equal(after.resultsTop, layout.resultsTop, `the results did not move at ${viewport.width} px`);
+    assert.equal(after.bodyTop, layout.bodyTop, `the results under the summary did not move at ${viewport.width} px`);
+    assert.ok(await page.evaluate(() => document.querySelector('#inputs').contains(document.querySelector('[data-testid=error]'))), 'the summary is in the inputs');
+    assert.equal(await page.isVisible('#error-jump'), true, 'the sticky summary points to the problems');
+    if (searchWorks) assert.ok((await page.textContent('[data-testid=best-tokens]')).length > 0, 'the last result stays visible');
+    // a broken link on a fresh page: the message, and the default plan under it
+    const { page: broken } = await open(t, `${site.url}index.html#v=1&s=AAAA`, viewport);
+    await broken.waitForSelector('[data-testid=error]:not([hidden])');
+    if (searchWorks) {
+      await settled(broken);
+      assert.match(await broken.textContent('[data-testid=error]'), /share link/, 'the link message stays after the search');
+    }
+    await assertClean(page, problems);
+  }
+});
+
+test('live planning: planned on load, re-planned within 1 s of an edit, stale meanwhile; the link is always what is shown', async (t) => {
+  if (!searchWorks) { t.skip(searchSkipReason); return; }
+  const { page, problems } = await open(t, `${site.url}index.html`);
+  await settled(page); // nothing was clicked
+  const first = await page.evaluate(() => window.__poseidon.firstBestMs);
+  t.diagnostic(`page load to first best plan: ${Math.round(first)} ms`);
+  assert.match((await hashPayload(page)).t ? 'ok' : '', /ok/);
+  await page.fill('[data-path="training.global_batch_size"]', '128');
+  // at once: the old result stays, marked stale, and the address bar has the new inputs without the old plan
+  assert.equal(await page.isVisible('[data-testid=stale]'), true);
+  assert.ok(await tokensOf(page) > 0);
+  await page.waitForFunction(async () => location.hash.length > 10);
+  await page.waitForFunction(() => !document.querySelector('#results').classList.contains('stale'), null, { timeout: 10000 });
+  const ms = await page.evaluate(() => window.__poseidon.lastResultMs - window.__poseidon.lastEditMs);
+  t.diagnostic(`edit to new result: ${Math.round(ms)} ms`);
+  assert.ok(ms < 1000, `re-planned ${Math.round(ms)} ms after the edit`);
+  await settled(page);
+  const payload = await hashPayload(page);
+  assert.equal(payload.t.global_batch_size, 128);
+  const tps = await tokensOf(page);
+  const expected = JSON.parse(M.estimate(JSON.stringify({ ...demoScenario, training: { ...demoScenario.training, global_batch_size: 128 } }), JSON.stringify(payload.p)));
+  assert.equal(tps, Math.round(expected.tokens_per_s), 'the link holds the plan on screen');
+  // reload: exactly what was shown
+  await page.reload();
+  await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]')?.textContent ?? ''), null, { timeout: 30000 });
+  assert.equal(await tokensOf(page), tps);
+  assert.equal(await page.inputValue('[data-path="training.global_batch_size"]'), '128');
+  // an edit while a long search runs cancels it and plans the new inputs
+  await page.selectOption('#model-preset', 'gpt3-175b');
+  await page.selectOption('#cluster-preset', 'mixed-h100-a100-4090');
+  await page.fill('[data-path="options.time_limit_s"]', '30');
+  await page.check('[data-path="options.exhaustive"]');
+  await page.waitForFunction(() => /evaluated [1-9]/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 20000 });
+  await page.uncheck('[data-path="options.exhaustive"]');
+  await page.fill('[data-path="options.time_limit_s"]', '1');
+  await page.selectOption('#model-preset', 'gpt3-1.7b');
+  await settled(page, 20000);
+  // the summary stays on screen when the page scrolls
+  await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+  const top = await page.evaluate(() => document.querySelector('#summary').getBoundingClientRect().top);
+  assert.ok(top >= 0 && top < 5, `sticky summary at ${top}`);
+  // after an explicit run keyboard focus is on something sensible, not the page body
+  await page.focus('[data-testid=run]');
+  await page.keyboard.press('Enter');
+  await settled(page);
+  assert.notEqual(await page.evaluate(() => document.activeElement?.tagName), 'BODY');
+  await assertClean(page, problems);
+});
+
+test('explain the plan: what bounds the iteration, GPUs left idle and why', async (t) => {
+  const est = JSON.parse(M.estimate(JSON.stringify(demoScenario), JSON.stringify(demoPlan)));
+  const { page, problems } = await open(t, await link({ m: demoScenario.model, c: demoScenario.cluster, t: demoScenario.training, p: demoPlan }));
+  await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
+  const b = est.breakdown.bottleneck_stage;
+  assert.match(await page.textContent('[data-testid=critical-path]'), new RegExp(`Stage ${b} \\(${est.stages[b].device}\\) bounds the iteration`));
+  assert.equal(await page.getAttribute('[data-testid=critical-path] .explain', 'data-bottleneck'), String(b));
+  assert.equal(await page.locator(`[data-testid=critical-table] tr.bottleneck[data-stage="${b}"]`).count(), 1);
+  assert.equal(await page.locator('[data-testid=critical-path] .bdseg').count(), Object.entries(est.breakdown).filter(([k, v]) => k !== 'bottleneck_stage' && v > 0).length);
+  assert.match(await page.textContent('[data-testid=gpu-usage-summary]'), /uses all 16 GPUs/);
+  // a plan on the A100s only: 8 of 16 GPUs, the V100 group idle, with reasons
+  const half = { micro_batch_size: 8, num_micro_batches: 8, stages: [{ group: 0, num_layers: 24, tp: 1, dp: 8 }] };
+  const { page: p2 } = await open(t, await link({ m: demoScenario.model, c: demoScenario.cluster, t: demoScenario.training, p: half }));
+  await p2.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
+  assert.match(await p2.textContent('[data-testid=gpu-usage-summary]'), /uses 8 of the cluster's 16 GPUs: 8 stay idle/);
+  assert.equal(await p2.getAttribute('[data-testid=gpu-usage] tr[data-group="1"]', 'data-idle'), '8');
+  assert.match(await p2.textContent('[data-testid=idle-reasons]'), /Group 1 \(v100-sxm2-32gb\) is not used at all/);
+  await assertClean(page, problems);
+});
+
+test('no feasible plan: the engine says what would make one fit, and one click applies it', async (t) => {
+  if (!searchWorks) { t.skip(searchSkipReason); return; }
+  const cluster = { name: 'small mixed', groups: [{ device: 'a100-sxm4-40gb', nodes: 1, gpus_per_node: 4, inter_node_bw_GBps: 100 },
+    { device: 'v100-sxm2-16gb', nodes: 1, gpus_per_node: 4, inter_node_bw_GBps: 100 }] };
+  const sc = { model: 'llama3-8b', training: { global_batch_size: 8 }, cluster };
+  const { page, problems } = await open(t, await link({ m: sc.model, c: { o: cluster }, t: sc.training, o: { top: 5, time_limit_s: 10 } }));
+  await page.waitForSelector('[data-testid=advice] table', { timeout: 60000 });
+  assert.match(await page.textContent('[data-testid=best-plan]'), /No feasible plan/);
+  const core = JSON.parse(M.advise(JSON.stringify(sc), JSON.stringify({ time_limit_s: 1, total_time_limit_s: 8 })));
+  const rows = await page.$$eval('[data-testid=advice] tr[data-variant]', (trs) => trs.map((tr) => ({ id: tr.dataset.variant, status: tr.dataset.status })));
+  assert.deepStrictEqual(rows, core.variants.map((v) => ({ id: v.id, status: v.status })));
+  const full = core.variants.find((v) => v.id === 'recompute_full');
+  assert.equal(full.status, 'feasible');
+  assert.equal(Number((await page.textContent('[data-testid=advice] tr[data-variant="recompute_full"] td:nth-child(3)')).replace(/[^\d]/g, '')), Math.round(full.best.tokens_per_s));
+  await page.click('[data-testid=advice] button[data-variant="recompute_full"]');
+  assert.equal(await page.inputValue('[data-path="training.recompute"]'), 'full');
+  await settled(page, 60000);
+  const res = JSON.parse(M.plan(JSON.stringify({ ...sc, training: { ...sc.training, recompute: 'full' } }), JSON.stringify({ top: 5, time_limit_s: 10 })));
+  if (res.stats.complete) assert.equal(await tokensOf(page), Math.round(res.plans[0].tokens_per_s));
+  assert.equal(await page.isHidden('#advice-sec'), true);
+  await assertClean(page, problems);
+});
+
+test('every listed plan gets a timeline and its exports; the timeline zooms and pans; Perfetto without uploading', async (t) => {
+  if (!searchWorks) { t.skip(searchSkipReason); return; }
+  const { page, problems, requests } = await open(t, `${site.url}index.html`);
+  await settled(page);
+  assert.ok(await page.locator('[data-testid=top-plans] tbody tr').count() >= 3);
+  await page.click('[data-testid=top-plans] button[data-plan="2"]');
+  await page.waitForFunction(() => document.querySelectorAll('#timeline svg rect.tl-ev').length > 0);
+  const plan3 = (await hashPayload(page)).p;
+  const est3 = JSON.parse(M.estimate(JSON.stringify(demoScenario), JSON.stringify(plan3)));
+  const grab = async (id) => {
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.click(id)]);
+    return { name: dl.suggestedFilename(), body: fs.readFileSync(await dl.path()) };
+  };
+  const trace = JSON.parse((await grab('#export-trace')).body);
+  assert.equal(trace.traceEvents.filter((e) => e.ph === 'X').length, est3.timeline.length, "plan #3's trace has its events");
+  assert.equal(new Set(trace.traceEvents.map((e) => e.pid)).size, est3.stages.length);
+  const svg = (await grab('#export-svg')).body.toString();
+  assert.ok((svg.match(/<rect/g) || []).length > 20);
+  const png = (await grab('#export-png')).body;
+  assert.ok(png.length > 1000 && png[1] === 0x50);
+  // zoom: the wheel narrows the window around the pointer, dragging moves it, 0 resets
+  const view = () => page.$eval('#timeline svg', (s) => [Number(s.dataset.t0), Number(s.dataset.t1)]);
+  const [a0, a1] = await view();
+  const box = await page.locator('#timeline').boundingBox();
+  await page.locator('#timeline').scrollIntoViewIfNeeded();
+  const b2 = await page.locator('#timeline').boundingBox();
+  await page.mouse.move(b2.x + b2.width * 0.6, b2.y + 20);
+  await page.mouse.wheel(0, -400);
+  await page.waitForFunction((w) => { const s = document.querySelector('#timeline svg'); return s.dataset.t1 - s.dataset.t0 < w * 0.9; }, a1 - a0);
+  const [z0, z1] = await view();
+  assert.ok(z1 - z0 < a1 - a0 && z0 > 0, `zoomed ${z0}..${z1}`);
+  await page.mouse.move(b2.x + b2.width * 0.5, b2.y + 20);
+  await page.mouse.down();
+  await page.mouse.move(b2.x + b2.width * 0.3, b2.y + 20, { steps: 4 });
+  await page.mouse.up();
+  await page.waitForFunction((t0) => Number(document.querySelector('#timeline svg').dataset.t0) > t0 + 1e-9, z0);
+  assert.match(await page.textContent('#zoom-range'), /showing/);
+  await page.focus('#timeline');
+  await page.keyboard.press('0');
+  await page.waitForFunction(() => Number(document.querySelector('#timeline svg').dataset.t0) === 0);
+  await page.click('#zoom-in');
+  await page.waitForFunction((w) => { const s = document.querySelector('#timeline svg'); return s.dataset.t1 - s.dataset.t0 < w * 0.6; }, a1 - a0);
+  void box;
+  // Perfetto: the trace is downloaded and the page says how to open it; nothing leaves 127.0.0.1
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#open-perfetto')]);
+  assert.equal(dl.suggestedFilename(), 'poseidon-trace.json');
+  assert.equal(await page.isVisible('#perfetto-help'), true);
+  assert.equal(await page.getAttribute('#perfetto-link', 'href'), 'https://ui.perfetto.dev/');
+  assert.deepStrictEqual(requests.filter((u) => !u.startsWith(site.url) && !u.startsWith('blob:') && !u.startsWith('data:')), [], 'no request leaves the site');
+  await assertClean(page, problems);
+});
+
+test('time to train and cost: days and dollars from a token budget and prices; sort by cost; in the link', async (t) => {
+  if (!searchWorks) { t.skip(searchSkipReason); return; }
+  const { page, problems } = await open(t, `${site.url}index.html`);
+  await settled(page);
+  const plan = (await hashPayload(page)).p;
+  const est = JSON.parse(M.estimate(JSON.stringify(demoScenario), JSON.stringify(plan)));
+  assert.equal(await page.inputValue('#f-budget-tokens'), '1T');
+  const days = 1e12 / est.tokens_per_s / 86400;
+  assert.match(await page.textContent('[data-testid=cost-summary]'), new RegExp(`1T tokens in ${days.toFixed(1)} days`));
+  // prices: A100 $4, V100 $1 per GPU-hour; the plan's GPUs per device from its stages
+  await page.fill('[data-testid=price-table] input[data-device="a100-sxm4-80gb"]', '4');
+  await page.fill('[data-testid=price-table] input[data-device="v100-sxm2-32gb"]', '1');
+  const gpus = { 'a100-sxm4-80gb': 0, 'v100-sxm2-32gb': 0 };
+  for (const st of est.stages) for (const r of st.replicas) gpus[r.device] += r.count * r.tp;
+  const perHour = gpus['a100-sxm4-80gb'] * 4 + gpus['v100-sxm2-32gb'];
+  const per1M = (perHour / 3600 / est.tokens_per_s) * 1e6;
+  await page.waitForFunction((s) => document.querySelector('[data-testid=cost-summary]').textContent.includes(s), `$${per1M.toPrecision(2)} per 1M tokens`);
+  await page.fill('#f-budget-tokens', '300B');
+  const total = (perHour * 3e11) / est.tokens_per_s / 3600;
+  await page.waitForFunction((s) => document.querySelector('[data-testid=cost-summary]').textContent.includes(s), `$${Math.round(total).toLocaleString('en-US')} in all`);
+  await page.fill('#f-budget-tokens', 'lots');
+  await page.waitForFunction(() => document.querySelector('[data-error-for="budget.tokens"]').textContent.length > 0);
+  await page.fill('#f-budget-tokens', '300B');
+  // sorted by cost, the first row is the cheapest
+  await page.selectOption('[data-testid=sort-plans]', 'cost');
+  const usd = await page.$$eval('[data-testid=top-plans] tbody td.cost-1m', (tds) => tds.map((td) => Number(td.dataset.usd)));
+  assert.deepStrictEqual(usd, [...usd].sort((x, y) => x - y));
+  assert.ok(await page.locator('[data-testid=top-plans] th', { hasText: 'days to train' }).count() === 1);
+  // the budget and prices travel in the link (format 4)
+  await page.waitForFunction(() => location.hash.startsWith('#v=4&'));
+  const summary = await page.textContent('[data-testid=cost-summary]');
+  const { page: fresh } = await open(t, await page.evaluate(() => location.href));
+  await fresh.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
+  assert.equal(await fresh.inputValue('#f-budget-tokens'), '300B');
+  assert.equal(await fresh.inputValue('[data-testid=price-table] input[data-device="a100-sxm4-80gb"]'), '4');
+  assert.equal(await fresh.textContent('[data-testid=cost-summary]'), summary);
+  await assertClean(page, problems);
+});
+
+test('units and words: micro-batch per replica, Gb/s next to GB/s, explained terms, labelled device fields, a Megatron command', async (t) => {
+  const est = JSON.parse(M.estimate(JSON.stringify(demoScenario), JSON.stringify(demoPlan)));
+  const { page, problems } = await open(t, await link({ m: demoScenario.model, c: demoScenario.cluster, t: demoScenario.training, p: demoPlan }));
+  await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
+  const heads = await page.$$eval('[data-testid=top-plans] thead th', (ths) => ths.map((th) => th.textContent));
+  assert.ok(heads.includes('micro-batch per replica') && heads.includes('pipeline micro-batch × count'), heads.join('|'));
+  assert.equal((await page.textContent('[data-testid=top-plans] td.mb-replica')).trim(), String(demoPlan.micro_batch_size / demoPlan.stages[0].dp));
+  assert.equal(est.stages[0].samples_per_replica, demoPlan.micro_batch_size / demoPlan.stages[0].dp);
+  assert.match(await page.textContent('[data-testid=best-plan]'), /micro-batch 1 per replica/);
+  assert.ok((await page.getAttribute('[data-testid=top-plans] th[title*="Model FLOPs"]', 'title')).length > 20, 'MFU explained');
+  assert.ok(await page.getAttribute('[data-testid=stage-table] th[title*="Megatron-LM"]', 'title'));
+  // the NIC field is GB/s; Gb/s beside it
+  const nic = await page.inputValue('[data-path="cluster.groups[0].inter_node_bw_GBps"]');
+  assert.match(await page.textContent('#groups tr:first-child .unit-conv'), new RegExp(`= ${Number(nic) * 8} Gb/s`));
+  const terms = await page.$$eval('#glossary dt', (dts) => dts.map((d) => d.textContent));
+  for (const term of ['TP', 'DP', 'PP', 'MFU', 'bubble', 'megatron-uniform', 'metis-heuristic', 'GB/s and Gb/s']) assert.ok(terms.includes(term), term);
+  // a custom device: human labels, not raw keys
+  await page.click('#devices summary');
+  await page.click('#add-device');
+  const labels = await page.$$eval('#custom-devices label', (ls) => ls.map((l) => l.textContent));
+  assert.ok(labels.includes('peak dense BF16/FP16 TFLOP/s (tensor cores)'));
+  assert.deepStrictEqual(labels.filter((l) => /_/.test(l)), [], 'no raw keys');
+  // the Megatron-LM command: one shell command, real counts
+  await page.goto(await link({ m: demoScenario.model, c: demoScenario.cluster, t: demoScenario.training, p: demoPlan }));
+  await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]')?.textContent ?? ''));
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-megatron')]);
+  assert.equal(dl.suggestedFilename(), 'poseidon-megatron.sh');
+  const text = await page.textContent('[data-testid=megatron]');
+  assert.match(text, /^# Megatron-LM launch/);
+  assert.match(text, /\ntorchrun \\\n {2}--nnodes 2 \\\n {2}--nproc_per_node 8 \\/);
+  assert.match(text, /--pipeline-model-parallel-size 2 \\/);
+  assert.match(text, /--decoder-first-pipeline-num-layers 16 \\\n {2}--decoder-last-pipeline-num-layers 8/);
+  assert.match(await page.textContent('#megatron-notes'), /different device types/);
+  await assertClean(page, problems);
+});
+
+test('keyboard only: every control is reachable with Tab and shows where the focus is', async (t) => {
+  const { page } = await open(t, await link({ m: demoScenario.model, c: demoScenario.cluster, t: demoScenario.training, p: demoPlan }));
+  await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
+  const seen = new Set();
+  const invisible = [];
+  for (let i = 0; i < 400; i++) {
+    await page.keyboard.press('Tab');
+    const f = await page.evaluate(() => {
+      const el = document.activeElement;
+      if (!el || el === document.body) return null;
+      window.__tabbed ??= new WeakSet();
+      const again = window.__tabbed.has(el);
+      window.__tabbed.add(el);
+      const cs = getComputedStyle(el);
+      return { again, id: el.id || el.dataset.testid || `${el.tagName}:${el.textContent.slice(0, 20)}`,
+        outline: cs.outlineStyle !== 'none' && parseFloat(cs.outlineWidth) > 0 };
+    });
+    if (!f) continue;
+    if (f.again) break; // round the whole page
+    seen.add(f.id);
+    if (!f.outline) invisible.push(f.id);
+  }
+  for (const id of ['run', 'theme', 'model-preset', 'f-budget-tokens', 'copy-link', 'export-megatron', 'open-perfetto', 'timeline', 'sort-plans']) assert.ok(seen.has(id), `${id} reachable (${seen.size} stops)`);
+  assert.deepStrictEqual(invisible, [], 'every focused control shows an outline');
+});
+
+test('screenshots of both viewports for docs/web.md', async (t) => {
+  if (!process.env.POSEIDON_SCREENSHOTS) { t.skip('set POSEIDON_SCREENSHOTS=1 to write docs/img/web-*.png'); return; }
+  for (const [name, viewport] of [['1440', DESKTOP], ['390', PHONE]]) {
+    const { page } = await open(t, `${site.url}index.html`, viewport);
+    await settled(page);
+    await page.screenshot({ path: path.join(ROOT, `docs/img/web-${name}.png`) });
+  }
+});

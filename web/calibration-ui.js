@@ -1,0 +1,191 @@
+// The "Calibrate with my measurements" box (docs/calibration.md).
+import { h, clear, $, fmt, fmtTime } from './dom.js';
+import { CALIBRATION_KEYS, MAX_RUNS_BYTES, RunsInputError, checkRunsText, calibrationFromScenario, fittedValues, signedPercent } from './calibration.js';
+import { byId, deviceOf, isEmpty, scenario, state } from './state.js';
+import { call, restartWorker } from './engine.js';
+import { onInputChanged } from './forms.js';
+import { clearErrors, clearFieldErrors, markFieldErrors, problemsOf, showError } from './errors.js';
+import { runSearch } from './planner.js';
+
+/** the calibrated devices in force, with their fitted values, and a button to remove them */
+export function renderCalibrationStatus() {
+  const status = $('#calibration-status');
+  if (!status) return;
+  const cal = state.calibration?.devices ?? {};
+  const ids = Object.keys(cal);
+  $('#calibration-remove').disabled = !ids.length;
+  status.classList.toggle('attached', ids.length > 0);
+  clear(status);
+  if (!ids.length) {
+    status.textContent = 'No calibration: every device uses its preset values.';
+    return;
+  }
+  const used = new Set((state.cluster.groups || []).map((g) => g.device).filter((d) => typeof d === 'string'));
+  status.append(`Calibrated device${ids.length === 1 ? '' : 's'} (estimates and searches use these values):`,
+    h('ul', { class: 'calibrated' }, ids.map((id) => {
+      const values = fittedValues(cal[id]).map((v) => `${v.key} ${v.from === undefined ? '' : `${fmt(v.from, 4)} → `}${fmt(v.to, 4)}`);
+      return h('li', { 'data-device': id }, h('strong', {}, deviceOf(id)?.name ?? id), ` (${id}): ${values.join(', ') || 'no fitted value'}`,
+        used.has(id) ? '' : h('span', { class: 'muted' }, ' — not in this cluster, so unused'));
+    })));
+}
+
+export function runsFieldError(message) {
+  $('#runs-json').setAttribute('aria-invalid', 'true');
+  $('#runs-json-err').textContent = message;
+  $('#calibrate-paste').open = true;
+}
+
+export function clearRunsError() {
+  $('#runs-json').removeAttribute('aria-invalid');
+  $('#runs-json-err').textContent = '';
+}
+
+/** an {error} from calibrate: problems in the runs next to the runs field, scenario problems next to their fields */
+export function showCalibrationError(error) {
+  const problems = problemsOf(error);
+  const inRuns = (p) => p.path === 'runs' || p.path.startsWith('runs.') || p.path.startsWith('runs[');
+  const runs = problems.filter(inRuns);
+  const others = problems.filter((p) => !inRuns(p));
+  if (runs.length) runsFieldError(runs.map((p) => { const rel = p.path.replace(/^runs\.?/, ''); return rel ? `${rel}: ${p.message}` : p.message; }).join('; '));
+  if (others.length) { clearFieldErrors(); markFieldErrors(others); }
+  showError(`The calibration failed:\n${problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('\n')}`);
+}
+
+export let calibrating = false;
+export async function runCalibration() {
+  if (calibrating) return;
+  clearRunsError();
+  let runs;
+  try {
+    runs = checkRunsText($('#runs-json').value);
+  } catch (e) {
+    if (!(e instanceof RunsInputError)) throw e;
+    runsFieldError(e.message);
+    return;
+  }
+  const sc = scenario();
+  // which device each group used: the fitted values come back per group, and are kept per device
+  const refs = (state.cluster.groups || []).map((g) => (typeof g.device === 'string' ? g.device : null));
+  const progress = $('#calibrate-progress');
+  calibrating = true;
+  $('#calibrate-run').disabled = true;
+  progress.textContent = 'Calibrating…';
+  let res;
+  try {
+    res = await call({ type: 'calibrate', scenario: sc, runs });
+  } catch (e) {
+    progress.textContent = e.cancelled ? 'Calibration cancelled.' : `The planner engine failed while calibrating: ${e.message}.`;
+    if (!e.cancelled) restartWorker();
+    return;
+  } finally {
+    calibrating = false;
+    $('#calibrate-run').disabled = false;
+  }
+  if (res?.error) {
+    progress.textContent = 'The calibration failed: see the messages next to the runs.';
+    showCalibrationError(res.error);
+    return;
+  }
+  let calibration;
+  try {
+    calibration = calibrationFromScenario(refs, res.scenario, (id) => state.devices[id] ?? byId(state.presets.devices, id));
+  } catch (e) {
+    if (!(e instanceof RunsInputError)) throw e;
+    progress.textContent = e.message;
+    return;
+  }
+  clearErrors(['other']);
+  state.calibrationRun = { report: res.report, calibration };
+  progress.textContent = '';
+  renderCalibrationReport();
+}
+
+export const PARAM_ORDER = (k) => { const i = CALIBRATION_KEYS.indexOf(k); return i < 0 ? CALIBRATION_KEYS.length : i; };
+
+/** the fit: fitted values, what was not fitted and why, each run's error before and after */
+export function renderCalibrationReport() {
+  const box = clear($('#calibration-report'));
+  const run = state.calibrationRun;
+  if (!run) return;
+  const r = run.report || {};
+  const runs = Array.isArray(r.runs) ? r.runs : [];
+  const memory = Number.isFinite(r.memory_rms_log_error_before)
+    ? ` Peak memory: ${fmt(r.memory_rms_log_error_before, 4)} before, ${fmt(r.memory_rms_log_error_after, 4)} after.` : '';
+  box.append(h('p', { class: 'calib-summary' }, `Fitted on ${runs.length} run${runs.length === 1 ? '' : 's'}: RMS log error of the iteration time ${fmt(r.rms_log_error_before, 4)} before, ${fmt(r.rms_log_error_after, 4)} after${r.converged === false ? ' (the fit did not converge)' : ''}.${memory}`));
+  const fitted = [];
+  const notFitted = [];
+  for (const d of r.devices || []) {
+    for (const [key, p] of Object.entries(d.parameters || {}).sort(([a], [b]) => PARAM_ORDER(a) - PARAM_ORDER(b))) {
+      (p.status === 'fitted' ? fitted : notFitted).push({ device: String(d.device), key, p });
+    }
+  }
+  box.append(h('div', { class: 'scroll-x' }, h('table', { class: 'data calib', 'data-testid': 'calibration-fitted' },
+    h('caption', {}, 'Fitted values'),
+    h('thead', {}, h('tr', {}, ['device: parameter', 'before', 'after'].map((t) => h('th', { scope: 'col' }, t)))),
+    h('tbody', {}, fitted.length ? fitted.map(({ device, key, p }) => h('tr', { 'data-device': device, 'data-parameter': key },
+      h('th', { scope: 'row' }, h('span', { class: 'muted' }, `${device}: `), h('wbr'), key), h('td', {}, fmt(p.from, 4)),
+      h('td', { class: 'to' }, `${fmt(p.to, 6)}${p.at_bound ? ' (at its bound)' : ''}`)))
+      : h('tr', {}, h('td', { colspan: 3 }, 'No parameter was fitted.'))))));
+  if (notFitted.length) {
+    box.append(h('details', { class: 'calib-notfitted' }, h('summary', {}, `Not fitted (${notFitted.length}): kept as they were`),
+      h('ul', {}, notFitted.map(({ device, key, p }) => h('li', {}, h('strong', {}, `${device} ${key}`), ` ${fmt(p.from, 4)}: ${p.reason ?? p.status}`)))));
+  }
+  const err = (x) => h('span', { class: `err${Math.abs(x) > 0.1 ? ' big' : ''}` }, signedPercent(x));
+  box.append(h('div', { class: 'scroll-x' }, h('table', { class: 'data calib', 'data-testid': 'calibration-runs' },
+    h('caption', {}, 'Iteration time per run: measured, and predicted before and after the fit (error = predicted / measured − 1)'),
+    h('thead', {}, h('tr', {}, ['run', 'measured', 'before', 'after'].map((t) => h('th', { scope: 'col' }, t)))),
+    h('tbody', {}, runs.map((x) => h('tr', {},
+      h('th', { scope: 'row' }, String(x.name ?? '')),
+      h('td', {}, fmtTime(x.measured_s)),
+      h('td', { 'data-error': String(x.error_before) }, fmtTime(x.predicted_before_s), ' ', err(x.error_before)),
+      h('td', { 'data-error': String(x.error_after) }, fmtTime(x.predicted_after_s), ' ', err(x.error_after))))))));
+  const mem = runs.filter((x) => Number.isFinite(x.peak_memory_GiB));
+  if (mem.length) {
+    box.append(h('div', { class: 'scroll-x' }, h('table', { class: 'data calib', 'data-testid': 'calibration-memory' },
+      h('caption', {}, 'Peak memory per run, GiB'),
+      h('thead', {}, h('tr', {}, ['run', 'measured', 'before', 'after'].map((t) => h('th', { scope: 'col' }, t)))),
+      h('tbody', {}, mem.map((x) => h('tr', {},
+        h('th', { scope: 'row' }, String(x.name ?? '')),
+        h('td', {}, fmt(x.peak_memory_GiB, 2)),
+        h('td', {}, fmt(x.predicted_memory_before_GiB, 2), ' ', err(x.memory_error_before)),
+        h('td', {}, fmt(x.predicted_memory_after_GiB, 2), ' ', err(x.memory_error_after))))))));
+  }
+  if (Array.isArray(r.warnings) && r.warnings.length) {
+    box.append(h('ul', { class: 'calib-warnings' }, r.warnings.map((w) => h('li', {}, String(w)))));
+  }
+  const apply = h('button', { type: 'button', id: 'calibrate-apply', class: 'primary', 'data-testid': 'calibrate-apply',
+    disabled: isEmpty(run.calibration.devices) && isEmpty(run.calibration.inline) }, 'Plan with the calibrated scenario');
+  apply.addEventListener('click', applyCalibration);
+  box.append(h('div', { class: 'profile-row' }, apply));
+}
+
+/** "Plan with the calibrated scenario": the devices become the calibrated ones, then a search */
+export async function applyCalibration() {
+  const run = state.calibrationRun;
+  if (!run) return;
+  state.calibration = isEmpty(run.calibration.devices) ? null : { devices: structuredClone(run.calibration.devices) };
+  for (const [i, dev] of Object.entries(run.calibration.inline)) {
+    const g = state.cluster.groups[Number(i)];
+    // an inline device (part of the cluster) is replaced whole, if the group still has it
+    if (g && g.device && typeof g.device === 'object' && g.device.name === dev.name) g.device = structuredClone(dev);
+  }
+  $('#calibrate-progress').textContent = 'The calibrated devices are in use: searching…';
+  onInputChanged();
+  await runSearch();
+  $('#calibrate-progress').textContent = '';
+}
+
+export function removeCalibration() {
+  state.calibration = null;
+  onInputChanged();
+}
+
+export async function loadRunsFile(file) {
+  if (file.size > MAX_RUNS_BYTES) {
+    runsFieldError(`${file.name} is ${fmt(file.size / 1048576, 1)} MiB; a runs file is at most 4 MiB.`);
+    return;
+  }
+  $('#runs-json').value = await file.text();
+  $('#calibrate-paste').open = true;
+  await runCalibration();
+}

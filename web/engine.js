@@ -1,0 +1,60 @@
+// The client side of the worker protocol (web/worker.js): spawn, call, cancel by restart.
+
+export let worker = null;
+export let ready = null;
+export let compiledModule = null;
+export let seq = 0;
+export const pending = new Map(); // id → {resolve, reject, onProgress}
+
+export function spawnWorker() {
+  worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  ready = new Promise((resolve, reject) => {
+    worker.onmessage = (ev) => {
+      const msg = ev.data;
+      if (msg.type === 'ready') {
+        if (msg.module) compiledModule = msg.module;
+        resolve(msg);
+        return;
+      }
+      const p = pending.get(msg.id);
+      if (msg.type === 'progress') {
+        p?.onProgress?.(msg.progress);
+      } else if (msg.type === 'result') {
+        pending.delete(msg.id);
+        p?.resolve(msg.result);
+      } else if (msg.type === 'fatal') {
+        console.error('planner engine failure:', msg.error.stack || msg.error.message);
+        if (!p) { reject(new Error(msg.error.message)); return; }
+        pending.delete(msg.id);
+        p.reject(new Error(msg.error.message));
+      }
+    };
+    worker.onerror = (ev) => {
+      ev.preventDefault?.();
+      const err = new Error(`The planner engine failed to load: ${ev.message || 'worker error'}`);
+      reject(err);
+      for (const p of pending.values()) p.reject(err);
+      pending.clear();
+    };
+  });
+  worker.postMessage({ type: 'init', module: compiledModule });
+  return ready;
+}
+
+export async function call(msg, onProgress) {
+  await ready;
+  const id = ++seq;
+  return new Promise((resolve, reject) => {
+    pending.set(id, { resolve, reject, onProgress });
+    worker.postMessage({ ...msg, id });
+  });
+}
+
+export function restartWorker() {
+  worker?.terminate();
+  const err = new Error('cancelled');
+  err.cancelled = true;
+  for (const p of pending.values()) p.reject(err);
+  pending.clear();
+  return spawnWorker();
+}

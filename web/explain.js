@@ -1,0 +1,123 @@
+// Explanations of one plan from the core's numbers: what bounds the iteration (the estimate's
+// `breakdown` and per-stage times) and which GPUs of the cluster stay idle, and why.
+// Pure functions over the result JSON (no DOM), tested in node.
+
+/** the breakdown's parts (docs/model.md, "Breakdown"), in the order they are drawn */
+export const BREAKDOWN_PARTS = [
+  { key: 'compute_s', label: 'compute', title: "the bottleneck stage's forward and backward work (its TP collectives excluded)" },
+  { key: 'tp_comm_s', label: 'TP collectives', title: "the bottleneck stage's tensor-parallel all-reduces inside its forward and backward" },
+  { key: 'bubble_s', label: 'pipeline bubble', title: 'the bottleneck stage waits for other stages: pipeline fill and drain, stalls behind a slower neighbour' },
+  { key: 'pp_comm_s', label: 'pipeline sends', title: 'the bottleneck stage waits for activations or gradients sent between stages' },
+  { key: 'dp_comm_s', label: 'DP gradient sync', title: 'the data-parallel all-reduce of gradients that finishes after the last backward' },
+  { key: 'optimizer_s', label: 'optimizer step', title: 'the optimizer step at the end of the iteration' },
+];
+
+/** per stage: busy time in one iteration (m × (forward + backward) per micro-batch) and its share */
+export function stageBusy(est) {
+  const m = est?.plan?.num_micro_batches ?? 0;
+  const T = est?.iteration_time_s || 0;
+  return (est?.stages || []).map((st, i) => {
+    const busy = m * ((st.forward_s || 0) + (st.backward_s || 0));
+    return { stage: st.index ?? i, device: String(st.device ?? ''), busy_s: busy, share: T > 0 ? busy / T : 0,
+      forward_s: st.forward_s, backward_s: st.backward_s, dp_sync_s: st.dp_sync_s, optimizer_s: st.optimizer_s,
+      send_s: (st.send_forward_s || 0) + (st.send_backward_s || 0) };
+  });
+}
+
+const pct = (x) => `${(100 * x).toFixed(0)} %`;
+const secs = (x) => (x >= 1 ? `${x.toFixed(2)} s` : `${(1e3 * x).toFixed(1)} ms`);
+
+/**
+ * What bounds the iteration: {bottleneck, parts: [{key, label, title, s, share}], stages, dominant,
+ * sentences: [...]}. null without a breakdown.
+ */
+export function criticalPath(est) {
+  const b = est?.breakdown;
+  const T = est?.iteration_time_s;
+  if (!b || !(T > 0)) return null;
+  const parts = BREAKDOWN_PARTS.map((p) => ({ ...p, s: Number.isFinite(b[p.key]) ? b[p.key] : 0 }))
+    .map((p) => ({ ...p, share: p.s / T }));
+  const stages = stageBusy(est);
+  const bn = Number.isInteger(b.bottleneck_stage) ? b.bottleneck_stage : 0;
+  const st = stages[bn];
+  const dominant = parts.filter((p) => p.key !== 'compute_s').sort((x, y) => y.s - x.s)[0];
+  const m = est.plan?.num_micro_batches ?? 0;
+  const sentences = [];
+  if (st) {
+    sentences.push(`Stage ${bn} (${st.device}) bounds the iteration: it is busy ${secs(st.busy_s)} of ${secs(T)} `
+      + `(${pct(st.busy_s / T)}), ${m} micro-batch${m === 1 ? '' : 'es'} × ${secs((st.forward_s || 0) + (st.backward_s || 0))} forward + backward.`);
+    const next = stages.filter((x) => x.stage !== bn).sort((x, y) => y.busy_s - x.busy_s)[0];
+    if (next) {
+      sentences.push(next.busy_s >= 0.97 * st.busy_s
+        ? `Stage ${next.stage} (${next.device}) is nearly as busy (${secs(next.busy_s)}): the layers are balanced between them.`
+        : `The next busiest stage, ${next.stage} (${next.device}), is busy ${secs(next.busy_s)} (${pct(next.busy_s / T)}).`);
+    }
+  }
+  if (dominant && dominant.share >= 0.02) {
+    const why = {
+      bubble_s: `the pipeline bubble: with ${stages.length} stages and ${m} micro-batches the bottleneck stage waits while the pipeline fills and drains`,
+      dp_comm_s: 'the data-parallel gradient all-reduce after the last backward',
+      pp_comm_s: 'activations and gradients sent between stages',
+      tp_comm_s: 'tensor-parallel collectives inside each layer',
+      optimizer_s: 'the optimizer step',
+    }[dominant.key];
+    sentences.push(`Besides compute, the largest part is ${why}: ${secs(dominant.s)} (${pct(dominant.share)} of the iteration).`);
+  } else {
+    sentences.push('Almost all of the iteration is the bottleneck stage computing: little is lost to bubbles or communication.');
+  }
+  return { bottleneck: bn, parts, stages, dominant, sentences };
+}
+
+/** GPUs per group of the cluster, and how many of each the plan uses */
+export function gpuUsage(est, cluster) {
+  const groups = (cluster?.groups || []).map((g, i) => {
+    const nodes = Number.isFinite(g.nodes) ? g.nodes : 0;
+    const gpn = Number.isFinite(g.gpus_per_node) ? g.gpus_per_node : 0;
+    return { group: i, device: typeof g.device === 'string' ? g.device : (g.device?.name ?? 'inline device'), total: nodes * gpn, used: 0 };
+  });
+  for (const st of est?.stages || []) {
+    const reps = Array.isArray(st.replicas) && st.replicas.length ? st.replicas : [{ group: st.group, count: st.dp, tp: st.tp }];
+    for (const r of reps) {
+      const g = groups[r.group];
+      if (g) g.used += (r.count ?? 1) * (r.tp ?? 1);
+    }
+  }
+  for (const g of groups) g.idle = Math.max(0, g.total - g.used);
+  const total = groups.reduce((a, g) => a + g.total, 0);
+  const used = est?.num_gpus ?? groups.reduce((a, g) => a + g.used, 0);
+  return { groups, total, used, idle: Math.max(0, total - used) };
+}
+
+/**
+ * Why GPUs stay idle: sentences from what the plan and the search report. result: the search
+ * result ({plans, baselines, stats}) when there is one.
+ */
+export function idleReasons(est, cluster, result, trainingBatch) {
+  const u = gpuUsage(est, cluster);
+  if (!u.idle) return { ...u, reasons: [] };
+  const reasons = [];
+  const mbs = est?.plan?.micro_batch_size;
+  const stages = est?.stages || [];
+  const saturated = stages.filter((st) => st.dp >= mbs);
+  if (mbs && saturated.length) {
+    reasons.push(`Each micro-batch has ${mbs} sample${mbs === 1 ? '' : 's'} and ${saturated.length === stages.length ? 'every stage' : `${saturated.length} of the ${stages.length} stages`} already splits it into one sample per data-parallel replica: more replicas would need a larger micro-batch${trainingBatch ? ` (the global batch of ${trainingBatch} samples limits the choices)` : ''}.`);
+  }
+  for (const g of u.groups) {
+    if (g.total && !g.used) reasons.push(`Group ${g.group} (${g.device}) is not used at all: every plan the search found with it was slower (a slower device becomes the bottleneck stage) or did not fit.`);
+  }
+  const plans = result?.plans || [];
+  const more = plans.map((p, i) => ({ p, i })).filter(({ p }) => p !== est && p.num_gpus > u.used);
+  if (more.length) {
+    const { p, i } = more[0];
+    reasons.push(`Plan #${i + 1} uses ${p.num_gpus} GPUs and is ${(100 * (p.iteration_time_s / est.iteration_time_s - 1)).toFixed(1)} % slower per iteration.`);
+  }
+  for (const b of result?.baselines || []) {
+    if (b.num_gpus > u.used && b.iteration_time_s > 0 && est.iteration_time_s > 0) {
+      reasons.push(`The ${b.name} baseline uses ${b.num_gpus} GPUs and takes ${(b.iteration_time_s / est.iteration_time_s).toFixed(2)}× as long per iteration.`);
+    }
+  }
+  const inf = Object.entries(result?.stats?.infeasible || {}).filter(([, n]) => n > 0);
+  if (inf.length) reasons.push(`The search rejected layouts as infeasible: ${inf.map(([k, n]) => `${n} for ${k}`).join(', ')}.`);
+  reasons.push('The search ranks plans by iteration time only: it leaves GPUs idle whenever using them would not make the iteration faster.');
+  return { ...u, reasons };
+}

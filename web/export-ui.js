@@ -1,0 +1,130 @@
+// Share and export buttons, plan files.
+import { h, clear, $, fmt } from './dom.js';
+import { planJson, topPlansCsv, chromeTrace } from './exports.js';
+import { megatronArgs } from './megatron.js';
+import { timelineSvg, timelinePng } from './render/timeline.js';
+import { byId, isEmbed, presetModel, scenario, state } from './state.js';
+import { clearErrors, showError } from './errors.js';
+import { ensureTimeline, selectedEstimate } from './results.js';
+import { clusterOfResult, costOptions } from './cost-ui.js';
+import { estimatePlan } from './planner.js';
+import { shareNote, shareUrl, updateShareUrl } from './links.js';
+
+export function download(name, type, data) {
+  const blob = data instanceof Blob ? data : new Blob([data], { type });
+  const url = URL.createObjectURL(blob);
+  const a = h('a', { href: url, download: name, class: 'sr-only' });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
+export async function copyText(text, what) {
+  $('#share-url').value = text;
+  try {
+    await navigator.clipboard.writeText(text);
+    $('#copy-status').textContent = `${what} copied to the clipboard.`;
+  } catch {
+    $('#share-url').select();
+    $('#copy-status').textContent = `${what} is in the field above: copy it with Ctrl+C.`;
+  }
+}
+
+export function embedCode(url) {
+  return `<iframe src="${url}" title="Poseidon parallelism plan" width="100%" height="480" loading="lazy" class="poseidon-embed"></iframe>\n`
+    + '<script>addEventListener("message", (e) => { if (e.data && e.data.type === "poseidon:resize") '
+    + 'for (const f of document.querySelectorAll("iframe.poseidon-embed")) if (f.contentWindow === e.source) f.height = Math.min(4000, Math.max(200, Number(e.data.height) || 480)); });</script>\n';
+}
+
+/** the selected plan with its timeline (plans after the first are estimated again for it) */
+async function selectedWithTimeline() {
+  const est = await ensureTimeline(state.selected);
+  if (!Array.isArray(est?.timeline) || !est.timeline.length) {
+    $('#copy-status').textContent = 'The timeline of this plan could not be computed, so the file would be empty: select the plan again once the search has finished.';
+    return null;
+  }
+  return est;
+}
+
+/** the full scenario of the result on screen (preset model and cluster resolved to their objects) */
+function resultScenarioFull() {
+  const sc = state.resultScenario ?? state.lastScenario ?? scenario();
+  const model = typeof sc.model === 'string' ? byId(state.presets.models, sc.model) ?? presetModel() : sc.model;
+  return { sc, model };
+}
+
+export function wireExports() {
+  $('#copy-link').addEventListener('click', async () => {
+    const url = await shareUrl();
+    if (!isEmbed) history.replaceState(null, '', `${location.pathname}${location.search}#${url.split('#')[1]}`);
+    await copyText(url, 'Link');
+    if (shareNote) $('#copy-status').textContent += ` ${shareNote}`;
+  });
+  $('#copy-embed').addEventListener('click', async () => copyText(embedCode(await shareUrl('embed.html')), 'Embed code'));
+  $('#export-plan').addEventListener('click', () => download('poseidon-plan.json', 'application/json', planJson(selectedEstimate())));
+  $('#export-csv').addEventListener('click', () => download('poseidon-top-plans.csv', 'text/csv', topPlansCsv(state.result.plans)));
+  $('#export-svg').addEventListener('click', async () => {
+    const est = await selectedWithTimeline();
+    if (!est) return;
+    const svg = timelineSvg(est, { standalone: true, width: 1200 });
+    download('poseidon-timeline.svg', 'image/svg+xml', `<?xml version="1.0" encoding="UTF-8"?>\n${new XMLSerializer().serializeToString(svg)}\n`);
+  });
+  $('#export-png').addEventListener('click', async () => {
+    const est = await selectedWithTimeline();
+    if (!est) return;
+    timelinePng(est, { width: 1200, scale: 2 }).toBlob((blob) => download('poseidon-timeline.png', 'image/png', blob), 'image/png');
+  });
+  const trace = async () => {
+    const est = await selectedWithTimeline();
+    if (est) download('poseidon-trace.json', 'application/json', chromeTrace(est));
+    return Boolean(est);
+  };
+  $('#export-trace').addEventListener('click', trace);
+  // "Open in Perfetto": the trace is downloaded and the page says how to open it there; nothing is
+  // sent to Perfetto (or anywhere) by this page
+  $('#open-perfetto').addEventListener('click', async () => {
+    if (!(await trace())) return;
+    $('#perfetto-help').hidden = false;
+    $('#perfetto-link').focus();
+  });
+  $('#export-megatron').addEventListener('click', () => {
+    const { sc, model } = resultScenarioFull();
+    const cluster = clusterOfResult();
+    const r = megatronArgs(selectedEstimate(), { model, training: sc.training }, {
+      cluster, modelId: typeof sc.model === 'string' ? sc.model : state.modelPreset, tokens: costOptions().tokens, version: state.version });
+    const box = $('#megatron-box');
+    const pre = $('#megatron');
+    const notes = clear($('#megatron-notes'));
+    box.hidden = false;
+    pre.hidden = false;
+    if (!r.ok) {
+      pre.textContent = `No command for this plan: ${r.reasons.join('; ')}.\n`;
+      return;
+    }
+    for (const u of r.unsupported) notes.append(h('li', { class: 'unsupported' }, `Stock Megatron-LM cannot run this part as planned: ${u}.`));
+    for (const n of r.notes) notes.append(h('li', {}, n));
+    pre.textContent = r.text;
+    download('poseidon-megatron.sh', 'text/x-shellscript', `#!/bin/sh\n${r.text}`);
+  });
+}
+
+export async function loadPlanFile(file) {
+  clearErrors();
+  if (file.size > 4 * 1024 * 1024) { showError(`${file.name} is ${fmt(file.size / 1048576, 1)} MiB; a plan file is at most 4 MiB.`); return; }
+  let obj;
+  try {
+    obj = JSON.parse(await file.text());
+  } catch (e) {
+    showError(`${file.name} is not a plan file: it is not valid JSON (${e.message}).`);
+    return;
+  }
+  // a plan, an estimate (with "plan"), or a plan() result (with "plans")
+  const plan = obj?.stages ? obj : obj?.plan?.stages ? obj.plan : obj?.plans?.[0]?.plan?.stages ? obj.plans[0].plan : null;
+  if (!plan || typeof plan !== 'object') {
+    showError(`${file.name} is not a plan file: it has no "stages" (a plan, an estimate or a search result is expected).`);
+    return;
+  }
+  await estimatePlan(plan, 'file');
+  updateShareUrl();
+}

@@ -1,0 +1,124 @@
+// Field descriptions and the labelled inputs bound to state objects.
+import { h, clear, $ } from './dom.js';
+
+export const MODEL_FIELDS = [
+  { key: 'name', kind: 'text', label: 'name' },
+  { key: 'num_layers', kind: 'int', label: 'layers' },
+  { key: 'hidden_size', kind: 'int', label: 'hidden size' },
+  { key: 'num_attention_heads', kind: 'int', label: 'attention heads' },
+  { key: 'num_kv_heads', kind: 'int', label: 'KV heads', hint: '= heads' },
+  { key: 'ffn_hidden_size', kind: 'int', label: 'FFN hidden size', hint: '4 × hidden' },
+  { key: 'vocab_size', kind: 'int', label: 'vocabulary' },
+  { key: 'seq_length', kind: 'int', label: 'sequence length' },
+  { key: 'position_embedding', kind: 'select', label: 'position embedding', options: ['learned', 'rope'], def: 'learned' },
+  { key: 'gated_mlp', kind: 'bool', label: 'gated MLP (SwiGLU)', def: false },
+  { key: 'tied_embeddings', kind: 'bool', label: 'tied embeddings', def: false },
+  { key: 'bias', kind: 'bool', label: 'biases', def: true },
+];
+export const TRAINING_FIELDS = [
+  { key: 'global_batch_size', kind: 'int', label: 'global batch (samples)' },
+  { key: 'precision', kind: 'select', label: 'precision', options: ['bf16', 'fp16', 'fp32'], def: 'bf16' },
+  { key: 'recompute', kind: 'select', label: 'recompute', options: ['none', 'selective', 'full'], def: 'none' },
+  { key: 'sequence_parallel', kind: 'bool', label: 'sequence parallel', def: false },
+  { key: 'distributed_optimizer', kind: 'bool', label: 'distributed optimizer', def: false },
+  { key: 'flash_attention', kind: 'bool', label: 'flash attention', def: true },
+  // omitDefault: unchecked leaves the key out (the core's default), so the scenario and links stay as before
+  { key: 'tf32', kind: 'bool', label: 'TF32 matmuls (fp32 precision only)', def: false, omitDefault: true },
+];
+export const CLUSTER_FIELDS = [
+  { key: 'name', kind: 'text', label: 'cluster name' },
+  { key: 'inter_group_bw_GBps', kind: 'num', label: 'between groups, GB/s per node (1 GB/s = 8 Gb/s)', hint: 'min of the NICs' },
+];
+export const SEARCH_FIELDS = [
+  { key: 'top', kind: 'int', label: 'plans to keep' },
+  { key: 'time_limit_s', kind: 'num', label: 'time limit (s)' },
+  { key: 'exhaustive', kind: 'bool', label: 'exhaustive', def: false },
+  { key: 'tp_per_stage', kind: 'bool', label: 'TP per stage (wider, slower search)', def: false },
+];
+/** human labels for the device keys a custom device shows (docs/formats.md, "device") */
+export const DEVICE_LABELS = {
+  peak_tflops: 'peak dense BF16/FP16 TFLOP/s (tensor cores)',
+  fp32_tflops: 'FP32 TFLOP/s (no tensor cores)',
+  tf32_tflops: 'TF32 TFLOP/s (tensor cores)',
+  sustained_clock_ratio: 'sustained / boost clock under load',
+  comm_compute_slowdown: 'compute slowdown while NCCL runs (fraction)',
+  attention_efficiency: 'attention efficiency (fraction of peak; 0 = matmul efficiency)',
+  memory_GiB: 'memory, GiB',
+  memory_bw_GBps: 'memory bandwidth, GB/s',
+  intra_node_bw_GBps: 'GPU-to-GPU bandwidth in a node, GB/s per direction',
+  intra_node_link: 'link within a node',
+  matmul_efficiency: 'matmul efficiency (fraction of peak)',
+  memory_bw_efficiency: 'memory bandwidth efficiency (fraction)',
+  kernel_overhead_us: 'kernel launch overhead, µs',
+  intra_node_link_efficiency: 'link efficiency within a node (fraction)',
+  inter_node_link_efficiency: 'link efficiency between nodes (fraction)',
+  collective_latency_us: 'collective latency, µs',
+  framework_overhead_GiB: 'framework overhead per GPU, GiB (CUDA context, NCCL buffers)',
+};
+export const deviceLabel = (key) => DEVICE_LABELS[key] ?? key.replace(/_/g, ' ');
+export const DEVICE_SKIP = new Set(['id', 'source', 'notes', 'vendor']);
+export const DEVICE_SELECTS = { intra_node_link: ['nvlink', 'nvlink_cube_mesh', 'pcie', 'pcie_host', 'infinity_fabric'] };
+// a cluster group's links (docs/formats.md, "cluster"): '' = the device's own link type
+export const INTRA_LINKS = [['nvlink', 'NVLink'], ['nvlink_cube_mesh', 'NVLink hybrid cube-mesh (DGX-1)'], ['pcie', 'PCIe (peer-to-peer)'],
+  ['pcie_host', 'PCIe, no peer-to-peer (host-staged)'], ['infinity_fabric', 'Infinity Fabric']];
+export const INTER_LINKS = [['infiniband', 'InfiniBand (RDMA)'], ['infiniband_host', 'InfiniBand without GPUDirect (host-staged)'],
+  ['ethernet', 'Ethernet (NCCL over TCP)']];
+export const DEFAULT_INTER_LINK = 'infiniband';
+export const DEFAULT_STACK = 'megatron-core'; // the core's default training.stack
+// ---------------------------------------------------------------- forms
+
+export function parseValue(kind, raw) {
+  if (kind === 'bool') return raw;
+  const t = String(raw).trim();
+  if (t === '') return undefined;
+  if (kind === 'int' || kind === 'num') {
+    // numbers go to the core as numbers; anything else goes as the text, so the core's message names it
+    return /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(t) ? Number(t) : t;
+  }
+  return t;
+}
+
+/** One labelled input bound to obj[key]; path is the scenario JSON path used for error messages. */
+export function fieldInput(field, getObj, path, onChange) {
+  const obj = getObj();
+  const id = `f-${path.replace(/[^a-zA-Z0-9]+/g, '-')}`;
+  const errId = `${id}-err`;
+  let input;
+  const commit = (value) => {
+    const o = getObj();
+    if (value === undefined || (field.omitDefault && value === field.def)) delete o[field.key];
+    else o[field.key] = value;
+    onChange();
+  };
+  if (field.kind === 'bool') {
+    input = h('input', { type: 'checkbox', id });
+    input.checked = obj[field.key] ?? field.def ?? false;
+    input.addEventListener('change', () => commit(input.checked));
+  } else if (field.kind === 'select') {
+    input = h('select', { id }, field.options.map((o) => h('option', { value: o }, o)));
+    input.value = obj[field.key] ?? field.def;
+    input.addEventListener('change', () => commit(input.value));
+  } else {
+    input = h('input', { type: 'text', id, inputmode: field.kind === 'int' ? 'numeric' : field.kind === 'num' ? 'decimal' : null,
+      autocomplete: 'off', spellcheck: 'false', placeholder: field.hint ?? '' });
+    input.value = obj[field.key] === undefined ? '' : String(obj[field.key]);
+    input.addEventListener('input', () => commit(parseValue(field.kind, input.value)));
+  }
+  input.dataset.path = path;
+  input.setAttribute('aria-describedby', errId);
+  const err = h('span', { class: 'field-error', id: errId, 'data-error-for': path });
+  if (field.kind === 'bool') return h('div', { class: 'field check' }, input, h('label', { for: id }, field.label), err);
+  return h('div', { class: 'field' }, h('label', { for: id }, field.label), input, err);
+}
+
+export function renderFields(container, fields, getObj, prefix, onChange) {
+  clear(container);
+  for (const f of fields) container.append(fieldInput(f, getObj, `${prefix}.${f.key}`, onChange));
+}
+
+export function presetOptions(select, list, selected, customLabel) {
+  clear(select);
+  select.append(h('option', { value: '' }, customLabel));
+  for (const p of list) select.append(h('option', { value: p.id }, `${p.name ?? p.id} (${p.id})`));
+  select.value = selected ?? '';
+}

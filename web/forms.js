@@ -1,0 +1,282 @@
+// The input forms: model, cluster (groups, links, custom devices), training (stack, TF32), search.
+import { h, clear, $, fmt, fmtPct } from './dom.js';
+import { diff } from './share.js';
+import { byId, isEmpty, presetCluster, presetModel, state } from './state.js';
+import { CLUSTER_FIELDS, DEFAULT_INTER_LINK, DEFAULT_STACK, DEVICE_SELECTS, DEVICE_SKIP, INTER_LINKS, INTRA_LINKS, MODEL_FIELDS, SEARCH_FIELDS, TRAINING_FIELDS, deviceLabel, fieldInput, presetOptions, renderFields } from './fields.js';
+import { renderProfileForm } from './profile-ui.js';
+import { renderCalibrationReport, renderCalibrationStatus } from './calibration-ui.js';
+import { inputsChanged } from './planner.js';
+import { renderCostForm } from './cost-ui.js';
+
+export function markModified() {
+  const mm = presetModel();
+  const mo = $('#model-preset').options[$('#model-preset').selectedIndex];
+  if (mo && mm) mo.textContent = `${mm.name ?? mm.id} (${mm.id})${isEmpty(diff(mm, state.model)) ? '' : ' — modified'}`;
+  const cc = presetCluster();
+  const co = $('#cluster-preset').options[$('#cluster-preset').selectedIndex];
+  if (co && cc) co.textContent = `${cc.name ?? cc.id} (${cc.id})${isEmpty(diff(cc, state.cluster)) ? '' : ' — modified'}`;
+}
+
+export function onInputChanged() {
+  markModified();
+  renderProfileForm();
+  renderTf32Note();
+  renderCalibrationStatus();
+  renderCostForm();
+  inputsChanged();
+}
+
+export function renderModelForm() {
+  presetOptions($('#model-preset'), state.presets.models, state.modelPreset, 'Custom model');
+  renderFields($('#model-fields'), MODEL_FIELDS, () => state.model, 'model', onInputChanged);
+  markModified();
+}
+
+export function deviceChoices() {
+  return [
+    ...state.presets.devices.map((d) => ({ id: d.id, label: `${d.name ?? d.id}` })),
+    ...Object.entries(state.devices).map(([id, d]) => ({ id, label: `${d.name ?? id} (custom)` })),
+  ];
+}
+
+export function renderClusterForm() {
+  presetOptions($('#cluster-preset'), state.presets.clusters, state.clusterPreset, 'Custom cluster');
+  const body = clear($('#groups'));
+  const groups = state.cluster.groups || [];
+  groups.forEach((g, i) => {
+    const path = `cluster.groups[${i}]`;
+    const devId = `f-group-${i}-device`;
+    const sel = h('select', { id: devId, 'aria-label': `group ${i} device`, 'aria-describedby': `${devId}-err` });
+    const choices = deviceChoices();
+    const current = typeof g.device === 'string' ? g.device : null;
+    for (const c of choices) sel.append(h('option', { value: c.id }, c.label));
+    if (current && !choices.some((c) => c.id === current)) sel.append(h('option', { value: current }, `${current} (unknown)`));
+    if (!current) sel.append(h('option', { value: '' }, 'inline device'));
+    sel.value = current ?? '';
+    sel.dataset.path = `${path}.device`;
+    const links = groupLinkSelects(g, i);
+    sel.addEventListener('change', () => { g.device = sel.value; links.update(); onInputChanged(); });
+    const cell = (field) => {
+      const wrap = fieldInput(field, () => g, `${path}.${field.key}`, onInputChanged);
+      wrap.querySelector('label').classList.add('sr-only');
+      wrap.querySelector('label').textContent = `group ${i} ${field.label}`;
+      if (field.key === 'inter_node_bw_GBps') {
+        // the NIC field is GB/s (bytes); NICs are sold in Gb/s (bits): show both
+        const input = wrap.querySelector('input');
+        const conv = h('span', { class: 'unit-conv', 'aria-live': 'off' });
+        const update = () => { const v = Number(input.value); conv.textContent = input.value.trim() && Number.isFinite(v) ? `= ${fmt(v * 8, 1)} Gb/s` : ''; };
+        input.addEventListener('input', update);
+        update();
+        input.after(conv);
+      }
+      return h('td', {}, wrap);
+    };
+    const remove = h('button', { type: 'button', 'aria-label': `remove group ${i}`, disabled: groups.length <= 1 }, '×');
+    remove.addEventListener('click', () => { groups.splice(i, 1); renderClusterForm(); onInputChanged(); });
+    body.append(h('tr', {},
+      h('td', {}, sel, h('span', { class: 'field-error', id: `${devId}-err`, 'data-error-for': `${path}.device` })),
+      cell({ key: 'nodes', kind: 'int', label: 'nodes' }),
+      cell({ key: 'gpus_per_node', kind: 'int', label: 'GPUs per node' }),
+      cell({ key: 'inter_node_bw_GBps', kind: 'num', label: 'NIC per node, GB/s (gigabytes per second; 1 GB/s = 8 Gb/s)' }),
+      h('td', {}, remove)));
+    body.append(h('tr', { class: 'group-links' }, h('td', { colspan: 5 }, links.row)));
+  });
+  renderFields($('#cluster-fields'), CLUSTER_FIELDS, () => state.cluster, 'cluster', onInputChanged);
+  renderCustomDevices();
+  markModified();
+}
+
+export const linkLabel = (list, v) => list.find(([k]) => k === v)?.[1] ?? v;
+
+/** the link type a group's device brings (preset, custom or inline device), or null */
+export function groupDeviceLink(g) {
+  const d = typeof g.device === 'string' ? (state.devices[g.device] ?? byId(state.presets.devices, g.device)) : g.device;
+  return typeof d?.intra_node_link === 'string' ? d.intra_node_link : null;
+}
+
+/**
+ * The group's link selects: intra-node link ('' = the device's) and inter-node link (InfiniBand by
+ * default). Choosing a default removes the key, so an unchanged preset cluster stays the preset.
+ */
+export function groupLinkSelects(g, i) {
+  const path = `cluster.groups[${i}]`;
+  const make = (key, label, options, value) => {
+    const id = `f-group-${i}-${key}`;
+    const sel = h('select', { id, 'aria-describedby': `${id}-err` }, options.map(([v, t]) => h('option', { value: v }, t)));
+    if (!options.some(([v]) => v === value)) sel.append(h('option', { value }, `${value} (unknown)`));
+    sel.value = value;
+    sel.dataset.path = `${path}.${key}`;
+    const wrap = h('div', { class: 'field' }, h('label', { for: id }, h('span', { class: 'sr-only' }, `group ${i}: `), label), sel,
+      h('span', { class: 'field-error', id: `${id}-err`, 'data-error-for': `${path}.${key}` }));
+    return { sel, wrap };
+  };
+  const devLink = () => groupDeviceLink(g);
+  const intraDefault = () => `the device's: ${devLink() ? linkLabel(INTRA_LINKS, devLink()) : 'unknown'}`;
+  const intra = make('intra_node_link', 'link within a node', [['', intraDefault()], ...INTRA_LINKS], g.intra_node_link ?? '');
+  const inter = make('inter_node_link', 'link between nodes', INTER_LINKS, g.inter_node_link ?? DEFAULT_INTER_LINK);
+  intra.sel.addEventListener('change', () => {
+    if (intra.sel.value === '') delete g.intra_node_link;
+    else g.intra_node_link = intra.sel.value;
+    onInputChanged();
+  });
+  inter.sel.addEventListener('change', () => {
+    const inPreset = presetCluster()?.groups?.[i]?.inter_node_link !== undefined;
+    if (inter.sel.value === DEFAULT_INTER_LINK && !inPreset) delete g.inter_node_link;
+    else g.inter_node_link = inter.sel.value;
+    onInputChanged();
+  });
+  return {
+    row: h('div', { class: 'fields links' }, intra.wrap, inter.wrap),
+    update: () => { intra.sel.options[0].textContent = intraDefault(); },
+  };
+}
+
+export function renderCustomDevices() {
+  const box = clear($('#custom-devices'));
+  for (const [id, dev] of Object.entries(state.devices)) {
+    const fields = Object.keys(dev).filter((k) => !DEVICE_SKIP.has(k) && (dev[k] === null || typeof dev[k] !== 'object')).map((k) => (
+      k === 'name' ? { key: k, kind: 'text', label: 'name' }
+        : DEVICE_SELECTS[k] ? { key: k, kind: 'select', label: deviceLabel(k), options: DEVICE_SELECTS[k] }
+          : typeof dev[k] === 'boolean' ? { key: k, kind: 'bool', label: deviceLabel(k) } : { key: k, kind: 'num', label: deviceLabel(k) }));
+    const grid = h('div', { class: 'fields' });
+    renderFields(grid, fields, () => state.devices[id], `devices.${id}`, () => { onInputChanged(); });
+    const remove = h('button', { type: 'button' }, `Remove ${id}`);
+    remove.addEventListener('click', () => {
+      delete state.devices[id];
+      for (const g of state.cluster.groups) if (g.device === id) g.device = state.presets.devices[0]?.id ?? '';
+      renderClusterForm();
+      onInputChanged();
+    });
+    box.append(h('div', { class: 'custom-device' }, h('strong', {}, id), grid, remove));
+  }
+  const base = $('#device-base');
+  clear(base);
+  for (const d of state.presets.devices) base.append(h('option', { value: d.id }, d.name ?? d.id));
+}
+
+// ---------------------------------------------------------------- software stack, TF32
+
+export const stackPreset = (id) => byId(state.presets.stacks || [], id);
+
+/** one line from a stack's physical settings (presets/stacks/*.json, docs/model.md) */
+export function stackSummary(st) {
+  const parts = [];
+  if (typeof st.fused_elementwise === 'boolean') parts.push(st.fused_elementwise ? 'fused element-wise kernels' : 'unfused element-wise kernels (memory-bound)');
+  if (typeof st.p2p_blocking === 'boolean') parts.push(st.p2p_blocking ? 'blocking pipeline sends' : 'asynchronous pipeline sends');
+  if (typeof st.grad_fp32 === 'boolean') parts.push(st.grad_fp32 ? 'fp32 gradients' : 'half-precision gradients');
+  if (Number.isFinite(st.pass_overhead_us)) parts.push(`${fmt(st.pass_overhead_us, 0)} µs host time per micro-batch pass`);
+  if (Number.isFinite(st.allocator_reserve_fraction)) parts.push(`allocator reserve ${fmtPct(st.allocator_reserve_fraction)}`);
+  return parts.join(' · ');
+}
+
+export function renderStackDescription(value) {
+  const box = clear($('#stack-desc'));
+  const st = typeof value === 'string' ? stackPreset(value) : null;
+  if (value && typeof value === 'object') {
+    const base = typeof value.base === 'string' ? stackPreset(value.base) : null;
+    box.append(h('p', { class: 'muted' }, base
+      ? `Based on “${base.name ?? base.id}”, with ${Object.keys(value).filter((k) => k !== 'base').join(', ') || 'no changes'} changed.`
+      : `A stack written out in full${typeof value.name === 'string' ? `: “${value.name}”` : ''}.`));
+    return;
+  }
+  if (!st) {
+    box.append(h('p', { class: 'muted' }, `This version of the planner has no stack preset “${String(value)}”.`));
+    return;
+  }
+  box.append(h('p', { class: 'muted stack-summary' }, stackSummary(st)));
+  if (st.notes || st.source) {
+    box.append(h('details', { class: 'stack-notes' }, h('summary', {}, 'What this stack assumes'),
+      st.notes ? h('p', {}, String(st.notes)) : null,
+      st.source ? h('p', { class: 'muted' }, `Sources: ${String(st.source)}`) : null));
+  }
+}
+
+/** "Software stack": the core's stack presets; an object stack (from a link) shows as "custom" */
+export function renderStackField() {
+  const box = clear($('#stack-field'));
+  const stacks = state.presets.stacks || [];
+  if (!stacks.length) return; // an engine without stacks: the field would only produce errors
+  const cur = state.training.stack;
+  const id = 'f-training-stack';
+  const sel = h('select', { id, 'aria-describedby': `${id}-err` },
+    stacks.map((st) => h('option', { value: st.id }, `${st.name ?? st.id}${st.id === DEFAULT_STACK ? ' (default)' : ''}`)));
+  let value = cur ?? DEFAULT_STACK;
+  if (cur && typeof cur === 'object') {
+    value = '';
+    sel.append(h('option', { value: '' }, typeof cur.base === 'string' ? `custom, based on ${cur.base}` : 'custom stack (from the link)'));
+  } else if (!stackPreset(value)) {
+    sel.append(h('option', { value }, `${value} (unknown)`));
+  }
+  sel.value = value;
+  sel.dataset.path = 'training.stack';
+  sel.addEventListener('change', () => {
+    if (sel.value === '') return; // the custom stack stays as it is until a preset is chosen
+    state.training.stack = sel.value;
+    renderStackDescription(sel.value);
+    onInputChanged();
+  });
+  box.append(h('div', { class: 'field' }, h('label', { for: id }, 'Software stack (training framework)'), sel,
+    h('span', { class: 'field-error', id: `${id}-err`, 'data-error-for': 'training.stack' })),
+  h('div', { id: 'stack-desc', 'aria-live': 'polite' }));
+  renderStackDescription(cur ?? DEFAULT_STACK);
+}
+
+/** TF32 only changes fp32 matmuls: say so next to the checkbox */
+export function renderTf32Note() {
+  const note = $('#tf32-note');
+  if (!note) return;
+  const fp32 = state.training.precision === 'fp32';
+  note.textContent = fp32
+    ? (state.training.tf32
+      ? 'TF32 on: fp32 matmuls run at the device\'s TF32 tensor-core rate where it has one (A100 and later); V100, T4 and other cards without TF32 stay at their fp32 rate.'
+      : 'TF32 off (PyTorch\'s default for matmuls): fp32 matmuls run at the device\'s fp32 rate, often 1/8 to 1/16 of its tensor-core peak.')
+    : `TF32 only matters with precision fp32; with ${state.training.precision ?? 'bf16'} the matmuls already run on tensor cores${state.training.tf32 ? ', so this checkbox changes nothing' : ''}.`;
+}
+
+export function renderSimpleForms() {
+  renderFields($('#training-fields'), TRAINING_FIELDS, () => state.training, 'training', onInputChanged);
+  renderStackField();
+  renderTf32Note();
+  renderFields($('#search-fields'), SEARCH_FIELDS, () => state.options, 'options', onInputChanged);
+}
+
+export function renderAllForms() {
+  renderModelForm();
+  renderClusterForm();
+  renderSimpleForms();
+  renderProfileForm();
+  renderCalibrationStatus();
+  renderCalibrationReport();
+  renderCostForm();
+}
+
+export function setModelPreset(id) {
+  const p = byId(state.presets.models, id);
+  state.modelPreset = p ? id : null;
+  if (p) state.model = structuredClone(p);
+  renderModelForm();
+  onInputChanged();
+}
+
+export function setClusterPreset(id) {
+  const p = byId(state.presets.clusters, id);
+  state.clusterPreset = p ? id : null;
+  if (p) state.cluster = structuredClone(p);
+  renderClusterForm();
+  onInputChanged();
+}
+
+/**
+ * Applies {"training.recompute": "full", "cluster.groups[0].nodes": 4, ...} (the advice's changes)
+ * to the inputs, then re-plans.
+ */
+export function applyChanges(changes) {
+  for (const [path, value] of Object.entries(changes || {})) {
+    const g = /^cluster\.groups\[(\d+)\]\.(\w+)$/.exec(path);
+    const tr = /^training\.(\w+)$/.exec(path);
+    if (g && state.cluster.groups[Number(g[1])]) state.cluster.groups[Number(g[1])][g[2]] = value;
+    else if (tr) state.training[tr[1]] = value;
+  }
+  renderAllForms();
+  onInputChanged();
+}

@@ -1,0 +1,190 @@
+// Megatron-LM launch command for a plan (../shared/reference/megatron-args.md). One POSIX shell
+// command with backslash continuations, pasteable as is: values holding shell characters are
+// quoted, and what the planner cannot know (data, tokenizer, addresses, learning rate) is a
+// ${VAR:?message} placeholder, so the shell stops with that message if it is left unset.
+// What stock Megatron-LM cannot express (per-stage TP or DP, replicas with different sample
+// counts) is said plainly in the notes and left as a loud placeholder, never silently dropped.
+// Pure (no DOM), tested in node (tests/web/megatron.test.mjs runs the command through sh).
+
+/** rope_theta of the preset models (Hugging Face configs); others use Megatron's default 10000 */
+const ROTARY_BASE = [[/llama-?3|llama3/i, 500000], [/qwen2/i, 1000000], [/llama-?2|llama2|mistral/i, 10000]];
+
+const uniq = (xs) => [...new Set(xs)];
+const q = (v) => {
+  const t = String(v);
+  return /^[A-Za-z0-9_.,:/=+-]+$/.test(t) ? t : `'${t.replace(/'/g, `'\\''`)}'`;
+};
+/** ${NAME:?message}, double-quoted so that it expands */
+const need = (name, message) => `"\${${name}:?${message.replace(/[`"\\$}]/g, '')}}"`;
+
+/** the stage's samples per data-parallel replica (Megatron's --micro-batch-size), or null when its replicas differ */
+function samplesPerReplica(st, plan) {
+  if (Array.isArray(st.replicas) && st.replicas.length) {
+    const s = uniq(st.replicas.map((r) => r.samples));
+    if (s.length === 1 && Number.isFinite(s[0])) return s[0];
+    return null;
+  }
+  if (Number.isFinite(st.samples_per_replica)) return st.samples_per_replica;
+  return st.dp > 0 && plan.micro_batch_size % st.dp === 0 ? plan.micro_batch_size / st.dp : null;
+}
+
+/** layers per stage → the layout string of --pipeline-model-parallel-layout (E embedding, t layer, L loss) */
+export function pipelineLayout(layers) {
+  return layers.map((n, i) => `${i === 0 ? 'E' : ''}${'t'.repeat(n)}${i === layers.length - 1 ? 'L' : ''}`).join('|');
+}
+
+/** the even split nearest to a plan's layers: PP stages of L/PP, or first/last stages that take the remainder */
+export function nearestEvenSplit(numLayers, pp) {
+  if (pp <= 1) return { layers: [numLayers], flags: [] };
+  if (numLayers % pp === 0) return { layers: Array(pp).fill(numLayers / pp), flags: [] };
+  const k = Math.floor(numLayers / pp);
+  const rem = numLayers - k * pp;
+  const first = k + Math.floor(rem / 2);
+  const last = k + rem - Math.floor(rem / 2);
+  const layers = [first, ...Array(pp - 2).fill(k), last];
+  return { layers, flags: [['--decoder-first-pipeline-num-layers', first], ['--decoder-last-pipeline-num-layers', last]] };
+}
+
+/** layer-split flags for a plan's per-stage layer counts: none (even), first/last flags, or the layout */
+function splitFlags(layers, virtual) {
+  const pp = layers.length;
+  if (uniq(layers).length <= 1) return { flags: [], kind: 'even' };
+  const middle = layers.slice(1, -1);
+  if (virtual <= 1 && (pp === 2 || uniq(middle).length === 1)) {
+    const flags = [];
+    if (pp === 2 || layers[0] !== middle[0]) flags.push(['--decoder-first-pipeline-num-layers', layers[0]]);
+    if (pp === 2 || layers[pp - 1] !== middle[0]) flags.push(['--decoder-last-pipeline-num-layers', layers[pp - 1]]);
+    return { flags, kind: 'first-last' };
+  }
+  if (virtual > 1) return { flags: [], kind: 'unexpressed' };
+  return { flags: [['--pipeline-model-parallel-layout', pipelineLayout(layers)]], kind: 'layout' };
+}
+
+/** GPUs per node and nodes for torchrun from the cluster groups the plan uses */
+function nodeCounts(est, cluster, world) {
+  const groups = cluster?.groups || [];
+  const used = uniq((est.stages || []).flatMap((st) => (Array.isArray(st.replicas) && st.replicas.length ? st.replicas.map((r) => r.group) : [st.group])));
+  const gpn = uniq(used.map((g) => groups[g]?.gpus_per_node).filter((x) => Number.isInteger(x) && x > 0));
+  if (gpn.length !== 1) return null;
+  const nproc = Math.min(gpn[0], world);
+  if (world % nproc) return null;
+  return { nproc, nnodes: world / nproc };
+}
+
+/**
+ * {ok, text, args, notes, unsupported, evenSplit, world, nnodes, nproc}. ok is false only for a
+ * plan without stages. scenario: {model (object), training}; options: cluster (object with
+ * groups), modelId (preset id or name, for the rotary base), tokens (token budget: --train-iters).
+ */
+export function megatronArgs(est, scenario, { cluster = null, modelId = null, tokens = null, version = '' } = {}) {
+  const stages = est?.stages || [];
+  const plan = est?.plan || {};
+  if (!stages.length) return { ok: false, reasons: ['the plan has no stages'], unsupported: [], notes: [] };
+  const model = scenario?.model && typeof scenario.model === 'object' ? scenario.model : null;
+  const training = scenario?.training || {};
+  const unsupported = [];
+  const notes = [];
+  const pp = stages.length;
+  const tps = uniq(stages.map((s) => s.tp));
+  const dps = uniq(stages.map((s) => s.dp));
+  const mbs = uniq(stages.map((s) => samplesPerReplica(s, plan)));
+  const devices = uniq(stages.flatMap((s) => (Array.isArray(s.replicas) && s.replicas.length ? s.replicas.map((r) => r.device) : [s.device])));
+  const layers = stages.map((s) => s.num_layers);
+  const virtual = Number.isInteger(plan.virtual_stages) ? plan.virtual_stages : 1;
+  const world = stages.reduce((a, s) => a + (s.gpus ?? s.tp * s.dp), 0);
+
+  const tp = tps.length === 1 ? tps[0] : null;
+  const dp = dps.length === 1 ? dps[0] : null;
+  if (tp === null) unsupported.push(`tensor parallelism differs between stages (${stages.map((s) => s.tp).join('/')}): stock Megatron-LM has one --tensor-model-parallel-size for every stage, so TP is left as the placeholder TP; running this plan as planned needs a launcher with per-stage TP`);
+  if (dp === null) unsupported.push(`data parallelism differs between stages (${stages.map((s) => s.dp).join('/')}): stock Megatron-LM derives one data-parallel size from the world size`);
+  if (mbs.length !== 1 || mbs[0] === null) unsupported.push('replicas of a stage process different numbers of samples (the plan splits the micro-batch unevenly over different GPUs): Megatron-LM gives every replica the same --micro-batch-size, left as the placeholder MICRO_BATCH');
+  if (stages.some((s) => Array.isArray(s.replicas) && uniq(s.replicas.map((r) => `${r.device}/${r.tp}`)).length > 1)) unsupported.push('a stage mixes device types or TP degrees among its replicas');
+  if (devices.length > 1) notes.push(`The stages run on different device types (${devices.join(', ')}); torchrun starts them alike, and the layer split below is what balances them. Start the nodes so that each stage lands on its devices (node ranks below).`);
+
+  const split = splitFlags(layers, virtual);
+  const even = nearestEvenSplit(layers.reduce((a, b) => a + b, 0), pp);
+  if (split.kind === 'first-last') notes.push(`The layers are split ${layers.join('/')}: expressed with --decoder-first/last-pipeline-num-layers (the middle stages are even).`);
+  if (split.kind === 'layout') {
+    notes.push(`The layers are split unevenly (${layers.join('/')}). Megatron-LM's even split cannot express this; the command uses Megatron-Core's --pipeline-model-parallel-layout (experimental, recent Megatron-Core releases), one string with a | between stages (E embedding, t a transformer layer, L the loss).`);
+    notes.push(`Without that flag, the nearest even split is ${even.layers.join('/')} layers${even.flags.length ? ` (${even.flags.map((f) => f.join(' ')).join(' ')})` : ''}: replace the layout flag with ${even.flags.length ? 'those flags' : 'nothing'}; the plan's timing then changes (load it in the planner to see by how much).`);
+  }
+  if (split.kind === 'unexpressed') unsupported.push(`the layers are split unevenly (${layers.join('/')}) with ${virtual} virtual stages; write the layout for all virtual stages by hand (--pipeline-model-parallel-layout lists the stages of virtual rank 0, then 1, ...)`);
+
+  const args = [];
+  args.push(['--tensor-model-parallel-size', tp ?? need('TP', `the plan uses TP ${stages.map((s) => s.tp).join('/')} per stage; stock Megatron-LM needs one TP`)]);
+  args.push(['--pipeline-model-parallel-size', pp]);
+  if (virtual > 1) args.push(['--num-virtual-stages-per-pipeline-rank', virtual]);
+  for (const f of split.flags) args.push([f[0], q(f[1])]);
+  const micro = mbs.length === 1 && mbs[0] !== null ? mbs[0] : null;
+  args.push(['--micro-batch-size', micro ?? need('MICRO_BATCH', 'replicas of a stage process different sample counts in this plan')]);
+  args.push(['--global-batch-size', plan.micro_batch_size * plan.num_micro_batches]);
+
+  const gated = Boolean(model?.gated_mlp);
+  if (model) {
+    args.push(['--num-layers', model.num_layers], ['--hidden-size', model.hidden_size], ['--num-attention-heads', model.num_attention_heads]);
+    args.push(['--ffn-hidden-size', model.ffn_hidden_size ?? 4 * model.hidden_size]);
+    if (model.num_kv_heads && model.num_kv_heads !== model.num_attention_heads) args.push(['--group-query-attention'], ['--num-query-groups', model.num_kv_heads]);
+    args.push(['--seq-length', model.seq_length], ['--max-position-embeddings', model.seq_length]);
+    if (gated) args.push(['--swiglu'], ['--normalization', 'RMSNorm']);
+    if (model.position_embedding === 'rope') {
+      const name = `${modelId ?? ''} ${model.name ?? ''}`;
+      const base = ROTARY_BASE.find(([re]) => re.test(name))?.[1];
+      args.push(['--position-embedding-type', 'rope'], ['--rotary-base', base ?? 10000]);
+      if (!base) notes.push('--rotary-base 10000 is Megatron\'s default: set it to the model\'s rope_theta (config.json) if that differs.');
+    }
+    if (model.tied_embeddings !== true) args.push(['--untie-embeddings-and-output-weights']);
+    if (model.bias === false) args.push(['--disable-bias-linear']);
+  } else {
+    unsupported.push('the model is not known here: add its shape flags (--num-layers, --hidden-size, ...)');
+  }
+  const precision = training.precision ?? 'bf16';
+  if (precision === 'bf16') args.push(['--bf16']);
+  if (precision === 'fp16') args.push(['--fp16']);
+  if (training.sequence_parallel && tp !== null && tp > 1) args.push(['--sequence-parallel']);
+  if (training.distributed_optimizer) args.push(['--use-distributed-optimizer']);
+  if (training.recompute === 'selective') args.push(['--recompute-activations']);
+  if (training.recompute === 'full') args.push(['--recompute-granularity', 'full'], ['--recompute-method', 'uniform'], ['--recompute-num-layers', 1]);
+  if (training.flash_attention !== false) args.push(['--use-flash-attn']);
+  const seq = model?.seq_length;
+  const gbs = plan.micro_batch_size * plan.num_micro_batches;
+  if (tokens && seq && gbs) {
+    args.push(['--train-iters', Math.ceil(tokens / (gbs * seq))]);
+    notes.push(`--train-iters covers the token budget: ${tokens.toExponential(3)} tokens / (${gbs} samples × ${seq} tokens per iteration).`);
+  } else {
+    args.push(['--train-iters', need('TRAIN_ITERS', 'set the number of training iterations')]);
+  }
+  args.push(['--lr', need('LR', 'set the peak learning rate')]);
+  args.push(['--data-path', need('DATA_PATH', 'set DATA_PATH to the preprocessed dataset prefix')]);
+  if (gated) {
+    args.push(['--tokenizer-type', 'HuggingFaceTokenizer'], ['--tokenizer-model', need('TOKENIZER_MODEL', 'set TOKENIZER_MODEL to the Hugging Face tokenizer name or path')]);
+  } else {
+    args.push(['--tokenizer-type', 'GPT2BPETokenizer'], ['--vocab-file', need('VOCAB_FILE', 'set VOCAB_FILE to the GPT-2 vocab.json')],
+      ['--merge-file', need('MERGE_FILE', 'set MERGE_FILE to the GPT-2 merges.txt')]);
+  }
+
+  const nodes = nodeCounts(est, cluster, world);
+  if (!nodes) notes.push('The GPUs per node differ between the groups this plan uses (or do not divide the plan\'s GPUs): NNODES and NPROC_PER_NODE are placeholders.');
+  const launcher = [
+    ['--nnodes', nodes ? nodes.nnodes : need('NNODES', 'set the number of nodes')],
+    ['--nproc_per_node', nodes ? nodes.nproc : need('NPROC_PER_NODE', 'set the GPUs per node')],
+    ['--node_rank', need('NODE_RANK', `set NODE_RANK to this node's rank${nodes ? `, 0 to ${nodes.nnodes - 1}` : ''}`)],
+    ['--master_addr', need('MASTER_ADDR', "set MASTER_ADDR to node 0's address")],
+    ['--master_port', '"${MASTER_PORT:-6000}"'],
+  ];
+  const head = [`# Megatron-LM launch for this plan (Poseidon${version ? ` ${version}` : ''}): ${world} GPUs = ${pp} pipeline stage${pp === 1 ? '' : 's'}`
+    + ` × ${tp === null ? 'TP per stage' : `TP ${tp}`} × ${dp === null ? 'DP per stage' : `DP ${dp}`}${devices.length ? ` on ${devices.join(' + ')}` : ''}.`];
+  if (nodes && tp !== null && dp !== null) {
+    // Megatron's rank order puts TP fastest, then DP, then PP: stage s holds ranks [s*tp*dp, (s+1)*tp*dp)
+    const per = tp * dp;
+    const where = stages.map((st, s) => {
+      const a = Math.floor((s * per) / nodes.nproc);
+      const b = Math.floor(((s + 1) * per - 1) / nodes.nproc);
+      return `stage ${s} (${st.num_layers} layers, ${st.device}) on node rank${a === b ? ` ${a}` : `s ${a}-${b}`}`;
+    });
+    head.push(`# ${where.join('; ')}.`);
+  }
+  head.push('# Set the variables the command names (the shell stops with a message if one is unset), then run it on every node.');
+  const lines = [...launcher, ['pretrain_gpt.py'], ...args].map((a) => `  ${a.join(' ')}`);
+  const text = `${head.map((l) => l.replace(/[\r\n\u2028\u2029]+/g, ' ')).join('\n')}\ntorchrun \\\n${lines.join(' \\\n')}\n`;
+  return { ok: true, text, args, notes, unsupported, evenSplit: even, split: split.kind, world, ...(nodes ?? {}) };
+}

@@ -1,0 +1,172 @@
+// Running the core: live planning (every edit re-plans after a short pause, cancelling the search
+// in progress), explicit runs, cancel, estimating a given plan, and the advice when nothing fits.
+// The last result stays on screen, marked stale, until the new one arrives.
+import { $, fmtInt, fmtTime } from './dom.js';
+import { isEmbed, perf, scenario, searchOptions, state } from './state.js';
+import { call, restartWorker } from './engine.js';
+import { clearErrors, showCoreError, showError } from './errors.js';
+import { bestSummary, lastPlanRender, renderPlan, renderResult, renderStale } from './results.js';
+import { scheduleShareUrl, updateShareUrl } from './links.js';
+
+/** pause after an edit before the search starts again */
+export const LIVE_DELAY_MS = 350;
+/** advice for "no feasible plan": per variant and in all (seconds) */
+export const ADVICE_OPTIONS = { time_limit_s: 1, total_time_limit_s: 8 };
+
+let planTimer = 0;
+let searchSeq = 0; // the newest search; older ones that still report are ignored
+
+export function setRunning(running) {
+  state.running = running;
+  // Find plans stays enabled (it restarts a running search), so keyboard focus never falls off it
+  $('#run').disabled = !state.version;
+  $('#cancel').disabled = !running;
+}
+
+export function progressText(p, elapsed) {
+  const best = p?.best ? ` · best ${fmtInt(p.best.tokens_per_s)} tokens/s (${fmtTime(p.best.iteration_time_s)})` : '';
+  return `Searching… evaluated ${fmtInt(p?.evaluated ?? 0)} · pruned ${fmtInt(p?.pruned ?? 0)}${best} · ${elapsed.toFixed(1)} s`;
+}
+
+/** An input changed: the result on screen is stale, the link follows the inputs, a search is scheduled. */
+export function inputsChanged() {
+  perf.lastEditMs = performance.now();
+  clearErrors(['link']);
+  if (state.result) {
+    state.stale = true;
+    renderStale();
+  }
+  scheduleShareUrl();
+  clearTimeout(planTimer);
+  planTimer = 0;
+  if (!state.version || isEmbed) return;
+  planTimer = setTimeout(() => { planTimer = 0; runSearch({ live: true }); }, LIVE_DELAY_MS);
+}
+
+/** stops a scheduled or running search without touching what is shown */
+export function stopSearch() {
+  clearTimeout(planTimer);
+  planTimer = 0;
+  if (!state.running) return;
+  searchSeq++;
+  restartWorker();
+  setRunning(false);
+}
+
+/**
+ * Searches the current inputs. live: started by an edit (focus stays where it is); otherwise an
+ * explicit run, after which focus moves to the result if it was lost.
+ */
+export async function runSearch({ live = false } = {}) {
+  clearTimeout(planTimer);
+  planTimer = 0;
+  if (state.running) stopSearch();
+  const token = ++searchSeq;
+  clearErrors(['inputs', 'other']);
+  const sc = scenario();
+  state.lastProgress = null;
+  setRunning(true);
+  state.searchScenario = sc;
+  const t0 = performance.now();
+  $('#progress').textContent = 'Searching…';
+  try {
+    const result = await call({ type: 'plan', scenario: sc, options: searchOptions() }, (p) => {
+      if (token !== searchSeq) return;
+      state.lastProgress = p;
+      $('#progress').textContent = progressText(p, (performance.now() - t0) / 1000);
+      if (p.best) {
+        if (perf.firstBestMs === null) {
+          perf.firstBestMs = performance.now();
+          performance.mark?.('poseidon:first-best');
+        }
+        // with nothing on screen yet, show the best so far; a stale result stays until the search ends
+        if (!state.result) {
+          bestSummary(p.best, { partial: true });
+          if (performance.now() - lastPlanRender > 400) renderPlan(p.best, { timeline: false, sources: Boolean(sc.profile) });
+        }
+      }
+    });
+    if (token !== searchSeq) return;
+    if (result?.error) {
+      showCoreError(result.error, 'The search could not start:');
+      $('#progress').textContent = 'Stopped: fix the inputs marked in the list above the inputs.';
+      return;
+    }
+    if (perf.firstBestMs === null && result.plans?.length) perf.firstBestMs = performance.now();
+    result.profiled = Boolean(sc.profile);
+    showResult(result, sc);
+    const s = result.stats || {};
+    $('#progress').textContent = `Done: evaluated ${fmtInt(s.evaluated)} · pruned ${fmtInt(s.pruned)} in ${fmtTime(s.elapsed_s)}${s.complete === false ? ' (time limit reached: best found so far)' : ''}.`;
+    if (!live && (document.activeElement === document.body || !document.activeElement)) $('#best-plan').focus();
+    if (!result.plans?.length) requestAdvice(sc, token);
+  } catch (e) {
+    if (e.cancelled || token !== searchSeq) return;
+    showError(`The planner engine failed: ${e.message}. It has been restarted; your inputs are kept.`);
+    $('#progress').textContent = '';
+    restartWorker();
+  } finally {
+    if (token === searchSeq) setRunning(false);
+  }
+}
+
+/** puts a result on screen (not stale), with the scenario it belongs to */
+export function showResult(result, sc) {
+  state.result = result;
+  state.resultScenario = sc;
+  state.lastScenario = sc;
+  state.stale = false;
+  state.selected = 0;
+  state.advice = null;
+  renderResult();
+  perf.lastResultMs = performance.now();
+  updateShareUrl();
+}
+
+export function cancelSearch() {
+  if (!state.running) return;
+  const p = state.lastProgress;
+  const sc = state.searchScenario;
+  stopSearch();
+  if (p?.best) {
+    showResult({ plans: [p.best], baselines: [], stats: { evaluated: p.evaluated, pruned: p.pruned, infeasible: {}, elapsed_s: null, complete: false },
+      profiled: Boolean(sc?.profile) }, sc);
+  }
+  $('#progress').textContent = `Cancelled after ${fmtInt(p?.evaluated ?? 0)} evaluated${p?.best ? ': showing the best plan so far (incomplete)' : ''}.`;
+}
+
+/** Estimates a given plan (from a link or a file) with the current inputs; no search. */
+export async function estimatePlan(plan, origin) {
+  stopSearch();
+  const sc = scenario();
+  const res = await call({ type: 'estimate', scenario: sc, plan });
+  if (res?.error) {
+    showCoreError(res.error, origin === 'link' ? 'The shared plan does not fit these inputs:' : 'The plan file does not fit the current inputs:');
+    return false;
+  }
+  showResult({ plans: [res], baselines: [], stats: null, fromLink: origin === 'link', fromFile: origin === 'file', profiled: Boolean(sc.profile) }, sc);
+  if (perf.firstBestMs === null) perf.firstBestMs = performance.now();
+  $('#progress').textContent = origin === 'link' ? 'Shared plan estimated (no search): edit any input or press Find plans to search.'
+    : 'Plan file estimated (no search): edit any input or press Find plans to search.';
+  return true;
+}
+
+/** "No feasible plan": ask the core which changes make one fit (advice API), shown under the summary. */
+async function requestAdvice(sc, token) {
+  state.advice = { pending: true };
+  renderResult();
+  let res;
+  try {
+    setRunning(true);
+    $('#progress').textContent = 'No feasible plan: searching variants of the inputs that would make one fit…';
+    res = await call({ type: 'advise', scenario: sc, options: { ...ADVICE_OPTIONS, tp_per_stage: Boolean(searchOptions().tp_per_stage) } });
+  } catch (e) {
+    if (e.cancelled || token !== searchSeq) return;
+    res = { error: { message: e.message } };
+  } finally {
+    if (token === searchSeq) setRunning(false);
+  }
+  if (token !== searchSeq || state.resultScenario !== sc) return;
+  state.advice = res;
+  $('#progress').textContent = res?.error ? 'No feasible plan (the advice could not be computed).' : 'No feasible plan for these inputs: see what would make one fit.';
+  renderResult();
+}

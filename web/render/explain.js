@@ -1,0 +1,85 @@
+// Explanations of the selected plan (critical path, GPUs used) and the advice for "no feasible
+// plan": DOM over the core's JSON; the logic is in ../explain.js (tested in node).
+import { h, fmt, fmtInt, fmtPct, fmtTime } from '../dom.js';
+import { criticalPath, idleReasons } from '../explain.js';
+
+/** what bounds the iteration: a bar of the breakdown, sentences, and busy time per stage */
+export function criticalPathView(est) {
+  const cp = criticalPath(est);
+  if (!cp) return h('p', { class: 'muted' }, 'No breakdown for this plan.');
+  const T = est.iteration_time_s;
+  const bar = h('div', { class: 'bdbar', role: 'img', 'aria-label': `Iteration ${fmtTime(T)} seen from stage ${cp.bottleneck}: ${cp.parts.filter((p) => p.s > 0).map((p) => `${p.label} ${fmtPct(p.share)}`).join(', ')}` });
+  for (const p of cp.parts) {
+    if (!(p.s > 0)) continue;
+    const seg = h('span', { class: `bdseg bd-${p.key}`, title: `${p.label}: ${fmtTime(p.s)} (${fmtPct(p.share)}) — ${p.title}` });
+    seg.style.width = `${(100 * p.share).toFixed(2)}%`;
+    bar.append(seg);
+  }
+  const legend = h('ul', { class: 'legend' }, cp.parts.map((p) => h('li', { title: p.title },
+    h('span', { class: `swatch bd-${p.key}`, 'aria-hidden': 'true' }), `${p.label} ${fmtTime(p.s)} (${fmtPct(p.share)})`)));
+  const maxBusy = Math.max(...cp.stages.map((s) => s.busy_s), 1e-12);
+  const table = h('table', { class: 'data', 'data-testid': 'critical-table' },
+    h('caption', {}, 'Per stage: busy time in one iteration (micro-batches × forward + backward), the longest bounds the iteration'),
+    h('thead', {}, h('tr', {}, ['stage', 'device', 'busy', 'of the iteration', '', 'forward', 'backward', 'sends', 'DP sync']
+      .map((t, i) => h('th', { scope: 'col', ...(i === 4 ? { 'aria-hidden': 'true' } : {}) }, t)))),
+    h('tbody', {}, cp.stages.map((s) => {
+      const bar1 = h('span', { class: 'minibar' });
+      bar1.style.width = `${(100 * s.busy_s / maxBusy).toFixed(1)}%`;
+      return h('tr', { class: s.stage === cp.bottleneck ? 'bottleneck' : '', 'data-stage': s.stage },
+        h('th', { scope: 'row' }, `${s.stage}${s.stage === cp.bottleneck ? ' (bottleneck)' : ''}`),
+        h('td', {}, s.device), h('td', {}, fmtTime(s.busy_s)), h('td', {}, fmtPct(s.share)),
+        h('td', { class: 'bar-cell', 'aria-hidden': 'true' }, bar1),
+        h('td', {}, fmtTime(s.forward_s)), h('td', {}, fmtTime(s.backward_s)), h('td', {}, fmtTime(s.send_s)), h('td', {}, fmtTime(s.dp_sync_s)));
+    })));
+  return h('div', { class: 'explain', 'data-bottleneck': cp.bottleneck },
+    cp.sentences.map((t) => h('p', {}, t)), bar, legend, h('div', { class: 'scroll-x' }, table));
+}
+
+/** GPUs used per group, idle ones and why */
+export function gpuUsageView(est, cluster, result, batch) {
+  const u = idleReasons(est, cluster, result, batch);
+  if (!u.groups.length) return h('p', { class: 'muted' }, 'The cluster is not known here.');
+  const head = u.idle
+    ? `The plan uses ${fmtInt(u.used)} of the cluster's ${fmtInt(u.total)} GPUs: ${fmtInt(u.idle)} stay idle.`
+    : `The plan uses all ${fmtInt(u.total)} GPUs of the cluster.`;
+  const rows = u.groups.map((g) => {
+    const bar = h('span', {});
+    bar.style.width = `${g.total ? (100 * g.used / g.total).toFixed(1) : 0}%`;
+    return h('tr', { 'data-group': g.group, 'data-idle': g.idle },
+      h('th', { scope: 'row' }, `group ${g.group}`), h('td', {}, g.device), h('td', {}, fmtInt(g.used)), h('td', {}, fmtInt(g.total)),
+      h('td', {}, fmtInt(g.idle)), h('td', { 'aria-hidden': 'true' }, h('div', { class: 'usage-bar' }, bar)));
+  });
+  return h('div', { class: 'explain', 'data-idle': u.idle },
+    h('p', { 'data-testid': 'gpu-usage-summary' }, head),
+    h('div', { class: 'scroll-x' }, h('table', { class: 'data' },
+      h('caption', {}, 'GPUs per cluster group'),
+      h('thead', {}, h('tr', {}, ['group', 'device', 'used', 'in the cluster', 'idle', ''].map((t) => h('th', { scope: 'col' }, t)))),
+      h('tbody', {}, rows))),
+    u.reasons.length ? h('ul', { class: 'reasons', 'data-testid': 'idle-reasons' }, u.reasons.map((r) => h('li', {}, r))) : null);
+}
+
+const STATUS_TEXT = { feasible: 'a plan fits', infeasible: 'still no plan', not_applicable: 'does not apply', skipped: 'not tried (time)' };
+
+/** the advice: each variant, whether a plan fits, its tokens/s; onApply(variant) for an "Apply" button */
+export function adviceView(advice, onApply) {
+  if (!advice || advice.pending) return h('p', { class: 'muted' }, 'Searching variants of these inputs (recompute, distributed optimizer, more nodes, …) with a short time limit each…');
+  if (advice.error) return h('p', {}, `The advice could not be computed: ${advice.error.message ?? 'unknown error'}.`);
+  if (advice.feasible_now) return h('p', {}, 'A short search of these inputs did find a plan: run the search again with a longer time limit.');
+  const why = Object.entries(advice.infeasible || {}).filter(([, n]) => n > 0).map(([k, n]) => `${fmtInt(n)} for ${k}`).join(', ');
+  const feasible = (advice.variants || []).filter((v) => v.status === 'feasible');
+  return h('div', { class: 'advice' },
+    h('p', {}, `No plan fits these inputs${why ? ` (the search rejected layouts: ${why})` : ''}. The core searched these variants, ${fmt(advice.elapsed_s, 1)} s in all:`),
+    h('div', { class: 'scroll-x' }, h('table', { class: 'data advice' },
+      h('caption', {}, feasible.length ? `${feasible.length} variant${feasible.length === 1 ? '' : 's'} make${feasible.length === 1 ? 's' : ''} a plan fit` : 'None of the variants makes a plan fit'),
+      h('thead', {}, h('tr', {}, ['change', 'result', 'tokens/s', 'GPUs', ''].map((t) => h('th', { scope: 'col' }, t)))),
+      h('tbody', {}, (advice.variants || []).map((v) => {
+        const apply = v.status === 'feasible' && Object.keys(v.changes || {}).length
+          ? h('button', { type: 'button', class: 'apply-variant', 'data-variant': v.id, onclick: () => onApply(v) }, 'Apply') : null;
+        return h('tr', { 'data-variant': v.id, 'data-status': v.status },
+          h('th', { scope: 'row' }, v.label),
+          h('td', { class: `status-${v.status}`, title: v.reason || null }, STATUS_TEXT[v.status] ?? v.status, v.reason && v.status !== 'feasible' ? h('span', { class: 'muted' }, `: ${v.reason}`) : null),
+          h('td', {}, v.best ? fmtInt(v.best.tokens_per_s) : '–'),
+          h('td', {}, v.best ? fmtInt(v.best.num_gpus) : '–'),
+          h('td', {}, apply));
+      })))));
+}

@@ -1,0 +1,201 @@
+// The results column: the sticky summary (best plan, time to train and cost, stale mark), the
+// advice when nothing fits, top plans (sortable by time or cost), and the selected plan: what
+// bounds it, GPUs used, stages, memory, a zoomable timeline. Every listed plan gets its timeline
+// (the search returns it for the best plan only; the others are estimated again on selection).
+import { h, clear, $, fmt, fmtInt, fmtPct, fmtTime } from './dom.js';
+import { stageDiagram } from './render/stages.js';
+import { timelineTable } from './render/timeline.js';
+import { zoomableTimeline } from './render/zoom.js';
+import { topPlansTable, baselinesTable, statsList, stagesTable, replicaMicroBatch } from './render/tables.js';
+import { memoryBreakdown } from './render/memory.js';
+import { criticalPathView, gpuUsageView, adviceView } from './render/explain.js';
+import { hasMeasuredSource } from './profile.js';
+import { formatTokens, formatUsd, sortPlans, trainingCost } from './cost.js';
+import { costOptions, clusterOfResult } from './cost-ui.js';
+import { gloss } from './glossary.js';
+import { isEmbed, state } from './state.js';
+import { call } from './engine.js';
+import { updateShareUrl } from './links.js';
+
+const abbr = (text, term = text) => h('abbr', { title: gloss(term) }, text);
+
+/** time to train and cost of one plan with the current budget and prices */
+export const costOf = (est) => trainingCost(est, clusterOfResult(), costOptions());
+
+export function bestSummary(est, { partial = false, label = 'Best plan' } = {}) {
+  const el = clear($('#best-plan'));
+  if (!est) {
+    el.textContent = state.result?.plans ? 'No feasible plan found for these inputs: see below what would make one fit.' : 'No plan yet.';
+    return;
+  }
+  const stages = est.stages || [];
+  el.append(
+    h('strong', {}, `${label}: `),
+    h('span', { class: 'tps', 'data-testid': 'best-tokens' }, `${fmtInt(est.tokens_per_s)} tokens/s`),
+    ' · iteration ', fmtTime(est.iteration_time_s), ' · ', abbr('MFU'), ` ${fmtPct(est.mfu)} · ${est.num_gpus} GPUs · ${stages.length} stage${stages.length === 1 ? '' : 's'}`,
+    ` · micro-batch ${replicaMicroBatch(est)} per replica`,
+    est.memory_fits === false ? ' · does not fit in memory' : '',
+    partial ? h('span', { class: 'partial' }, ' (best so far)') : '');
+  const c = costOf(est);
+  const o = costOptions();
+  el.append(h('span', { class: 'costline', 'data-testid': 'cost-summary' },
+    o.tokens ? `${formatTokens(o.tokens)} tokens in ${fmt(c.days, 1)} days · ` : '',
+    `${formatUsd(c.usdPer1M)} per 1M tokens`, o.tokens ? ` · ${formatUsd(c.totalUsd)} in all` : '',
+    ` (${fmtInt(c.gpus)} GPUs at ${formatUsd(c.usdPerHour)}/hour${c.missing.length ? `; no price for ${c.missing.join(', ')}` : ''})`));
+  if (est.memory_fits === false && est.problems?.length) el.append(h('div', { class: 'muted' }, est.problems.join('; ')));
+}
+
+/** the stale mark: the result stays visible, dimmed, with a line that says why */
+export function renderStale() {
+  const stale = Boolean(state.stale && state.result);
+  $('#results').classList.toggle('stale', stale);
+  const s = $('#stale');
+  s.hidden = !stale;
+  s.textContent = stale ? 'Outdated: re-planning…' : '';
+  s.title = gloss('stale');
+}
+
+let timeline = null; // the zoom controller of the timeline on screen
+export let lastPlanRender = 0;
+
+/** sources: show where each stage's numbers come from (a profile was attached, or the core says some are measured) */
+export function renderPlan(est, { timeline: drawTimeline = true, sources = false, pending = false } = {}) {
+  const box = $('#timeline');
+  timeline?.destroy();
+  timeline = null;
+  for (const id of ['#stage-diagram', '#stage-table', '#timeline-table', '#memory-breakdown', '#critical-path', '#gpu-usage']) clear($(id));
+  clear(box);
+  const note = $('#timeline-note');
+  note.textContent = '';
+  $('#zoom-range').textContent = '';
+  if (!est) return;
+  $('#stage-diagram').append(stageDiagram(est));
+  $('#memory-breakdown').append(memoryBreakdown(est));
+  $('#stage-table').append(stagesTable(est, { sources: sources || hasMeasuredSource(est) }));
+  $('#critical-path').append(criticalPathView(est));
+  $('#gpu-usage').append(gpuUsageView(est, clusterOfResult(), state.result, state.resultScenario?.training?.global_batch_size));
+  // while searching only the stages are redrawn: the timeline can have thousands of bars
+  if (drawTimeline && Array.isArray(est.timeline) && est.timeline.length) {
+    timeline = zoomableTimeline(box, est, {
+      onDraw: (svg) => {
+        // a large timeline is aggregated (render/timeline.js): say so under the figure too
+        note.textContent = svg.getAttribute('data-note') ?? '';
+        $('#zoom-range').textContent = timeline?.describe() ?? '';
+      },
+    });
+    $('#timeline-table').append(timelineTable(est));
+  } else {
+    box.append(h('p', { class: 'muted' }, pending ? 'Drawing the timeline of this plan…' : 'The timeline is drawn when the search ends.'));
+  }
+  lastPlanRender = performance.now();
+}
+
+export const timelineControl = () => timeline;
+
+export function selectedEstimate() {
+  return state.result?.plans?.[state.selected] ?? null;
+}
+
+/**
+ * The search returns the timeline of its best plan only: estimate plan i again (with the scenario
+ * of the result) to get its timeline. Resolves to the plan's estimate, with timeline when it worked.
+ */
+const timelineRequests = new Map();
+export function ensureTimeline(i = state.selected) {
+  const r = state.result;
+  const est = r?.plans?.[i];
+  if (!est || Array.isArray(est.timeline) || !est.plan || !state.resultScenario) return Promise.resolve(est);
+  const key = `${i}`;
+  if (timelineRequests.has(key)) return timelineRequests.get(key);
+  const sc = state.resultScenario;
+  const p = call({ type: 'estimate', scenario: sc, plan: est.plan }).then((full) => {
+    if (state.result !== r || full?.error || !Array.isArray(full?.timeline)) return est;
+    // keep the search's numbers (they are the same) and add what the estimate has beyond them
+    r.plans[i] = { ...full, ...est, timeline: full.timeline, breakdown: est.breakdown ?? full.breakdown };
+    return r.plans[i];
+  }, () => est).finally(() => timelineRequests.delete(key));
+  timelineRequests.set(key, p);
+  return p;
+}
+
+const noTimeline = new WeakSet(); // estimates whose timeline could not be had (not asked again until selected again)
+
+export function selectPlan(i) {
+  state.selected = i;
+  const est = state.result?.plans?.[i];
+  if (est) noTimeline.delete(est);
+  renderResult();
+  updateShareUrl();
+}
+
+/** fetches the selected plan's timeline when it has none, then draws it */
+function fetchTimeline() {
+  const r = state.result;
+  const i = state.selected;
+  const est = r?.plans?.[i];
+  if (!est || Array.isArray(est.timeline) || !est.plan || noTimeline.has(est) || timelineRequests.has(`${i}`)) return false;
+  ensureTimeline(i).then((full) => {
+    if (state.result !== r) return;
+    if (Array.isArray(full?.timeline)) { if (state.selected === i) renderResult(); } else noTimeline.add(est);
+  });
+  return true;
+}
+
+function planLabel(r) {
+  return r?.fromLink ? 'Shared plan' : r?.fromFile ? 'Loaded plan' : 'Best plan';
+}
+
+/** the summary and the top plans: re-priced without redrawing the selected plan (budget and price edits) */
+export function renderCosts() {
+  const r = state.result;
+  const plans = r?.plans || [];
+  if (!r) return;
+  bestSummary(plans[0] ?? null, { label: planLabel(r) });
+  const top = clear($('#top-plans'));
+  if (!plans.length) return;
+  const opts = costOptions();
+  const cluster = clusterOfResult();
+  const costs = plans.map((p) => trainingCost(p, cluster, opts));
+  const order = sortPlans(plans, state.sortBy, cluster, opts);
+  top.append(topPlansTable(plans, state.selected, selectPlan, { order, costs, budget: Boolean(opts.tokens) }));
+}
+
+export function renderResult() {
+  const r = state.result;
+  const plans = r?.plans || [];
+  renderCosts();
+  if (!r) bestSummary(null);
+  renderStale();
+  const adviceSec = $('#advice-sec');
+  adviceSec.hidden = !(r && !plans.length && state.advice);
+  clear($('#advice'));
+  if (!adviceSec.hidden) $('#advice').append(adviceView(state.advice, applyVariant));
+  const sel = selectedEstimate();
+  const pending = fetchTimeline() || timelineRequests.has(`${state.selected}`);
+  renderPlan(sel, { sources: Boolean(r?.profiled), pending });
+  clear($('#baselines')).append(baselinesTable(r?.baselines, plans[0]));
+  const stats = clear($('#stats'));
+  if (r?.stats) stats.append(statsList(r.stats));
+  else stats.append(h('p', { class: 'muted' }, r?.fromLink ? 'Opened from a share link (estimate only, no search).' : 'No search statistics.'));
+  const has = Boolean(sel);
+  for (const id of ['copy-embed', 'export-plan', 'export-svg', 'export-png', 'export-trace', 'open-perfetto', 'export-megatron']) $(`#${id}`).disabled = !has;
+  $('#copy-link').disabled = !state.version;
+  $('#export-csv').disabled = !plans.length;
+  $('#megatron-box').hidden = true;
+  postHeight();
+}
+
+let applyHook = () => {};
+/** onApply(variant) applies an advice variant's changes to the inputs (wired by main.js) */
+export function onApplyVariant(cb) { applyHook = cb; }
+function applyVariant(v) { applyHook(v); }
+
+// embedded in a page (?embed=1 in an iframe): the parent sizes the frame to the page
+let lastHeight = 0;
+export function postHeight() {
+  if (!isEmbed || window.parent === window) return;
+  const height = Math.ceil(document.documentElement.scrollHeight);
+  if (height === lastHeight) return;
+  lastHeight = height;
+  window.parent.postMessage({ type: 'poseidon:resize', height }, '*');
+}

@@ -1,0 +1,102 @@
+// Page state: the inputs as the user edits them, the result shown, and the scenario the core
+// receives (preset ids where the inputs equal a preset).
+import { diff } from './share.js';
+import { calibratedDevice } from './calibration.js';
+import { DEFAULT_TOKENS } from './cost.js';
+
+// The default scenario is docs/examples/demo.scenario.json: small enough to plan at once.
+export const DEFAULT_TRAINING = { global_batch_size: 64, precision: 'bf16', recompute: 'none', sequence_parallel: false, distributed_optimizer: false };
+export const DEFAULT_OPTIONS = { top: 5, exhaustive: false, time_limit_s: 10, tp_per_stage: false };
+export const DEFAULT_MODEL = 'gpt3-1.7b';
+export const DEFAULT_CLUSTER = 'demo-mixed-16';
+
+export const isEmbed = new URLSearchParams(location.search).get('embed') === '1';
+if (isEmbed) document.documentElement.classList.add('embed');
+
+export const state = {
+  presets: { devices: [], models: [], clusters: [], stacks: [] },
+  version: '',
+  modelPreset: null,
+  model: {},
+  clusterPreset: null,
+  cluster: { name: 'Custom cluster', groups: [] },
+  devices: {}, // custom devices by id
+  training: { ...DEFAULT_TRAINING },
+  options: { ...DEFAULT_OPTIONS },
+  // measured profile: null, {preset: id} or {value: any JSON, label: where it came from}
+  profile: null,
+  profilePresets: [], // [{id, content|null}]: content fetched from presets/profiles/<id>.json
+  // calibrated devices: null or {devices: {<device id used by groups>: {fitted keys, calibration}}}
+  calibration: null,
+  calibrationRun: null, // the last calibrate result shown in the panel: {report, calibration: {devices, inline}}
+  // time to train and cost: the token budget as typed, prices per GPU-hour the user entered (by device
+  // reference; others use cost.js's defaults), and whether the cluster's idle GPUs are billed too
+  budget: { tokens: DEFAULT_TOKENS, prices: {}, idle: false },
+  result: null, // {plans, baselines, stats, profiled, fromLink?, fromFile?}
+  resultScenario: null, // the scenario the result on screen was computed for
+  stale: false, // the inputs changed since: the result is shown, marked stale, until the new one arrives
+  advice: null, // for a result without plans: the core's advice, or {pending: true}
+  selected: 0, // index into result.plans
+  sortBy: 'time', // top plans ordered by 'time' or 'cost'
+  running: false,
+  lastProgress: null,
+  lastScenario: null,
+  searchScenario: null,
+};
+// milliseconds since navigation start (performance.now()), read by the tests and the benchmark
+export const perf = { scriptMs: performance.now(), firstBestMs: null, readyMs: null, lastEditMs: null, lastResultMs: null };
+window.__poseidon = perf;
+
+export const byId = (list, id) => list.find((x) => x.id === id);
+export const presetModel = () => byId(state.presets.models, state.modelPreset);
+export const presetCluster = () => byId(state.presets.clusters, state.clusterPreset);
+export const isEmpty = (o) => Object.keys(o).length === 0;
+
+
+export function cleanObject(o) {
+  const out = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined && v !== '') out[k] = v;
+  return out;
+}
+
+export function modelForScenario() {
+  const p = presetModel();
+  if (p && isEmpty(diff(p, state.model))) return state.modelPreset;
+  return cleanObject(state.model);
+}
+
+/** the calibration's overrides for a device reference, or null */
+export function calibrationOf(ref) {
+  const o = typeof ref === 'string' ? state.calibration?.devices?.[ref] : null;
+  return o && typeof o === 'object' && !isEmpty(o) ? o : null;
+}
+
+export function clusterForScenario() {
+  const p = presetCluster();
+  const calibrated = (state.cluster.groups || []).some((g) => calibrationOf(g.device));
+  if (p && !calibrated && isEmpty(diff(p, state.cluster))) return state.clusterPreset;
+  const c = cleanObject(state.cluster);
+  c.groups = (state.cluster.groups || []).map((g) => {
+    const out = cleanObject(g);
+    const custom = typeof g.device === 'string' && state.devices[g.device] ? cleanObject(state.devices[g.device]) : null;
+    if (custom) out.device = custom;
+    // a calibrated device: the preset as {"base": id, ...fitted values}, a custom one with them merged in
+    const cal = calibratedDevice(g.device, calibrationOf(g.device), custom);
+    if (cal) out.device = cal;
+    return out;
+  });
+  return c;
+}
+
+export function scenario() {
+  const sc = { model: modelForScenario(), training: cleanObject(state.training), cluster: clusterForScenario() };
+  if (state.profile) sc.profile = state.profile.preset ?? state.profile.value;
+  return sc;
+}
+
+export function searchOptions() {
+  return cleanObject(state.options);
+}
+
+export const profilePreset = (id) => state.profilePresets.find((p) => p.id === id) ?? null;
+export const deviceOf = (ref) => (typeof ref === 'string' ? state.devices[ref] ?? byId(state.presets.devices, ref) ?? null : null);
