@@ -1,3 +1,5 @@
+// One replica of a stage (docs/model.md, "Compute", "Memory per GPU"): FLOPs, bytes and memory of
+// its blocks, embedding and head, timed with the device rates and the stack's costs.
 #include "poseidon/cost_model.hpp"
 
 #include <algorithm>
@@ -48,22 +50,6 @@ constexpr double unfused_score_bytes_backward = 19.0;
 constexpr double softmax_fp32_extra_bytes_forward = 16.0;
 constexpr double softmax_fp32_extra_bytes_backward = 18.0;
 
-// Collectives between GPUs of one node without peer-to-peer (NCCL's SHM transport): every byte is
-// copied through a host-memory buffer by the proxy, across the CPU sockets' link, which halves the
-// achievable bus bandwidth and adds a host round trip to every ring step (docs/model.md, "Links").
-constexpr double host_staged_bw_factor = 0.5;
-constexpr double host_staged_latency_us = 10;
-// NCCL over TCP sockets (no RDMA): a few streams per peer reach under half the line rate on cloud
-// Ethernet (docs/model.md, "Links"), and each ring step pays the socket path's latency.
-constexpr double ethernet_link_efficiency = 0.45;
-constexpr double ethernet_latency_us = 20;
-// Megatron-Core's gradient bucket (--ddp-bucket-size default, 40 M parameters): the unit the
-// overlapped reduction launches as soon as the backward has produced it.
-constexpr double grad_bucket_params = 40e6;
-// An RDMA NIC that the GPUs cannot reach peer-to-peer (no GPUDirect RDMA, e.g. one HCA per node
-// behind another PCIe switch than most GPUs): NCCL bounces every chunk through host memory,
-// reaching about 0.7 of what GPUDirect reaches (docs/model.md, "Links").
-constexpr double host_staged_nic_factor = 0.7;
 // Backward element-wise traffic relative to the forward (reads the saved input and the incoming
 // gradient, writes the input gradient).
 constexpr double backward_elementwise_factor = 2.0;
@@ -124,15 +110,6 @@ double grad_bytes_per_param(const Training& tr) {
     return tr.stack.grad_fp32 ? 4.0 : bytes_per_element(tr.precision);
 }
 
-double overlapped_bucket_sync_s(double sync_s, double backward_s, double params, double slowdown) {
-    if (sync_s <= 0) return 0;
-    const double K = std::max(1.0, std::ceil(params / grad_bucket_params));
-    // K equal buckets, bucket k ready (k + 1)/K into the backward, reduced one after another on
-    // the communication stream: the last one ends max(sync/K, sync - (K-1)/K backward) after the
-    // backward; the part hidden behind it slows the compute it shares the GPU with.
-    const double exposed = std::max(sync_s / K, sync_s - (K - 1) / K * backward_s);
-    return exposed + slowdown * (sync_s - exposed);
-}
 
 void fold_blocking_sends(const Stack& stack, std::vector<StageTimes>& times) {
     if (!stack.p2p_blocking) return;
@@ -181,43 +158,6 @@ double model_flops_per_iteration(const ModelSpec& m, std::int64_t gbs) {
     return 3 * fwd;
 }
 
-double intra_link_factor(const std::string& link, int ring_gpus) {
-    if (link == "pcie_host") return host_staged_bw_factor;
-    if (link == "nvlink_cube_mesh") {
-        // DGX-1-style hybrid cube-mesh (each GPU has 6 NVLinks: 4 into its quad, 2 to its peer in
-        // the other quad): a ring over consecutive GPUs uses only the links among them. A pair
-        // (GPUs 0-1) shares 1 link, a quad 4 of each GPU's 6, all eight every link.
-        if (ring_gpus > 0 && ring_gpus <= 2) return 1.0 / 6.0;
-        if (ring_gpus > 0 && ring_gpus <= 4) return 4.0 / 6.0;
-    }
-    return 1.0;
-}
-
-double intra_node_bw_eff_GBps(const Group& g, int ring_gpus) {
-    return g.intra_node_bw_GBps * g.device.intra_node_link_efficiency * intra_link_factor(g.intra_node_link, ring_gpus);
-}
-double nic_bw_per_node_eff_GBps(const Group& g) {
-    if (g.inter_node_link == "ethernet") return g.inter_node_bw_GBps * ethernet_link_efficiency;
-    const double staged = g.inter_node_link == "infiniband_host" ? host_staged_nic_factor : 1.0;
-    return g.inter_node_bw_GBps * g.device.inter_node_link_efficiency * staged;
-}
-double group_latency_s(const Group& g, bool across_nodes) {
-    double us = g.device.collective_latency_us;
-    if (g.intra_node_link == "pcie_host") us += host_staged_latency_us;
-    if (across_nodes && g.inter_node_link == "ethernet") us += ethernet_latency_us;
-    return us * 1e-6;
-}
-
-double ring_allreduce_s(double bytes, int n, double bw_GBps, double latency_s) {
-    if (n <= 1 || bytes <= 0) return 0;
-    return 2.0 * (n - 1) / n * bytes / (bw_GBps * GB) + 2.0 * (n - 1) * latency_s;
-}
-
-double ring_reduce_scatter_s(double bytes, int n, double bw_GBps, double latency_s) {
-    if (n <= 1 || bytes <= 0) return 0;
-    return 1.0 * (n - 1) / n * bytes / (bw_GBps * GB) + 1.0 * (n - 1) * latency_s;
-}
-
 ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int samples, int num_layers, const StagePosition& pos) {
     const ModelSpec& m = sc.model;
     const Training& tr = sc.training;
@@ -238,7 +178,7 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     // The TP group sits in one node, so the intra-node link carries it.
     // The caller's group bandwidth is folded into the device by evaluate_stages (intra_node_bw_GBps).
     const double tp_bw = d.intra_node_bw_GBps * d.intra_node_link_efficiency * intra_link_factor(d.intra_node_link, tp);
-    const double lat = (d.collective_latency_us + (d.intra_node_link == "pcie_host" ? host_staged_latency_us : 0.0)) * 1e-6;
+    const double lat = (d.collective_latency_us + intra_link_extra_latency_us(d.intra_node_link)) * 1e-6;
     const double act_bytes = b * s * h * e;
     const double one_allreduce_s = ring_allreduce_s(act_bytes, tp, tp_bw, lat);
 
@@ -425,285 +365,6 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     rc.memory.temporary_GiB = temporary / GiB;
     rc.memory.allocator_GiB = tr.stack.allocator_reserve_fraction * (act + temporary) / GiB;
     return rc;
-}
-
-int ReplicaPlacement::first_node() const { return 0; }
-
-std::vector<StagePlacement> place_plan(const Scenario& sc, const Plan& plan) {
-    std::vector<int> cursor(sc.cluster.groups.size(), 0);
-    std::vector<StagePlacement> out(plan.stages.size());
-    Problems problems;
-    for (std::size_t s = 0; s < plan.stages.size(); ++s) {
-        std::string sp = "plan.stages[" + std::to_string(s) + "]";
-        for (const auto& rs : plan.stages[s].replicas) {
-            if (rs.group < 0 || rs.group >= static_cast<int>(cursor.size())) continue;
-            const Group& g = sc.cluster.groups[rs.group];
-            for (int k = 0; k < rs.count; ++k) {
-                ReplicaPlacement rp{rs.group, cursor[rs.group], rs.tp};
-                int first_node = rp.first_gpu / g.gpus_per_node;
-                int last_node = rp.last_node(g.gpus_per_node);
-                // A TP group spanning nodes must take them whole (its collectives then run at NIC speed).
-                const bool whole_nodes = rp.first_gpu % g.gpus_per_node == 0 && rs.tp % g.gpus_per_node == 0;
-                if (first_node != last_node && !whole_nodes && problems.size() < 10)
-                    problems.add(sp, "a tensor-parallel group of " + std::to_string(rs.tp) + " GPUs would take GPUs " + std::to_string(rp.first_gpu) + ".." +
-                                         std::to_string(rp.first_gpu + rs.tp - 1) + " of group " + std::to_string(rs.group) + ", straddling nodes " +
-                                         std::to_string(first_node) + " and " + std::to_string(last_node) +
-                                         "; GPUs are taken in stage order, node by node, and a TP group must fit in one node or take whole nodes");
-                cursor[rs.group] += rs.tp;
-                out[s].replicas.push_back(rp);
-            }
-        }
-    }
-    for (std::size_t gi = 0; gi < cursor.size(); ++gi)
-        if (cursor[gi] > sc.cluster.groups[gi].num_gpus())
-            problems.add("plan.stages", "use " + std::to_string(cursor[gi]) + " GPUs of group " + std::to_string(gi) + " but it has " +
-                                            std::to_string(sc.cluster.groups[gi].num_gpus()));
-    problems.throw_if_any();
-    return out;
-}
-
-namespace {
-
-// A sorted, de-duplicated vector rather than a std::set: this runs for every candidate the search
-// scores, and the set's node allocations were a tenth of the search time (wasm profile).
-struct NodeSpan {
-    std::vector<std::pair<int, int>> nodes;  // (group, node), sorted, unique
-};
-
-NodeSpan span_of(const Scenario& sc, const StagePlacement& p) {
-    NodeSpan ns;
-    // Replicas are usually placed in GPU order, so neighbours share nodes and the list comes out
-    // sorted: drop repeats as they come and sort only when the placement is not in order (hot in
-    // the search: three calls per stage evaluation).
-    for (const auto& r : p.replicas) {
-        int gpn = sc.cluster.groups[r.group].gpus_per_node;
-        for (int n = r.first_gpu / gpn; n <= r.last_node(gpn); ++n)
-            if (ns.nodes.empty() || ns.nodes.back() != std::pair<int, int>(r.group, n)) ns.nodes.emplace_back(r.group, n);
-    }
-    if (!std::is_sorted(ns.nodes.begin(), ns.nodes.end())) {
-        std::sort(ns.nodes.begin(), ns.nodes.end());
-        ns.nodes.erase(std::unique(ns.nodes.begin(), ns.nodes.end()), ns.nodes.end());
-    }
-    return ns;
-}
-
-// Bandwidth a node can push to nodes of another group, per node.
-double cross_group_node_bw(const Scenario& sc, int ga, int gb) {
-    const Group& A = sc.cluster.groups[ga];
-    const Group& B = sc.cluster.groups[gb];
-    double bw = std::min(nic_bw_per_node_eff_GBps(A), nic_bw_per_node_eff_GBps(B));
-    if (ga != gb && sc.cluster.inter_group_bw_GBps)
-        bw = std::min(bw, *sc.cluster.inter_group_bw_GBps * std::min(A.device.inter_node_link_efficiency, B.device.inter_node_link_efficiency));
-    return bw;
-}
-
-}  // namespace
-
-namespace {
-
-// The two communication costs given the stages' node spans, which evaluate_stages computes once
-// per stage (a stage of many small replicas spans many nodes; three calls per stage need them).
-double p2p_send_spans(const Scenario& sc, const Plan& plan, const StagePlacement& from, const StagePlacement& to, const NodeSpan& a, const NodeSpan& b) {
-    const ModelSpec& m = sc.model;
-    double bytes = static_cast<double>(plan.micro_batch_size) * m.seq_length * m.hidden_size * bytes_per_element(sc.training.precision);
-    if (!sc.training.stack.p2p_scatter_gather) {
-        // Without Megatron's scatter-gather (Narayanan et al. 2021, sec. 4.1) every TP rank sends
-        // its replica's whole activation, so t copies cross the links.
-        int tp = 1;
-        for (const auto& r : from.replicas) tp = std::max(tp, r.num_gpus);
-        bytes *= tp;
-    }
-    double latency = 0;
-    const bool one_node = a.nodes.size() == 1 && b.nodes.size() == 1 && *a.nodes.begin() == *b.nodes.begin();
-    for (const auto& r : from.replicas) latency = std::max(latency, group_latency_s(sc.cluster.groups[r.group], !one_node));
-    // Both stages inside one node: NVLink/PCIe between GPU pairs, every sender in parallel
-    // (Megatron's scatter-gather sends 1/tp of the activation from each TP rank).
-    if (one_node) {
-        const Group& g = sc.cluster.groups[a.nodes.begin()->first];
-        int senders = 0, receivers = 0;
-        for (const auto& r : from.replicas) senders += r.num_gpus;
-        for (const auto& r : to.replicas) receivers += r.num_gpus;
-        double bw = intra_node_bw_eff_GBps(g, 2) * std::max(1, std::min(senders, receivers));
-        return bytes / (bw * GB) + latency;
-    }
-    // Across nodes: the NICs of the sending nodes and of the receiving nodes, whichever side has
-    // less aggregate bandwidth, limits the transfer.
-    double send_bw = 0, recv_bw = 0;
-    int gb = to.replicas.empty() ? 0 : to.replicas.front().group;
-    int ga = from.replicas.empty() ? 0 : from.replicas.front().group;
-    for (const auto& [g, n] : a.nodes) send_bw += cross_group_node_bw(sc, g, gb);
-    for (const auto& [g, n] : b.nodes) recv_bw += cross_group_node_bw(sc, ga, g);
-    double bw = std::min(send_bw, recv_bw);
-    return bytes / (bw * GB) + latency;
-}
-
-double dp_sync_span(const Scenario& sc, const StagePlan& stage, const StagePlacement& placement, double grad_bytes_per_gpu, const NodeSpan& ns) {
-    int d = stage.dp();
-    if (d <= 1) return 0;
-    int tp = stage.replicas.front().tp;
-    for (const auto& r : stage.replicas) tp = std::min(tp, r.tp);
-    double bw = 1e300, lat = 0;
-    std::vector<int> groups;
-    for (const auto& r : placement.replicas) groups.push_back(r.group);
-    std::sort(groups.begin(), groups.end());
-    groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
-    for (int g : groups) lat = std::max(lat, group_latency_s(sc.cluster.groups[g], ns.nodes.size() > 1));
-    if (ns.nodes.size() == 1) {
-        bw = intra_node_bw_eff_GBps(sc.cluster.groups[ns.nodes.begin()->first], d);
-    } else {
-        // One ring per TP rank (tp rings share each node's NICs), capped by the intra-node hop
-        // (NCCL's hierarchical rings; Narayanan et al. 2021, sec. 3.2).
-        for (int ga : groups)
-            for (int gb : groups) {
-                const Group& A = sc.cluster.groups[ga];
-                double per_ring = cross_group_node_bw(sc, ga, gb) / std::min(tp, A.gpus_per_node);
-                bw = std::min({bw, per_ring, intra_node_bw_eff_GBps(A, std::max(1, A.gpus_per_node / tp))});
-            }
-    }
-    if (sc.training.distributed_optimizer) return ring_reduce_scatter_s(grad_bytes_per_gpu, d, bw, lat);
-    return ring_allreduce_s(grad_bytes_per_gpu, d, bw, lat);
-}
-
-}  // namespace
-
-double p2p_send_s(const Scenario& sc, const Plan& plan, const StagePlacement& from, const StagePlacement& to) {
-    return p2p_send_spans(sc, plan, from, to, span_of(sc, from), span_of(sc, to));
-}
-
-double dp_sync_s(const Scenario& sc, const StagePlan& stage, const StagePlacement& placement, double grad_bytes_per_gpu) {
-    return dp_sync_span(sc, stage, placement, grad_bytes_per_gpu, span_of(sc, placement));
-}
-
-namespace {
-
-// Measured bandwidths of a profile replace the nominal link rate x efficiency of the groups whose
-// device they name (docs/model.md, "Measured profiles").
-bool profile_has_links(const Scenario& sc) {
-    if (!sc.profile) return false;
-    for (const auto& d : sc.profile->devices)
-        if (d.intra_node_bw_GBps || d.inter_node_bw_GBps) return true;
-    return false;
-}
-
-Scenario with_measured_links(const Scenario& sc) {
-    Scenario out = sc;
-    for (auto& g : out.cluster.groups) {
-        const DeviceProfile* dp = find_device_profile(&*sc.profile, g.device);
-        if (!dp) continue;
-        if (dp->intra_node_bw_GBps) {
-            g.intra_node_bw_GBps = *dp->intra_node_bw_GBps;
-            g.device.intra_node_link_efficiency = 1.0;
-        }
-        if (dp->inter_node_bw_GBps) {
-            g.inter_node_bw_GBps = *dp->inter_node_bw_GBps;
-            g.device.inter_node_link_efficiency = 1.0;
-        }
-    }
-    return out;
-}
-
-}  // namespace
-
-const Device& replica_device(const Group& g, int tp, Device& buffer) {
-    const Device* device = &g.device;
-    if (g.intra_node_bw_GBps != g.device.intra_node_bw_GBps || (!g.intra_node_link.empty() && g.intra_node_link != g.device.intra_node_link)) {
-        buffer = g.device;
-        buffer.intra_node_bw_GBps = g.intra_node_bw_GBps;
-        buffer.intra_node_link = g.intra_node_link;
-        device = &buffer;
-    }
-    if (tp > g.gpus_per_node) {
-        // TP over whole nodes: the ring crosses the nodes' NICs, which bound its bus bandwidth
-        // (NCCL's busbw for a multi-node all-reduce is about the per-node NIC rate).
-        if (device != &buffer) buffer = g.device;
-        buffer.intra_node_bw_GBps = std::min(intra_node_bw_eff_GBps(g, g.gpus_per_node), nic_bw_per_node_eff_GBps(g));
-        buffer.intra_node_link_efficiency = 1;
-        buffer.intra_node_link = "nvlink";  // the factor is already in the bandwidth
-        buffer.collective_latency_us = group_latency_s(g, true) * 1e6;
-        device = &buffer;
-    }
-    return *device;
-}
-
-std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, const std::vector<StagePlacement>& placement) {
-    const bool measured_links = profile_has_links(sc_in);
-    const Scenario measured_sc = measured_links ? with_measured_links(sc_in) : Scenario{};
-    const Scenario& sc = measured_links ? measured_sc : sc_in;
-    const Profile* profile = sc.profile ? &*sc.profile : nullptr;
-    const int S = static_cast<int>(plan.stages.size());
-    std::vector<StageEval> out(S);
-    std::vector<NodeSpan> spans;
-    spans.reserve(S);
-    for (int s = 0; s < S; ++s) spans.push_back(span_of(sc, placement[s]));
-    for (int s = 0; s < S; ++s) {
-        const StagePlan& st = plan.stages[s];
-        StageEval& ev = out[s];
-        StagePosition pos{s, S, plan.num_micro_batches, st.dp()};
-        double worst_headroom = 1e300;
-        double max_params = 0;
-        double opt_s = 0;
-        for (std::size_t k = 0; k < st.replicas.size(); ++k) {
-            const ReplicaSet& rs = st.replicas[k];
-            const Group& g = sc.cluster.groups[rs.group];
-            // The group may override the device's link; copy the device (six strings) only then,
-            // since this runs for every candidate the search scores.
-            Device overridden;
-            const Device& d = replica_device(g, rs.tp, overridden);
-            ReplicaCost rc = replica_cost(sc, d, rs.tp, rs.samples, st.num_layers, pos);
-            if (k == 0 || rc.forward_s + rc.backward_s > ev.times.forward_s + ev.times.backward_s) {
-                ev.times.forward_s = rc.forward_s;
-                ev.times.backward_s = rc.backward_s;
-                ev.times.forward_tp_comm_s = rc.forward_tp_comm_s;
-                ev.times.backward_tp_comm_s = rc.backward_tp_comm_s;
-                ev.slowest_replica = static_cast<int>(k);
-            }
-            double headroom = d.memory_GiB - rc.memory.total_GiB();
-            if (headroom < worst_headroom) {
-                worst_headroom = headroom;
-                ev.memory = rc.memory;
-                ev.memory_capacity_GiB = d.memory_GiB;
-            }
-            max_params = std::max(max_params, rc.params_per_gpu);
-            double local = rc.params_per_gpu / (sc.training.distributed_optimizer ? st.dp() : 1);
-            const DeviceProfile* dprof = find_device_profile(profile, d);
-            if (dprof && (dprof->intra_node_bw_GBps || dprof->inter_node_bw_GBps)) rc.sources.links = CostSource::profile;
-            if (dprof && dprof->optimizer_s_per_billion_params) {
-                opt_s = std::max(opt_s, local / 1e9 * *dprof->optimizer_s_per_billion_params);
-                rc.sources.optimizer = CostSource::profile;
-            } else {
-                opt_s = std::max(opt_s, local * sc.training.stack.optimizer_step_bytes_per_param / effective_memory_bw(d) + 10 * d.kernel_overhead_us * 1e-6);
-            }
-            ev.replica_costs.push_back(rc);
-        }
-        ev.fits = worst_headroom >= 0;
-        ev.sources = ev.replica_costs[ev.slowest_replica].sources;
-        for (const auto& rc : ev.replica_costs) {
-            ev.sources.optimizer = std::min(ev.sources.optimizer, rc.sources.optimizer);
-            ev.sources.links = std::min(ev.sources.links, rc.sources.links);
-        }
-        double grad_bytes = max_params * grad_bytes_per_param(sc.training);
-        const double sync_s = dp_sync_span(sc, st, placement[s], grad_bytes, spans[s]);
-        const double kappa = sc.cluster.groups[st.replicas[ev.slowest_replica].group].device.comm_compute_slowdown;
-        // overlap_grad_reduce: the buckets reduce during the last micro-batch's backward (its
-        // last chunk's with interleaving, which evaluate_chunks applies instead).
-        ev.times.dp_sync_s = sc.training.overlap_grad_reduce && plan.virtual_stages == 1
-                                 ? overlapped_bucket_sync_s(sync_s, ev.times.backward_s, max_params, kappa)
-                                 : sync_s;
-        if (sc.training.distributed_optimizer && st.dp() > 1) {
-            // The updated bf16 parameters are all-gathered after the sharded step; with
-            // overlap_param_gather behind the next iteration's forwards, bucket by bucket, so only
-            // the first bucket waits (and the rest slows the forwards beside it).
-            const double ag_bytes = max_params * bytes_per_element(sc.training.precision);
-            const double ag_s = grad_bytes > 0 ? sync_s * ag_bytes / grad_bytes : 0.0;
-            const double K = std::max(1.0, std::ceil(max_params / grad_bucket_params));
-            opt_s += sc.training.overlap_param_gather ? ag_s / K + kappa * (ag_s - ag_s / K) : ag_s;
-        }
-        ev.times.optimizer_s = opt_s;
-        if (s + 1 < S) ev.times.send_forward_s = p2p_send_spans(sc, plan, placement[s], placement[s + 1], spans[s], spans[s + 1]);
-        if (s > 0) ev.times.send_backward_s = p2p_send_spans(sc, plan, placement[s], placement[s - 1], spans[s], spans[s - 1]);
-    }
-    if (plan.virtual_stages > 1) evaluate_chunks(sc, plan, placement, out);
-    return out;
 }
 
 }  // namespace poseidon

@@ -85,6 +85,8 @@ double nic_bw_per_node_eff_GBps(const Group& g);
 double group_latency_s(const Group& g, bool across_nodes);
 // Bandwidth factor of an intra-node link type ("pcie_host" stages every byte through host memory).
 double intra_link_factor(const std::string& link, int ring_gpus = 0);
+// Latency a link type adds to every ring step (host staging), in microseconds.
+double intra_link_extra_latency_us(const std::string& link);
 // Ring all-reduce, reduce-scatter and all-gather over n ranks (Thakur et al. 2005; NCCL's busbw model).
 double ring_allreduce_s(double bytes, int n, double bw_GBps, double latency_s);
 double ring_reduce_scatter_s(double bytes, int n, double bw_GBps, double latency_s);
