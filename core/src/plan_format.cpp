@@ -1,0 +1,223 @@
+// Plans (docs/formats.md, "Plan"): parsing, the consistency checks against a scenario (also run
+// on plans the search builds), Megatron's constraints on the interleaved schedule, and JSON out.
+#include "poseidon/scenario.hpp"
+
+namespace poseidon {
+
+namespace {
+
+// Structural sanity of a plan built in code (the search, the fuzzer, an API caller) as much as of a
+// parsed one, whose reader already enforces the same ranges: the cost model divides by these.
+bool plan_is_well_formed(const Plan& plan, Problems& problems, const std::string& path) {
+    const std::size_t before = problems.size();
+    auto range = [&](const std::string& p, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+        if (v < lo || v > hi)
+            problems.add(p, std::to_string(v) + " is out of range; expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    };
+    range(path + ".micro_batch_size", plan.micro_batch_size, 1, max_global_batch_size);
+    range(path + ".num_micro_batches", plan.num_micro_batches, 1, max_num_micro_batches);
+    if (plan.schedule != "1f1b" && plan.schedule != "interleaved-1f1b")
+        problems.add(path + ".schedule", show(Json(plan.schedule)) + " is not allowed; expected one of \"1f1b\", \"interleaved-1f1b\"");
+    range(path + ".virtual_stages", plan.virtual_stages, 1, max_virtual_stages);
+    if (plan.stages.empty() || plan.stages.size() > static_cast<std::size_t>(max_stages)) {
+        problems.add(path + ".stages", std::to_string(plan.stages.size()) + " stages; expected 1 to " + std::to_string(max_stages) + " stages");
+        return false;
+    }
+    for (std::size_t s = 0; s < plan.stages.size(); ++s) {
+        const auto& st = plan.stages[s];
+        std::string sp = path + ".stages[" + std::to_string(s) + "]";
+        // A stage may hold no block: only the embedding or only the head, as DeepSpeed partitions do.
+        range(sp + ".num_layers", st.num_layers, 0, max_num_layers);
+        if (st.replicas.empty() || st.replicas.size() > static_cast<std::size_t>(max_replicas)) {
+            problems.add(sp + ".replicas", std::to_string(st.replicas.size()) + " replicas; expected 1 to " + std::to_string(max_replicas));
+            continue;
+        }
+        for (std::size_t k = 0; k < st.replicas.size(); ++k) {
+            const auto& rs = st.replicas[k];
+            std::string rp = st.homogeneous_form ? sp : sp + ".replicas[" + std::to_string(k) + "]";
+            range(rp + ".tp", rs.tp, 1, max_tp);
+            range(rp + (st.homogeneous_form ? ".dp" : ".count"), rs.count, 1, max_total_gpus);
+            // A homogeneous stage's share is micro_batch_size / dp; validate_plan reports a dp that
+            // does not divide it, so only a share that should exist is checked here.
+            if (!st.homogeneous_form || (rs.count >= 1 && plan.micro_batch_size % rs.count == 0))
+                range(rp + ".samples", rs.samples, 1, max_global_batch_size);
+        }
+    }
+    return problems.size() == before;
+}
+
+// Megatron's constraints on the interleaved schedule (megatron/training/arguments.py and
+// schedules.py): at least 2 stages, every stage's blocks split evenly into V chunks of at least
+// one block, and the micro-batch count a multiple of the stage count.
+void validate_schedule(const Plan& plan, Problems& problems, const std::string& path) {
+    const int V = plan.virtual_stages;
+    const std::int64_t p = static_cast<std::int64_t>(plan.stages.size());
+    if (plan.schedule == "1f1b") {
+        if (V != 1)
+            problems.add(path + ".virtual_stages", std::to_string(V) + " is not allowed with schedule \"1f1b\"; expected 1 (or schedule \"interleaved-1f1b\")");
+        return;
+    }
+    if (V < 2) problems.add(path + ".virtual_stages", std::to_string(V) + " is not allowed with schedule \"interleaved-1f1b\"; expected 2 or more (1 is \"1f1b\")");
+    if (p < 2) problems.add(path + ".schedule", "\"interleaved-1f1b\" needs at least 2 stages; the plan has 1");
+    if (V >= 2 && p >= 2 && plan.num_micro_batches % p != 0)
+        problems.add(path + ".num_micro_batches", std::to_string(plan.num_micro_batches) + " is not a multiple of the " + std::to_string(p) +
+                                                      " stages; the interleaved schedule runs micro-batches in groups of one per stage");
+    if (V < 2) return;
+    for (std::size_t s = 0; s < plan.stages.size(); ++s) {
+        const int l = plan.stages[s].num_layers;
+        if (l < V || l % V != 0)
+            problems.add(path + ".stages[" + std::to_string(s) + "].num_layers",
+                         std::to_string(l) + " blocks do not split into " + std::to_string(V) + " chunks of equal size (at least one block each); expected a multiple of virtual_stages");
+    }
+}
+
+}  // namespace
+
+void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, const std::string& path) {
+    const auto& m = sc.model;
+    const auto& gb = sc.training.global_batch_size;
+    if (!plan_is_well_formed(plan, problems, path)) return;
+    if (plan.micro_batch_size * plan.num_micro_batches != gb)
+        problems.add(path + ".num_micro_batches", std::to_string(plan.micro_batch_size) + " x " + std::to_string(plan.num_micro_batches) + " = " +
+                                                      std::to_string(plan.micro_batch_size * plan.num_micro_batches) + " samples does not equal training.global_batch_size " +
+                                                      std::to_string(gb) + "; micro_batch_size x num_micro_batches must equal it");
+    std::int64_t layer_sum = 0;
+    std::vector<std::int64_t> used(sc.cluster.groups.size(), 0);
+    for (std::size_t s = 0; s < plan.stages.size(); ++s) {
+        const auto& st = plan.stages[s];
+        std::string sp = path + ".stages[" + std::to_string(s) + "]";
+        layer_sum += st.num_layers;
+        std::int64_t samples = 0;
+        for (std::size_t k = 0; k < st.replicas.size(); ++k) {
+            const auto& rs = st.replicas[k];
+            std::string rp = st.homogeneous_form ? sp : sp + ".replicas[" + std::to_string(k) + "]";
+            if (rs.group < 0 || rs.group >= static_cast<int>(sc.cluster.groups.size())) {
+                problems.add(rp + ".group", std::to_string(rs.group) + " is not a group of the cluster; expected 0.." + std::to_string(static_cast<int>(sc.cluster.groups.size()) - 1));
+                continue;
+            }
+            const Group& g = sc.cluster.groups[rs.group];
+            if (m.num_attention_heads % rs.tp != 0)
+                problems.add(rp + ".tp", std::to_string(rs.tp) + " does not divide num_attention_heads " + std::to_string(m.num_attention_heads));
+            else if (m.num_kv_heads % rs.tp != 0)
+                problems.add(rp + ".tp", std::to_string(rs.tp) + " does not divide num_kv_heads " + std::to_string(m.num_kv_heads));
+            else if (m.ffn_hidden_size % rs.tp != 0)
+                problems.add(rp + ".tp", std::to_string(rs.tp) + " does not divide ffn_hidden_size " + std::to_string(m.ffn_hidden_size));
+            if (rs.tp > g.gpus_per_node && rs.tp % g.gpus_per_node != 0)
+                problems.add(rp + ".tp", std::to_string(rs.tp) + " exceeds gpus_per_node " + std::to_string(g.gpus_per_node) + " of group " + std::to_string(rs.group) +
+                                             " and is not a multiple of it; a tensor-parallel group fits in one node or takes whole nodes");
+            if (sc.training.sequence_parallel && m.seq_length % rs.tp != 0)
+                problems.add(rp + ".tp", std::to_string(rs.tp) + " does not divide seq_length " + std::to_string(m.seq_length) + "; sequence parallelism splits the sequence over TP");
+            samples += static_cast<std::int64_t>(rs.samples) * rs.count;
+            used[rs.group] += static_cast<std::int64_t>(rs.tp) * rs.count;
+        }
+        if (st.homogeneous_form && st.replicas.size() == 1) {
+            int dp = st.replicas[0].count;
+            if (plan.micro_batch_size % dp != 0)
+                problems.add(sp + ".dp", std::to_string(dp) + " does not divide micro_batch_size " + std::to_string(plan.micro_batch_size) +
+                                             "; each data-parallel replica takes an equal share of the micro-batch");
+        } else if (samples != plan.micro_batch_size) {
+            problems.add(sp + ".replicas", "samples sum to " + std::to_string(samples) + ", not micro_batch_size " + std::to_string(plan.micro_batch_size) + "; they must sum to it");
+        }
+    }
+    if (layer_sum != m.num_layers)
+        problems.add(path + ".stages", "num_layers sum to " + std::to_string(layer_sum) + ", not the model's num_layers " + std::to_string(m.num_layers) + "; every layer goes to exactly one stage");
+    validate_schedule(plan, problems, path);
+    for (std::size_t g = 0; g < used.size(); ++g)
+        if (used[g] > sc.cluster.groups[g].num_gpus())
+            problems.add(path + ".stages", "use " + std::to_string(used[g]) + " GPUs of group " + std::to_string(g) + " (" + sc.cluster.groups[g].device.name + ") but it has " +
+                                               std::to_string(sc.cluster.groups[g].num_gpus()) + " (" + std::to_string(sc.cluster.groups[g].nodes) + " nodes x " +
+                                               std::to_string(sc.cluster.groups[g].gpus_per_node) + ")");
+}
+
+Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path) {
+    Problems problems;
+    Plan plan;
+    ObjectReader r(j, path, problems);
+    if (!r.ok()) problems.throw_if_any();
+    r.reject_unknown({"micro_batch_size", "num_micro_batches", "schedule", "virtual_stages", "stages", "notes"});
+    r.string("notes", false);
+    auto mbs = r.integer("micro_batch_size", true, 1, max_global_batch_size);
+    auto nmb = r.integer("num_micro_batches", true, 1, max_num_micro_batches);
+    if (mbs) plan.micro_batch_size = *mbs;
+    if (nmb) plan.num_micro_batches = *nmb;
+    if (auto v = r.choice("schedule", false, {"1f1b", "interleaved-1f1b"})) plan.schedule = *v;
+    if (auto v = r.integer("virtual_stages", false, 1, max_virtual_stages)) plan.virtual_stages = static_cast<int>(*v);
+    const Json* stages = r.get("stages");
+    if (!stages) {
+        problems.add(path + ".stages", "is missing; expected an array of 1 to " + std::to_string(max_stages) + " stages");
+    } else if (!stages->is_array() || stages->empty() || stages->size() > static_cast<std::size_t>(max_stages)) {
+        problems.add(path + ".stages", show(*stages) + " is not allowed; expected an array of 1 to " + std::to_string(max_stages) + " stages");
+    } else {
+        for (std::size_t s = 0; s < stages->size(); ++s) {
+            std::string sp = path + ".stages[" + std::to_string(s) + "]";
+            ObjectReader st(( *stages)[s], sp, problems);
+            StagePlan stage;
+            if (!st.ok()) continue;
+            if (auto v = st.integer("num_layers", true, 0, max_num_layers)) stage.num_layers = static_cast<int>(*v);
+            if (st.has("replicas")) {
+                st.reject_unknown({"num_layers", "replicas"});
+                stage.homogeneous_form = false;
+                const Json& reps = *st.get("replicas");
+                if (!reps.is_array() || reps.empty() || reps.size() > static_cast<std::size_t>(max_replicas)) {
+                    problems.add(sp + ".replicas", show(reps) + " is not allowed; expected an array of 1 to " + std::to_string(max_replicas) + " replicas");
+                    continue;
+                }
+                for (std::size_t k = 0; k < reps.size(); ++k) {
+                    std::string rp = sp + ".replicas[" + std::to_string(k) + "]";
+                    ObjectReader rr(reps[k], rp, problems);
+                    if (!rr.ok()) continue;
+                    rr.reject_unknown({"group", "tp", "samples"});
+                    ReplicaSet rs;
+                    auto g = rr.integer("group", true, 0, max_groups - 1);
+                    auto tp = rr.integer("tp", true, 1, max_tp);
+                    auto smp = rr.integer("samples", true, 1, max_global_batch_size);
+                    if (!g || !tp || !smp) continue;
+                    rs.group = static_cast<int>(*g);
+                    rs.tp = static_cast<int>(*tp);
+                    rs.samples = static_cast<int>(*smp);
+                    rs.count = 1;
+                    stage.replicas.push_back(rs);
+                }
+            } else {
+                st.reject_unknown({"num_layers", "group", "tp", "dp"});
+                auto g = st.integer("group", true, 0, max_groups - 1);
+                auto tp = st.integer("tp", true, 1, max_tp);
+                auto dp = st.integer("dp", true, 1, max_total_gpus);
+                if (!g || !tp || !dp) continue;
+                ReplicaSet rs;
+                rs.group = static_cast<int>(*g);
+                rs.tp = static_cast<int>(*tp);
+                rs.count = static_cast<int>(*dp);
+                rs.samples = mbs && *dp > 0 ? static_cast<int>(*mbs / *dp) : 1;
+                stage.replicas.push_back(rs);
+            }
+            plan.stages.push_back(stage);
+        }
+    }
+    problems.throw_if_any();
+    validate_plan(plan, sc, problems, path);
+    problems.throw_if_any();
+    return plan;
+}
+
+Plan parse_plan_text(std::string_view text, const Scenario& sc) { return parse_plan(parse_json(text, "plan"), sc); }
+
+Json to_json(const Plan& plan) {
+    Json stages = Json::array();
+    for (const auto& st : plan.stages) {
+        if (st.homogeneous_form && st.replicas.size() == 1) {
+            const auto& r = st.replicas[0];
+            stages.push_back({{"group", r.group}, {"num_layers", st.num_layers}, {"tp", r.tp}, {"dp", r.count}});
+        } else {
+            Json reps = Json::array();
+            for (const auto& r : st.replicas)
+                for (int k = 0; k < r.count; ++k) reps.push_back({{"group", r.group}, {"tp", r.tp}, {"samples", r.samples}});
+            stages.push_back({{"num_layers", st.num_layers}, {"replicas", reps}});
+        }
+    }
+    Json j = {{"micro_batch_size", plan.micro_batch_size}, {"num_micro_batches", plan.num_micro_batches}, {"schedule", plan.schedule}, {"stages", stages}};
+    if (plan.schedule != "1f1b" || plan.virtual_stages != 1) j["virtual_stages"] = plan.virtual_stages;
+    return j;
+}
+
+}  // namespace poseidon
