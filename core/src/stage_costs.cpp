@@ -263,6 +263,8 @@ Scenario with_measured_links(const Scenario& sc) {
 }  // namespace
 
 const Device& replica_device(const Group& g, int tp, Device& buffer) {
+    // Copy the device (six strings) only when the group overrides it: this runs for every
+    // candidate the search scores.
     const Device* device = &g.device;
     if (g.intra_node_bw_GBps != g.device.intra_node_bw_GBps || (!g.intra_node_link.empty() && g.intra_node_link != g.device.intra_node_link)) {
         buffer = g.device;
@@ -303,8 +305,6 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
         for (std::size_t k = 0; k < st.replicas.size(); ++k) {
             const ReplicaSet& rs = st.replicas[k];
             const Group& g = sc.cluster.groups[rs.group];
-            // The group may override the device's link; copy the device (six strings) only then,
-            // since this runs for every candidate the search scores.
             Device overridden;
             const Device& d = replica_device(g, rs.tp, overridden);
             ReplicaCost rc = replica_cost(sc, d, rs.tp, rs.samples, st.num_layers, pos);
