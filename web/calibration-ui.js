@@ -1,6 +1,6 @@
 // The "Calibrate with my measurements" box (docs/calibration.md).
 import { h, clear, $, fmt, fmtTime } from './dom.js';
-import { CALIBRATION_KEYS, MAX_RUNS_BYTES, RunsInputError, checkRunsText, calibrationFromScenario, fittedValues, signedPercent } from './calibration.js';
+import { CALIBRATION_KEYS, STACK_CALIBRATION_KEYS, MAX_RUNS_BYTES, RunsInputError, checkRunsText, calibrationFromScenario, fittedValues, signedPercent } from './calibration.js';
 import { byId, deviceOf, isEmpty, scenario, state } from './state.js';
 import { call, restartWorker } from './engine.js';
 import { onInputChanged } from './forms.js';
@@ -119,6 +119,11 @@ export function renderCalibrationReport() {
       (p.status === 'fitted' ? fitted : notFitted).push({ device: String(d.device), key, p });
     }
   }
+  // the software stack's overheads (shared by every run), after the devices
+  for (const key of STACK_CALIBRATION_KEYS) {
+    const p = r.stack?.parameters?.[key];
+    if (p && typeof p === 'object') (p.status === 'fitted' ? fitted : notFitted).push({ device: `stack ${r.stack.stack}`, key, p });
+  }
   box.append(h('div', { class: 'scroll-x' }, h('table', { class: 'data calib', 'data-testid': 'calibration-fitted' },
     h('caption', {}, 'Fitted values'),
     h('thead', {}, h('tr', {}, ['device: parameter', 'before', 'after'].map((t) => h('th', { scope: 'col' }, t)))),
@@ -154,7 +159,7 @@ export function renderCalibrationReport() {
     box.append(h('ul', { class: 'calib-warnings' }, r.warnings.map((w) => h('li', {}, String(w)))));
   }
   const apply = h('button', { type: 'button', id: 'calibrate-apply', class: 'primary', 'data-testid': 'calibrate-apply',
-    disabled: isEmpty(run.calibration.devices) && isEmpty(run.calibration.inline) }, 'Plan with the calibrated scenario');
+    disabled: isEmpty(run.calibration.devices) && isEmpty(run.calibration.inline) && !run.calibration.stack }, 'Plan with the calibrated scenario');
   apply.addEventListener('click', applyCalibration);
   box.append(h('div', { class: 'profile-row' }, apply));
 }
@@ -169,6 +174,9 @@ export async function applyCalibration() {
     // an inline device (part of the cluster) is replaced whole, if the group still has it
     if (g && g.device && typeof g.device === 'object' && g.device.name === dev.name) g.device = structuredClone(dev);
   }
+  // fitted stack overheads: the stack the runs were calibrated with, with the fitted values on top
+  // (a training setting, so it travels in links and shows as a custom stack)
+  if (run.calibration.stack) state.training.stack = structuredClone(run.calibration.stack);
   $('#calibrate-progress').textContent = 'The calibrated devices are in use: searching…';
   onInputChanged();
   await runSearch();

@@ -10,6 +10,8 @@
 /** device keys `poseidon calibrate` fits (docs/calibration.md, "The parameters") */
 export const CALIBRATION_KEYS = ['matmul_efficiency', 'memory_bw_efficiency', 'intra_node_link_efficiency',
   'inter_node_link_efficiency', 'framework_overhead_GiB'];
+/** the software stack's overheads it fits (they travel in the training settings, as a stack object) */
+export const STACK_CALIBRATION_KEYS = ['host_us_per_kernel', 'pass_overhead_us', 'layer_overhead_us'];
 
 /** the core reads documents of at most 4 MiB; a runs file larger than that is refused here first */
 export const MAX_RUNS_BYTES = 4 * 1024 * 1024;
@@ -38,8 +40,9 @@ const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
  *         null for a group whose device was written inline)
  *   calibrated: the `scenario` the core's calibrate returned (its cluster inline, groups in the same order)
  *   baseOf(id): the device the reference stands for (preset or custom), to keep only what differs
- * Returns {devices: {id: overrides}, inline: {groupIndex: calibrated device}}: inline devices are
- * replaced whole (they are part of the cluster).
+ * Returns {devices: {id: overrides}, inline: {groupIndex: calibrated device}, stack}: inline devices
+ * are replaced whole (they are part of the cluster); `stack` is the calibrated scenario's
+ * training.stack when calibrate fitted its overheads (it then carries a `calibration` key), else null.
  */
 export function calibrationFromScenario(refs, calibrated, baseOf) {
   const groups = calibrated?.cluster?.groups;
@@ -62,7 +65,9 @@ export function calibrationFromScenario(refs, calibrated, baseOf) {
     }
     if (Object.keys(o).length) devices[ref] = o;
   });
-  return { devices, inline };
+  const st = calibrated?.training?.stack;
+  const stack = isObj(st) && isObj(st.calibration) ? st : null;
+  return { devices, inline, stack };
 }
 
 /** the device a group sends: its reference with the calibration's overrides, or the reference as it is */

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "calibrate_fit.hpp"
 
@@ -103,6 +104,12 @@ bool select_parameters(const std::vector<std::vector<double>>& columns, std::siz
     return added;
 }
 
+std::string show_number(double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", x);
+    return buf;
+}
+
 double rms(const std::vector<double>& v) { return v.empty() ? 0 : std::sqrt(sum_sq(v) / static_cast<double>(v.size())); }
 
 }  // namespace
@@ -163,6 +170,24 @@ CalibrationResult calibrate(const Scenario& input, const std::vector<MeasuredRun
                 fp.from = fp.to = w.get(candidates.back());
                 info.push_back(fp);
             }
+    // The stack's overheads, after the devices' (ties go to the device rates). A stack that does
+    // not pay an overhead (0) keeps it: a ratio fit cannot leave 0, and 0 is the stack's claim.
+    const std::string stack_key = input.training.stack.id.empty() ? input.training.stack.name : input.training.stack.id;
+    for (int p = 0; p < num_stack_parameters; ++p) {
+        const Candidate c{-1, p};
+        FittedParameter fp;
+        fp.name = c.name();
+        fp.from = fp.to = w.get(c);
+        if (!(fp.from > 0)) {
+            fp.status = FitStatus::not_exercised;
+            fp.reason = "the stack does not pay it (0); give the stack a non-zero value to fit it";
+            res.stack.parameters.push_back(fp);
+            continue;
+        }
+        candidates.push_back(c);
+        labels.push_back("stack " + stack_key + " " + fp.name);
+        info.push_back(fp);
+    }
     std::vector<std::size_t> chosen;
     LmResult lm;
     for (std::size_t round = 0; round <= candidates.size(); ++round) {
@@ -170,7 +195,7 @@ CalibrationResult calibrate(const Scenario& input, const std::vector<MeasuredRun
         for (const auto& cand : candidates) columns.push_back(w.elasticity(cand));
         const bool added = select_parameters(columns, runs.size(), labels, chosen, info);
         if (chosen.empty()) {
-            std::string why = "no run's time depends enough on any device efficiency";
+            std::string why = "no run's time depends enough on any device efficiency or stack overhead";
             double most = 0;
             for (std::size_t k = 0; k < info.size(); ++k)
                 if (info[k].status == FitStatus::not_determined && info[k].sensitivity > most) {
@@ -193,15 +218,19 @@ CalibrationResult calibrate(const Scenario& input, const std::vector<MeasuredRun
         res.warnings.push_back("as many fitted parameters as runs (" + std::to_string(runs.size()) +
                                "): the fit reproduces every run and says nothing about its accuracy; keep some runs out and compare their predictions");
     for (std::size_t k : chosen) {
-        const double v = round6(std::clamp(w.get(candidates[k]), min_fitted_efficiency, max_fitted_efficiency));
-        w.set(candidates[k], v);
+        const Candidate& c = candidates[k];
+        const double v = round6(std::clamp(w.get(c), c.min(), c.max()));
+        w.set(c, v);
         FittedParameter& fp = info[k];
         fp.to = v;
-        fp.at_bound = v <= min_fitted_efficiency * (1 + 1e-9) || v >= max_fitted_efficiency;
-        if (fp.at_bound)
-            res.warnings.push_back(labels[k] + " reached its bound " + (v >= max_fitted_efficiency ? "1" : "0.02") + ": the runs are " +
-                                   (v >= max_fitted_efficiency ? "faster" : "slower") +
-                                   " than the model allows with any value in [0.02, 1]; another part of the model (or of the runs) is off");
+        fp.at_bound = v <= c.min() * (1 + 1e-9) || v >= c.max();
+        if (!fp.at_bound) continue;
+        // An overhead at its upper bound means slower runs; an efficiency at its upper bound, faster.
+        const bool high = v >= c.max();
+        const bool runs_faster = c.stack() ? !high : high;
+        res.warnings.push_back(labels[k] + " reached its bound " + show_number(high ? c.max() : c.min()) + ": the runs are " + (runs_faster ? "faster" : "slower") +
+                               " than the model allows with any value in [" + show_number(c.min()) + ", " + show_number(c.max()) +
+                               "]; another part of the model (or of the runs) is off");
     }
     if (!lm.converged) res.warnings.push_back("the fit stopped after " + std::to_string(lm.iterations) + " iterations without converging");
 
@@ -284,6 +313,32 @@ CalibrationResult calibrate(const Scenario& input, const std::vector<MeasuredRun
     if (!mem_before.empty()) {
         res.memory_rms_log_error_before = rms(mem_before);
         res.memory_rms_log_error_after = rms(mem_after);
+    }
+    res.stack.stack = stack_key;
+    res.stack.runs = static_cast<int>(runs.size());
+    {
+        DeviceCalibration cal;
+        for (std::size_t c = 0; c < candidates.size(); ++c) {
+            if (!candidates[c].stack()) continue;
+            res.stack.parameters.push_back(info[c]);
+            if (info[c].status == FitStatus::fitted) cal.fitted.push_back({info[c].name, info[c].from, info[c].to});
+        }
+        // In the table's order, whatever order the zero-valued ones were reported in.
+        std::stable_sort(res.stack.parameters.begin(), res.stack.parameters.end(), [](const FittedParameter& a, const FittedParameter& b) {
+            auto rank = [](const std::string& n) {
+                for (int p = 0; p < num_stack_parameters; ++p)
+                    if (n == stack_parameters[p].name) return p;
+                return num_stack_parameters;
+            };
+            return rank(a.name) < rank(b.name);
+        });
+        if (!cal.fitted.empty()) {
+            cal.source = "poseidon calibrate";
+            cal.runs = static_cast<std::int64_t>(runs.size());
+            cal.rms_log_error_before = round_report(rms(before_log_error));
+            cal.rms_log_error_after = round_report(rms(after_log_error));
+            w.sc.training.stack.calibration = cal;
+        }
     }
     for (std::size_t t = 0; t < num_types; ++t) {
         if (!runs_of_type[t]) continue;

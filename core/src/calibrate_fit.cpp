@@ -11,9 +11,6 @@ namespace poseidon::calibration {
 
 namespace {
 
-const double ln_lo = std::log(min_fitted_efficiency);
-const double ln_hi = std::log(max_fitted_efficiency);
-
 // Solves the symmetric positive definite system A x = b (Cholesky); false if A is not.
 bool solve_spd(std::vector<std::vector<double>> A, std::vector<double>& b) {
     const std::size_t n = b.size();
@@ -52,7 +49,7 @@ std::vector<double> Work::elasticity(const Candidate& c) {
     std::vector<double> col(runs.size(), 0.0);
     const double v = get(c);
     for (std::size_t i = 0; i < runs.size(); ++i) {
-        if (!run_uses_type[i][c.type]) continue;
+        if (!run_uses(i, c)) continue;
         set(c, v * std::exp(fd_step));
         const double up = ln_time(i);
         set(c, v * std::exp(-fd_step));
@@ -86,8 +83,12 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
 // parameter on a bound whose gradient points outwards is held there for the step (active set).
 LmResult levenberg_marquardt(Work& w, const std::vector<Candidate>& params) {
     const std::size_t k = params.size();
-    std::vector<double> x(k);
-    for (std::size_t p = 0; p < k; ++p) x[p] = std::clamp(std::log(w.get(params[p])), ln_lo, ln_hi);
+    std::vector<double> x(k), ln_lo(k), ln_hi(k);
+    for (std::size_t p = 0; p < k; ++p) {
+        ln_lo[p] = std::log(params[p].min());
+        ln_hi[p] = std::log(params[p].max());
+        x[p] = std::clamp(std::log(w.get(params[p])), ln_lo[p], ln_hi[p]);
+    }
     auto apply = [&](const std::vector<double>& xs) {
         for (std::size_t p = 0; p < k; ++p) w.set(params[p], std::exp(xs[p]));
     };
@@ -104,7 +105,7 @@ LmResult levenberg_marquardt(Work& w, const std::vector<Candidate>& params) {
         for (std::size_t p = 0; p < k; ++p) g[p] = dot(J[p], r);
         std::vector<std::size_t> free;
         for (std::size_t p = 0; p < k; ++p) {
-            const bool held = (x[p] <= ln_lo && g[p] > 0) || (x[p] >= ln_hi && g[p] < 0);
+            const bool held = (x[p] <= ln_lo[p] && g[p] > 0) || (x[p] >= ln_hi[p] && g[p] < 0);
             if (!held) free.push_back(p);
         }
         if (free.empty()) {
@@ -128,7 +129,7 @@ LmResult levenberg_marquardt(Work& w, const std::vector<Candidate>& params) {
             std::vector<double> xn = x;
             double step = 0;
             for (std::size_t a = 0; a < n; ++a) {
-                xn[free[a]] = std::clamp(x[free[a]] + b[a], ln_lo, ln_hi);
+                xn[free[a]] = std::clamp(x[free[a]] + b[a], ln_lo[free[a]], ln_hi[free[a]]);
                 step = std::max(step, std::abs(xn[free[a]] - x[free[a]]));
             }
             apply(xn);

@@ -26,12 +26,32 @@ inline constexpr TimeParameter time_parameters[] = {
 };
 inline constexpr int num_time_parameters = 4;
 
+// The software stack's fixed costs (docs/model.md, "Software stacks"): times the GPU waits through
+// whatever the chip, which no device rate can imitate on small models and small cards. The
+// bounds are what a framework can physically cost: a kernel launch is at least a fraction of a
+// microsecond, and no stack pays a second per pass or 100 ms per layer and still trains.
+struct StackParameter {
+    const char* name;
+    double Stack::*member;
+    double min, max;
+};
+inline constexpr StackParameter stack_parameters[] = {
+    {"host_us_per_kernel", &Stack::host_us_per_kernel, 0.1, 1000},
+    {"pass_overhead_us", &Stack::pass_overhead_us, 1, 1e6},
+    {"layer_overhead_us", &Stack::layer_overhead_us, 1, 1e5},
+};
+inline constexpr int num_stack_parameters = 3;
+
 inline constexpr double fd_step = 1e-5;  // in ln(value); the model is piecewise smooth (roofline max)
 inline constexpr int max_iterations = 100;
 
 struct Candidate {
-    int type = 0;   // device type: groups sharing a preset id (or name)
-    int param = 0;  // index into time_parameters
+    int type = 0;        // device type: groups sharing a preset id (or name); -1: the stack
+    int param = 0;       // index into time_parameters, or stack_parameters for the stack
+    bool stack() const { return type < 0; }
+    const char* name() const { return stack() ? stack_parameters[param].name : time_parameters[param].name; }
+    double min() const { return stack() ? stack_parameters[param].min : min_fitted_efficiency; }
+    double max() const { return stack() ? stack_parameters[param].max : max_fitted_efficiency; }
 };
 
 struct Work {
@@ -41,14 +61,22 @@ struct Work {
     std::vector<std::vector<int>> groups_of_type;
     std::vector<std::vector<char>> run_uses_type;  // [run][type]
 
-    double get(const Candidate& c) const { return sc.cluster.groups[groups_of_type[c.type].front()].device.*time_parameters[c.param].member; }
+    double get(const Candidate& c) const {
+        if (c.stack()) return sc.training.stack.*stack_parameters[c.param].member;
+        return sc.cluster.groups[groups_of_type[c.type].front()].device.*time_parameters[c.param].member;
+    }
     void set_device(int type, double Device::*member, double v) {
         for (int g : groups_of_type[type]) {
             sc.cluster.groups[g].device.*member = v;
             for (auto& s : run_sc) s.cluster.groups[g].device.*member = v;
         }
     }
-    void set(const Candidate& c, double v) { set_device(c.type, time_parameters[c.param].member, v); }
+    void set(const Candidate& c, double v) {
+        if (!c.stack()) return set_device(c.type, time_parameters[c.param].member, v);
+        sc.training.stack.*stack_parameters[c.param].member = v;
+        for (auto& s : run_sc) s.training.stack.*stack_parameters[c.param].member = v;
+    }
+    bool run_uses(std::size_t run, const Candidate& c) const { return c.stack() || run_uses_type[run][c.type]; }
     double ln_time(std::size_t i) const { return std::log(estimate(run_sc[i], runs[i].plan, false).iteration_time_s); }
     std::vector<double> residuals() const;
     std::vector<double> elasticity(const Candidate& c);
@@ -70,8 +98,8 @@ struct LmResult {
     bool converged = false;
 };
 
-// Minimises the sum of squared log residuals over x = ln(values) of `params`, each within
-// [min_fitted_efficiency, max_fitted_efficiency]; leaves the result in w.
+// Minimises the sum of squared log residuals over x = ln(values) of `params`, each within its
+// bounds (Candidate::min, max); leaves the result in w.
 LmResult levenberg_marquardt(Work& w, const std::vector<Candidate>& params);
 
 }  // namespace poseidon::calibration

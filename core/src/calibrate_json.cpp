@@ -2,6 +2,7 @@
 // output"): RUNS.json, the report, the calibrated scenario and the device's provenance key.
 #include <cmath>
 #include <cstdio>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 
@@ -103,7 +104,12 @@ std::vector<MeasuredRun> parse_runs(const Json& j, const Scenario& sc) {
 
 std::vector<MeasuredRun> parse_runs_text(std::string_view text, const Scenario& sc) { return parse_runs(parse_json(text, "runs"), sc); }
 
-DeviceCalibration parse_device_calibration(const Json& j, const std::string& path, Problems& problems) {
+namespace {
+
+constexpr const char* device_keys[] = {"matmul_efficiency", "memory_bw_efficiency", "intra_node_link_efficiency", "inter_node_link_efficiency", "framework_overhead_GiB"};
+constexpr const char* stack_keys[] = {"host_us_per_kernel", "pass_overhead_us", "layer_overhead_us"};
+
+DeviceCalibration parse_calibration(const Json& j, const std::string& path, Problems& problems, bool stack) {
     DeviceCalibration c;
     ObjectReader r(j, path, problems);
     if (!r.ok()) return c;
@@ -117,8 +123,11 @@ DeviceCalibration parse_device_calibration(const Json& j, const std::string& pat
     if (!fitted) return c;
     ObjectReader f(*fitted, r.path_of("fitted"), problems);
     if (!f.ok()) return c;
-    f.reject_unknown({"matmul_efficiency", "memory_bw_efficiency", "intra_node_link_efficiency", "inter_node_link_efficiency", "framework_overhead_GiB"});
-    for (const char* name : {"matmul_efficiency", "memory_bw_efficiency", "intra_node_link_efficiency", "inter_node_link_efficiency", "framework_overhead_GiB"}) {
+    if (stack)
+        f.reject_unknown({stack_keys[0], stack_keys[1], stack_keys[2]});
+    else
+        f.reject_unknown({device_keys[0], device_keys[1], device_keys[2], device_keys[3], device_keys[4]});
+    for (const char* name : stack ? std::span<const char* const>(stack_keys) : std::span<const char* const>(device_keys)) {
         const Json* entry = f.get(name);
         if (!entry) continue;
         ObjectReader e(*entry, f.path_of(name), problems);
@@ -129,6 +138,16 @@ DeviceCalibration parse_device_calibration(const Json& j, const std::string& pat
         if (from && to) c.fitted.push_back({name, *from, *to});
     }
     return c;
+}
+
+}  // namespace
+
+DeviceCalibration parse_device_calibration(const Json& j, const std::string& path, Problems& problems) {
+    return parse_calibration(j, path, problems, false);
+}
+
+DeviceCalibration parse_stack_calibration(const Json& j, const std::string& path, Problems& problems) {
+    return parse_calibration(j, path, problems, true);
 }
 
 Json to_json(const DeviceCalibration& c) {
@@ -160,18 +179,20 @@ Json to_json(const CalibrationResult& res) {
         }
         runs.push_back(std::move(j));
     }
-    Json devices = Json::array();
-    for (const auto& d : res.devices) {
+    auto parameters = [](const std::vector<FittedParameter>& list) {
         Json params = Json::object();
-        for (const auto& p : d.parameters) {
+        for (const auto& p : list) {
             Json pj = {{"status", to_string(p.status)}, {"from", p.from}, {"to", p.to}, {"at_bound", p.at_bound}, {"sensitivity", calibration::round_report(p.sensitivity)}};
             if (!p.reason.empty()) pj["reason"] = p.reason;
             params[p.name] = std::move(pj);
         }
-        devices.push_back({{"device", d.device}, {"groups", d.groups}, {"runs", d.runs}, {"parameters", params}});
-    }
+        return params;
+    };
+    Json devices = Json::array();
+    for (const auto& d : res.devices) devices.push_back({{"device", d.device}, {"groups", d.groups}, {"runs", d.runs}, {"parameters", parameters(d.parameters)}});
     Json j = {{"runs", runs},
               {"devices", devices},
+              {"stack", {{"stack", res.stack.stack}, {"runs", res.stack.runs}, {"parameters", parameters(res.stack.parameters)}}},
               {"rms_log_error_before", calibration::round_report(res.rms_log_error_before)},
               {"rms_log_error_after", calibration::round_report(res.rms_log_error_after)},
               {"iterations", res.iterations},
@@ -191,16 +212,18 @@ std::string to_text(const CalibrationResult& res) {
     if (res.memory_rms_log_error_before)
         o << "peak memory: RMS log error " << fixed(*res.memory_rms_log_error_before, 4) << " before, " << fixed(*res.memory_rms_log_error_after, 4) << " after\n";
     o << "\n" << pad("device", 24) << pad("parameter", 28) << "    before     after\n";
-    for (const auto& d : res.devices) {
+    auto rows = [&o](const std::string& owner, const std::vector<FittedParameter>& list) {
         bool first = true;
-        for (const auto& p : d.parameters) {
-            o << pad(first ? printable(d.device, 22) : "", 24) << pad(p.name, 28);
+        for (const auto& p : list) {
+            o << pad(first ? printable(owner, 22) : "", 24) << pad(p.name, 28);
             char buf[64];
             std::snprintf(buf, sizeof buf, "%10.4f%10.4f", p.from, p.to);
             o << buf << "  " << (p.status == FitStatus::fitted ? (p.at_bound ? "fitted, at its bound" : "fitted") : p.reason) << "\n";
             first = false;
         }
-    }
+    };
+    for (const auto& d : res.devices) rows(d.device, d.parameters);
+    rows("stack " + res.stack.stack, res.stack.parameters);
     bool memory = false;
     for (const auto& r : res.runs) memory |= r.measured_memory_GiB.has_value();
     o << "\n" << pad("run", 24) << "measured_s  before_s    error   after_s    error" << (memory ? "  peak_GiB  before   after" : "") << "\n";
@@ -222,6 +245,16 @@ std::string to_text(const CalibrationResult& res) {
 Json calibrated_scenario_json(const Json& scenario_json, const CalibrationResult& res) {
     Json out = scenario_json;
     out["cluster"] = to_json(res.scenario.cluster);
+    // Fitted stack overheads go on top of the stack as the user wrote it (a preset id stays the
+    // base), so the calibrated scenario still says which stack it is.
+    if (const Stack& st = res.scenario.training.stack; st.calibration) {
+        Json& training = out["training"];
+        Json stack = training.contains("stack") ? training["stack"] : Json(st.id);
+        if (stack.is_string()) stack = Json{{"base", stack}};
+        for (const auto& v : st.calibration->fitted) stack[v.parameter] = v.to;
+        stack["calibration"] = to_json(*st.calibration);
+        training["stack"] = std::move(stack);
+    }
     // What calibrate writes must be what estimate and plan read.
     try {
         parse_scenario(out);

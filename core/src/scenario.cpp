@@ -123,7 +123,7 @@ Stack parse_stack(const Json& in, const std::string& path, Problems& problems) {
     ObjectReader r(j, path, problems);
     if (!r.ok()) return st;
     r.reject_unknown({"id", "name", "fused_elementwise", "softmax_fp32", "host_us_per_kernel", "pass_overhead_us", "layer_overhead_us", "p2p_blocking", "p2p_scatter_gather", "grad_fp32", "tp_async_backward", "tp_comm_overlap_fraction",
-                      "optimizer_step_bytes_per_param", "optimizer_state_bytes_per_param", "loss_bytes_per_logit", "allocator_reserve_fraction", "stage_needs_parameters", "source", "notes"});
+                      "optimizer_step_bytes_per_param", "optimizer_state_bytes_per_param", "loss_bytes_per_logit", "allocator_reserve_fraction", "stage_needs_parameters", "calibration", "source", "notes"});
     if (auto v = r.string("name", true)) st.name = *v;
     if (auto v = r.string("id", false); v && st.id.empty()) st.id = *v;
     if (auto v = r.string("source", false)) st.source = *v;
@@ -143,6 +143,7 @@ Stack parse_stack(const Json& in, const std::string& path, Problems& problems) {
     if (auto v = r.number("loss_bytes_per_logit", true, 0, true, 1e3)) st.loss_bytes_per_logit = *v;
     if (auto v = r.number("allocator_reserve_fraction", true, 0, true, 1)) st.allocator_reserve_fraction = *v;
     if (auto v = r.boolean("stage_needs_parameters", false)) st.stage_needs_parameters = *v;
+    if (const Json* c = r.get("calibration")) st.calibration = parse_stack_calibration(*c, r.path_of("calibration"), problems);
     return st;
 }
 
@@ -336,6 +337,7 @@ Json to_json(const Stack& st) {
               {"allocator_reserve_fraction", st.allocator_reserve_fraction},
               {"stage_needs_parameters", st.stage_needs_parameters}};
     if (!st.id.empty()) j["id"] = st.id;
+    if (st.calibration) j["calibration"] = to_json(*st.calibration);
     return j;
 }
 

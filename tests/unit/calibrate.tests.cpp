@@ -249,7 +249,7 @@ TEST_CASE("calibration refuses runs that determine nothing", "[calibrate][robust
     runs[0].plan = parse_plan(plan(8, {stage(0, 24, 1, 1)}), sc);
     runs[0].iteration_time_s = 2;
     CHECK(problems_of([&] { calibrate(sc, runs); }) ==
-          "runs.runs: the runs determine no parameter of the time model (no run's time depends enough on any device efficiency); nothing can be "
+          "runs.runs: the runs determine no parameter of the time model (no run's time depends enough on any device efficiency or stack overhead); nothing can be "
           "calibrated. Measured profiles replace what they cover; add runs whose times depend on the devices");
     CHECK(problems_of([&] { calibrate(sc, {}); }) == "runs.runs: is empty; expected at least one measured run");
 }

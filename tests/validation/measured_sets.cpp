@@ -220,13 +220,16 @@ Holdout calibration_holdout(const MeasuredSet& set, int k) {
         h.calibrated_on.push_back(t.name);
     }
     const CalibrationResult fit = calibrate(sc, runs);
-    for (const DeviceFit& df : fit.devices)
-        for (const FittedParameter& p : df.parameters)
+    auto list = [&h](const std::string& owner, const std::vector<FittedParameter>& params) {
+        for (const FittedParameter& p : params)
             if (p.status == FitStatus::fitted) {
                 char buf[200];
-                std::snprintf(buf, sizeof buf, "%s%s: %s %.3g -> %.3g", h.fitted.empty() ? "" : "; ", df.device.c_str(), p.name.c_str(), p.from, p.to);
+                std::snprintf(buf, sizeof buf, "%s%s: %s %.4g -> %.4g", h.fitted.empty() ? "" : "; ", owner.c_str(), p.name.c_str(), p.from, p.to);
                 h.fitted += buf;
             }
+    };
+    for (const DeviceFit& df : fit.devices) list(df.device, df.parameters);
+    list("stack " + fit.stack.stack, fit.stack.parameters);
     h.before.title = set.title + ": held-out trials, default presets";
     h.after.title = set.title + ": held-out trials, calibrated on " + std::to_string(k);
     h.before.source = h.after.source = set.source;

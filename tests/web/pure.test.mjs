@@ -101,6 +101,11 @@ test('calibration: overrides per device from a calibrated scenario, sent as base
     'custom-1': { framework_overhead_GiB: 1.25, calibration: c.calibration },
   });
   assert.deepStrictEqual(out.inline, { 3: inline });
+  assert.equal(out.stack, null); // no stack overhead was fitted
+  // fitted stack overheads: the calibrated scenario's stack object (base + values + provenance), kept whole
+  const stack = { base: 'deepspeed-megatron-2022', layer_overhead_us: 1080, calibration: { fitted: { layer_overhead_us: { from: 1000, to: 1080 } }, runs: 5, source: 'poseidon calibrate' } };
+  assert.deepStrictEqual(calibrationFromScenario([], { cluster: { groups: [] }, training: { stack } }, () => null).stack, stack);
+  assert.equal(calibrationFromScenario([], { cluster: { groups: [] }, training: { stack: 'megatron-core' } }, () => null).stack, null);
   // a preset device goes to the core as {"base": id, ...}; a custom one with the values merged in
   assert.deepStrictEqual(calibratedDevice('a100-sxm4-80gb', out.devices['a100-sxm4-80gb'], null), { base: 'a100-sxm4-80gb', ...out.devices['a100-sxm4-80gb'] });
   assert.deepStrictEqual(calibratedDevice('custom-1', out.devices['custom-1'], custom), { ...custom, ...out.devices['custom-1'] });

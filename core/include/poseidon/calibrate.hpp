@@ -1,5 +1,6 @@
-// Calibration from measured runs (docs/calibration.md): fits a few physical device parameters so
-// that `estimate` reproduces the iteration times and peak memory a user measured on their cluster.
+// Calibration from measured runs (docs/calibration.md): fits a few physical device parameters (and
+// the software stack's fixed overheads) so that `estimate` reproduces the iteration times and peak
+// memory a user measured on their cluster.
 #pragma once
 
 #include <optional>
@@ -64,6 +65,13 @@ struct DeviceFit {
     std::vector<FittedParameter> parameters;
 };
 
+// The scenario's software stack (training.stack): its fixed overheads, shared by every run.
+struct StackFit {
+    std::string stack;           // preset id, or name for an inline stack
+    int runs = 0;
+    std::vector<FittedParameter> parameters;
+};
+
 struct RunFit {
     std::string name;
     double measured_s = 0, before_s = 0, after_s = 0;
@@ -74,6 +82,7 @@ struct RunFit {
 struct CalibrationResult {
     Scenario scenario;           // the input with the fitted values and their provenance
     std::vector<DeviceFit> devices;
+    StackFit stack;
     std::vector<RunFit> runs;
     double rms_log_error_before = 0, rms_log_error_after = 0;
     std::optional<double> memory_rms_log_error_before, memory_rms_log_error_after;
@@ -98,8 +107,9 @@ std::string to_text(const CalibrationResult& r);
 // replaced by the calibrated one, inline. Accepted by estimate and plan.
 Json calibrated_scenario_json(const Json& scenario_json, const CalibrationResult& r);
 
-// The device key "calibration" (docs/formats.md, "device").
+// The device key "calibration" (docs/formats.md, "device"), and the stack's (fitted overheads).
 DeviceCalibration parse_device_calibration(const Json& j, const std::string& path, Problems& problems);
+DeviceCalibration parse_stack_calibration(const Json& j, const std::string& path, Problems& problems);
 Json to_json(const DeviceCalibration& c);
 
 const char* to_string(FitStatus s);

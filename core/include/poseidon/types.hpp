@@ -8,8 +8,8 @@
 
 namespace poseidon {
 
-// Provenance of device values fitted to measured runs by `poseidon calibrate`
-// (docs/calibration.md). Informational: the fitted values themselves are the device's keys.
+// Provenance of device (or stack) values fitted to measured runs by `poseidon calibrate`
+// (docs/calibration.md). Informational: the fitted values themselves are the device's (stack's) keys.
 struct CalibratedValue {
     std::string parameter;  // a device key, e.g. "matmul_efficiency"
     double from = 0;
@@ -88,6 +88,7 @@ struct Stack {
     double loss_bytes_per_logit = 4;      // live bytes per logit while the loss runs
     double allocator_reserve_fraction = 0;  // caching-allocator reserve/fragmentation, of dynamic memory
     bool stage_needs_parameters = false;  // a pipeline stage without parameters cannot be built (one optimizer per stage)
+    std::optional<DeviceCalibration> calibration;  // when overheads were fitted to measured runs
     std::string source;
     std::string notes;
 };
