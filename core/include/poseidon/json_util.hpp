@@ -36,6 +36,8 @@ Json parse_json(std::string_view text, const std::string& what);
 
 // Short rendering of a value for messages (at most ~60 bytes, always valid UTF-8).
 std::string show(const Json& value);
+// "<value> is <type>" for a value of the wrong type; a null is just "is null".
+std::string describe(const Json& value);
 
 // `s` made safe for a one-line message: valid UTF-8, control characters and invalid bytes
 // escaped, cut (at a character boundary, with "...") to at most about `max_bytes`.
