@@ -98,7 +98,10 @@ function overlapFlags(training, { tp, stack, notes, unsupported }) {
   const args = [];
   if (training.overlap_grad_reduce) args.push(['--overlap-grad-reduce']);
   if (training.overlap_param_gather) {
-    if (training.distributed_optimizer) args.push(['--overlap-param-gather']);
+    if (training.distributed_optimizer) {
+      args.push(['--overlap-param-gather']);
+      if (!training.overlap_grad_reduce) notes.push('--overlap-param-gather is written without --overlap-grad-reduce, as planned; some Megatron-LM releases accept it only together with --overlap-grad-reduce: add that flag if yours refuses the command (the planned time then changes: switch overlap_grad_reduce on in the planner to see it).');
+    }
     else unsupported.push('training.overlap_param_gather is on without the distributed optimizer: --overlap-param-gather needs --use-distributed-optimizer, so it is not written');
   }
   if (training.tp_comm_overlap) {
