@@ -54,6 +54,14 @@ function resultScenarioFull() {
   return { sc, model };
 }
 
+/** the training's stack as an object (preset id, {base, ...} or inline; the core's default when absent) */
+function stackOf(training) {
+  const st = training?.stack ?? 'megatron-core';
+  if (typeof st === 'string') return byId(state.presets.stacks || [], st) ?? null;
+  if (st && typeof st === 'object' && typeof st.base === 'string') return { ...(byId(state.presets.stacks || [], st.base) ?? {}), ...st };
+  return st && typeof st === 'object' ? st : null;
+}
+
 export function wireExports() {
   $('#copy-link').addEventListener('click', async () => {
     const url = await shareUrl();
@@ -92,7 +100,8 @@ export function wireExports() {
     const { sc, model } = resultScenarioFull();
     const cluster = clusterOfResult();
     const r = megatronArgs(selectedEstimate(), { model, training: sc.training }, {
-      cluster, modelId: typeof sc.model === 'string' ? sc.model : state.modelPreset, tokens: costOptions().tokens, version: state.version });
+      cluster, modelId: typeof sc.model === 'string' ? sc.model : state.modelPreset, tokens: costOptions().tokens, version: state.version,
+      stack: stackOf(sc.training) });
     const box = $('#megatron-box');
     const pre = $('#megatron');
     const notes = clear($('#megatron-notes'));

@@ -1,8 +1,51 @@
 // Exports of a result: plan JSON, CSV of the top plans, Chrome trace (Megatron-LM arguments: megatron.js).
 // Pure functions over the result JSON (no DOM, no wasm), so node tests can import them.
 
-export const KINDS = ['forward', 'backward', 'send_forward', 'send_backward', 'dp_sync', 'optimizer'];
-export const COMM_KINDS = new Set(['send_forward', 'send_backward', 'dp_sync']);
+export const KINDS = ['forward', 'backward', 'send_forward', 'send_backward', 'dp_sync', 'grad_bucket', 'param_gather', 'optimizer'];
+export const COMM_KINDS = new Set(['send_forward', 'send_backward', 'dp_sync', 'grad_bucket', 'param_gather']);
+
+// The GPU stream (resource) an event occupies. The core writes it on every event ("resource");
+// older engines and old share links do not, so it is derived from the kind (docs/web.md, "Timeline").
+export const KIND_RESOURCE = {
+  forward: 'compute', backward: 'compute', optimizer: 'compute',
+  send_forward: 'p2p', send_backward: 'p2p',
+  dp_sync: 'dp', grad_bucket: 'dp', param_gather: 'dp',
+};
+/** known resources first, in this order; any other (a future "tp") after them, by name */
+export const RESOURCE_ORDER = ['compute', 'p2p', 'dp'];
+
+/** the event's resource: its own, else its kind's, else "other" (an unknown kind of an older/newer engine) */
+export function resourceOf(e) {
+  return typeof e.resource === 'string' && e.resource ? e.resource : KIND_RESOURCE[e.kind] ?? 'other';
+}
+
+export function compareResources(a, b) {
+  const ia = RESOURCE_ORDER.indexOf(a);
+  const ib = RESOURCE_ORDER.indexOf(b);
+  if (ia >= 0 || ib >= 0) return (ia < 0 ? 99 : ia) - (ib < 0 ? 99 : ib);
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * The model chunk an event works on, or null: interleaved plans put `chunk` on every event, but
+ * only the passes and sends of a micro-batch belong to one chunk (the DP sync and the optimizer
+ * step cover the whole stage).
+ */
+export function chunkOf(e) {
+  return Number.isInteger(e.chunk) && Number.isInteger(e.micro_batch) ? e.chunk : null;
+}
+
+/** per stage, the resources its events use, in lane order (compute first, then p2p, dp, others) */
+export function stageResources(est) {
+  const n = Math.max((est.stages || []).length, 0);
+  const sets = Array.from({ length: n }, () => new Set());
+  for (const e of est.timeline || []) {
+    if (!Number.isInteger(e.stage) || e.stage < 0) continue;
+    while (sets.length <= e.stage) sets.push(new Set());
+    sets[e.stage].add(resourceOf(e));
+  }
+  return sets.map((set) => [...set].sort(compareResources));
+}
 
 /** The plan alone, as `poseidon estimate S.json --plan P.json` and the page's "Load plan" read it. */
 export function planJson(estimate) {
@@ -32,8 +75,8 @@ export function topPlansCsv(plans) {
   return [head, ...rows].map((r) => r.map(csvCell).join(',')).join('\n') + '\n';
 }
 
-/** Assigns events to lanes so that no two events on a lane overlap (Perfetto needs proper nesting). */
-function lanes(events) {
+/** Assigns events to sub-tracks so that no two events on one overlap (Perfetto needs proper nesting). */
+function subTracks(events) {
   const ends = [];
   return events.map((e) => {
     let lane = ends.findIndex((end) => end <= e.start_s + 1e-12);
@@ -43,42 +86,70 @@ function lanes(events) {
   });
 }
 
-function eventName(e) {
+const SHORT = { forward: 'F', backward: 'B', send_forward: 'send act', send_backward: 'send grad', dp_sync: 'DP all-reduce',
+  grad_bucket: 'grad bucket', param_gather: 'param gather', optimizer: 'optimizer' };
+
+export function eventName(e) {
   const mb = e.micro_batch === null || e.micro_batch === undefined ? '' : ` mb${e.micro_batch}`;
-  const short = { forward: 'F', backward: 'B', send_forward: 'send act', send_backward: 'send grad', dp_sync: 'DP all-reduce', optimizer: 'optimizer' };
-  return `${short[e.kind] ?? e.kind}${mb}`;
+  const chunk = chunkOf(e) === null ? '' : ` c${e.chunk}`;
+  const bucket = Number.isInteger(e.bucket) ? ` ${e.bucket}` : '';
+  return `${SHORT[e.kind] ?? e.kind}${bucket}${mb}${chunk}`;
 }
 
-/** Chrome Trace Event JSON: one process per stage; compute and communication on separate threads. */
+/** thread ids: 100 per resource (compute 1..99, p2p 100.., dp 200.., others after), sub-tracks within */
+const TID_STEP = 100;
+
+/**
+ * Chrome Trace Event JSON: one process per stage, one thread (track) per resource the stage uses
+ * (compute, p2p, dp, any other), overlapping events of one resource on extra sub-tracks
+ * ("p2p 2", ...). Chunk (interleaved plans) and bucket (overlapped DP communication) are in the
+ * names and args.
+ */
 export function chromeTrace(est, title = 'Poseidon plan') {
   const events = [];
   const stages = est.stages || [];
   const byStage = new Map();
+  const resources = new Set();
   for (const e of est.timeline || []) {
     if (!byStage.has(e.stage)) byStage.set(e.stage, []);
     byStage.get(e.stage).push(e);
+    resources.add(resourceOf(e));
   }
+  // one tid block per resource, the same in every process, so a track keeps its id across stages
+  const order = [...resources].sort(compareResources);
   for (const [stage, list] of [...byStage.entries()].sort((a, b) => a[0] - b[0])) {
     const st = stages[stage] || {};
     const pname = `stage ${stage}: ${st.device ?? ''} ${st.num_layers ?? '?'} layers, ${st.gpus ?? '?'} GPUs`.replace(/\s+/g, ' ');
     events.push({ ph: 'M', pid: stage, tid: 0, name: 'process_name', args: { name: pname } });
     events.push({ ph: 'M', pid: stage, tid: 0, name: 'process_sort_index', args: { sort_index: stage } });
-    for (const [group, base, label] of [[false, 1, 'compute'], [true, 100, 'comm']]) {
-      const evs = list.filter((e) => COMM_KINDS.has(e.kind) === group).sort((a, b) => a.start_s - b.start_s || a.end_s - b.end_s);
-      const lane = lanes(evs);
-      const used = new Set(lane);
-      for (const l of used) {
-        events.push({ ph: 'M', pid: stage, tid: base + l, name: 'thread_name', args: { name: l ? `${label} ${l + 1}` : label } });
+    const byRes = new Map();
+    for (const e of list) {
+      const r = resourceOf(e);
+      if (!byRes.has(r)) byRes.set(r, []);
+      byRes.get(r).push(e);
+    }
+    for (const res of order) {
+      if (!byRes.has(res)) continue;
+      const base = order.indexOf(res) * TID_STEP + 1;
+      const evs = byRes.get(res).sort((a, b) => a.start_s - b.start_s || a.end_s - b.end_s);
+      const sub = subTracks(evs);
+      for (const l of new Set(sub)) {
+        events.push({ ph: 'M', pid: stage, tid: base + l, name: 'thread_name', args: { name: l ? `${res} ${l + 1}` : res } });
         events.push({ ph: 'M', pid: stage, tid: base + l, name: 'thread_sort_index', args: { sort_index: base + l } });
       }
       evs.forEach((e, i) => {
-        events.push({ ph: 'X', pid: stage, tid: base + lane[i], name: eventName(e), cat: e.kind,
-          ts: e.start_s * 1e6, dur: Math.max(0, (e.end_s - e.start_s) * 1e6),
-          args: { stage, kind: e.kind, micro_batch: e.micro_batch ?? null } });
+        const args = { stage, kind: e.kind, resource: res, micro_batch: e.micro_batch ?? null };
+        if (Number.isInteger(e.chunk)) args.chunk = e.chunk;
+        if (Number.isInteger(e.bucket)) args.bucket = e.bucket;
+        events.push({ ph: 'X', pid: stage, tid: base + sub[i], name: eventName(e), cat: e.kind,
+          ts: e.start_s * 1e6, dur: Math.max(0, (e.end_s - e.start_s) * 1e6), args });
       });
     }
   }
-  return JSON.stringify({ displayTimeUnit: 'ms', otherData: { title, iteration_time_s: est.iteration_time_s }, traceEvents: events });
+  const other = { title, iteration_time_s: est.iteration_time_s };
+  if (est.plan?.schedule) other.schedule = est.plan.schedule;
+  if (Number.isInteger(est.plan?.virtual_stages)) other.virtual_stages = est.plan.virtual_stages;
+  return JSON.stringify({ displayTimeUnit: 'ms', otherData: other, traceEvents: events });
 }
 
 // The Megatron-LM launch command lives in megatron.js (re-exported here for older imports).

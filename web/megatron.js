@@ -28,9 +28,22 @@ function samplesPerReplica(st, plan) {
   return st.dp > 0 && plan.micro_batch_size % st.dp === 0 ? plan.micro_batch_size / st.dp : null;
 }
 
-/** layers per stage → the layout string of --pipeline-model-parallel-layout (E embedding, t layer, L loss) */
-export function pipelineLayout(layers) {
-  return layers.map((n, i) => `${i === 0 ? 'E' : ''}${'t'.repeat(n)}${i === layers.length - 1 ? 'L' : ''}`).join('|');
+/**
+ * layers per stage → the layout string of --pipeline-model-parallel-layout (E embedding, t layer,
+ * L loss). With V virtual stages every stage's layers split into V equal chunks, listed as
+ * Megatron-Core wants: all stages of virtual rank 0, then of virtual rank 1, ... (megatron-args.md).
+ */
+export function pipelineLayout(layers, virtual = 1) {
+  const p = layers.length;
+  const out = [];
+  for (let v = 0; v < virtual; v++) {
+    for (let i = 0; i < p; i++) {
+      const first = v === 0 && i === 0;
+      const last = v === virtual - 1 && i === p - 1;
+      out.push(`${first ? 'E' : ''}${'t'.repeat(layers[i] / virtual)}${last ? 'L' : ''}`);
+    }
+  }
+  return out.join('|');
 }
 
 /** the even split nearest to a plan's layers: PP stages of L/PP, or first/last stages that take the remainder */
@@ -56,8 +69,53 @@ function splitFlags(layers, virtual) {
     if (pp === 2 || layers[pp - 1] !== middle[0]) flags.push(['--decoder-last-pipeline-num-layers', layers[pp - 1]]);
     return { flags, kind: 'first-last' };
   }
-  if (virtual > 1) return { flags: [], kind: 'unexpressed' };
+  if (virtual > 1) {
+    // each chunk holds num_layers / V of its stage's blocks (docs/model.md, "Interleaved 1F1B")
+    if (layers.some((n) => n % virtual)) return { flags: [], kind: 'unexpressed' };
+    return { flags: [['--pipeline-model-parallel-layout', pipelineLayout(layers, virtual)]], kind: 'layout' };
+  }
   return { flags: [['--pipeline-model-parallel-layout', pipelineLayout(layers)]], kind: 'layout' };
+}
+
+/**
+ * The dtype gradients are reduced in, as the core decides it (core/src/cost_model.cpp,
+ * grad_bytes_per_param): training.grad_reduce_dtype, else fp32 when the stack keeps fp32 gradients
+ * (Megatron-Core's main_grad), else the training precision. stack: the stack object, when known.
+ */
+export function gradReduceDtype(training, stack) {
+  if (training.grad_reduce_dtype) return { dtype: training.grad_reduce_dtype, from: 'training.grad_reduce_dtype' };
+  const st = stack ?? (typeof training.stack === 'object' && training.stack ? training.stack : null);
+  if (!st || st.grad_fp32 !== false) return { dtype: 'fp32', from: st ? "the stack's grad_fp32" : 'the default stack' };
+  return { dtype: training.precision ?? 'bf16', from: "the stack's grad_fp32 false and the precision" };
+}
+
+/**
+ * Megatron-Core's overlap flags for the scenario's training switches (megatron-args.md, "Distributed
+ * optimizer and overlap"). A switch whose flag would be refused by Megatron, or that has no flag
+ * there, is said in the notes instead of written.
+ */
+function overlapFlags(training, { tp, stack, notes, unsupported }) {
+  const args = [];
+  if (training.overlap_grad_reduce) args.push(['--overlap-grad-reduce']);
+  if (training.overlap_param_gather) {
+    if (training.distributed_optimizer) {
+      args.push(['--overlap-param-gather']);
+      if (!training.overlap_grad_reduce) notes.push('--overlap-param-gather is written without --overlap-grad-reduce, as planned; some Megatron-LM releases accept it only together with --overlap-grad-reduce: add that flag if yours refuses the command (the planned time then changes: switch overlap_grad_reduce on in the planner to see it).');
+    }
+    else unsupported.push('training.overlap_param_gather is on without the distributed optimizer: --overlap-param-gather needs --use-distributed-optimizer, so it is not written');
+  }
+  if (training.tp_comm_overlap) {
+    if (tp !== null && tp > 1 && training.sequence_parallel) {
+      args.push(['--tp-comm-overlap']);
+      notes.push('--tp-comm-overlap needs Transformer Engine (its userbuffers) and sequence parallelism (written); the planner hid the share of TP traffic the stack gives (tp_comm_overlap_fraction).');
+    } else {
+      notes.push(`training.tp_comm_overlap is on, but --tp-comm-overlap is not written: Megatron-Core accepts it only with tensor parallelism above 1 and --sequence-parallel (${tp === null ? 'TP differs per stage' : `TP ${tp}`}, sequence parallelism ${training.sequence_parallel ? 'on' : 'off'}).`);
+    }
+  }
+  const g = gradReduceDtype(training, stack);
+  if (g.dtype === 'bf16') args.push(['--grad-reduce-in-bf16']);
+  if (g.dtype === 'fp16') notes.push(`Gradients are reduced in fp16 in this plan (${g.from}); megatron-args.md lists no flag for that (Megatron-Core reduces in fp32, or in bf16 with --grad-reduce-in-bf16), so none is written.`);
+  return args;
 }
 
 /** GPUs per node and nodes for torchrun from the cluster groups the plan uses */
@@ -76,7 +134,7 @@ function nodeCounts(est, cluster, world) {
  * plan without stages. scenario: {model (object), training}; options: cluster (object with
  * groups), modelId (preset id or name, for the rotary base), tokens (token budget: --train-iters).
  */
-export function megatronArgs(est, scenario, { cluster = null, modelId = null, tokens = null, version = '' } = {}) {
+export function megatronArgs(est, scenario, { cluster = null, modelId = null, tokens = null, version = '', stack = null } = {}) {
   const stages = est?.stages || [];
   const plan = est?.plan || {};
   if (!stages.length) return { ok: false, reasons: ['the plan has no stages'], unsupported: [], notes: [] };
@@ -108,12 +166,17 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
     notes.push(`The layers are split unevenly (${layers.join('/')}). Megatron-LM's even split cannot express this; the command uses Megatron-Core's --pipeline-model-parallel-layout (experimental, recent Megatron-Core releases), one string with a | between stages (E embedding, t a transformer layer, L the loss).`);
     notes.push(`Without that flag, the nearest even split is ${even.layers.join('/')} layers${even.flags.length ? ` (${even.flags.map((f) => f.join(' ')).join(' ')})` : ''}: replace the layout flag with ${even.flags.length ? 'those flags' : 'nothing'}; the plan's timing then changes (load it in the planner to see by how much).`);
   }
-  if (split.kind === 'unexpressed') unsupported.push(`the layers are split unevenly (${layers.join('/')}) with ${virtual} virtual stages; write the layout for all virtual stages by hand (--pipeline-model-parallel-layout lists the stages of virtual rank 0, then 1, ...)`);
+  if (split.kind === 'unexpressed') unsupported.push(`the layers are split ${layers.join('/')} with ${virtual} virtual stages, and not every stage's layers divide into ${virtual} equal chunks; write the layout for all virtual stages by hand (--pipeline-model-parallel-layout lists the stages of virtual rank 0, then 1, ...)`);
+  if (split.kind === 'layout' && virtual > 1) notes.push(`Interleaved schedule with uneven stages: the layout lists the ${pp} × ${virtual} virtual stages (virtual rank 0 of every stage, then 1, ...), each chunk a ${virtual}th of its stage's layers; Megatron-Core takes the virtual pipeline size from it (add --num-virtual-stages-per-pipeline-rank ${virtual} if your release asks for it).`);
 
   const args = [];
   args.push(['--tensor-model-parallel-size', tp ?? need('TP', `the plan uses TP ${stages.map((s) => s.tp).join('/')} per stage; stock Megatron-LM needs one TP`)]);
   args.push(['--pipeline-model-parallel-size', pp]);
-  if (virtual > 1) args.push(['--num-virtual-stages-per-pipeline-rank', virtual]);
+  if (virtual > 1 && split.kind !== 'layout') {
+    args.push(['--num-virtual-stages-per-pipeline-rank', virtual]);
+    const perChunk = split.kind === 'even' ? layers[0] / virtual : null;
+    notes.push(`Interleaved 1F1B: ${virtual} model chunks per pipeline stage (--num-virtual-stages-per-pipeline-rank, newer releases)${Number.isInteger(perChunk) ? `; older releases take --num-layers-per-virtual-pipeline-stage ${perChunk} instead` : ''}. Most releases need the micro-batches per iteration (${plan.num_micro_batches}) to be a multiple of the ${pp} stages.`);
+  }
   for (const f of split.flags) args.push([f[0], q(f[1])]);
   const micro = mbs.length === 1 && mbs[0] !== null ? mbs[0] : null;
   args.push(['--micro-batch-size', micro ?? need('MICRO_BATCH', 'replicas of a stage process different sample counts in this plan')]);
@@ -142,6 +205,7 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
   if (precision === 'fp16') args.push(['--fp16']);
   if (training.sequence_parallel && tp !== null && tp > 1) args.push(['--sequence-parallel']);
   if (training.distributed_optimizer) args.push(['--use-distributed-optimizer']);
+  args.push(...overlapFlags(training, { tp, stack, notes, unsupported }));
   if (training.recompute === 'selective') args.push(['--recompute-activations']);
   if (training.recompute === 'full') args.push(['--recompute-granularity', 'full'], ['--recompute-method', 'uniform'], ['--recompute-num-layers', 1]);
   if (training.flash_attention !== false) args.push(['--use-flash-attn']);

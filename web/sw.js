@@ -5,7 +5,7 @@ const CORE = ['./', 'index.html', 'embed.html', 'embed.js', 'style.css', 'main.j
   'calibration-ui.js', 'errors.js', 'results.js', 'planner.js', 'links.js', 'export-ui.js', 'explain.js', 'cost.js',
   'cost-ui.js', 'glossary.js', 'megatron.js',
   'render/colors.js', 'render/stages.js', 'render/tables.js', 'render/timeline.js', 'render/memory.js', 'render/explain.js',
-  'render/zoom.js',
+  'render/zoom.js', 'render/marks.js', 'render/scene.js',
   'poseidon.js', 'poseidon.wasm', 'icon.svg', 'manifest.webmanifest'];
 
 self.addEventListener('install', (event) => {

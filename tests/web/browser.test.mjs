@@ -1,66 +1,21 @@
 // The page in headless Debian Chromium (playwright-core, no browser download), served with the
 // strict CSP header on 127.0.0.1.   POSEIDON_BUILD_WASM=build-wasm node --test tests/web/browser.test.mjs
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
-import { serve } from '../../web/serve.mjs';
 import { encodeShare, decodeShare } from '../../web/share.js';
-import { siteDir, loadModule } from './load-module.mjs';
+import { loadModule } from './load-module.mjs';
+import { useBrowser, assertClean, ROOT, demoScenario, demoPlan } from './harness.mjs';
 
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
-  '--disable-component-update', '--no-first-run', '--disable-sync'];
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const demoScenario = JSON.parse(fs.readFileSync(path.join(ROOT, 'docs/examples/demo.scenario.json'), 'utf8'));
-const demoPlan = JSON.parse(fs.readFileSync(path.join(ROOT, 'docs/examples/demo.plan.json'), 'utf8'));
-
-let browser;
 let site;
 let searchWorks = true;
 let searchSkipReason = '';
+const env = useBrowser({ ready: (e) => { ({ site, searchWorks, searchSkipReason } = e); } });
 
-before(async () => {
-  const M = await loadModule();
-  const res = JSON.parse(M.plan(JSON.stringify(demoScenario), JSON.stringify({ top: 1, time_limit_s: 0.5 })));
-  if (res.error) {
-    searchWorks = false;
-    searchSkipReason = `the core's search fails on the demo scenario: ${res.error.message}`;
-  }
-  site = await serve(siteDir(), { csp: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
-});
-
-after(async () => {
-  await browser?.close();
-  site?.server.close();
-});
-
-/** A fresh page that records console errors, page errors and CSP violations. */
-async function open(t, url, { context } = {}) {
-  const ctx = context ?? await browser.newContext({ acceptDownloads: true, viewport: { width: 1300, height: 900 } });
-  const page = await ctx.newPage();
-  const problems = [];
-  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
-  await page.addInitScript(() => {
-    window.__csp = [];
-    document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
-  });
-  await page.goto(url);
-  await page.waitForFunction(() => window.__poseidonReady === true, null, { timeout: 30000 });
-  t.after(async () => { if (!context) await ctx.close(); });
-  return { page, problems, ctx };
-}
-
-async function assertClean(page, problems) {
-  const csp = await page.evaluate(() => window.__csp);
-  assert.deepStrictEqual(csp, [], 'no CSP violations');
-  assert.deepStrictEqual(problems.filter((p) => !/Failed to load resource.*404/.test(p)), [], 'no page errors');
-}
-
-const demoLink = async () => `${site.url}index.html#${await encodeShare({ m: demoScenario.model, c: demoScenario.cluster, t: demoScenario.training, p: demoPlan })}`;
+/** A fresh page (1300 x 900) that records console errors, page errors and CSP violations. */
+const open = (t, url, options = {}) => env.open(t, url, options);
+const demoLink = () => env.demoLink();
 
 test('the page loads under the strict CSP header and shows the presets', async (t) => {
   const { page, problems } = await open(t, `${site.url}index.html`);

@@ -1,7 +1,8 @@
 // The Megatron-LM export pastes into a POSIX shell as is: for the core's best plan on every preset
 // cluster, the exported command passes `sh -n`, and run through a stub launcher (a torchrun
 // function that prints its arguments) it passes exactly the plan's parallel sizes, layer split and
-// batch; a placeholder left unset stops the shell with its message.
+// batch; a placeholder left unset stops the shell with its message. Interleaved plans get their
+// virtual-pipeline flags (or layout), the training's overlap switches their Megatron-Core flags.
 //   POSEIDON_BUILD_WASM=build-wasm node --test tests/web/megatron.test.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { loadModule } from './load-module.mjs';
-import { megatronArgs } from '../../web/megatron.js';
+import { megatronArgs, gradReduceDtype, pipelineLayout } from '../../web/megatron.js';
 
 const ENV = { NODE_RANK: '0', MASTER_ADDR: '10.0.0.1', DATA_PATH: '/data/corpus_text_document', TOKENIZER_MODEL: 'meta-llama/Meta-Llama-3-8B',
   VOCAB_FILE: '/data/vocab.json', MERGE_FILE: '/data/merges.txt', LR: '3e-4', TRAIN_ITERS: '1000', TP: '1', MICRO_BATCH: '1', NNODES: '1', NPROC_PER_NODE: '8' };
@@ -34,7 +35,9 @@ test('the exported command passes sh -n and a stub launcher for the best plan on
   for (const cluster of presets.clusters) {
     for (const modelId of ['llama3-8b', 'gpt3-1.7b', 'tiny-8l']) {
       const gbs = Math.max(64, cluster.groups.reduce((a, g) => a + g.nodes * g.gpus_per_node, 0));
-      const sc = { model: modelId, training: { global_batch_size: gbs, recompute: 'selective' }, cluster: cluster.id };
+      // the overlap switches on (they are only flags: the export must still paste and run)
+      const sc = { model: modelId, training: { global_batch_size: gbs, recompute: 'selective', distributed_optimizer: true, overlap_grad_reduce: true,
+        overlap_param_gather: true, grad_reduce_dtype: 'bf16' }, cluster: cluster.id };
       const res = JSON.parse(M.plan(JSON.stringify(sc), JSON.stringify({ top: 1, time_limit_s: 1, baselines: false })));
       if (res.error || !res.plans.length) continue;
       const est = res.plans[0];
@@ -66,6 +69,7 @@ test('the exported command passes sh -n and a stub launcher for the best plan on
         assert.equal(argOf(args, '--num-query-groups'), String(model.num_kv_heads));
         assert.equal(argOf(args, '--tokenizer-model'), ENV.TOKENIZER_MODEL);
       }
+      for (const f of ['--use-distributed-optimizer', '--overlap-grad-reduce', '--overlap-param-gather', '--grad-reduce-in-bf16']) assert.ok(args.includes(f), `${cluster.id}: ${f}`);
       checked++;
       break;
     }
@@ -90,4 +94,104 @@ test('an unset placeholder stops the shell with its message; odd characters stay
   const missing = runStub(r.text, noData);
   assert.notEqual(missing.run.status, 0);
   assert.match(missing.run.stderr, /set DATA_PATH to the preprocessed dataset prefix/);
+});
+
+// ---------------------------------------------------------------- interleaving and overlap (issue 13)
+
+const llama = (M) => JSON.parse(M.presets()).models.find((m) => m.id === 'llama3-8b');
+const homog = (M) => JSON.parse(M.presets()).clusters.find((c) => c.id === 'dgx-h100-16');
+
+test('an interleaved plan with even stages: --num-virtual-stages-per-pipeline-rank, the older flag in the notes; sh -n and the stub pass', async () => {
+  const M = await loadModule();
+  const training = { global_batch_size: 64, distributed_optimizer: true };
+  const plan = { micro_batch_size: 8, num_micro_batches: 8, schedule: 'interleaved-1f1b', virtual_stages: 2,
+    stages: Array.from({ length: 4 }, () => ({ group: 0, num_layers: 8, tp: 2, dp: 2 })) };
+  const est = JSON.parse(M.estimate(JSON.stringify({ model: 'llama3-8b', cluster: 'dgx-h100-16', training }), JSON.stringify(plan)));
+  assert.ok(!est.error, JSON.stringify(est.error));
+  const r = megatronArgs(est, { model: llama(M), training }, { cluster: homog(M), modelId: 'llama3-8b', tokens: 1e11 });
+  const { check, run, args } = runStub(r.text);
+  assert.equal(check.status, 0, check.stderr);
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(argOf(args, '--pipeline-model-parallel-size'), '4');
+  assert.equal(argOf(args, '--num-virtual-stages-per-pipeline-rank'), '2');
+  assert.equal(argOf(args, '--pipeline-model-parallel-layout'), undefined);
+  assert.equal(argOf(args, '--micro-batch-size'), '4', 'per replica: 8 samples over DP 2');
+  assert.ok(r.notes.some((n) => /--num-layers-per-virtual-pipeline-stage 4\b/.test(n)), r.notes.join(' | '));
+  assert.deepStrictEqual(r.unsupported, []);
+});
+
+test('an interleaved plan with uneven stages: the layout lists every virtual stage, virtual rank 0 first', async () => {
+  const M = await loadModule();
+  const training = { global_batch_size: 64 };
+  const layers = [10, 6, 8, 8];
+  const plan = { micro_batch_size: 8, num_micro_batches: 8, schedule: 'interleaved-1f1b', virtual_stages: 2,
+    stages: layers.map((n) => ({ group: 0, num_layers: n, tp: 2, dp: 2 })) };
+  const est = JSON.parse(M.estimate(JSON.stringify({ model: 'llama3-8b', cluster: 'dgx-h100-16', training }), JSON.stringify(plan)));
+  assert.ok(!est.error, JSON.stringify(est.error));
+  const r = megatronArgs(est, { model: llama(M), training }, { cluster: homog(M), modelId: 'llama3-8b' });
+  const { check, run, args } = runStub(r.text);
+  assert.equal(check.status, 0, check.stderr);
+  assert.equal(run.status, 0, run.stderr);
+  const layout = argOf(args, '--pipeline-model-parallel-layout');
+  assert.equal(layout, 'Ettttt|ttt|tttt|tttt|ttttt|ttt|tttt|ttttL');
+  const parts = layout.split('|');
+  assert.equal(parts.length, 4 * 2, 'P x V virtual stages');
+  // virtual rank v lists stage s's chunk v: each a Vth of the stage's layers, all layers once
+  for (let v = 0; v < 2; v++) for (let s = 0; s < 4; s++) assert.equal((parts[v * 4 + s].match(/t/g) || []).length, layers[s] / 2);
+  assert.equal(argOf(args, '--num-virtual-stages-per-pipeline-rank'), undefined, 'the layout carries the virtual size');
+  assert.ok(r.notes.some((n) => /virtual rank 0 of every stage/.test(n)));
+  assert.equal(pipelineLayout([3, 1], 1), 'Ettt|tL');
+  // stages whose layers do not split into V chunks: said plainly, no layout
+  const odd = megatronArgs({ ...est, plan: { ...est.plan }, stages: est.stages.map((st, i) => ({ ...st, num_layers: [9, 7, 8, 8][i] })) },
+    { model: llama(M), training }, { cluster: homog(M) });
+  assert.ok(odd.unsupported.some((u) => /equal chunks/.test(u)));
+  assert.equal(runStub(odd.text).check.status, 0);
+});
+
+test('overlap switches become Megatron-Core flags; what Megatron would refuse or has no flag for is said in the notes', async () => {
+  const M = await loadModule();
+  const plan = { micro_batch_size: 8, num_micro_batches: 8, schedule: '1f1b', stages: Array.from({ length: 2 }, () => ({ group: 0, num_layers: 16, tp: 4, dp: 2 })) };
+  const estimate = (training) => {
+    const est = JSON.parse(M.estimate(JSON.stringify({ model: 'llama3-8b', cluster: 'dgx-h100-16', training }), JSON.stringify(plan)));
+    assert.ok(!est.error, JSON.stringify(est.error));
+    return megatronArgs(est, { model: llama(M), training }, { cluster: homog(M), modelId: 'llama3-8b' });
+  };
+  const all = { global_batch_size: 64, sequence_parallel: true, distributed_optimizer: true, overlap_grad_reduce: true, overlap_param_gather: true,
+    tp_comm_overlap: true, grad_reduce_dtype: 'bf16' };
+  const r = estimate(all);
+  const { check, run, args } = runStub(r.text);
+  assert.equal(check.status, 0, check.stderr);
+  assert.equal(run.status, 0, run.stderr);
+  for (const f of ['--sequence-parallel', '--use-distributed-optimizer', '--overlap-grad-reduce', '--overlap-param-gather', '--tp-comm-overlap', '--grad-reduce-in-bf16']) {
+    assert.ok(args.includes(f), f);
+  }
+  assert.ok(r.notes.some((n) => /Transformer Engine/.test(n)));
+  // off: none of them
+  const off = runStub(estimate({ global_batch_size: 64 }).text).args;
+  for (const f of ['--overlap-grad-reduce', '--overlap-param-gather', '--tp-comm-overlap', '--grad-reduce-in-bf16']) assert.ok(!off.includes(f), f);
+  // TP comm overlap without sequence parallelism: Megatron refuses it, so the note says why it is missing
+  const noSp = estimate({ ...all, sequence_parallel: false });
+  assert.ok(!runStub(noSp.text).args.includes('--tp-comm-overlap'));
+  assert.ok(noSp.notes.some((n) => /--tp-comm-overlap is not written.*sequence parallelism off/.test(n)), noSp.notes.join(' | '));
+  // fp16 gradient reduction: no flag in megatron-args.md, said in the notes
+  const fp16 = estimate({ ...all, precision: 'fp16', grad_reduce_dtype: 'fp16' });
+  assert.ok(!runStub(fp16.text).args.includes('--grad-reduce-in-bf16'));
+  assert.ok(fp16.notes.some((n) => /reduced in fp16.*no flag/.test(n)));
+  // overlap_param_gather without the distributed optimizer (the core refuses the scenario; an export from elsewhere still says it)
+  const est = JSON.parse(M.estimate(JSON.stringify({ model: 'llama3-8b', cluster: 'dgx-h100-16', training: { global_batch_size: 64 } }), JSON.stringify(plan)));
+  const noDist = megatronArgs(est, { model: llama(M), training: { global_batch_size: 64, overlap_param_gather: true } }, { cluster: homog(M) });
+  assert.ok(!runStub(noDist.text).args.includes('--overlap-param-gather'));
+  assert.ok(noDist.unsupported.some((u) => /needs --use-distributed-optimizer/.test(u)));
+});
+
+test('the gradient reduction dtype follows the core: the switch, else the stack (fp32 main grads or the precision)', () => {
+  assert.deepStrictEqual(gradReduceDtype({ grad_reduce_dtype: 'bf16' }, null).dtype, 'bf16');
+  assert.equal(gradReduceDtype({}, null).dtype, 'fp32', 'megatron-core keeps fp32 main grads');
+  assert.equal(gradReduceDtype({ precision: 'bf16' }, { grad_fp32: false }).dtype, 'bf16');
+  assert.equal(gradReduceDtype({ precision: 'fp16', stack: { grad_fp32: false } }, null).dtype, 'fp16');
+  assert.equal(gradReduceDtype({ precision: 'bf16' }, { grad_fp32: true }).dtype, 'fp32');
+  const est = { iteration_time_s: 1, plan: { micro_batch_size: 2, num_micro_batches: 4, stages: [] }, stages: [{ index: 0, device: 'x', group: 0, tp: 1, dp: 2, gpus: 2, num_layers: 4, samples_per_replica: 1 }] };
+  const model = { name: 'm', num_layers: 4, hidden_size: 256, num_attention_heads: 4, seq_length: 128 };
+  const r = megatronArgs(est, { model, training: { precision: 'bf16' } }, { stack: { grad_fp32: false } });
+  assert.ok(r.text.includes('--grad-reduce-in-bf16'), 'a stack without fp32 gradients reduces in bf16: the flag keeps the plan\'s timing');
 });

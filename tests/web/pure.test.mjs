@@ -6,7 +6,7 @@ import path from 'node:path';
 import { encodeShare, decodeShare, ShareLinkError, toBase64Url, SHARE_VERSION, diff, applyDiff, payloadVersion } from '../../web/share.js';
 import { CALIBRATION_KEYS, calibrationFromScenario, calibratedDevice, fittedValues, signedPercent, checkRunsText, RunsInputError } from '../../web/calibration.js';
 import { MEMORY_COMPONENTS, memoryRows, memoryLevel, WARN_SHARE } from '../../web/render/memory.js';
-import { chromeTrace, topPlansCsv, megatronArgs, planJson, COMM_KINDS } from '../../web/exports.js';
+import { chromeTrace, topPlansCsv, megatronArgs, planJson, resourceOf } from '../../web/exports.js';
 import { modelFromHfConfig, HfConfigError } from '../../web/hf.js';
 import { PROFILE_PRESET_IDS, parseProfileText, ProfileInputError, clusterDeviceNames, profileMatch, profileDevices,
   sourceSummary, hasMeasuredSource } from '../../web/profile.js';
@@ -201,7 +201,7 @@ const est = {
   plan: { micro_batch_size: 8, num_micro_batches: 4, schedule: '1f1b', stages: [{ group: 0, num_layers: 12, tp: 2, dp: 4 }, { group: 0, num_layers: 12, tp: 2, dp: 4 }] },
 };
 
-test('chrome trace: compute and comm on separate threads, no overlap on a thread', () => {
+test('chrome trace: compute, p2p and dp on separate threads, no overlap on a thread', () => {
   const trace = JSON.parse(chromeTrace(est));
   const xs = trace.traceEvents.filter((e) => e.ph === 'X');
   assert.equal(xs.length, est.timeline.length);
@@ -217,7 +217,7 @@ test('chrome trace: compute and comm on separate threads, no overlap on a thread
     list.sort((a, b) => a.ts - b.ts);
     for (let i = 1; i < list.length; i++) assert.ok(list[i].ts >= list[i - 1].ts + list[i - 1].dur - 1e-6, 'no overlap');
   }
-  assert.ok(trace.traceEvents.some((e) => e.ph === 'M' && e.name === 'thread_name' && e.args.name === 'comm'));
+  for (const name of ['compute', 'p2p', 'dp']) assert.ok(trace.traceEvents.some((e) => e.ph === 'M' && e.name === 'thread_name' && e.args.name === name), name);
 });
 
 test('CSV, plan JSON, Megatron-LM args', () => {
@@ -330,8 +330,8 @@ test('timeline: small plans draw every event; large ones merge into a bounded nu
   assert.match(aggregationNote(m), /80,020 events drawn as \d+ bars/);
   // nothing is lost: per stage and lane the merged bars count every event and all busy time
   for (let s = 0; s < 10; s++) {
-    for (const lane of ['compute', 'comm']) {
-      const evs = big.timeline.filter((e) => e.stage === s && COMM_KINDS.has(e.kind) === (lane === 'comm'));
+    for (const lane of ['compute', 'p2p', 'dp']) {
+      const evs = big.timeline.filter((e) => e.stage === s && resourceOf(e) === lane);
       const bars = m.bars.filter((b) => b.stage === s && b.lane === lane);
       const marks = new Map(bars.map((b) => [`${b.start_s}/${b.end_s}`, b]));
       assert.equal([...marks.values()].reduce((a, b) => a + b.count, 0), evs.length, `stage ${s} ${lane}: event count`);

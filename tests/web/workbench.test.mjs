@@ -1,73 +1,23 @@
 // The page as a planning workbench (issue 12) in headless Chromium, strict CSP header, at
 // 1440 x 900, 390 x 844 and 360 x 740: layout, live planning and links, explanations, advice,
-// timelines and exports of every listed plan, zoom, Perfetto, time to train and cost, units,
-// keyboard.   POSEIDON_BUILD_WASM=build-wasm node --test tests/web/workbench.test.mjs
-import { test, before, after } from 'node:test';
+// timelines and exports of every listed plan, zoom, Perfetto, time to train and cost, units
+// (keyboard and colour schemes: a11y.test.mjs).   POSEIDON_BUILD_WASM=build-wasm node --test tests/web/workbench.test.mjs
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
-import { serve } from '../../web/serve.mjs';
-import { encodeShare, decodeShare } from '../../web/share.js';
-import { siteDir, loadModule } from './load-module.mjs';
+import { decodeShare } from '../../web/share.js';
+import { useBrowser, assertClean, ROOT, demoScenario, demoPlan, DESKTOP, PHONE, SMALL } from './harness.mjs';
 
-const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
-  '--disable-component-update', '--no-first-run', '--disable-sync'];
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
-const demoScenario = JSON.parse(fs.readFileSync(path.join(ROOT, 'docs/examples/demo.scenario.json'), 'utf8'));
-const demoPlan = JSON.parse(fs.readFileSync(path.join(ROOT, 'docs/examples/demo.plan.json'), 'utf8'));
-const DESKTOP = { width: 1440, height: 900 };
-const PHONE = { width: 390, height: 844 };
-const SMALL = { width: 360, height: 740 };
-
-let browser;
 let site;
 let M;
 let searchWorks = true;
 let searchSkipReason = '';
-
-before(async () => {
-  M = await loadModule();
-  const res = JSON.parse(M.plan(JSON.stringify(demoScenario), JSON.stringify({ top: 1, time_limit_s: 0.5 })));
-  if (res.error) {
-    searchWorks = false;
-    searchSkipReason = `the core's search fails on the demo scenario: ${res.error.message}`;
-  }
-  site = await serve(siteDir(), { csp: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
-});
-
-after(async () => {
-  await browser?.close();
-  site?.server.close();
-});
+const env = useBrowser({ viewport: DESKTOP, ready: (e) => { ({ site, M, searchWorks, searchSkipReason } = e); } });
 
 /** A fresh page that records page errors, CSP violations and every request it makes. */
-async function open(t, url, viewport = DESKTOP, { colorScheme = 'light' } = {}) {
-  const ctx = await browser.newContext({ acceptDownloads: true, viewport, colorScheme });
-  const page = await ctx.newPage();
-  const problems = [];
-  const requests = [];
-  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console: ${m.text()}`); });
-  page.on('request', (r) => requests.push(r.url()));
-  await page.addInitScript(() => {
-    window.__csp = [];
-    document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
-  });
-  await page.goto(url);
-  await page.waitForFunction(() => window.__poseidonReady === true, null, { timeout: 30000 });
-  t.after(() => ctx.close());
-  return { page, problems, requests };
-}
-
-async function assertClean(page, problems) {
-  assert.deepStrictEqual(await page.evaluate(() => window.__csp), [], 'no CSP violations');
-  assert.deepStrictEqual(problems.filter((p) => !/Failed to load resource.*404/.test(p)), [], 'no page errors');
-}
-
-const link = async (payload, extra = '') => `${site.url}index.html${extra}#${await encodeShare(payload)}`;
+const open = (t, url, viewport = DESKTOP, { colorScheme = 'light' } = {}) => env.open(t, url, { viewport, colorScheme });
+const link = (payload, extra = '') => env.link(payload, extra);
 const tokensOf = async (page) => Number((await page.textContent('[data-testid=best-tokens]')).replace(/[^\d]/g, ''));
 /** the result on screen belongs to the current inputs: not stale, no search running */
 const settled = (page, timeout = 30000) => page.waitForFunction(() => !document.querySelector('#results').classList.contains('stale')
@@ -369,31 +319,7 @@ test('units and words: micro-batch per replica, Gb/s next to GB/s, explained ter
   await assertClean(page, problems);
 });
 
-test('keyboard only: every control is reachable with Tab and shows where the focus is', async (t) => {
-  const { page } = await open(t, await link({ m: demoScenario.model, c: demoScenario.cluster, t: demoScenario.training, p: demoPlan }));
-  await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
-  const seen = new Set();
-  const invisible = [];
-  for (let i = 0; i < 400; i++) {
-    await page.keyboard.press('Tab');
-    const f = await page.evaluate(() => {
-      const el = document.activeElement;
-      if (!el || el === document.body) return null;
-      window.__tabbed ??= new WeakSet();
-      const again = window.__tabbed.has(el);
-      window.__tabbed.add(el);
-      const cs = getComputedStyle(el);
-      return { again, id: el.id || el.dataset.testid || `${el.tagName}:${el.textContent.slice(0, 20)}`,
-        outline: cs.outlineStyle !== 'none' && parseFloat(cs.outlineWidth) > 0 };
-    });
-    if (!f) continue;
-    if (f.again) break; // round the whole page
-    seen.add(f.id);
-    if (!f.outline) invisible.push(f.id);
-  }
-  for (const id of ['run', 'theme', 'model-preset', 'f-budget-tokens', 'copy-link', 'export-megatron', 'open-perfetto', 'timeline', 'sort-plans']) assert.ok(seen.has(id), `${id} reachable (${seen.size} stops)`);
-  assert.deepStrictEqual(invisible, [], 'every focused control shows an outline');
-});
+// keyboard-only use (every control reached with Tab, visible focus) at both viewports: a11y.test.mjs
 
 test('screenshots of both viewports for docs/web.md', async (t) => {
   if (!process.env.POSEIDON_SCREENSHOTS) { t.skip('set POSEIDON_SCREENSHOTS=1 to write docs/img/web-*.png'); return; }

@@ -5,6 +5,8 @@ export const KIND_COLOR = {
   send_forward: '#59a14f',
   send_backward: '#8cd17d',
   dp_sync: '#e15759',
+  grad_bucket: '#ff9da7',
+  param_gather: '#76b7b2',
   optimizer: '#b07aa1',
 };
 export const KIND_LABEL = {
@@ -13,8 +15,45 @@ export const KIND_LABEL = {
   send_forward: 'send activations',
   send_backward: 'send gradients',
   dp_sync: 'DP all-reduce',
+  grad_bucket: 'gradient bucket (overlapped)',
+  param_gather: 'parameter all-gather (overlapped)',
   optimizer: 'optimizer',
 };
+/** an event kind this page does not know (from a newer engine) still gets a colour */
+export const UNKNOWN_COLOR = '#9d9d9d';
+
+/** lane names in the chart (the Chrome trace uses the resource ids themselves) */
+export const RESOURCE_LABEL = { compute: 'compute', p2p: 'p2p sends', dp: 'DP comm', tp: 'TP comm' };
+export const resourceLabel = (r) => RESOURCE_LABEL[r] ?? r;
+
+/**
+ * Model chunks of an interleaved plan: chunk c is drawn in its kind's colour darkened by
+ * CHUNK_SHADE[c % 4] (mixed with black), so consecutive chunks always differ, and bars wide enough
+ * carry the label "c0", "c1", ... (the tooltip always names the chunk).
+ */
+export const CHUNK_SHADE = [0, 0.3, 0.15, 0.45];
+
+function mix(hex, amount) {
+  const n = parseInt(hex.slice(1), 16);
+  const ch = [(n >> 16) & 255, (n >> 8) & 255, n & 255].map((v) => Math.round(v * (1 - amount)));
+  return `#${ch.map((v) => v.toString(16).padStart(2, '0')).join('')}`;
+}
+
+/** the colour of a bar: its kind's, shaded by its chunk when it has one */
+export function barColor(kind, chunk = null) {
+  const base = KIND_COLOR[kind] ?? UNKNOWN_COLOR;
+  if (!Number.isInteger(chunk) || chunk <= 0) return base;
+  return mix(base, CHUNK_SHADE[chunk % CHUNK_SHADE.length]);
+}
+
+/** black or white, whichever reads better on `hex` (WCAG relative luminance) */
+export function inkOn(hex) {
+  const n = parseInt(hex.slice(1), 16);
+  const lin = [(n >> 16) & 255, (n >> 8) & 255, n & 255].map((v) => { const c = v / 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; });
+  const L = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2];
+  return (L + 0.05) / 0.05 > 1.05 / (L + 0.05) ? '#000000' : '#ffffff';
+}
+
 export const DEVICE_COLORS = ['#4e79a7', '#f28e2b', '#59a14f', '#b07aa1', '#e15759', '#76b7b2', '#edc948', '#9c755f'];
 
 /** device name → colour, in order of first appearance */
