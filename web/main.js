@@ -67,6 +67,8 @@ function wireInputs() {
     const id = `custom-${n}`;
     const dev = structuredClone(base);
     for (const k of DEVICE_SKIP) delete dev[k];
+    // a custom device's price is entered in the price table, not copied from the preset it started from
+    for (const k of ['price_usd_per_gpu_hour', 'price_source', 'price_as_of']) delete dev[k];
     dev.name = `Custom ${n} (from ${base.name ?? base.id ?? 'scratch'})`;
     state.devices[id] = dev;
     renderClusterForm();
