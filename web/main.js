@@ -12,7 +12,9 @@ import { clearErrors, showError } from './errors.js';
 import { cancelSearch, runSearch, setRunning } from './planner.js';
 import { openFragment, scheduleShareUrl } from './links.js';
 import { loadPlanFile, wireExports } from './export-ui.js';
-import { onApplyVariant, postHeight, renderCosts, timelineControl } from './results.js';
+import { onApplyVariant, onResultsRendered, postHeight, renderCosts, timelineControl } from './results.js';
+import { render as renderWhatIf, wireWhatIf } from './whatif-ui.js';
+import { renderCompare } from './compare-ui.js';
 import { onCostChange, wireCostForm } from './cost-ui.js';
 import { GLOSSARY } from './glossary.js';
 
@@ -131,6 +133,10 @@ function wireInputs() {
   onApplyVariant((v) => { applyChanges(v.changes); });
   wireCostForm();
   onCostChange(() => { renderCosts(); scheduleShareUrl(); });
+  // the comparison and the what-if follow the top plans (a new result, a new price)
+  wireWhatIf();
+  onResultsRendered(renderCompare);
+  onResultsRendered(renderWhatIf);
 }
 
 function renderGlossary() {
