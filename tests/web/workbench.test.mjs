@@ -391,7 +391,7 @@ test('keyboard only: every control is reachable with Tab and shows where the foc
     seen.add(f.id);
     if (!f.outline) invisible.push(f.id);
   }
-  for (const id of ['run', 'theme', 'model-preset', 'f-budget-tokens', 'copy-link', 'export-megatron', 'open-perfetto', 'timeline', 'sort-plans']) assert.ok(seen.has(id), `${id} reachable (${seen.size} stops)`);
+  for (const id of ['run', 'theme', 'model-preset', 'f-budget-tokens', 'copy-link', 'export-megatron', 'open-perfetto', 'timeline', 'sort-plans', 'whatif-run']) assert.ok(seen.has(id), `${id} reachable (${seen.size} stops)`);
   assert.deepStrictEqual(invisible, [], 'every focused control shows an outline');
 });
 
