@@ -1,13 +1,34 @@
 // "Time to train and cost": the token budget and an editable price per GPU-hour for each device of
-// the cluster (defaults in cost.js, dated). Changing them re-prices what is shown; no new search.
-import { h, clear, $, fmt } from './dom.js';
-import { DEFAULT_PRICES, DEFAULT_TOKENS, PRICES_AS_OF, parseTokens, priceOf } from './cost.js';
+// the cluster (defaults from the device presets, with their source and date). Changing them
+// re-prices what is shown; no new search.
+import { h, clear, $ } from './dom.js';
+import { DEFAULT_TOKENS, parseTokens, presetPrices, priceOf } from './cost.js';
 import { byId, state } from './state.js';
+
+let pricesOf = null; // [devices list, presetPrices(devices)]: computed once per preset list
+/** the device presets' prices: id → {usd, source, asOf} */
+export function defaultPrices() {
+  const devices = state.presets.devices;
+  if (pricesOf?.[0] !== devices) pricesOf = [devices, presetPrices(devices)];
+  return pricesOf[1];
+}
 
 /** the budget state → the options of trainingCost() (an invalid budget counts as none) */
 export function costOptions() {
   const tokens = parseTokens(state.budget.tokens);
-  return { tokens: Number.isFinite(tokens) ? tokens : null, prices: state.budget.prices, includeIdle: Boolean(state.budget.idle) };
+  // the scenario sends a custom device inline (cost.js then knows it by its name): its price goes by both
+  const prices = { ...state.budget.prices };
+  for (const [id, dev] of Object.entries(state.devices)) if (prices[id] !== undefined && dev?.name && prices[dev.name] === undefined) prices[dev.name] = prices[id];
+  return { tokens: Number.isFinite(tokens) ? tokens : null, prices, includeIdle: Boolean(state.budget.idle), defaults: defaultPrices() };
+}
+
+/** "https://… : p4d.24xlarge …" → the page's link and the words after it */
+function sourceView(def) {
+  const m = /^(https:\/\/\S+)\s*:\s*(.*)$/s.exec(def.source);
+  const words = m ? m[2] : def.source;
+  return h('span', { class: 'price-source' },
+    m ? h('a', { href: m[1], target: '_blank', rel: 'noopener noreferrer' }, m[1].replace(/^https:\/\/([^/]+).*$/, '$1')) : null,
+    m ? ': ' : '', words, def.asOf ? ` (as of ${def.asOf})` : '');
 }
 
 /** the cluster of the result on screen (its groups name the devices the plan's stages use) */
@@ -38,12 +59,13 @@ export function renderCostForm() {
   if (document.activeElement !== tokensInput) tokensInput.value = state.budget.tokens ?? '';
   $('#f-budget-idle').checked = Boolean(state.budget.idle);
   const refs = [...new Set((state.cluster.groups || []).map((g) => deviceRef(g.device)))];
+  const defaults = defaultPrices();
   const box = clear($('#price-table'));
   const rows = refs.map((ref) => {
     const id = `f-price-${ref.replace(/[^a-zA-Z0-9]+/g, '-')}`;
     const user = state.budget.prices[ref];
     const input = h('input', { type: 'text', id, inputmode: 'decimal', autocomplete: 'off', 'data-device': ref, 'aria-describedby': `${id}-err`,
-      placeholder: DEFAULT_PRICES[ref] === undefined ? 'price' : String(DEFAULT_PRICES[ref]) });
+      placeholder: defaults[ref] === undefined ? 'price' : String(defaults[ref].usd) });
     input.value = user === undefined ? '' : String(user);
     input.addEventListener('input', () => {
       const t = input.value.trim().replace(/^\$/, '');
@@ -59,18 +81,21 @@ export function renderCostForm() {
       }
       onChange();
     });
-    const def = DEFAULT_PRICES[ref];
+    const def = defaults[ref];
     return h('tr', { 'data-device': ref },
       h('th', { scope: 'row' }, h('label', { for: id }, deviceLabel(ref))),
       h('td', {}, input, h('span', { class: 'field-error', id: `${id}-err` })),
-      h('td', { class: 'muted' }, def === undefined ? 'no default: enter a price' : `default $${fmt(def, 2)}`));
+      h('td', { class: 'muted price-default', 'data-usd': def?.usd ?? '', 'data-as-of': def?.asOf ?? '' },
+        def === undefined ? 'no public on-demand price in the preset: enter one' : [`default $${def.usd}/GPU-hour, `, sourceView(def)]));
   });
   box.append(h('table', { class: 'data prices', 'data-testid': 'price-table' },
     h('caption', {}, 'Price per GPU-hour, US dollars (empty: the default)'),
-    h('thead', {}, h('tr', {}, ['device', '$ / GPU-hour', ''].map((t) => h('th', { scope: 'col' }, t)))),
+    h('thead', {}, h('tr', {}, ['device', '$ / GPU-hour', 'default and its source'].map((t) => h('th', { scope: 'col' }, t)))),
     h('tbody', {}, rows)));
-  const missing = refs.filter((r) => priceOf(r, state.budget.prices) === null);
-  $('#price-note').textContent = `Defaults are illustrative round on-demand cloud prices (written ${PRICES_AS_OF}; not quotes, no single source): enter yours.`
+  const missing = refs.filter((r) => priceOf(r, state.budget.prices, defaults) === null);
+  $('#price-note').textContent = 'Defaults: public on-demand list prices carried by the device presets, per GPU-hour (instance price / GPUs), '
+    + 'transcribed from the provider\'s price page as known on the date shown, not fetched live; prices differ by provider, region, '
+    + 'commitment and date: enter yours.'
     + (missing.length ? ` No price for ${missing.map(deviceLabel).join(', ')}: its GPUs cost nothing until you enter one.` : '');
 }
 

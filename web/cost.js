@@ -1,36 +1,23 @@
 // Time to train and cost: a token budget gives days of training, a price per GPU-hour per device
 // gives cost per 1M tokens and the total. Pure functions (no DOM), tested in node.
 //
-// DEFAULT_PRICES are illustrative round numbers in US dollars per GPU-hour, written on
-// PRICES_AS_OF from the range of public on-demand cloud offers the author knew of (single-GPU
-// and 8-GPU instances of the large clouds and GPU clouds, 2024-2025). They are not quotes and
-// no single source is claimed: prices differ by provider, region, commitment and date, and the
-// page shows them in an editable table so that the user enters their own. Devices without a
-// default cost nothing until a price is entered (the page says so).
+// Default prices come from the device presets (presets/devices/*.json: price_usd_per_gpu_hour,
+// price_source, price_as_of; docs/presets.md, "Prices"): public on-demand list prices transcribed
+// from the provider's price page as known at the date given, not fetched live. Devices without a
+// known public on-demand offer carry no price and cost nothing until the user enters one (the
+// page says so).
 
-export const PRICES_AS_OF = '2026-12-01';
-export const DEFAULT_PRICES = {
-  'h200-sxm-141gb': 3.8,
-  'h100-sxm5-80gb': 3.0,
-  'h100-pcie-80gb': 2.5,
-  'gh200-96gb': 3.2,
-  'a100-sxm4-80gb': 1.8,
-  'a100-sxm4-40gb': 1.3,
-  'a100-pcie-80gb': 1.6,
-  'l40s-48gb': 1.2,
-  'l4-24gb': 0.7,
-  'a10-24gb': 0.75,
-  'v100-sxm2-32gb': 0.9,
-  'v100-sxm2-16gb': 0.75,
-  't4-16gb': 0.35,
-  'mi300x-192gb': 2.5,
-  'mi250x-128gb': 1.5,
-  'rtx4090-24gb': 0.4,
-  'rtx3090-24gb': 0.25,
-  'titan-rtx-24gb': 0.2,
-  'rtx2080ti-11gb': 0.15,
-  'rtx2080-8gb': 0.12,
-};
+/** the prices the device presets carry: id → {usd, source, asOf}; devices without one are left out */
+export function presetPrices(devices) {
+  const out = {};
+  for (const d of devices || []) {
+    const usd = d?.price_usd_per_gpu_hour;
+    if (typeof d?.id === 'string' && Number.isFinite(usd) && usd >= 0) {
+      out[d.id] = { usd, source: String(d.price_source ?? ''), asOf: String(d.price_as_of ?? '') };
+    }
+  }
+  return out;
+}
 
 export const DEFAULT_TOKENS = '1T';
 const SUFFIX = { k: 1e3, K: 1e3, m: 1e6, M: 1e6, b: 1e9, B: 1e9, g: 1e9, G: 1e9, t: 1e12, T: 1e12, p: 1e15, P: 1e15 };
@@ -54,11 +41,11 @@ export function formatTokens(x) {
   return String(Math.round(x));
 }
 
-/** the price of a device reference: the user's table, else the default, else null */
-export function priceOf(device, prices) {
+/** the price of a device reference: the user's table, else the preset's (defaults: presetPrices()), else null */
+export function priceOf(device, prices, defaults = {}) {
   const p = prices?.[device];
   if (Number.isFinite(p) && p >= 0) return p;
-  const d = DEFAULT_PRICES[device];
+  const d = defaults?.[device]?.usd;
   return Number.isFinite(d) ? d : null;
 }
 
@@ -70,7 +57,8 @@ export function gpusByDevice(est, cluster, { includeIdle = false } = {}) {
   const groups = cluster?.groups || [];
   const ref = (gi) => {
     const d = groups[gi]?.device;
-    return typeof d === 'string' ? d : (d?.name ?? `group ${gi}`);
+    // an inline device by its name; a calibrated preset ({"base": id, …}) by its preset's id
+    return typeof d === 'string' ? d : (d?.name ?? d?.base ?? `group ${gi}`);
   };
   const out = new Map();
   const add = (k, n) => out.set(k, (out.get(k) ?? 0) + n);
@@ -87,9 +75,9 @@ export function gpusByDevice(est, cluster, { includeIdle = false } = {}) {
 
 /**
  * {tokensPerS, days, hours, usdPerHour, usdPer1M, totalUsd, gpuHours, missing: [device refs without a price]}
- * tokens: the token budget (null: only rates).
+ * tokens: the token budget (null: only rates); prices: the user's; defaults: presetPrices() of the device presets.
  */
-export function trainingCost(est, cluster, { tokens = null, prices = {}, includeIdle = false } = {}) {
+export function trainingCost(est, cluster, { tokens = null, prices = {}, includeIdle = false, defaults = {} } = {}) {
   const tps = est?.tokens_per_s;
   const byDev = gpusByDevice(est, cluster, { includeIdle });
   let usdPerHour = 0;
@@ -97,7 +85,7 @@ export function trainingCost(est, cluster, { tokens = null, prices = {}, include
   const missing = [];
   for (const [dev, n] of byDev) {
     gpus += n;
-    const p = priceOf(dev, prices);
+    const p = priceOf(dev, prices, defaults);
     if (p === null) missing.push(dev);
     else usdPerHour += n * p;
   }

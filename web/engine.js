@@ -1,4 +1,6 @@
-// The client side of the worker protocol (web/worker.js): spawn, call, cancel by restart.
+// The client side of the worker protocol (web/worker.js): spawn, call, cancel by restart; and the
+// pool of workers for many independent searches (web/pool.js), started with the compiled module.
+import { WorkerPool, poolSize } from './pool.js';
 
 export let worker = null;
 export let ready = null;
@@ -57,4 +59,16 @@ export function restartWorker() {
   for (const p of pending.values()) p.reject(err);
   pending.clear();
   return spawnWorker();
+}
+
+let pool = null;
+/** the worker pool (min(cores, 8) workers, started when jobs come); each loads the module compiled once */
+export function getPool() {
+  pool ??= new WorkerPool({
+    // ?workers=N (at most 8) sets the size, for benchmarks: tests/web/bench-whatif.mjs
+    size: poolSize(new URLSearchParams(globalThis.location?.search ?? '').get('workers') ?? globalThis.navigator?.hardwareConcurrency),
+    spawn: () => new Worker(new URL('./worker.js', import.meta.url), { type: 'module' }),
+    init: () => ({ type: 'init', module: compiledModule }),
+  });
+  return pool;
 }

@@ -12,7 +12,9 @@ import { clearErrors, showError } from './errors.js';
 import { cancelSearch, runSearch, setRunning } from './planner.js';
 import { openFragment, scheduleShareUrl } from './links.js';
 import { loadPlanFile, wireExports } from './export-ui.js';
-import { onApplyVariant, postHeight, renderCosts, timelineControl } from './results.js';
+import { onApplyVariant, onResultsRendered, postHeight, renderCosts, timelineControl } from './results.js';
+import { render as renderWhatIf, wireWhatIf } from './whatif-ui.js';
+import { renderCompare } from './compare-ui.js';
 import { onCostChange, wireCostForm } from './cost-ui.js';
 import { GLOSSARY } from './glossary.js';
 
@@ -67,6 +69,8 @@ function wireInputs() {
     const id = `custom-${n}`;
     const dev = structuredClone(base);
     for (const k of DEVICE_SKIP) delete dev[k];
+    // a custom device's price is entered in the price table, not copied from the preset it started from
+    for (const k of ['price_usd_per_gpu_hour', 'price_source', 'price_as_of']) delete dev[k];
     dev.name = `Custom ${n} (from ${base.name ?? base.id ?? 'scratch'})`;
     state.devices[id] = dev;
     renderClusterForm();
@@ -129,6 +133,10 @@ function wireInputs() {
   onApplyVariant((v) => { applyChanges(v.changes); });
   wireCostForm();
   onCostChange(() => { renderCosts(); scheduleShareUrl(); });
+  // the comparison and the what-if follow the top plans (a new result, a new price)
+  wireWhatIf();
+  onResultsRendered(renderCompare);
+  onResultsRendered(renderWhatIf);
 }
 
 function renderGlossary() {

@@ -7,6 +7,7 @@ import { call, restartWorker } from './engine.js';
 import { clearErrors, showCoreError, showError } from './errors.js';
 import { bestSummary, lastPlanRender, renderPlan, renderResult, renderStale } from './results.js';
 import { scheduleShareUrl, updateShareUrl } from './links.js';
+import { cancelWhatIf, whatIfResultShown } from './whatif-ui.js';
 
 /** pause after an edit before the search starts again */
 export const LIVE_DELAY_MS = 350;
@@ -32,6 +33,7 @@ export function progressText(p, elapsed) {
 export function inputsChanged() {
   perf.lastEditMs = performance.now();
   clearErrors(['link']);
+  cancelWhatIf();
   if (state.result) {
     state.stale = true;
     renderStale();
@@ -61,6 +63,7 @@ export async function runSearch({ live = false } = {}) {
   clearTimeout(planTimer);
   planTimer = 0;
   if (state.running) stopSearch();
+  cancelWhatIf();
   const token = ++searchSeq;
   clearErrors(['inputs', 'other']);
   const sc = scenario();
@@ -120,6 +123,7 @@ export function showResult(result, sc) {
   renderResult();
   perf.lastResultMs = performance.now();
   updateShareUrl();
+  whatIfResultShown();
 }
 
 export function cancelSearch() {
@@ -137,6 +141,7 @@ export function cancelSearch() {
 /** Estimates a given plan (from a link or a file) with the current inputs; no search. */
 export async function estimatePlan(plan, origin) {
   stopSearch();
+  cancelWhatIf();
   const sc = scenario();
   const res = await call({ type: 'estimate', scenario: sc, plan });
   if (res?.error) {

@@ -149,16 +149,23 @@ function planLabel(r) {
 export function renderCosts() {
   const r = state.result;
   const plans = r?.plans || [];
-  if (!r) return;
-  bestSummary(plans[0] ?? null, { label: planLabel(r) });
-  const top = clear($('#top-plans'));
-  if (!plans.length) return;
-  const opts = costOptions();
-  const cluster = clusterOfResult();
-  const costs = plans.map((p) => trainingCost(p, cluster, opts));
-  const order = sortPlans(plans, state.sortBy, cluster, opts);
-  top.append(topPlansTable(plans, state.selected, selectPlan, { order, costs, budget: Boolean(opts.tokens) }));
+  if (r) {
+    bestSummary(plans[0] ?? null, { label: planLabel(r) });
+    const top = clear($('#top-plans'));
+    if (plans.length) {
+      const opts = costOptions();
+      const cluster = clusterOfResult();
+      const costs = plans.map((p) => trainingCost(p, cluster, opts));
+      const order = sortPlans(plans, state.sortBy, cluster, opts);
+      top.append(topPlansTable(plans, state.selected, selectPlan, { order, costs, budget: Boolean(opts.tokens) }));
+    }
+  }
+  for (const cb of renderHooks) cb();
 }
+
+const renderHooks = [];
+/** cb() runs whenever the top plans are drawn or re-priced (the comparison and the what-if follow them) */
+export function onResultsRendered(cb) { renderHooks.push(cb); }
 
 export function renderResult() {
   const r = state.result;

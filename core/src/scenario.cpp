@@ -88,8 +88,13 @@ Device parse_device(const Json& in, const std::string& path, Problems& problems)
     r.reject_unknown({"id", "name", "vendor", "peak_tflops", "fp32_tflops", "tf32_tflops", "sustained_clock_ratio", "comm_compute_slowdown", "attention_efficiency", "memory_GiB", "memory_bw_GBps", "intra_node_bw_GBps",
                       "intra_node_link", "matmul_efficiency", "memory_bw_efficiency", "kernel_overhead_us",
                       "intra_node_link_efficiency", "inter_node_link_efficiency", "collective_latency_us",
-                      "framework_overhead_GiB", "calibration", "source", "notes"});
+                      "framework_overhead_GiB", "calibration", "source", "notes",
+                      "price_usd_per_gpu_hour", "price_source", "price_as_of"});
     if (auto v = r.string("name", true)) d.name = *v;
+    // The price keys are the page's (time-to-train cost, docs/presets.md): checked, not used by the model.
+    r.number("price_usd_per_gpu_hour", false, 0, true, 1e6);
+    r.string("price_source", false);
+    r.string("price_as_of", false);
     // An inline device may carry its id (to_json writes it), so a profile keyed by id still finds it.
     if (auto v = r.string("id", false); v && d.id.empty()) d.id = *v;
     if (auto v = r.string("vendor", false)) d.vendor = *v;

@@ -360,7 +360,7 @@ test('timeline: small plans draw every event; large ones merge into a bounded nu
 // ---------------------------------------------------------------- the planning workbench (issue 12)
 
 import { criticalPath, gpuUsage, idleReasons, stageBusy, BREAKDOWN_PARTS } from '../../web/explain.js';
-import { parseTokens, formatTokens, trainingCost, sortPlans, priceOf, gpusByDevice, DEFAULT_PRICES, PRICES_AS_OF, formatUsd } from '../../web/cost.js';
+import { parseTokens, formatTokens, trainingCost, sortPlans, priceOf, gpusByDevice, presetPrices, formatUsd } from '../../web/cost.js';
 import { pipelineLayout, nearestEvenSplit } from '../../web/megatron.js';
 import { zoomView, panView } from '../../web/render/zoom.js';
 import { windowed, timelineSpan } from '../../web/render/timeline.js';
@@ -411,11 +411,30 @@ test('time to train and cost: token budgets, prices, sorting', () => {
   assert.ok(Number.isNaN(parseTokens('lots')));
   assert.ok(Number.isNaN(parseTokens('-5B')));
   assert.equal(formatTokens(1.5e12), '1.5T');
-  assert.match(PRICES_AS_OF, /^\d{4}-\d{2}-\d{2}$/);
-  // every device preset has a default price
-  for (const f of fs.readdirSync(path.join(ROOT, 'presets/devices'))) assert.ok(DEFAULT_PRICES[f.replace(/\.json$/, '')] > 0, f);
-  assert.equal(priceOf('a100-sxm4-80gb', { 'a100-sxm4-80gb': 2 }), 2);
-  assert.equal(priceOf('custom-1', {}), null);
+  // default prices come from the device presets: each priced preset names its source (a provider
+  // page and the instance) and the date; the others have none and the page asks for one
+  const devices = fs.readdirSync(path.join(ROOT, 'presets/devices')).map((f) => ({ id: f.replace(/\.json$/, ''), ...JSON.parse(fs.readFileSync(path.join(ROOT, 'presets/devices', f), 'utf8')) }));
+  const defaults = presetPrices(devices);
+  for (const d of devices) {
+    if (d.price_usd_per_gpu_hour === undefined) {
+      assert.equal(d.price_source, undefined, d.id);
+      assert.equal(defaults[d.id], undefined, d.id);
+      continue;
+    }
+    assert.ok(d.price_usd_per_gpu_hour > 0 && d.price_usd_per_gpu_hour < 100, d.id);
+    assert.match(d.price_source, /^https:\/\/\S+ : \S.{20,}/, `${d.id}: the provider's page and what was priced`);
+    assert.match(d.price_as_of, /^20\d\d-\d\d-\d\d$/, d.id);
+    assert.deepStrictEqual(defaults[d.id], { usd: d.price_usd_per_gpu_hour, source: d.price_source, asOf: d.price_as_of });
+  }
+  assert.ok(Object.keys(defaults).length >= 10, 'most devices have a public on-demand price');
+  // AWS p4d.24xlarge: $32.7726 per hour for 8 GPUs
+  assert.ok(Math.abs(defaults['a100-sxm4-40gb'].usd - 32.7726 / 8) < 1e-4);
+  assert.equal(priceOf('a100-sxm4-80gb', { 'a100-sxm4-80gb': 2 }, defaults), 2);
+  assert.equal(priceOf('a100-sxm4-40gb', {}, defaults), defaults['a100-sxm4-40gb'].usd);
+  assert.equal(priceOf('a100-sxm4-40gb', {}), null, 'without the presets there is no default');
+  assert.equal(priceOf('custom-1', {}, defaults), null);
+  assert.equal(trainingCost(twoStage, { groups: [{ device: 'a100-sxm4-40gb', nodes: 1, gpus_per_node: 8 }, { device: 'a100-sxm4-40gb', nodes: 1, gpus_per_node: 8 }] },
+    { defaults }).usdPerHour, 12 * defaults['a100-sxm4-40gb'].usd);
   assert.deepStrictEqual([...gpusByDevice(twoStage, cluster16)], [['a100-sxm4-80gb', 4], ['v100-sxm2-32gb', 8]]);
   assert.deepStrictEqual([...gpusByDevice(twoStage, cluster16, { includeIdle: true })], [['a100-sxm4-80gb', 8], ['v100-sxm2-32gb', 8]]);
   const prices = { 'a100-sxm4-80gb': 2, 'v100-sxm2-32gb': 1 };
@@ -426,7 +445,7 @@ test('time to train and cost: token budgets, prices, sorting', () => {
   assert.ok(Math.abs(c.totalUsd - 16 * 1e12 / 1e5 / 3600) < 1e-6);
   const idle = trainingCost(twoStage, cluster16, { tokens: 1e12, prices, includeIdle: true });
   assert.equal(idle.usdPerHour, 8 * 2 + 8 * 1);
-  assert.deepStrictEqual(trainingCost(twoStage, { groups: [{ device: 'custom-1', nodes: 1, gpus_per_node: 8 }, cluster16.groups[1]] }, { prices: {} }).missing, ['custom-1']);
+  assert.deepStrictEqual(trainingCost(twoStage, { groups: [{ device: 'custom-1', nodes: 1, gpus_per_node: 8 }, cluster16.groups[1]] }, { prices: {}, defaults }).missing, ['custom-1']);
   // a faster plan on dearer GPUs: sorted by time it is first, by cost second
   const fast = { ...twoStage, iteration_time_s: 1 / 1.2, tokens_per_s: 1.2e5, num_gpus: 16,
     stages: [{ ...twoStage.stages[0], dp: 8, gpus: 8, replicas: undefined }, twoStage.stages[1]] };
