@@ -123,6 +123,40 @@ TEST_CASE("parameter all-gather buckets by hand", "[overlap][dag]") {
     CHECK(dag_iteration_time(st, 1, ws) == Approx(5.5));
 }
 
+TEST_CASE("in a pipeline the slowed passes delay the neighbours: hand-computed", "[overlap][dag]") {
+    DagWorkspace ws;
+    // Two stages, one micro-batch, f = b = 1, free sends. Stage 1 reduces 1 s in 2 buckets beside
+    // its backward (kappa 0.1): B(1,0) runs [2, 3.05], its buckets [2.5, 3] and [3.05, 3.55], and
+    // the gradient reaches stage 0 at 3.05, not 3: B(0,0) ends 4.05 (the closed-form discount
+    // left the backward alone: 4.0).
+    std::vector<StageTimes> st(2);
+    for (auto& t : st) t.forward_s = t.backward_s = 1;
+    set_grad_buckets(st[1], 1.0, 1.0, 80e6, 0.1);
+    CHECK(dag_iteration_time(st, 1, ws) == Approx(4.05));
+    DagResult r = evaluate_dag(st, 1, true, ws);
+    std::vector<double> ends;
+    for (const auto& e : r.timeline)
+        if (e.kind == NodeKind::grad_bucket) ends.push_back(e.end_s);
+    REQUIRE(ends.size() == 2);
+    CHECK(ends[0] == Approx(3.0));
+    CHECK(ends[1] == Approx(3.55));
+    // Stage 1 all-gathers 1 s in 2 buckets instead: bucket 0 [0, 0.5] is done when the activation
+    // arrives at 1; F(1,0) dispatches bucket 1 at 1 and runs beside it, 1.05; then 2 backwards.
+    st[1] = StageTimes{};
+    st[1].forward_s = st[1].backward_s = 1;
+    set_param_gather(st[1], 1.0, 1.0, 80e6, 0.1);
+    CHECK(dag_iteration_time(st, 1, ws) == Approx(4.05));
+    r = evaluate_dag(st, 1, true, ws);
+    std::vector<TimelineEvent> g;
+    for (const auto& e : r.timeline)
+        if (e.kind == NodeKind::param_gather) g.push_back(e);
+    REQUIRE(g.size() == 2);
+    CHECK(g[0].end_s == Approx(0.5));
+    CHECK(g[1].start_s == Approx(1.0));
+    CHECK(g[1].end_s == Approx(1.5));
+    CHECK(std::string(resource_of(NodeKind::param_gather)) == "dp");
+}
+
 TEST_CASE("the drawn sub-steps lose kappa of every second a bucket runs beside them", "[overlap][dag]") {
     // The contention is structure: compute runs at rate 1 - kappa while a bucket of its GPU runs.
     // Each sub-step of the last backward, with the buckets the timeline draws, does exactly b/K of work.
