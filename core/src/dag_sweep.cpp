@@ -141,7 +141,9 @@ double closed_form_time_s(std::span<const StageTimes> stages, std::int64_t m, in
         sum += c;
         mx = std::max(mx, c);
         comm += t.send_forward_s + t.send_backward_s;
-        tail = std::max(tail, t.dp_sync_s + t.optimizer_s);
+        // with the overlap chains: the slowed last backward before the exposed buckets, and the
+        // parameter all-gather's bucket 0 and slowdown of the first forward (0 without overlap)
+        tail = std::max(tail, t.last_backward_extra_s + t.dp_sync_s + t.optimizer_s + (t.param_gather_bucket_s + t.first_forward_extra_s));
     }
     if (V == 1) return sum + static_cast<double>(m - 1) * mx + comm + tail;
     return sum / V + (static_cast<double>(m) - 1.0 / V) * mx + comm + tail;

@@ -73,7 +73,8 @@ double dag_iteration_time(std::span<const StageTimes> stages, std::int64_t m, Da
 double dag_iteration_time_below(std::span<const StageTimes> stages, std::int64_t m, double cutoff, DagWorkspace& ws);
 
 // The classic closed form sum_s(f+b) + (m-1) max_s(f+b), plus sends once and the slowest
-// synchronisation + step (Narayanan et al. 2021; AMP, Metis). Exact only for equal stages.
+// synchronisation + step (Narayanan et al. 2021; AMP, Metis). Exact only for equal stages. With
+// the overlap chains the synchronisation term is the stage's slowdowns plus its exposed buckets.
 // With V > 1 chunks per stage (interleaved 1F1B): sum_s(f+b)/V + (m - 1/V) max_s(f+b), which is
 // (m + (p-1)/V)(f+b) for equal stages (Narayanan et al. 2021, sec. 2.2).
 double closed_form_time_s(std::span<const StageTimes> stages, std::int64_t m, int V = 1);
