@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "poseidon/cost_model.hpp"
@@ -187,6 +188,74 @@ TEST_CASE("the drawn sub-steps lose kappa of every second a bucket runs beside t
             INFO("instance " << n << " sub-step " << k);
             REQUIRE(std::abs((s1 - s0) - kappa * beside - t.grad_bucket_ready_s) <= 1e-12);
         }
+    }
+}
+
+namespace {
+
+// An event simulation of one last backward and its buckets, independent of the chain's formulas:
+// K sub-steps of work b/K on the compute stream, at rate 1 - kappa while a bucket runs; bucket k
+// (d/K) queued when sub-step k ends and run in order on the dp stream. Returns {backward end,
+// last bucket end}, from the backward's start.
+std::pair<double, double> simulate_grad(double b, double d, int K, double kappa) {
+    const double r = b / K, g = d / K, inf = 1e300;
+    double t = 0, w = r, dp_end = -1, compute_end = 0, last = 0;
+    int k = 0, queued = 0;
+    while (k < K || queued > 0 || dp_end > t) {
+        const bool busy = dp_end > t;
+        const double rate = busy ? 1 - kappa : 1.0;
+        const double next_compute = k < K && rate > 0 ? t + w / rate : inf;
+        const double next_dp = busy ? dp_end : inf;
+        if (next_compute <= next_dp) {
+            t = next_compute;
+            ++k;
+            ++queued;
+            w = r;
+            compute_end = t;
+        } else {
+            if (k < K) w -= rate * (next_dp - t);
+            t = next_dp;
+        }
+        if (dp_end <= t && queued > 0) {
+            dp_end = t + g;
+            last = dp_end;
+            --queued;
+        }
+    }
+    return {compute_end, last};
+}
+
+}  // namespace
+
+TEST_CASE("an event simulation of compute at rate 1 - kappa beside the buckets gives the chain", "[overlap][dag]") {
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    for (int n = 0; n < 3000; ++n) {
+        const double b = u(rng), d = 3 * u(rng), kappa = n % 4 == 0 ? 0.0 : 0.95 * u(rng), params = 40e6 * (0.5 + 10 * u(rng));
+        StageTimes t;
+        set_grad_buckets(t, d, b, params, kappa);
+        const auto [bwd_end, chain_end] = simulate_grad(b, d, t.grad_buckets, kappa);
+        INFO("b=" << b << " d=" << d << " kappa=" << kappa << " K=" << t.grad_buckets);
+        REQUIRE(std::abs(bwd_end - (b + t.last_backward_extra_s)) <= 1e-9);
+        REQUIRE(std::abs(chain_end - (b + t.last_backward_extra_s + t.dp_sync_s)) <= 1e-9);
+        // the all-gather: bucket 0 from time 0, sub-step k dispatches bucket k+1 as it starts
+        // and runs at rate 1 - kappa while it does; sub-step k+1 waits for it
+        StageTimes p;
+        const double f = b, a = d;
+        set_param_gather(p, a, f, params, kappa);
+        const int K = p.param_gather_buckets;
+        const double r = f / K, g = a / K;
+        double gather_end = g, end = 0;
+        for (int k = 0; k < K; ++k) {
+            const double start = std::max(end, gather_end);
+            if (k + 1 < K) {
+                gather_end = start + g;
+                end = start + (r <= (1 - kappa) * g ? r / (1 - kappa) : g + (r - (1 - kappa) * g));
+            } else {
+                end = start + r;
+            }
+        }
+        REQUIRE(std::abs(end - (g + f + p.first_forward_extra_s)) <= 1e-9);
     }
 }
 
