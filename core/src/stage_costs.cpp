@@ -71,7 +71,6 @@ double ring_reduce_scatter_s(double bytes, int n, double bw_GBps, double latency
     return 1.0 * (n - 1) / n * bytes / (bw_GBps * GB) + 1.0 * (n - 1) * latency_s;
 }
 
-
 int ReplicaPlacement::first_node() const { return 0; }
 
 std::vector<StagePlacement> place_plan(const Scenario& sc, const Plan& plan) {
