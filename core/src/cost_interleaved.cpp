@@ -78,7 +78,7 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, const std::vector<Sta
             double params = 0;
             for (const auto& rc : ev.replica_costs) params = std::max(params, rc.params_per_gpu);
             const double kappa = sc.cluster.groups[st.replicas[ev.slowest_replica].group].device.comm_compute_slowdown;
-            ev.times.dp_sync_s = overlapped_bucket_sync_s(ev.times.dp_sync_s, ev.chunk_times[0].backward_s, params, kappa);
+            set_grad_buckets(ev.times, ev.times.dp_sync_s, ev.chunk_times[0].backward_s, params, kappa, st.dp());
         }
         ev.times.send_forward_s = s + 1 < p || V > 1 ? send_next : 0.0;
         ev.times.send_backward_s = s > 0 || V > 1 ? send_prev : 0.0;

@@ -12,7 +12,20 @@ const char* to_string(NodeKind k) {
         case NodeKind::send_forward: return "send_forward";
         case NodeKind::send_backward: return "send_backward";
         case NodeKind::dp_sync: return "dp_sync";
+        case NodeKind::grad_bucket: return "grad_bucket";
+        case NodeKind::param_gather: return "param_gather";
         default: return "optimizer";
+    }
+}
+
+const char* resource_of(NodeKind k) {
+    switch (k) {
+        case NodeKind::send_forward:
+        case NodeKind::send_backward: return "p2p";
+        case NodeKind::dp_sync:
+        case NodeKind::grad_bucket:
+        case NodeKind::param_gather: return "dp";
+        default: return "compute";
     }
 }
 
@@ -106,7 +119,9 @@ struct Layout {
                 if (j + 1 < m) fn(SB(s, j + 1));
                 break;
             case NodeKind::dp_sync: fn(G()); break;
-            case NodeKind::optimizer: break;
+            case NodeKind::optimizer:
+            case NodeKind::grad_bucket:  // drawn from their chains, never nodes of the layout
+            case NodeKind::param_gather: break;
         }
     }
 
@@ -115,8 +130,8 @@ struct Layout {
         if (d.barrier) return 0;
         const StageTimes& t = st[d.stage];
         switch (d.kind) {
-            case NodeKind::forward: return t.forward_s;
-            case NodeKind::backward: return t.backward_s;
+            case NodeKind::forward: return d.mb == 0 ? t.forward_s + t.first_forward_extra_s : t.forward_s;
+            case NodeKind::backward: return d.mb == m - 1 ? t.backward_s + t.last_backward_extra_s : t.backward_s;
             case NodeKind::send_forward: return t.send_forward_s;
             case NodeKind::send_backward: return t.send_backward_s;
             case NodeKind::dp_sync: return t.dp_sync_s;
@@ -157,10 +172,14 @@ Breakdown bottleneck_breakdown(const Layout& L, std::span<const StageTimes> stag
     bd.bottleneck_stage = static_cast<int>(bn);
 
     // A tight predecessor of u (one finishing when u starts), preferring one on b, then one on u's
-    // stage, so that ties (equal stages) resolve the same way every time; -1 at the graph's sources.
+    // stage, so that ties (equal stages) resolve the same way every time; -1 at the graph's sources;
+    // kGather for a first forward that waits for its parameter bucket 0 (overlap_param_gather),
+    // which runs from time 0 and is not a node of the layout.
+    constexpr std::int64_t kGather = -2;
     auto tight_pred = [&](std::int64_t u) {
         const auto d = L.decode(u);
         const double st = start_of(u);
+        if (!d.barrier && d.kind == NodeKind::forward && d.mb == 0 && st > eps && st <= stages[d.stage].param_gather_bucket_s + eps) return kGather;
         std::int64_t best = -1;
         int best_rank = -1;
         for (std::uint32_t k = begin[u]; k < begin[u + 1]; ++k) {
@@ -180,6 +199,7 @@ Breakdown bottleneck_breakdown(const Layout& L, std::span<const StageTimes> stag
     };
     // Covers [lo, hi] (hi = finish of u) with the tight chain ending in u.
     auto cover = [&](std::int64_t u, double lo, double hi) {
+        if (u == kGather) bd.dp_comm_s += std::max(0.0, hi - lo);
         for (; u >= 0; u = tight_pred(u)) {
             const auto d = L.decode(u);
             const double st = start_of(u);
@@ -189,10 +209,13 @@ Breakdown bottleneck_breakdown(const Layout& L, std::span<const StageTimes> stag
                     case NodeKind::backward: bd.bubble_s += part; break;  // never b's: b is idle here
                     case NodeKind::send_forward:
                     case NodeKind::send_backward: bd.pp_comm_s += part; break;
-                    case NodeKind::dp_sync: bd.dp_comm_s += part; break;
+                    case NodeKind::dp_sync:
+                    case NodeKind::grad_bucket:
+                    case NodeKind::param_gather: bd.dp_comm_s += part; break;
                     case NodeKind::optimizer: bd.optimizer_s += part; break;
                 }
             if (st <= lo + eps) break;
+            if (tight_pred(u) == kGather) bd.dp_comm_s += std::max(0.0, std::min(hi, st) - lo);  // [lo, st]: the gather's
         }
     };
 
@@ -210,6 +233,10 @@ Breakdown bottleneck_breakdown(const Layout& L, std::span<const StageTimes> stag
         // A blocking stack's sends are folded into b's F/B nodes (fold_blocking_sends): that part
         // is point-to-point communication, not compute.
         const double send = std::min(dur - tp, fwd ? t.forward_send_blocking_s : t.backward_send_blocking_s);
+        // The last backward's slowdown by the gradient buckets beside it is the overlapped
+        // reduction's cost: dp_comm_s, as the exposed bucket time after it.
+        if (!fwd && e == -L.m) bd.dp_comm_s += t.last_backward_extra_s;
+        if (fwd && e == 0) bd.dp_comm_s += t.first_forward_extra_s;  // the same for the parameter all-gather
         bd.tp_comm_s += tp;
         bd.pp_comm_s += send;
         bd.compute_s += dur - tp - send;
@@ -241,6 +268,8 @@ DagResult evaluate_dag(std::span<const StageTimes> stages, std::int64_t m, bool 
     Layout L{S, m, 2 * S * m + 2 * (S - 1) * m};
     const std::int64_t N = L.size();
     ws.finish.assign(N, 0.0);  // holds the start time until the node is processed
+    // overlap_param_gather: a stage's first forward waits for its bucket 0 (from time 0).
+    for (std::int64_t s = 0; s < S; ++s) ws.finish[L.F(s, 0)] = stages[s].param_gather_bucket_s;
     ws.pending.assign(N, 0);
     for (std::int64_t u = 0; u < N; ++u) L.successors(u, [&](std::int64_t v) { ++ws.pending[v]; });
     ws.ready.clear();
@@ -264,6 +293,13 @@ DagResult evaluate_dag(std::span<const StageTimes> stages, std::int64_t m, bool 
     for (std::int64_t u = 0; u < N; ++u) {
         auto d = L.decode(u);
         if (d.barrier) continue;
+        if (d.kind == NodeKind::forward && d.mb == 0 && stages[d.stage].param_gather_buckets > 0)
+            append_param_gathers(static_cast<int>(d.stage), stages[d.stage], ws.finish[u] - L.duration(u, stages), result.timeline);
+        if (d.kind == NodeKind::dp_sync && stages[d.stage].grad_buckets > 0) {
+            // The bucket chain replaces the one node that stands for its longest path.
+            append_grad_buckets(static_cast<int>(d.stage), stages[d.stage], ws.finish[L.B(d.stage, m - 1)], result.timeline);
+            continue;
+        }
         double dur = L.duration(u, stages);
         result.timeline.push_back({static_cast<int>(d.stage), d.kind, static_cast<int>(d.mb), ws.finish[u] - dur, ws.finish[u]});
     }
@@ -274,142 +310,6 @@ DagResult evaluate_dag(std::span<const StageTimes> stages, std::int64_t m, bool 
 
     result.breakdown = bottleneck_breakdown(L, stages, ws.finish, result.iteration_time_s);
     return result;
-}
-
-// The same longest path as evaluate_dag, without a graph: the search calls this once per candidate
-// split, and the generic walk spends most of its time decoding node ids. Each stage runs its 1F1B
-// order; a stage advances while the cross-stage input of its next node (the activation send from
-// stage s-1, the gradient send from stage s+1) is done, and a node's sends are finished as soon as
-// the node is. Every node's finish is max(finish of its predecessors) + duration, the same
-// expression evaluate_dag computes, so the two agree bit for bit (tests/unit/dag.tests.cpp).
-double dag_iteration_time(std::span<const StageTimes> stages, std::int64_t m, DagWorkspace& ws) {
-    return dag_iteration_time_below(stages, m, std::numeric_limits<double>::infinity(), ws);
-}
-
-double dag_iteration_time_below(std::span<const StageTimes> stages, std::int64_t m, double cutoff, DagWorkspace& ws) {
-    const std::int64_t S = static_cast<std::int64_t>(stages.size());
-    if (S == 0 || m <= 0) return 0;
-    double opt_max = 0;
-    for (const auto& t : stages) opt_max = std::max(opt_max, t.optimizer_s);
-    // Early stop (the partial estimate): a stage that has run its first k nodes still has to run
-    // the rest; its last backward then feeds the last backward of every stage before it (gradient
-    // send + backward per stage), any of which ends in that stage's gradient sync, and the slowest
-    // optimizer step follows the barrier. So the iteration takes at least
-    //   clock_s + rest_s + drain_s + max optimizer,  drain_s = max(dp_s, sb_s + b_{s-1} + drain_{s-1}).
-    // Once that reaches the cutoff the candidate cannot enter the top K; the margin covers rounding
-    // of these sums against the DAG's node-by-node ones.
-    const bool early = cutoff < std::numeric_limits<double>::infinity();
-    const double stop_at = cutoff / (1 - 1e-9);
-    // sf[s*m + j]: finish of the send of activation j from stage s to s+1; sb[s*m + j]: of gradient
-    // j from stage s to s-1; negative while not done.
-    ws.finish.assign(static_cast<std::size_t>(2 * S * m + 2 * S), -1.0);
-    double* sf = ws.finish.data();
-    double* sb = sf + S * m;
-    double* clock = sb + S * m;  // finish of the stage's last node so far
-    double* drain = clock + S;
-    drain[0] = stages[0].dp_sync_s;
-    for (std::int64_t s = 1; s < S; ++s) drain[s] = std::max(stages[s].dp_sync_s, stages[s].send_backward_s + stages[s - 1].backward_s + drain[s - 1]);
-    for (std::int64_t s = 0; s < S; ++s) clock[s] = 0;
-    ws.pending.assign(static_cast<std::size_t>(S), 0);  // position in the stage's 1F1B order
-    std::uint32_t* pos = ws.pending.data();
-    const std::int64_t ops = 2 * m;
-    std::int64_t done = 0;
-    double best = 0, barrier = 0;
-    bool aborted = false;
-    auto advance = [&](std::int64_t s) {
-        const StageTimes& t = stages[s];
-        const std::int64_t w = std::min<std::int64_t>(S - s - 1, m);
-        bool moved = false;
-        while (pos[s] < ops) {
-            const std::int64_t k = pos[s];
-            bool fwd;
-            std::int64_t j;
-            if (k < w) {
-                fwd = true;
-                j = k;
-            } else if (k < 2 * m - w) {
-                fwd = ((k - w) & 1) == 0;
-                j = fwd ? w + (k - w) / 2 : (k - w) / 2;
-            } else {
-                fwd = false;
-                j = k - m;
-            }
-            double start = clock[s];
-            if (fwd) {
-                if (s > 0) {
-                    const double in = sf[(s - 1) * m + j];
-                    if (in < 0) break;
-                    start = std::max(start, in);
-                }
-                const double fin = start + t.forward_s;
-                clock[s] = fin;
-                best = std::max(best, fin);
-                if (s < S - 1) {
-                    const double prev = j > 0 ? sf[s * m + j - 1] : 0.0;
-                    const double sfin = std::max(fin, prev) + t.send_forward_s;
-                    sf[s * m + j] = sfin;
-                    best = std::max(best, sfin);
-                }
-            } else {
-                if (s < S - 1) {
-                    const double in = sb[(s + 1) * m + j];
-                    if (in < 0) break;
-                    start = std::max(start, in);
-                }
-                const double fin = start + t.backward_s;
-                clock[s] = fin;
-                best = std::max(best, fin);
-                if (s > 0) {
-                    const double prev = j > 0 ? sb[s * m + j - 1] : 0.0;
-                    const double sfin = std::max(fin, prev) + t.send_backward_s;
-                    sb[s * m + j] = sfin;
-                    best = std::max(best, sfin);
-                }
-            }
-            ++pos[s];
-            moved = true;
-            if (early) {
-                const std::int64_t p = pos[s];
-                const std::int64_t fdone = p <= w ? p : p <= 2 * m - w ? w + (p - w + 1) / 2 : m;
-                const std::int64_t bdone = p - fdone;
-                const double rest = static_cast<double>(m - fdone) * t.forward_s + static_cast<double>(m - bdone) * t.backward_s;
-                if (clock[s] + rest + drain[s] + opt_max >= stop_at) {
-                    aborted = true;
-                    return false;
-                }
-            }
-        }
-        if (moved && pos[s] == ops) {
-            const double dp = clock[s] + t.dp_sync_s;
-            best = std::max(best, dp);
-            barrier = std::max(barrier, dp);
-            ++done;
-        }
-        return moved;
-    };
-    // Forward inputs flow down the pipeline and gradients up it: alternate the sweep direction.
-    for (bool down = true; done < S; down = !down) {
-        bool moved = false;
-        for (std::int64_t i = 0; i < S && !aborted; ++i) moved = advance(down ? i : S - 1 - i) || moved;
-        if (aborted) return cutoff;
-        if (!moved) return std::numeric_limits<double>::quiet_NaN();  // unreachable: 1F1B never deadlocks
-    }
-    best = std::max(best, barrier);
-    for (const auto& t : stages) best = std::max(best, barrier + t.optimizer_s);
-    return best;
-}
-
-double closed_form_time_s(std::span<const StageTimes> stages, std::int64_t m, int V) {
-    double sum = 0, mx = 0, comm = 0, tail = 0;
-    for (const auto& t : stages) {
-        double c = t.forward_s + t.backward_s;
-        sum += c;
-        mx = std::max(mx, c);
-        comm += t.send_forward_s + t.send_backward_s;
-        tail = std::max(tail, t.dp_sync_s + t.optimizer_s);
-    }
-    if (V == 1) return sum + static_cast<double>(m - 1) * mx + comm + tail;
-    return sum / V + (static_cast<double>(m) - 1.0 / V) * mx + comm + tail;
 }
 
 }  // namespace poseidon

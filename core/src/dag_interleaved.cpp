@@ -48,6 +48,12 @@ struct Sweep {
     std::vector<double> clock, link_f, link_b, last_end;
     std::vector<std::size_t> pos;
 
+    // The stage's last pass, chunk 0's last backward, is slowed by the gradient buckets beside it
+    // (training.overlap_grad_reduce; 0 otherwise).
+    double backward_s(std::int64_t v, std::int64_t j) const {
+        return v < p && j == m - 1 ? chunks[v].backward_s + stages[v].last_backward_extra_s : chunks[v].backward_s;
+    }
+
     double run() {
         const std::int64_t PV = static_cast<std::int64_t>(p) * V;
         orders.resize(p);
@@ -93,7 +99,7 @@ struct Sweep {
                         if (in < 0) break;
                         start = std::max(start, in);
                     }
-                    const double f = start + t.backward_s;
+                    const double f = start + backward_s(v, j);
                     clock[s] = bwd_fin[v * m + j] = f;
                     best = std::max(best, f);
                     if (v > 0) {
@@ -154,14 +160,17 @@ DagResult evaluate_interleaved_dag(std::span<const StageTimes> chunks, std::span
                 }
             } else {
                 const double f = sw.bwd_fin[v * m + j];
-                r.timeline.push_back({s, NodeKind::backward, mb, f - t.backward_s, f, u.chunk});
+                r.timeline.push_back({s, NodeKind::backward, mb, f - sw.backward_s(v, j), f, u.chunk});
                 if (v > 0 && t.send_backward_s > 0) {
                     const double e = sw.send_b_fin[v * m + j];
                     r.timeline.push_back({s, NodeKind::send_backward, mb, e - t.send_backward_s, e, u.chunk});
                 }
             }
         }
-        r.timeline.push_back({s, NodeKind::dp_sync, -1, sw.last_end[s], sw.last_end[s] + stages[s].dp_sync_s, 0});
+        if (stages[s].grad_buckets > 0)
+            append_grad_buckets(s, stages[s], sw.last_end[s], r.timeline);
+        else
+            r.timeline.push_back({s, NodeKind::dp_sync, -1, sw.last_end[s], sw.last_end[s] + stages[s].dp_sync_s, 0});
         r.timeline.push_back({s, NodeKind::optimizer, -1, barrier, barrier + stages[s].optimizer_s, 0});
     }
     std::stable_sort(r.timeline.begin(), r.timeline.end(), [](const TimelineEvent& a, const TimelineEvent& b) {
@@ -195,11 +204,13 @@ DagResult evaluate_interleaved_dag(std::span<const StageTimes> chunks, std::span
     double opt = 0;
     for (int s = 0; s < p; ++s) opt = std::max(opt, stages[s].optimizer_s);
     bd.optimizer_s = std::min(tail, opt);
+    // b's last pass slowed by its gradient buckets: the overlapped reduction's cost (dp_comm_s).
+    bd.dp_comm_s = stages[b].last_backward_extra_s;
     // The gradient sync that sets the barrier; the rest of the tail is other stages' drain.
     int last = 0;
     for (int s = 1; s < p; ++s)
         if (sw.last_end[s] + stages[s].dp_sync_s > sw.last_end[last] + stages[last].dp_sync_s) last = s;
-    bd.dp_comm_s = std::min({tail - bd.optimizer_s, stages[last].dp_sync_s, std::max(0.0, barrier - sw.last_end[b])});
+    bd.dp_comm_s += std::min({tail - bd.optimizer_s, stages[last].dp_sync_s, std::max(0.0, barrier - sw.last_end[b])});
     bd.bubble_s = std::max(0.0, total - (bd.compute_s + bd.tp_comm_s + bd.pp_comm_s + bd.optimizer_s + bd.dp_comm_s));
     return r;
 }

@@ -241,6 +241,16 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
                           {"fits", ev.fits},
                           {"source", to_json(ev.sources)},
                           {"replicas", replicas}});
+        // The overlap chains (docs/model.md, "Overlap"), only when their switch is on.
+        const StageTimes& t = ev.times;
+        if (t.grad_buckets > 0)
+            stages.back()["grad_overlap"] = {{"buckets", t.grad_buckets},
+                                             {"bucket_s", r12(t.grad_bucket_s)},
+                                             {"last_backward_slowdown_s", r12(t.last_backward_extra_s)}};
+        if (t.param_gather_buckets > 0)
+            stages.back()["param_gather_overlap"] = {{"buckets", t.param_gather_buckets},
+                                                     {"bucket_s", r12(t.param_gather_bucket_s)},
+                                                     {"first_forward_slowdown_s", r12(t.first_forward_extra_s)}};
     }
     Json j = {{"iteration_time_s", r12(e.iteration_time_s)},
               {"tokens_per_s", r12(e.tokens_per_s)},
@@ -261,9 +271,11 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
     if (with_timeline) {
         Json tl = Json::array();
         for (const auto& ev : e.dag.timeline) {
-            Json item = {{"stage", ev.stage}, {"kind", to_string(ev.kind)}, {"micro_batch", nullptr}, {"start_s", r12(ev.start_s)}, {"end_s", r12(ev.end_s)}};
+            Json item = {{"stage", ev.stage}, {"kind", to_string(ev.kind)}, {"micro_batch", nullptr}, {"start_s", r12(ev.start_s)}, {"end_s", r12(ev.end_s)},
+                         {"resource", resource_of(ev.kind)}};
             if (ev.micro_batch >= 0) item["micro_batch"] = ev.micro_batch;
             if (e.plan.virtual_stages > 1) item["chunk"] = ev.chunk;
+            if (ev.bucket >= 0) item["bucket"] = ev.bucket;
             tl.push_back(std::move(item));
         }
         j["timeline"] = std::move(tl);

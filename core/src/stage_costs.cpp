@@ -23,9 +23,6 @@ constexpr double host_staged_latency_us = 10;
 // Ethernet (docs/model.md, "Links"), and each ring step pays the socket path's latency.
 constexpr double ethernet_link_efficiency = 0.45;
 constexpr double ethernet_latency_us = 20;
-// Megatron-Core's gradient bucket (--ddp-bucket-size default, 40 M parameters): the unit the
-// overlapped reduction launches as soon as the backward has produced it.
-constexpr double grad_bucket_params = 40e6;
 // An RDMA NIC that the GPUs cannot reach peer-to-peer (no GPUDirect RDMA, e.g. one HCA per node
 // behind another PCIe switch than most GPUs): NCCL bounces every chunk through host memory,
 // reaching about 0.7 of what GPUDirect reaches (docs/model.md, "Links").
@@ -72,17 +69,6 @@ double ring_allreduce_s(double bytes, int n, double bw_GBps, double latency_s) {
 double ring_reduce_scatter_s(double bytes, int n, double bw_GBps, double latency_s) {
     if (n <= 1 || bytes <= 0) return 0;
     return 1.0 * (n - 1) / n * bytes / (bw_GBps * GB) + 1.0 * (n - 1) * latency_s;
-}
-
-
-double overlapped_bucket_sync_s(double sync_s, double backward_s, double params, double slowdown) {
-    if (sync_s <= 0) return 0;
-    const double K = std::max(1.0, std::ceil(params / grad_bucket_params));
-    // K equal buckets, bucket k ready (k + 1)/K into the backward, reduced one after another on
-    // the communication stream: the last one ends max(sync/K, sync - (K-1)/K backward) after the
-    // backward; the part hidden behind it slows the compute it shares the GPU with.
-    const double exposed = std::max(sync_s / K, sync_s - (K - 1) / K * backward_s);
-    return exposed + slowdown * (sync_s - exposed);
 }
 
 int ReplicaPlacement::first_node() const { return 0; }
@@ -342,19 +328,24 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
         double grad_bytes = max_params * grad_bytes_per_param(sc.training);
         const double sync_s = dp_sync_span(sc, st, placement[s], grad_bytes, spans[s]);
         const double kappa = sc.cluster.groups[st.replicas[ev.slowest_replica].group].device.comm_compute_slowdown;
-        // overlap_grad_reduce: the buckets reduce during the last micro-batch's backward (its
-        // last chunk's with interleaving, which evaluate_chunks applies instead).
-        ev.times.dp_sync_s = sc.training.overlap_grad_reduce && plan.virtual_stages == 1
-                                 ? overlapped_bucket_sync_s(sync_s, ev.times.backward_s, max_params, kappa)
-                                 : sync_s;
+        // overlap_grad_reduce: the buckets reduce during the last micro-batch's backward (with
+        // interleaving during the stage's last pass, which evaluate_chunks sets instead).
+        if (sc.training.overlap_grad_reduce && plan.virtual_stages == 1)
+            set_grad_buckets(ev.times, sync_s, ev.times.backward_s, max_params, kappa, st.dp());
+        else
+            ev.times.dp_sync_s = sync_s;
         if (sc.training.distributed_optimizer && st.dp() > 1) {
             // The updated bf16 parameters are all-gathered after the sharded step; with
-            // overlap_param_gather behind the next iteration's forwards, bucket by bucket, so only
-            // the first bucket waits (and the rest slows the forwards beside it).
+            // overlap_param_gather, bucket by bucket during the next iteration's first forward:
+            // a chain in the DAG under 1F1B; under interleaving still the closed form (only the
+            // first bucket waits, the rest slows the forwards beside it).
             const double ag_bytes = max_params * bytes_per_element(sc.training.precision);
             const double ag_s = grad_bytes > 0 ? sync_s * ag_bytes / grad_bytes : 0.0;
-            const double K = std::max(1.0, std::ceil(max_params / grad_bucket_params));
-            opt_s += sc.training.overlap_param_gather ? ag_s / K + kappa * (ag_s - ag_s / K) : ag_s;
+            const double K = grad_bucket_count(max_params, st.dp());
+            if (sc.training.overlap_param_gather && plan.virtual_stages == 1)
+                set_param_gather(ev.times, ag_s, ev.times.forward_s, max_params, kappa, st.dp());  // the DAG draws it
+            else
+                opt_s += sc.training.overlap_param_gather ? ag_s / K + kappa * (ag_s - ag_s / K) : ag_s;
         }
         ev.times.optimizer_s = opt_s;
         if (s + 1 < S) ev.times.send_forward_s = p2p_send_spans(sc, plan, placement[s], placement[s + 1], spans[s], spans[s + 1]);

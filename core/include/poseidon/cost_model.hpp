@@ -123,6 +123,27 @@ struct StageTimes {
     // sender computes nothing until its send completes); these are the folded parts.
     double forward_send_blocking_s = 0;
     double backward_send_blocking_s = 0;
+    // training.overlap_grad_reduce as graph structure (docs/model.md, "Overlap"): the compute part
+    // of the stage's last backward is a chain of grad_buckets sub-steps, the first
+    // grad_bucket_ready_s long and the others grad_bucket_step_s (slowed by the buckets beside
+    // them); bucket k (grad_bucket_s on the dp stream) follows sub-step k and bucket k-1. The last
+    // backward node lasts backward_s + last_backward_extra_s, and dp_sync_s is what the bucket
+    // chain runs past that node's end (its longest path, so the DAG stays one node per stage).
+    // grad_buckets 0: no overlap, dp_sync_s is the whole synchronisation after the last backward.
+    int grad_buckets = 0;
+    double grad_bucket_s = 0;
+    double grad_bucket_ready_s = 0;
+    double grad_bucket_step_s = 0;
+    double last_backward_extra_s = 0;
+    // training.overlap_param_gather (1F1B): the all-gather of the updated parameters in
+    // param_gather_buckets buckets of param_gather_bucket_s on the dp stream. Bucket 0 starts with
+    // the iteration and the stage's first forward waits for it; the forward prefetches bucket k+1
+    // as it reaches bucket k (Megatron-Core), so its sub-steps follow every param_gather_step_s
+    // and the first forward node lasts forward_s + first_forward_extra_s. 0: no overlap.
+    int param_gather_buckets = 0;
+    double param_gather_bucket_s = 0;
+    double param_gather_step_s = 0;
+    double first_forward_extra_s = 0;
 };
 
 struct StageEval {
@@ -160,7 +181,19 @@ double fp32_tflops_of(const Device& d);
 double grad_bytes_per_param(const Training& tr);
 // Exposed time of a gradient synchronisation of `params` parameters reduced in Megatron-Core's
 // buckets during a backward of `backward_s` (overlap_grad_reduce), contention included.
+// This is the closed form of the previous model; the DAG now draws the chain (set_grad_buckets),
+// whose longest path equals it when the backward is not communication-bound (docs/model.md).
 double overlapped_bucket_sync_s(double sync_s, double backward_s, double params, double slowdown);
+// Megatron-Core's buckets for `params` parameters per GPU and `dp` data-parallel replicas: its
+// default bucket size max(40 M, 1 M x dp) parameters (--ddp-bucket-size).
+int grad_bucket_count(double params, int dp = 1);
+// Fills t's grad_bucket_* fields, last_backward_extra_s and dp_sync_s for a synchronisation of
+// sync_s reduced in buckets during a last backward whose compute is backward_s, compute running
+// at rate 1 - slowdown while a bucket runs beside it (docs/model.md, "Overlap").
+void set_grad_buckets(StageTimes& t, double sync_s, double backward_s, double params, double slowdown, int dp = 1);
+// Fills t's param_gather_* fields and first_forward_extra_s for an all-gather of gather_s
+// overlapping a first forward whose compute is forward_s (docs/model.md, "Overlap").
+void set_param_gather(StageTimes& t, double gather_s, double forward_s, double params, double slowdown, int dp = 1);
 
 // A stack whose sends block the sender (stack.p2p_blocking): each send's time moves into the
 // sending F/B node and the send node becomes instantaneous, which is exact for the DAG (the link

@@ -12,17 +12,31 @@
 
 namespace poseidon {
 
-enum class NodeKind : std::uint8_t { forward, backward, send_forward, send_backward, dp_sync, optimizer };
+// grad_bucket: one bucket of the overlapped gradient reduction (training.overlap_grad_reduce),
+// drawn in place of the stage's dp_sync; param_gather: one bucket of the overlapped parameter
+// all-gather (training.overlap_param_gather). docs/formats.md, "Timeline".
+enum class NodeKind : std::uint8_t { forward, backward, send_forward, send_backward, dp_sync, optimizer, grad_bucket, param_gather };
 const char* to_string(NodeKind k);
+// The GPU stream a node occupies: "compute" (F, B, optimizer), "p2p" (sends), "dp" (gradient
+// synchronisation and parameter all-gather buckets).
+const char* resource_of(NodeKind k);
 
 struct TimelineEvent {
     int stage = 0;
     NodeKind kind = NodeKind::forward;
-    int micro_batch = -1;  // -1 for dp_sync and optimizer
+    int micro_batch = -1;  // -1 for dp_sync, optimizer and buckets
     double start_s = 0;
     double end_s = 0;
     int chunk = 0;         // model chunk of the stage (interleaved 1F1B); 0 otherwise
+    int bucket = -1;       // grad_bucket / param_gather: the bucket, 0 = first issued; -1 otherwise
 };
+
+// The grad_bucket events of a stage whose last backward node ends at backward_end_s (times with
+// grad_buckets > 0): the chain of docs/model.md, "Overlap", node by node.
+void append_grad_buckets(int stage, const StageTimes& t, double backward_end_s, std::vector<TimelineEvent>& out);
+// The param_gather events of a stage whose first forward starts at forward_start_s (times with
+// param_gather_buckets > 0): bucket 0 from the iteration's start, bucket k+1 from sub-step k's.
+void append_param_gathers(int stage, const StageTimes& t, double forward_start_s, std::vector<TimelineEvent>& out);
 
 // The iteration time seen from the bottleneck stage (the largest busy time m(f+b), lowest index on
 // ties). compute: its F/B work, TP excluded; tp_comm: its TP collectives; while it waits, the chain
@@ -59,7 +73,8 @@ double dag_iteration_time(std::span<const StageTimes> stages, std::int64_t m, Da
 double dag_iteration_time_below(std::span<const StageTimes> stages, std::int64_t m, double cutoff, DagWorkspace& ws);
 
 // The classic closed form sum_s(f+b) + (m-1) max_s(f+b), plus sends once and the slowest
-// synchronisation + step (Narayanan et al. 2021; AMP, Metis). Exact only for equal stages.
+// synchronisation + step (Narayanan et al. 2021; AMP, Metis). Exact only for equal stages. With
+// the overlap chains the synchronisation term is the stage's slowdowns plus its exposed buckets.
 // With V > 1 chunks per stage (interleaved 1F1B): sum_s(f+b)/V + (m - 1/V) max_s(f+b), which is
 // (m + (p-1)/V)(f+b) for equal stages (Narayanan et al. 2021, sec. 2.2).
 double closed_form_time_s(std::span<const StageTimes> stages, std::int64_t m, int V = 1);
