@@ -11,8 +11,10 @@
 #include "poseidon/calibrate.hpp"
 #include "poseidon/estimate.hpp"
 #include "poseidon/scenario.hpp"
+#include "problems_of.hpp"
 
 using namespace poseidon;
+using poseidon::testing::problems_of;
 
 namespace {
 
@@ -72,16 +74,6 @@ const FittedParameter& parameter(const CalibrationResult& res, const std::string
     throw;
 }
 
-std::string problems_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const InputError& e) {
-        std::string all;
-        for (const auto& p : e.problems()) all += (all.empty() ? "" : "\n") + p.line();
-        return all;
-    }
-    return "";
-}
 
 }  // namespace
 

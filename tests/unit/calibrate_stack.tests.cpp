@@ -10,8 +10,10 @@
 #include "poseidon/calibrate.hpp"
 #include "poseidon/estimate.hpp"
 #include "poseidon/scenario.hpp"
+#include "problems_of.hpp"
 
 using namespace poseidon;
+using poseidon::testing::problems_of;
 
 namespace {
 
@@ -58,16 +60,6 @@ const FittedParameter& stack_parameter(const CalibrationResult& res, const std::
     throw;
 }
 
-std::string problems_of(const std::function<void()>& f) {
-    try {
-        f();
-    } catch (const InputError& e) {
-        std::string all;
-        for (const auto& p : e.problems()) all += (all.empty() ? "" : "\n") + p.line();
-        return all;
-    }
-    return "";
-}
 
 }  // namespace
 
