@@ -166,7 +166,10 @@ void Driver::build(Slot& s) {
         sh.check_clock();
         return sh.stop.load();
     });
-    if (s.ctx) s.ctx->id = next_id_.fetch_add(1);
+    if (s.ctx) {
+        s.ctx->id = next_id_.fetch_add(1);
+        set_schedules(*s.ctx, sh.sc, sh.opt.schedule);
+    }
 }
 
 void Driver::free_ctx(std::unique_ptr<MbsCtx>& c) {

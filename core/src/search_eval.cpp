@@ -63,11 +63,14 @@ void Walker::leaf() {
     if (static_cast<std::int64_t>(S) * ctx_->m > 20000 || (stats.evaluated & 15) == 0) check();
 }
 
-void Walker::insert(double time) {
-    if (!sh_.top.admits(time)) return;
+Plan Walker::current_plan() const {
     Plan p;
     p.micro_batch_size = ctx_->mbs;
     p.num_micro_batches = ctx_->m;
+    if (vsched_ > 1) {
+        p.schedule = "interleaved-1f1b";
+        p.virtual_stages = vsched_;
+    }
     p.stages.resize(cfg_.size());
     for (std::size_t j = 0; j < cfg_.size(); ++j) {
         const CfgStage& s = cfg_[j];
@@ -77,7 +80,12 @@ void Walker::insert(double time) {
         st.homogeneous_form = true;
         st.replicas.assign(1, ReplicaSet{s.g, s.tp, dp, static_cast<int>(ctx_->mbs / dp)});
     }
-    if (sh_.top.insert(time, std::move(p)) && sh_.opt.on_progress) sh_.report(seconds_since(sh_.t0));
+    return p;
+}
+
+void Walker::insert(double time) {
+    if (!sh_.top.admits(time)) return;
+    if (sh_.top.insert(time, current_plan()) && sh_.opt.on_progress) sh_.report(seconds_since(sh_.t0));
 }
 
 }  // namespace poseidon::detail

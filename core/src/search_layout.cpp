@@ -141,7 +141,7 @@ void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out)
             double b = 0;
             if (!exhaustive_) {
                 blocks_.push_back({g, oi, -1, 0, info.o.count});
-                b = layout_bound(c, used | (std::uint64_t{1} << g), c.smax - S - info.o.count);
+                b = sched_bound(c, layout_bound(c, used | (std::uint64_t{1} << g), c.smax - S - info.o.count), used | (std::uint64_t{1} << g), 0);
                 blocks_.pop_back();
                 if (cut(b)) {
                     ++stats.pruned;
@@ -159,6 +159,7 @@ void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out)
             if (!exhaustive_) {
                 b = layout_bound(c, used, 0);
                 if (!cut(b)) b = std::max(b, family_c_bound(c, S));
+                b = sched_bound(c, b, used, S);
             }
             out.push_back({b, -1, -1});
         }
@@ -211,6 +212,7 @@ void Walker::tp_dfs(MbsCtx& c, std::size_t bi, int S, std::uint64_t used) {
     }
     const BlockSel run = blocks_[bi];
     const OptInfo& info = c.opts[run.g][run.opt];
+    const bool inherited = one_cut_;  // a cut of the 1F1B bounds above holds below
     for (int ti = 0; ti < static_cast<int>(info.tps.size()); ++ti) {
         const int tp = info.tps[ti].tp;
         if (run.prev_tp != 0 && (tp == run.prev_tp || (tp_mode == TpMode::non_increasing && tp > run.prev_tp))) continue;
@@ -226,9 +228,19 @@ void Walker::tp_dfs(MbsCtx& c, std::size_t bi, int S, std::uint64_t used) {
                 blocks_.insert(blocks_.begin() + static_cast<std::ptrdiff_t>(bi) + 1, BlockSel{run.g, run.opt, -1, run.first + k, run.count - k, tp});
             if (hostable_exact(bi) < L_)
                 ++stats.infeasible["memory"];
-            else if (!exhaustive_ && (cut(layout_bound(c, used, 0)) || cut(family_c_bound(c, S)) || cut(tp_bottleneck_bound(c, bi))))
+            else if (!exhaustive_ && c.vs.empty() && (cut(layout_bound(c, used, 0)) || cut(family_c_bound(c, S)) || cut(tp_bottleneck_bound(c, bi))))
                 ++stats.pruned;
-            else
+            else if (!exhaustive_ && !c.vs.empty()) {
+                // both schedules: cut when the bounds of both cut; the configuration's split
+                // search then skips 1F1B if only its bounds cut (one_cut_, run_config)
+                const bool ilv_cut = cut(ilv_layout_bound(c, used, S));
+                one_cut_ = inherited || !c.sched_1f1b || cut(layout_bound(c, used, 0)) || cut(family_c_bound(c, S)) || cut(tp_bottleneck_bound(c, bi));
+                if (ilv_cut && one_cut_)
+                    ++stats.pruned;
+                else
+                    tp_dfs(c, bi + 1, S, used);
+                one_cut_ = inherited;
+            } else
                 tp_dfs(c, bi + 1, S, used);
             if (k < run.count) blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(bi) + 1);
             blocks_[bi] = run;

@@ -206,17 +206,22 @@ using detail::divisors;
 using detail::node_choices;
 using detail::tp_valid;
 
-SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage) {
+SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule) {
     SpaceSize out;
     const int L = sc.model.num_layers;
     const int G = static_cast<int>(sc.cluster.groups.size());
     if (G > 16) return out;
     // log-free binomials as doubles
-    auto comp = [&](int S) {
+    auto comp = [](int n, int S) {  // compositions of n into S positive parts
         double c = 1;
-        for (int i = 1; i < S; ++i) c = c * (L - i) / i;
-        return c;
+        for (int i = 1; i < S; ++i) c = c * (n - i) / i;
+        return S <= n ? c : 0.0;
     };
+    const bool one_f1b = schedule != "interleaved-1f1b";
+    std::vector<int> vs;
+    if (schedule != "1f1b")
+        for (int V = 2; V <= std::min(search_max_virtual_stages, L / 2); ++V)
+            if (L % V == 0) vs.push_back(V);
     std::vector<int> tps_ok;
     for (std::int64_t mbs : divisors(sc.training.global_batch_size)) {
         const std::int64_t m = sc.training.global_batch_size / mbs;
@@ -268,9 +273,18 @@ SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage) {
             }
         for (std::size_t mask = 1; mask < masks; ++mask)
             for (int S = 1; S <= smax; ++S) {
+                const double cf = f[mask][S].second;
                 out.stage_layouts += f[mask][S].first;
-                out.configurations += f[mask][S].second;
-                out.plans += f[mask][S].second * comp(S);
+                out.configurations += cf;
+                if (one_f1b) {
+                    out.schedules += cf;
+                    out.plans += cf * comp(L, S);
+                }
+                for (int V : vs)
+                    if (detail::interleave_ok(S, m, V, L)) {
+                        out.schedules += cf;
+                        out.plans += cf * comp(L / V, S);
+                    }
             }
     }
     return out;

@@ -59,6 +59,10 @@ struct MbsCtx {
     std::vector<int> group_order;
     double root_bound = 0;
     std::vector<double> keep_a;  // (1 - 1/m)^n
+    // Schedules at this size (search_interleaved.cpp): whether 1F1B plans are searched, and the
+    // virtual-stage counts V >= 2 of interleaved plans (ascending; empty: none).
+    bool sched_1f1b = true;
+    std::vector<int> vs;
     // The configurations the dive searched (so that `configurations` counts each once).
     std::set<std::vector<int>> dive_configs;
 
@@ -91,6 +95,13 @@ std::vector<std::vector<int>> group_tps(const Scenario& sc, SearchStats& stats);
 // counts its bytes in `*account`.
 std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc, std::int64_t mbs, const std::vector<std::vector<int>>& tps, SearchStats& stats,
                                   std::atomic<std::int64_t>* account, const std::function<bool()>& halted);
+
+// The schedules searched at c's size (options.schedule, the layer count's divisors up to
+// search_max_virtual_stages); lowers c.root_bound to the interleaved plans' bound.
+void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule);
+// Whether interleaved plans of S stages, m micro-batches and V chunks a stage exist (Megatron's
+// constraints, plan_format.cpp: S >= 2, m a multiple of S; the search: V divides the layer count).
+bool interleave_ok(int S, std::int64_t m, int V, int num_layers);
 
 // Bytes a context of micro-batch size `mbs` will take at most (its middle-stage tables and the
 // per-stage-size minima), and those each walker needs for a configuration of it (the split

@@ -18,7 +18,7 @@ bool plan_less(const Plan& a, const Plan& b) {
         const auto ky = std::make_tuple(ry.group, ry.tp, ry.tp * ry.count, y.num_layers);
         if (kx != ky) return kx < ky;
     }
-    return false;
+    return a.virtual_stages < b.virtual_stages;  // 1F1B first
 }
 
 namespace {

@@ -246,7 +246,31 @@ private:
 
     // ---- a complete plan (search_eval.cpp) ----
     void leaf();
+    Plan current_plan() const;  // cfg_ with layers_, schedule by vsched_
     void insert(double time);
+
+    // ---- interleaved 1F1B (search_interleaved.cpp) ----
+    int vsched_ = 1;  // virtual stages of the split being searched (1: 1F1B)
+    std::vector<double> iva_;   // LP coverage rate of each suffix, phi = a / V
+    std::vector<int> ucap_;     // per stage: most chunks of V layers it holds
+    std::vector<long long> usuf_;
+    double iopt_ = 0;
+    Plan iplan_;
+    std::vector<const Table*> itab_;  // per stage: its middle-stage table (chunk costs)
+    bool one_cut_ = false;            // the 1F1B bounds cut the configuration (tp_dfs)
+    // Lower bound on every interleaved plan below the layout node blocks_ (groups `used`; S_all:
+    // its stage count when complete, else 0).
+    double ilv_layout_bound(const MbsCtx& c, std::uint64_t used, int S_all);
+    // The bound of a layout node over the schedules searched, given its 1F1B bound `one`.
+    double sched_bound(const MbsCtx& c, double one, std::uint64_t used, int S_all) {
+        if (c.vs.empty()) return c.sched_1f1b ? one : kInf;
+        const double i = ilv_layout_bound(c, used, S_all);
+        return c.sched_1f1b ? std::min(one, i) : i;
+    }
+    void ilv_run(MbsCtx& c);
+    void ilv_dfs(int k, int R, double pa, double ma);
+    void ilv_child(int k, int u, int R, double pa, double ma);
+    void ilv_leaf();
 };
 
 }  // namespace poseidon::detail
