@@ -56,10 +56,11 @@ void Walker::leaf() {
     // The cutoff is one ulp above the threshold, so that a plan that ties the K-th gets its
     // exact time and enters by the tie-break (search_topk.hpp); a stopped evaluation returns the
     // cutoff, which is above the threshold and does not enter.
-    const double T = dag_iteration_time_below(times_, ctx_->m, std::nextafter(sh_.threshold(), kInf), ws_);
+    const double cutoff = std::nextafter(sh_.threshold() * scale_, kInf);
+    const double T = dag_iteration_time_below(times_, ctx_->m, cutoff, ws_);
     ++stats.evaluated;
     if (visited_) visited_->push_back(layers_);
-    insert(T);
+    if (T < cutoff) insert(T);
     if (static_cast<std::int64_t>(S) * ctx_->m > 20000 || (stats.evaluated & 15) == 0) check();
 }
 
@@ -83,9 +84,12 @@ Plan Walker::current_plan() const {
     return p;
 }
 
+// Ranked by time per global_batch_size samples (tokens/s with a batch tolerance): the iteration
+// time itself when the plan trains exactly that batch (scale_ 1: x / 1 is x).
 void Walker::insert(double time) {
-    if (!sh_.top.admits(time)) return;
-    if (sh_.top.insert(time, current_plan()) && sh_.opt.on_progress) sh_.report(seconds_since(sh_.t0));
+    const double key = time / scale_;
+    if (!sh_.top.admits(key)) return;
+    if (sh_.top.insert(key, current_plan(), time) && sh_.opt.on_progress) sh_.report(seconds_since(sh_.t0));
 }
 
 }  // namespace poseidon::detail

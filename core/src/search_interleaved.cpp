@@ -53,8 +53,9 @@ double Walker::ilv_layout_bound(const MbsCtx& c, std::uint64_t used, int S_all) 
         if (S_all > 0 ? interleave_ok(S_all, c.m, V, L_) : static_cast<long long>(S) * V <= L_) vmax = V;
     if (vmax == 0) return kInf;
     double v = 0;
-    for (int g = 0; g < G_; ++g)
-        if (!((used >> g) & 1)) v += c.rho_a[g];
+    if (S_all == 0)  // a complete layout has no stages after its blocks
+        for (int g = 0; g < G_; ++g)
+            if (!((used >> g) & 1)) v += c.rho_a[g];
     const double keep = 1 - 1 / (static_cast<double>(c.m) * vmax);
     double opt_lb = 0;
     for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
@@ -63,6 +64,50 @@ double Walker::ilv_layout_bound(const MbsCtx& c, std::uint64_t used, int S_all) 
         v = lp_steps(v, r.a / vmax, std::pow(keep, it->count));
     }
     return v > 0 ? L_ / v + opt_lb : kInf;
+}
+
+// A complete layout of S stages with TP chosen for blocks 0..upto: for each allowed V, the LP
+// bound with phi = a / V and the integer bottleneck over chunk tables (the chosen TP's middle
+// table, else the least over TP degrees), m V t* + opt; the least over V.
+double Walker::ilv_tp_bound(const MbsCtx& c, std::size_t upto, int S) {
+    double best = kInf;
+    for (int V : c.vs) {
+        if (!interleave_ok(S, c.m, V, L_)) continue;
+        const double keep = 1 - 1 / (static_cast<double>(c.m) * V);
+        double v = 0, opt_lb = 0;
+        for (std::size_t k = blocks_.size(); k-- > 0;) {
+            const BlockSel& b = blocks_[k];
+            const Rates& r = k <= upto ? c.opts[b.g][b.opt].tps[b.tpi].r : c.opts[b.g][b.opt].best;
+            opt_lb = std::max(opt_lb, r.opt_min);
+            v = lp_steps(v, r.a / V, std::pow(keep, b.count));
+        }
+        double bound = v > 0 ? L_ / v + opt_lb : kInf;
+        tabs_.clear();
+        caps_.clear();
+        bool mono = true;
+        int j = 0;
+        for (std::size_t bi = 0; bi < blocks_.size() && mono; ++bi) {
+            const BlockSel& b = blocks_[bi];
+            const OptInfo& info = c.opts[b.g][b.opt];
+            const double* tab = nullptr;
+            if (bi <= upto) {
+                const Table& tb = costs_->middle(b.g, info.o.size, info.tps[b.tpi].tp);
+                mono = tb.monotone;
+                tab = tb.c.data();
+            } else {
+                mono = info.cmin_monotone;
+                tab = info.cmin->data();
+            }
+            for (int q = 0; q < b.count; ++q, ++j) {
+                tabs_.push_back(tab);
+                caps_.push_back(static_cast<int>(std::min<long long>(scap_of(j, bi <= upto ? b.tpi : -1), L_) / V));
+            }
+        }
+        if (mono) bound = std::max(bound, static_cast<double>(c.m) * V * integer_bottleneck_min(tabs_, caps_, L_ / V, heap_) + opt_lb);
+        best = std::min(best, bound);
+        if (!cut(best)) return best;  // no need for the rest
+    }
+    return best;
 }
 
 // Interleaved plans of the configuration cfg_ (its exact caps known: an interleaved stage holds

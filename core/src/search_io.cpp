@@ -27,14 +27,19 @@ Json to_json(const Scenario& sc, const SearchResult& r) {
     for (std::size_t k = 0; k < r.plans.size(); ++k) {
         plans.push_back(to_json(sc, r.plans[k], k == 0 && r.timeline));
         if (k < r.detailed.size() && !r.detailed[k]) plans.back().erase("breakdown");  // not computed
+        // the batch the plan trains (training.global_batch_tolerance lets it differ from the scenario's)
+        plans.back()["global_batch_size"] = r.plans[k].plan.micro_batch_size * r.plans[k].plan.num_micro_batches;
     }
     Json baselines = Json::array();
     const double best = r.plans.empty() ? 0.0 : r.plans.front().iteration_time_s;
+    const bool exact = sc.training.global_batch_tolerance <= 0;
     for (const auto& b : r.baselines) {
         Json j;
         if (b.estimate) {
             j = to_json(sc, *b.estimate, false);
-            j["speedup"] = best > 0 ? Json(round_output(b.estimate->iteration_time_s / best)) : Json(nullptr);
+            // their time over the best plan's; with a batch tolerance, per sample (the batches differ)
+            const double speedup = exact ? b.estimate->iteration_time_s / best : r.plans.front().samples_per_s / b.estimate->samples_per_s;
+            j["speedup"] = best > 0 ? Json(round_output(speedup)) : Json(nullptr);
         } else {
             j = Json::object();
             j["iteration_time_s"] = nullptr;

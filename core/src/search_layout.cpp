@@ -11,6 +11,7 @@ Walker::Walker(Shared& sh, bool exhaustive, bool alone)
     : sh_(sh), sc_(sh.sc), L_(sh.sc.model.num_layers), G_(static_cast<int>(sh.sc.cluster.groups.size())), exhaustive_(exhaustive), alone_(alone) {}
 
 void Walker::bind(const MbsCtx& c) {
+    scale_ = c.scale;
     if (suffix_id_ != c.id) {
         suffix_.clear();
         suffix_id_ = c.id;
@@ -77,7 +78,7 @@ void Walker::expand(MbsCtx& c, const Task& node, std::vector<Task>& out) {
 void Walker::run_task(const Task& t) {
     if (halted()) return;
     MbsCtx& c = *t.ctx;
-    if (cut(t.bound)) {
+    if (!exhaustive_ && sh_.cut(t.bound / c.scale)) {
         ++stats.pruned;
         return;
     }
@@ -233,7 +234,7 @@ void Walker::tp_dfs(MbsCtx& c, std::size_t bi, int S, std::uint64_t used) {
             else if (!exhaustive_ && !c.vs.empty()) {
                 // both schedules: cut when the bounds of both cut; the configuration's split
                 // search then skips 1F1B if only its bounds cut (one_cut_, run_config)
-                const bool ilv_cut = cut(ilv_layout_bound(c, used, S));
+                const bool ilv_cut = cut(ilv_layout_bound(c, used, S)) || cut(ilv_tp_bound(c, bi, S));
                 one_cut_ = inherited || !c.sched_1f1b || cut(layout_bound(c, used, 0)) || cut(family_c_bound(c, S)) || cut(tp_bottleneck_bound(c, bi));
                 if (ilv_cut && one_cut_)
                     ++stats.pruned;

@@ -46,13 +46,12 @@ std::vector<std::vector<int>> group_tps(const Scenario& sc, SearchStats& stats) 
     return tps;
 }
 
-int max_stages_at(const Scenario& sc, std::int64_t mbs) {
-    const std::int64_t m = sc.training.global_batch_size / mbs;
+int max_stages_at(const Scenario& sc, std::int64_t m) {
     return static_cast<int>(std::min<std::int64_t>({sc.model.num_layers, max_stages, max_dag_cells / m}));
 }
 
-std::int64_t ctx_bytes(const Scenario& sc, std::int64_t mbs, const std::vector<std::vector<int>>& tps) {
-    const int smax = max_stages_at(sc, mbs);
+std::int64_t ctx_bytes(const Scenario& sc, std::int64_t mbs, std::int64_t m, const std::vector<std::vector<int>>& tps) {
+    const int smax = max_stages_at(sc, m);
     const std::int64_t L = sc.model.num_layers;
     std::int64_t tables = 0, minima = 0;
     for (std::size_t g = 0; g < sc.cluster.groups.size(); ++g) {
@@ -70,18 +69,21 @@ std::int64_t ctx_bytes(const Scenario& sc, std::int64_t mbs, const std::vector<s
     return tables * static_cast<std::int64_t>(table_bytes(static_cast<int>(L))) + minima * (L + 1) * static_cast<std::int64_t>(sizeof(double));
 }
 
-std::int64_t walker_bytes(const Scenario& sc, std::int64_t mbs) {
-    return (static_cast<std::int64_t>(max_stages_at(sc, mbs)) + 1) * (sc.model.num_layers + 1) * static_cast<std::int64_t>(sizeof(double));
+std::int64_t walker_bytes(const Scenario& sc, std::int64_t m) {
+    return (static_cast<std::int64_t>(max_stages_at(sc, m)) + 1) * (sc.model.num_layers + 1) * static_cast<std::int64_t>(sizeof(double));
 }
 
-std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, const std::vector<std::vector<int>>& tp_ok_, SearchStats& stats_,
+std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, std::int64_t m_, const std::vector<std::vector<int>>& tp_ok_, SearchStats& stats_,
                                   std::atomic<std::int64_t>* account, const std::function<bool()>& halted) {
     const int L_ = sc_.model.num_layers;
     const int G_ = static_cast<int>(sc_.cluster.groups.size());
     auto c = std::make_unique<MbsCtx>();
     c->mbs = mbs;
-    c->m = sc_.training.global_batch_size / mbs;
-    c->smax = max_stages_at(sc_, mbs);
+    c->m = m_;
+    // the iteration trains mbs m samples: bounds in seconds of it compare with the top-K keys,
+    // seconds per global_batch_size samples, divided by this (exactly 1 without a tolerance)
+    c->scale = static_cast<double>(mbs * m_) / static_cast<double>(sc_.training.global_batch_size);
+    c->smax = max_stages_at(sc_, m_);
     if (c->smax < 1) {
         ++stats_.infeasible["DAG size"];
         return nullptr;
@@ -223,8 +225,7 @@ SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage, const std::st
         for (int V = 2; V <= std::min(search_max_virtual_stages, L / 2); ++V)
             if (L % V == 0) vs.push_back(V);
     std::vector<int> tps_ok;
-    for (std::int64_t mbs : divisors(sc.training.global_batch_size)) {
-        const std::int64_t m = sc.training.global_batch_size / mbs;
+    for (auto [mbs, m] : detail::batch_shapes(sc.training)) {
         if (m > max_num_micro_batches) continue;
         const int smax = static_cast<int>(std::min<std::int64_t>({L, max_stages, max_dag_cells / m}));
         if (smax < 1) continue;

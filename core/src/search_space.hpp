@@ -51,6 +51,7 @@ using SuffixCache = std::unordered_map<std::uint64_t, SuffixInfo>;
 struct MbsCtx {
     std::int64_t id = 0;  // unique within a search (walkers key their caches by it)
     std::int64_t mbs = 0, m = 0;
+    double scale = 1;  // mbs m / global_batch_size (training.global_batch_tolerance)
     int smax = 0;
     std::unique_ptr<Costs> costs;
     std::vector<std::vector<OptInfo>> opts;  // [group]
@@ -93,7 +94,7 @@ std::vector<std::vector<int>> group_tps(const Scenario& sc, SearchStats& stats);
 // middle-stage cost tables), and the root bound; null when nothing is feasible at this size, or
 // when `halted()` turns true while it builds. Rejections are counted in `stats`; the cost cache
 // counts its bytes in `*account`.
-std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc, std::int64_t mbs, const std::vector<std::vector<int>>& tps, SearchStats& stats,
+std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc, std::int64_t mbs, std::int64_t m, const std::vector<std::vector<int>>& tps, SearchStats& stats,
                                   std::atomic<std::int64_t>* account, const std::function<bool()>& halted);
 
 // The schedules searched at c's size (options.schedule, the layer count's divisors up to
@@ -106,9 +107,9 @@ bool interleave_ok(int S, std::int64_t m, int V, int num_layers);
 // Bytes a context of micro-batch size `mbs` will take at most (its middle-stage tables and the
 // per-stage-size minima), and those each walker needs for a configuration of it (the split
 // search's fill table), computed before anything is allocated (docs/search.md, "Memory").
-std::int64_t ctx_bytes(const Scenario& sc, std::int64_t mbs, const std::vector<std::vector<int>>& tps);
-std::int64_t walker_bytes(const Scenario& sc, std::int64_t mbs);
+std::int64_t ctx_bytes(const Scenario& sc, std::int64_t mbs, std::int64_t m, const std::vector<std::vector<int>>& tps);
+std::int64_t walker_bytes(const Scenario& sc, std::int64_t m);
 // Stages at most, at micro-batch size mbs (layers, the stage limit, the DAG size).
-int max_stages_at(const Scenario& sc, std::int64_t mbs);
+int max_stages_at(const Scenario& sc, std::int64_t m);
 
 }  // namespace poseidon::detail

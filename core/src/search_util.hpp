@@ -2,7 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
+
+#include "poseidon/types.hpp"
 
 namespace poseidon::detail {
 
@@ -16,6 +19,21 @@ inline std::vector<std::int64_t> divisors(std::int64_t n) {
         }
     lo.insert(lo.end(), hi.rbegin(), hi.rend());
     return lo;
+}
+
+// The (micro-batch size, micro-batch count) pairs of the search (docs/search.md, "The space",
+// step 1): every pair whose product is a global batch the scenario allows (global_batch_range),
+// by micro-batch size then count. With no tolerance: the divisors of the batch, as before.
+inline std::vector<std::pair<std::int64_t, std::int64_t>> batch_shapes(const Training& t) {
+    const auto [lo, hi] = global_batch_range(t);
+    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+    if (lo == hi) {
+        for (std::int64_t d : divisors(lo)) out.push_back({d, lo / d});
+        return out;
+    }
+    for (std::int64_t mbs = 1; mbs <= hi; ++mbs)
+        for (std::int64_t m = (lo + mbs - 1) / mbs; m * mbs <= hi; ++m) out.push_back({mbs, m});
+    return out;
 }
 
 // GPU counts a stage may take from `nodes` nodes of `gpus_per_node`: a divisor of one node, or a

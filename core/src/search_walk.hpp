@@ -160,7 +160,8 @@ private:
 
     void bind(const MbsCtx& c);  // the caches kept per context
     void enter(MbsCtx& c);       // bind, and the cost cache to use
-    bool cut(double bound) const { return !exhaustive_ && sh_.cut(bound); }
+    double scale_ = 1;  // the context's scale (bounds / scale compare with the top-K keys)
+    bool cut(double bound) const { return !exhaustive_ && sh_.cut(bound / scale_); }
     void check() {
         flush();
         sh_.check_clock();
@@ -267,6 +268,7 @@ private:
         const double i = ilv_layout_bound(c, used, S_all);
         return c.sched_1f1b ? std::min(one, i) : i;
     }
+    double ilv_tp_bound(const MbsCtx& c, std::size_t upto, int S);
     void ilv_run(MbsCtx& c);
     void ilv_dfs(int k, int R, double pa, double ma);
     void ilv_child(int k, int u, int R, double pa, double ma);

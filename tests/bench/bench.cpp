@@ -30,6 +30,7 @@ using namespace poseidon;
 namespace {
 
 int g_threads = 1;  // --threads
+std::string g_schedule = "any";  // --schedule (compare, scale, sweep)
 
 struct Timed {
     SearchResult r;
@@ -43,6 +44,7 @@ Timed run(const Scenario& sc, bool exhaustive, double limit, int top = 3, bool b
     o.time_limit_s = limit;
     o.baselines = baselines;
     o.threads = g_threads;
+    o.schedule = g_schedule;
     Timed t;
     const std::clock_t c0 = std::clock();
     const auto w0 = std::chrono::steady_clock::now();
@@ -376,6 +378,7 @@ int main(int argc, char** argv) {
     for (int i = 2; i + 1 < argc; ++i) {
         if (std::string(argv[i]) == "--limit") limit = std::stod(argv[i + 1]), limit_given = true;
         if (std::string(argv[i]) == "--threads") g_threads = std::stoi(argv[i + 1]);
+        if (std::string(argv[i]) == "--schedule") g_schedule = argv[i + 1];
         if (std::string(argv[i]) == "--max-threads") max_threads = std::stoi(argv[i + 1]);
         if (std::string(argv[i]) == "--reps") reps = std::stoi(argv[i + 1]);
     }
