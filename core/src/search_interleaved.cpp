@@ -9,7 +9,7 @@
 //   T >= sum_{j<i} (f_j,0 + b_j,0) + m sum_c (f_i,c + b_i,c) + max_t opt_t.
 // A chunk of l_j / V layers costs at least a_j l_j / V (the middle-stage rate, assumption A1 for
 // the first and last chunks), so T >= sum_{j<i} a_j l_j / V + m a_i l_i + opt: the LP of family A
-// with phi = a / V (sends and gradient syncs are left out: both are >= 0).
+// with phi = a / V (gradient syncs are left out; the sends of the prefix are added in the split).
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -220,18 +220,34 @@ void Walker::ilv_dfs(int k, int R, double pa, double ma) {
 void Walker::ilv_child(int k, int u, int R, double pa, double ma) {
     const int S = static_cast<int>(cfg_.size());
     const int V = vsched_;
-    // chunk 0 of stage k, and its V chunks, cost at least as many middle chunks of u layers (A1)
-    const double cu = itab_[k]->c[u];
-    const double npa = pa + cu;
-    const double nma = std::max(ma, pa + static_cast<double>(ctx_->m) * V * cu);
-    if (!exhaustive_) {
-        const double b = k + 1 < S ? std::max(nma, npa + static_cast<double>(R - u) * V / iva_[k + 1]) : nma;
-        if (cut(b + iopt_)) {
-            ++stats.pruned;
-            return;
-        }
-    }
     layers_[k] = u * V;
+    if (exhaustive_) {
+        ilv_dfs(k + 1, R - u, 0, 0);
+        return;
+    }
+    // chunk 0 of stage k, and its V chunks, cost at least as many middle chunks of u layers (A1),
+    // except the first chunk of stage 0 and the last of stage S-1, whose times (embedding, LM
+    // head) the cache holds exactly: a chunk's times depend on its position class only
+    const CfgStage& cs = cfg_[k];
+    const double cu = itab_[k]->c[u];
+    double c0 = cu, chain = V * cu;
+    if (k == 0) {
+        const StageTimes& t = costs_->times(cs.g, cs.size, cs.tp, kFirst, u);
+        c0 = t.forward_s + t.backward_s;
+        chain = c0 + (V - 1) * cu;
+    } else if (k == S - 1) {
+        const StageTimes& t = costs_->times(cs.g, cs.size, cs.tp, kLast, u);
+        chain = t.forward_s + t.backward_s + (V - 1) * cu;
+    }
+    // the path enters stage k + 1 after chunk 0's forward and its send, and leaves it by the
+    // backward send of chunk 0 of stage k + 1 (the links of the 1F1B plan)
+    const double npa = pa + c0 + sf_[k] + sb_[k + 1];
+    const double nma = std::max(ma, pa + static_cast<double>(ctx_->m) * chain);
+    const double b = k + 1 < S ? std::max(nma, npa + static_cast<double>(R - u) * V / iva_[k + 1]) : nma;
+    if (cut(b + iopt_)) {
+        ++stats.pruned;
+        return;
+    }
     ilv_dfs(k + 1, R - u, npa, nma);
 }
 
