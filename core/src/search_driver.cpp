@@ -132,7 +132,7 @@ std::vector<Driver::Slot> Driver::plan_slots(bool first, bool& retain) {
         Slot s;
         s.mbs = mbs;
         s.m = m;
-        const std::int64_t ctx = ctx_bytes(sc, mbs, m, tps_), walk = walker_bytes(sc, m);
+        const std::int64_t ctx = ctx_bytes(sc, mbs, m, tps_, sh.opt.node_counts == "all"), walk = walker_bytes(sc, m);
         s.need = ctx + threads_ * walk;
         if (s.need > sh.cap_bytes) {
             if (over.empty() || s.need < least_over) least_over = s.need;
@@ -163,7 +163,7 @@ std::vector<Driver::Slot> Driver::plan_slots(bool first, bool& retain) {
 }
 
 void Driver::build(Slot& s) {
-    s.ctx = build_ctx(sh.sc, s.mbs, s.m, tps_, s.build, &sh.bytes, [this] {
+    s.ctx = build_ctx(sh.sc, s.mbs, s.m, sh.opt.node_counts == "all", tps_, s.build, &sh.bytes, [this] {
         sh.check_clock();
         return sh.stop.load();
     });

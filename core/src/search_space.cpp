@@ -14,8 +14,12 @@
 
 namespace poseidon::detail {
 
-std::vector<int> node_choices(int nodes) {
+std::vector<int> node_choices(int nodes, bool all) {
     std::vector<int> out;
+    if (all) {  // options.node_counts "all": every whole-node count, most first
+        for (int n = nodes; n >= 1; --n) out.push_back(n);
+        return out;
+    }
     for (int n = nodes;; n = (n + 1) / 2) {
         if (out.empty() || out.back() != n) out.push_back(n);
         if (n == 1) break;
@@ -50,14 +54,14 @@ int max_stages_at(const Scenario& sc, std::int64_t m) {
     return static_cast<int>(std::min<std::int64_t>({sc.model.num_layers, max_stages, max_dag_cells / m}));
 }
 
-std::int64_t ctx_bytes(const Scenario& sc, std::int64_t mbs, std::int64_t m, const std::vector<std::vector<int>>& tps) {
+std::int64_t ctx_bytes(const Scenario& sc, std::int64_t mbs, std::int64_t m, const std::vector<std::vector<int>>& tps, bool all_nodes) {
     const int smax = max_stages_at(sc, m);
     const std::int64_t L = sc.model.num_layers;
     std::int64_t tables = 0, minima = 0;
     for (std::size_t g = 0; g < sc.cluster.groups.size(); ++g) {
         const int P = sc.cluster.groups[g].gpus_per_node;
         std::set<int> seen;  // stage sizes (a size's tables serve every node count)
-        for (int n : node_choices(sc.cluster.groups[g].nodes))
+        for (int n : node_choices(sc.cluster.groups[g].nodes, all_nodes))
             for (int s : stage_sizes(P, n)) {
                 if (static_cast<long long>(n) * P / s > smax || !seen.insert(s).second) continue;
                 int k = 0;
@@ -73,7 +77,7 @@ std::int64_t walker_bytes(const Scenario& sc, std::int64_t m) {
     return (static_cast<std::int64_t>(max_stages_at(sc, m)) + 1) * (sc.model.num_layers + 1) * static_cast<std::int64_t>(sizeof(double));
 }
 
-std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, std::int64_t m_, const std::vector<std::vector<int>>& tp_ok_, SearchStats& stats_,
+std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, std::int64_t m_, bool all_nodes, const std::vector<std::vector<int>>& tp_ok_, SearchStats& stats_,
                                   std::atomic<std::int64_t>* account, const std::function<bool()>& halted) {
     const int L_ = sc_.model.num_layers;
     const int G_ = static_cast<int>(sc_.cluster.groups.size());
@@ -103,7 +107,7 @@ std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, std::in
     for (int g = 0; g < G_; ++g) {
         const Group& gr = sc_.cluster.groups[g];
         const int P = gr.gpus_per_node;
-        for (int n : node_choices(gr.nodes)) {
+        for (int n : node_choices(gr.nodes, all_nodes)) {
             const std::vector<int> sizes = detail::stage_sizes(P, n);
             for (int s : sizes) {
                 const long long count = static_cast<long long>(n) * P / s;
@@ -208,7 +212,7 @@ using detail::divisors;
 using detail::node_choices;
 using detail::tp_valid;
 
-SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule) {
+SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule, const std::string& node_counts) {
     SpaceSize out;
     const int L = sc.model.num_layers;
     const int G = static_cast<int>(sc.cluster.groups.size());
@@ -236,7 +240,7 @@ SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage, const std::st
         for (int g = 0; g < G; ++g) {
             const Group& gr = sc.cluster.groups[g];
             const int P = gr.gpus_per_node;
-            for (int n : node_choices(gr.nodes)) {
+            for (int n : node_choices(gr.nodes, node_counts == "all")) {
                 const std::vector<int> sizes = detail::stage_sizes(P, n);
                 for (int s : sizes) {
                     const long long count = static_cast<long long>(n) * P / s;

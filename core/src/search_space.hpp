@@ -82,8 +82,9 @@ struct MbsCtx {
     }
 };
 
-// Node counts a group may use: all of them, then halving down to one node.
-std::vector<int> node_choices(int nodes);
+// Node counts a group may use: all of them, then halving down to one node; `all`
+// (options.node_counts "all"): every count from all of them down to one.
+std::vector<int> node_choices(int nodes, bool all = false);
 // TP degrees the model allows (heads, KV heads, FFN, and the sequence with sequence parallelism).
 bool tp_valid(const Scenario& sc, int tp);
 // Per group, the TP degrees that divide its GPUs per node and that the model allows; the others
@@ -94,7 +95,7 @@ std::vector<std::vector<int>> group_tps(const Scenario& sc, SearchStats& stats);
 // middle-stage cost tables), and the root bound; null when nothing is feasible at this size, or
 // when `halted()` turns true while it builds. Rejections are counted in `stats`; the cost cache
 // counts its bytes in `*account`.
-std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc, std::int64_t mbs, std::int64_t m, const std::vector<std::vector<int>>& tps, SearchStats& stats,
+std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc, std::int64_t mbs, std::int64_t m, bool all_nodes, const std::vector<std::vector<int>>& tps, SearchStats& stats,
                                   std::atomic<std::int64_t>* account, const std::function<bool()>& halted);
 
 // The schedules searched at c's size (options.schedule, the layer count's divisors up to
@@ -107,7 +108,7 @@ bool interleave_ok(int S, std::int64_t m, int V, int num_layers);
 // Bytes a context of micro-batch size `mbs` will take at most (its middle-stage tables and the
 // per-stage-size minima), and those each walker needs for a configuration of it (the split
 // search's fill table), computed before anything is allocated (docs/search.md, "Memory").
-std::int64_t ctx_bytes(const Scenario& sc, std::int64_t mbs, std::int64_t m, const std::vector<std::vector<int>>& tps);
+std::int64_t ctx_bytes(const Scenario& sc, std::int64_t mbs, std::int64_t m, const std::vector<std::vector<int>>& tps, bool all_nodes);
 std::int64_t walker_bytes(const Scenario& sc, std::int64_t m);
 // Stages at most, at micro-batch size mbs (layers, the stage limit, the DAG size).
 int max_stages_at(const Scenario& sc, std::int64_t m);

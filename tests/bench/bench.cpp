@@ -31,6 +31,7 @@ namespace {
 
 int g_threads = 1;  // --threads
 std::string g_schedule = "any";  // --schedule (compare, scale, sweep)
+std::string g_node_counts = "halving";  // --node-counts (compare, scale, sweep)
 
 struct Timed {
     SearchResult r;
@@ -45,6 +46,7 @@ Timed run(const Scenario& sc, bool exhaustive, double limit, int top = 3, bool b
     o.baselines = baselines;
     o.threads = g_threads;
     o.schedule = g_schedule;
+    o.node_counts = g_node_counts;
     Timed t;
     const std::clock_t c0 = std::clock();
     const auto w0 = std::chrono::steady_clock::now();
@@ -190,7 +192,7 @@ void ridge() {
 }
 
 void space() {
-    std::printf("| model | cluster | batch | micro-batch sizes | stage layouts | configurations (x TP) | with schedules | plans (x layer splits) | of which interleaved |\n|---|---|---|---|---|---|---|---|---|\n");
+    std::printf("| model | cluster | batch | micro-batch sizes | stage layouts | configurations (x TP) | with schedules | plans (x layer splits) | of which interleaved | layouts, plans with every node count |\n|---|---|---|---|---|---|---|---|---|---|\n");
     struct C {
         const char *model, *cluster;
         int batch;
@@ -201,10 +203,11 @@ void space() {
     for (const auto& c : cs) {
         Json j = {{"model", c.model}, {"training", {{"global_batch_size", c.batch}}}, {"cluster", c.cluster}};
         Scenario sc = parse_scenario(j);
-        SpaceSize s = search_space_size(sc), w = search_space_size(sc, true), one = search_space_size(sc, false, "interleaved-1f1b");
-        std::printf("| %s | %s | %d | %.0f | %s | %s (%s) | %s | %s (%s) | %s |\n", c.model, c.cluster, c.batch, s.micro_batch_sizes, fmt_count(s.stage_layouts).c_str(),
+        SpaceSize s = search_space_size(sc), w = search_space_size(sc, true), one = search_space_size(sc, false, "interleaved-1f1b"),
+                        all = search_space_size(sc, false, "any", "all");
+        std::printf("| %s | %s | %d | %.0f | %s | %s (%s) | %s | %s (%s) | %s | %s, %s |\n", c.model, c.cluster, c.batch, s.micro_batch_sizes, fmt_count(s.stage_layouts).c_str(),
                     fmt_count(s.configurations).c_str(), fmt_count(w.configurations).c_str(), fmt_count(s.schedules).c_str(), fmt_count(s.plans).c_str(),
-                    fmt_count(w.plans).c_str(), fmt_count(one.plans).c_str());
+                    fmt_count(w.plans).c_str(), fmt_count(one.plans).c_str(), fmt_count(all.stage_layouts).c_str(), fmt_count(all.plans).c_str());
     }
 }
 
@@ -379,6 +382,7 @@ int main(int argc, char** argv) {
         if (std::string(argv[i]) == "--limit") limit = std::stod(argv[i + 1]), limit_given = true;
         if (std::string(argv[i]) == "--threads") g_threads = std::stoi(argv[i + 1]);
         if (std::string(argv[i]) == "--schedule") g_schedule = argv[i + 1];
+        if (std::string(argv[i]) == "--node-counts") g_node_counts = argv[i + 1];
         if (std::string(argv[i]) == "--max-threads") max_threads = std::stoi(argv[i + 1]);
         if (std::string(argv[i]) == "--reps") reps = std::stoi(argv[i + 1]);
     }
