@@ -123,6 +123,11 @@ void Walker::ilv_run(MbsCtx& c) {
         itab_[j] = &costs_->middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp);
         mono = mono && itab_[j]->monotone;
     }
+    // vsched_ labels the plans inserted; back to 1F1B on every way out (a dive may stop here)
+    struct Reset {
+        int& v;
+        ~Reset() { v = 1; }
+    } reset{vsched_};
     for (int V : c.vs) {
         if (halted()) return;
         if (!interleave_ok(S, c.m, V, L_)) continue;
@@ -159,7 +164,6 @@ void Walker::ilv_run(MbsCtx& c) {
         iplan_ = current_plan();
         ilv_dfs(0, U, 0, 0);
     }
-    vsched_ = 1;
 }
 
 // Stage k takes u chunks of V layers (R chunks left): the ridge walk of search_split.cpp with
