@@ -278,7 +278,7 @@ void Walker::ilv_leaf() {
     const double T = interleaved_iteration_time(chunks, times_, V, ctx_->m);
     ++stats.evaluated;
     insert(T);
-    if ((stats.evaluated & 15) == 0) check();
+    if (static_cast<std::int64_t>(S) * V * ctx_->m > 20000 || (stats.evaluated & 15) == 0) check();
 }
 
 }  // namespace poseidon::detail
