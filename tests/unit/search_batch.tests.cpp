@@ -96,4 +96,8 @@ TEST_CASE("global_batch_tolerance is checked and counted in the space", "[search
     REQUIRE(r.stats.complete);
     CHECK(static_cast<double>(r.stats.evaluated) == search_space_size(sc, false, "1f1b").plans);
     CHECK(to_json(sc)["training"]["global_batch_tolerance"].get<double>() == 0.25);
+    // a tolerance that would give the search too many (mbs, m) pairs is refused, naming the key
+    const Scenario huge = parse_scenario_text(R"({"model":"tiny-8l","cluster":"demo-mixed-16","training":{"global_batch_size":100000000,"global_batch_tolerance":0.5}})");
+    CHECK_THROWS_WITH(search(huge, quiet(1)), Catch::Contains("global_batch_tolerance"));
+    CHECK_THROWS_AS(search_space_size(huge), InputError);
 }
