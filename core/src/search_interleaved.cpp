@@ -43,14 +43,27 @@ void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule) {
 
 // The LP of the interleaved family A over the blocks placed (phi = a / V, mu = m a) and, for the
 // groups not placed, the no-bubble rate count / (m a) of their best option (phi = 0). V is the
-// largest count the stages allow: V S <= L with S the stages placed (a complete layout: S = S_all,
-// which must also divide m); none: no interleaved plan below.
+// largest count the stages allow: V d <= L with d the least stage count a completion can have
+// (a divisor of m, at least the stages placed; a complete layout: S_all itself, which must
+// divide m); none: no interleaved plan below.
 double Walker::ilv_layout_bound(const MbsCtx& c, std::uint64_t used, int S_all) {
     int S = 0;
     for (const auto& b : blocks_) S += b.count;
+    // a partial layout ends with at least d stages, d the least divisor of m that is >= max(S, 2)
+    // (an interleaved plan has a multiple of its stage count as micro-batch count)
+    long long d = S_all;
+    if (S_all == 0) {
+        d = 0;
+        for (long long q = std::max(S, 2); q <= c.smax; ++q)
+            if (c.m % q == 0) {
+                d = q;
+                break;
+            }
+        if (d == 0) return kInf;
+    }
     int vmax = 0;
     for (int V : c.vs)
-        if (S_all > 0 ? interleave_ok(S_all, c.m, V, L_) : static_cast<long long>(S) * V <= L_) vmax = V;
+        if (S_all > 0 ? interleave_ok(S_all, c.m, V, L_) : d * V <= L_) vmax = V;
     if (vmax == 0) return kInf;
     double v = 0;
     if (S_all == 0)  // a complete layout has no stages after its blocks
