@@ -216,7 +216,7 @@ void Driver::pass(bool first) {
     // Most promising micro-batch size first; ties by size.
     std::stable_sort(order.begin(), order.end(), [&](const Slot* a, const Slot* b) {
         if (exhaustive) return a->mbs < b->mbs;
-        return a->ctx->root_bound / a->ctx->scale < b->ctx->root_bound / b->ctx->scale;
+        return a->ctx->root_order / a->ctx->scale < b->ctx->root_order / b->ctx->scale;
     });
     // Dive: a short, budgeted walk of every micro-batch size (the same best-first order,
     // abandoned after kDiveTicks nodes) seeds the top-K list with good plans of the space, so that

@@ -28,6 +28,7 @@ void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule) {
     const int L = sc.model.num_layers;
     c.sched_1f1b = schedule != "interleaved-1f1b";
     c.vs.clear();
+    c.root_order = c.root_bound;
     if (schedule == "1f1b") return;
     for (int V = 2; V <= std::min(search_max_virtual_stages, L / 2); ++V)
         if (L % V == 0) c.vs.push_back(V);
@@ -39,6 +40,7 @@ void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule) {
     const double v = std::accumulate(c.rho_a.begin(), c.rho_a.end(), 0.0);
     const double b = v > 0 ? L / v : kInf;
     c.root_bound = c.sched_1f1b ? std::min(c.root_bound, b) : b;
+    if (!c.sched_1f1b) c.root_order = c.root_bound;
 }
 
 // The LP of the interleaved family A over the blocks placed (phi = a / V, mu = m a) and, for the

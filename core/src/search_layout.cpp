@@ -139,33 +139,36 @@ void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out)
                 ++stats.infeasible["memory"];
                 continue;
             }
-            double b = 0;
+            double b = 0, key = 0;
             if (!exhaustive_) {
                 blocks_.push_back({g, oi, -1, 0, info.o.count});
-                b = sched_bound(c, layout_bound(c, used | (std::uint64_t{1} << g), c.smax - S - info.o.count), used | (std::uint64_t{1} << g), 0);
+                const double one = layout_bound(c, used | (std::uint64_t{1} << g), c.smax - S - info.o.count);
+                b = sched_bound(c, one, used | (std::uint64_t{1} << g), 0);
+                key = c.sched_1f1b ? one : b;
                 blocks_.pop_back();
                 if (cut(b)) {
                     ++stats.pruned;
                     continue;
                 }
             }
-            out.push_back({b, g, oi});
+            out.push_back({b, g, oi, key});
         }
     }
     if (!blocks_.empty()) {
         if (hostable(c, used, false) < L_)
             ++stats.infeasible["memory"];
         else {
-            double b = 0;
+            double b = 0, key = 0;
             if (!exhaustive_) {
-                b = layout_bound(c, used, 0);
-                if (!cut(b)) b = std::max(b, family_c_bound(c, S));
-                b = sched_bound(c, b, used, S);
+                double one = layout_bound(c, used, 0);
+                if (!cut(one)) one = std::max(one, family_c_bound(c, S));
+                b = sched_bound(c, one, used, S);
+                key = c.sched_1f1b ? one : b;
             }
-            out.push_back({b, -1, -1});
+            out.push_back({b, -1, -1, key});
         }
     }
-    if (!exhaustive_) std::stable_sort(out.begin(), out.end(), [](const Child& x, const Child& y) { return x.bound < y.bound; });
+    if (!exhaustive_) std::stable_sort(out.begin(), out.end(), [](const Child& x, const Child& y) { return x.key < y.key; });
 }
 
 void Walker::layout_dfs(MbsCtx& c, int S, std::uint64_t used) {

@@ -60,14 +60,25 @@ std::int64_t ctx_bytes(const Scenario& sc, std::int64_t mbs, std::int64_t m, con
     std::int64_t tables = 0, minima = 0;
     for (std::size_t g = 0; g < sc.cluster.groups.size(); ++g) {
         const int P = sc.cluster.groups[g].gpus_per_node;
+        auto add = [&](int s) {
+            int k = 0;
+            for (int tp : tps[g]) k += s % tp == 0 && mbs % (s / tp) == 0;
+            tables += k;
+            minima += k > 0;
+        };
+        if (all_nodes) {
+            // every node count: the sizes of one node's divisors (P / d stages on one node) and
+            // every whole number of nodes (one stage of c nodes), without visiting each count
+            for (std::int64_t d : divisors(P))
+                if (d < P && P / d <= smax) add(static_cast<int>(d));
+            for (int c = 1; c <= sc.cluster.groups[g].nodes; ++c) add(c * P);
+            continue;
+        }
         std::set<int> seen;  // stage sizes (a size's tables serve every node count)
         for (int n : node_choices(sc.cluster.groups[g].nodes, all_nodes))
             for (int s : stage_sizes(P, n)) {
                 if (static_cast<long long>(n) * P / s > smax || !seen.insert(s).second) continue;
-                int k = 0;
-                for (int tp : tps[g]) k += s % tp == 0 && mbs % (s / tp) == 0;
-                tables += k;
-                minima += k > 0;
+                add(s);
             }
     }
     return tables * static_cast<std::int64_t>(table_bytes(static_cast<int>(L))) + minima * (L + 1) * static_cast<std::int64_t>(sizeof(double));

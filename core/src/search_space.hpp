@@ -59,6 +59,7 @@ struct MbsCtx {
     std::vector<long long> host;             // per group: the most layers its options can hold
     std::vector<int> group_order;
     double root_bound = 0;
+    double root_order = 0;  // the order of the sizes: the 1F1B root bound when 1F1B is searched
     std::vector<double> keep_a;  // (1 - 1/m)^n
     // Schedules at this size (search_interleaved.cpp): whether 1F1B plans are searched, and the
     // virtual-stage counts V >= 2 of interleaved plans (ascending; empty: none).

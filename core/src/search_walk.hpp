@@ -206,8 +206,10 @@ private:
 
     // ---- layouts and TP (search_layout.cpp) ----
     struct Child {  // extend with a block of an unused group, or stop here (opt = -1)
-        double bound;
+        double bound;  // over the schedules searched (cuts)
         int g, opt;
+        double key;  // visiting order: the 1F1B bound when 1F1B is searched (interleaved
+                     // bounds are weaker: ordered by them, the walk goes deep before any plan)
     };
     // The children of the node blocks_ (S stages, groups `used`), best bound first.
     void kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out);
