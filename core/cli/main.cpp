@@ -25,7 +25,7 @@ namespace {
 
 constexpr const char* usage = R"(usage:
   poseidon estimate SCENARIO.json --plan PLAN.json [--json]
-  poseidon plan SCENARIO.json [--top K] [--exhaustive] [--time-limit SECONDS] [--tp-per-stage] [--threads N] [--memory-cap GIB] [--json]
+  poseidon plan SCENARIO.json [--top K] [--exhaustive] [--time-limit SECONDS] [--tp-per-stage] [--schedule any|1f1b|interleaved-1f1b] [--node-counts halving|all] [--threads N] [--memory-cap GIB] [--json]
   poseidon presets [devices|models|clusters|stacks|profiles] [--json]
   poseidon calibrate SCENARIO.json --runs RUNS.json --out CALIBRATED.json [--json]
   poseidon version
@@ -184,6 +184,10 @@ int cmd_plan(const std::vector<std::string>& args) {
             options["top"] = parse_double(option_value(args, i), "--top");
         else if (a == "--time-limit")
             options["time_limit_s"] = parse_double(option_value(args, i), "--time-limit");
+        else if (a == "--schedule")
+            options["schedule"] = option_value(args, i);
+        else if (a == "--node-counts")
+            options["node_counts"] = option_value(args, i);
         else if (a == "--threads")
             options["threads"] = parse_double(option_value(args, i), "--threads");
         else if (a == "--memory-cap")

@@ -156,7 +156,8 @@ Estimate estimate(const Scenario& sc, const Plan& plan, bool detailed) {
     }
     e.iteration_time_s = e.dag.iteration_time_s;
     e.closed_form_time_s = closed_form_time_s(times, plan.num_micro_batches, plan.virtual_stages);
-    const double gbs = static_cast<double>(sc.training.global_batch_size);
+    // the batch the plan trains (training.global_batch_tolerance lets it differ from the scenario's)
+    const double gbs = static_cast<double>(plan.micro_batch_size * plan.num_micro_batches);
     e.samples_per_s = gbs / e.iteration_time_s;
     e.tokens_per_s = e.samples_per_s * sc.model.seq_length;
     double peak = 0;

@@ -77,10 +77,16 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
     const auto& m = sc.model;
     const auto& gb = sc.training.global_batch_size;
     if (!plan_is_well_formed(plan, problems, path)) return;
-    if (plan.micro_batch_size * plan.num_micro_batches != gb)
+    const auto [gb_lo, gb_hi] = global_batch_range(sc.training);
+    const std::int64_t trained = plan.micro_batch_size * plan.num_micro_batches;
+    if (gb_lo == gb_hi && trained != gb)
         problems.add(path + ".num_micro_batches", std::to_string(plan.micro_batch_size) + " x " + std::to_string(plan.num_micro_batches) + " = " +
-                                                      std::to_string(plan.micro_batch_size * plan.num_micro_batches) + " samples does not equal training.global_batch_size " +
+                                                      std::to_string(trained) + " samples does not equal training.global_batch_size " +
                                                       std::to_string(gb) + "; micro_batch_size x num_micro_batches must equal it");
+    else if (trained < gb_lo || trained > gb_hi)
+        problems.add(path + ".num_micro_batches", std::to_string(plan.micro_batch_size) + " x " + std::to_string(plan.num_micro_batches) + " = " +
+                                                      std::to_string(trained) + " samples is outside training.global_batch_size " + std::to_string(gb) +
+                                                      " within training.global_batch_tolerance; expected " + std::to_string(gb_lo) + " to " + std::to_string(gb_hi));
     std::int64_t layer_sum = 0;
     std::vector<std::int64_t> used(sc.cluster.groups.size(), 0);
     for (std::size_t s = 0; s < plan.stages.size(); ++s) {

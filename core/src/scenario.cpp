@@ -270,9 +270,10 @@ Scenario parse_scenario(const Json& j) {
     if (const Json* t = r.get("training")) {
         ObjectReader tr(*t, "scenario.training", problems);
         if (tr.ok()) {
-            tr.reject_unknown({"global_batch_size", "precision", "recompute", "sequence_parallel", "distributed_optimizer", "flash_attention", "tf32", "stack",
+            tr.reject_unknown({"global_batch_size", "global_batch_tolerance", "precision", "recompute", "sequence_parallel", "distributed_optimizer", "flash_attention", "tf32", "stack",
                                "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "grad_reduce_dtype"});
             if (auto v = tr.integer("global_batch_size", true, 1, max_global_batch_size)) sc.training.global_batch_size = *v;
+            if (auto v = tr.number("global_batch_tolerance", false, 0, true, 0.5)) sc.training.global_batch_tolerance = *v;
             if (auto v = tr.choice("precision", false, {"bf16", "fp16", "fp32"}))
                 sc.training.precision = *v == "bf16" ? Precision::bf16 : *v == "fp16" ? Precision::fp16 : Precision::fp32;
             if (auto v = tr.choice("recompute", false, {"none", "selective", "full"}))
@@ -392,6 +393,7 @@ Json to_json(const Scenario& sc) {
               {"tp_comm_overlap", sc.training.tp_comm_overlap},
               {"stack", to_json(sc.training.stack)}}}};
     if (!sc.training.grad_reduce_dtype.empty()) j["training"]["grad_reduce_dtype"] = sc.training.grad_reduce_dtype;
+    if (sc.training.global_batch_tolerance > 0) j["training"]["global_batch_tolerance"] = sc.training.global_batch_tolerance;
     if (sc.profile) j["profile"] = to_json(*sc.profile);
     return j;
 }

@@ -124,14 +124,15 @@ std::vector<Driver::Slot> Driver::plan_slots(bool first, bool& retain) {
     std::vector<Slot> slots;
     std::vector<std::int64_t> over;
     std::int64_t total = 0, walk_max = 0, least_over = 0;
-    for (std::int64_t mbs : divisors(sc.training.global_batch_size)) {
-        if (sc.training.global_batch_size / mbs > max_num_micro_batches) {
+    for (auto [mbs, m] : batch_shapes(sc.training)) {
+        if (m > max_num_micro_batches) {
             if (first) ++stats_.infeasible["micro-batches over limit"];
             continue;
         }
         Slot s;
         s.mbs = mbs;
-        const std::int64_t ctx = ctx_bytes(sc, mbs, tps_), walk = walker_bytes(sc, mbs);
+        s.m = m;
+        const std::int64_t ctx = ctx_bytes(sc, mbs, m, tps_, sh.opt.node_counts == "all"), walk = walker_bytes(sc, m);
         s.need = ctx + threads_ * walk;
         if (s.need > sh.cap_bytes) {
             if (over.empty() || s.need < least_over) least_over = s.need;
@@ -162,11 +163,14 @@ std::vector<Driver::Slot> Driver::plan_slots(bool first, bool& retain) {
 }
 
 void Driver::build(Slot& s) {
-    s.ctx = build_ctx(sh.sc, s.mbs, tps_, s.build, &sh.bytes, [this] {
+    s.ctx = build_ctx(sh.sc, s.mbs, s.m, sh.opt.node_counts == "all", tps_, s.build, &sh.bytes, [this] {
         sh.check_clock();
         return sh.stop.load();
     });
-    if (s.ctx) s.ctx->id = next_id_.fetch_add(1);
+    if (s.ctx) {
+        s.ctx->id = next_id_.fetch_add(1);
+        set_schedules(*s.ctx, sh.sc, sh.opt.schedule);
+    }
 }
 
 void Driver::free_ctx(std::unique_ptr<MbsCtx>& c) {
@@ -212,7 +216,7 @@ void Driver::pass(bool first) {
     // Most promising micro-batch size first; ties by size.
     std::stable_sort(order.begin(), order.end(), [&](const Slot* a, const Slot* b) {
         if (exhaustive) return a->mbs < b->mbs;
-        return a->ctx->root_bound < b->ctx->root_bound;
+        return a->ctx->root_order / a->ctx->scale < b->ctx->root_order / b->ctx->scale;
     });
     // Dive: a short, budgeted walk of every micro-batch size (the same best-first order,
     // abandoned after kDiveTicks nodes) seeds the top-K list with good plans of the space, so that
@@ -220,7 +224,7 @@ void Driver::pass(bool first) {
     if (!sh.stop && !exhaustive && order.size() > 1)
         parallel(order.size(), [&](Walker& w, std::size_t i) {
             MbsCtx& c = *order[i]->ctx;
-            if (!sh.stop && !sh.cut(c.root_bound)) w.walk(c, kDiveTicks);
+            if (!sh.stop && !sh.cut(c.root_bound / c.scale)) w.walk(c, kDiveTicks);
         });
     if (!sh.stop) walk_all(order);
     for (Slot& s : slots) free_ctx(s.ctx);
@@ -235,7 +239,7 @@ void Driver::walk_all(std::vector<Slot*>& order) {
         Walker& w = *walkers_[0];
         for (Slot* s : order) {
             if (sh.stop) break;
-            if (!exhaustive && sh.cut(s->ctx->root_bound)) {
+            if (!exhaustive && sh.cut(s->ctx->root_bound / s->ctx->scale)) {
                 ++stats_.pruned;
                 free_ctx(s->ctx);
                 continue;
@@ -251,7 +255,7 @@ void Driver::walk_all(std::vector<Slot*>& order) {
     for (std::size_t k = 0; k < order.size(); ++k) {
         MbsCtx& c = *order[k]->ctx;
         index[&c] = k;
-        if (!exhaustive && sh.cut(c.root_bound)) {
+        if (!exhaustive && sh.cut(c.root_bound / c.scale)) {
             ++stats_.pruned;
             continue;
         }
@@ -263,7 +267,7 @@ void Driver::walk_all(std::vector<Slot*>& order) {
         for (const Task& t : tasks) {
             if (t.stop_here)
                 finer.push_back(t);
-            else if (!exhaustive && sh.cut(t.bound))
+            else if (!exhaustive && sh.cut(t.bound / t.ctx->scale))
                 ++stats_.pruned;
             else
                 w0.expand(*t.ctx, t, finer);

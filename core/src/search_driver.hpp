@@ -31,7 +31,7 @@ public:
 
 private:
     struct Slot {
-        std::int64_t mbs = 0;
+        std::int64_t mbs = 0, m = 0;
         std::int64_t need = 0;  // bytes it needs alive (context + walkers' split tables)
         std::unique_ptr<MbsCtx> ctx;
         SearchStats build;  // the counts of building it

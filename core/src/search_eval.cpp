@@ -56,18 +56,22 @@ void Walker::leaf() {
     // The cutoff is one ulp above the threshold, so that a plan that ties the K-th gets its
     // exact time and enters by the tie-break (search_topk.hpp); a stopped evaluation returns the
     // cutoff, which is above the threshold and does not enter.
-    const double T = dag_iteration_time_below(times_, ctx_->m, std::nextafter(sh_.threshold(), kInf), ws_);
+    const double cutoff = std::nextafter(sh_.threshold() * scale_, kInf);
+    const double T = dag_iteration_time_below(times_, ctx_->m, cutoff, ws_);
     ++stats.evaluated;
     if (visited_) visited_->push_back(layers_);
-    insert(T);
+    if (T < cutoff) insert(T);
     if (static_cast<std::int64_t>(S) * ctx_->m > 20000 || (stats.evaluated & 15) == 0) check();
 }
 
-void Walker::insert(double time) {
-    if (!sh_.top.admits(time)) return;
+Plan Walker::current_plan() const {
     Plan p;
     p.micro_batch_size = ctx_->mbs;
     p.num_micro_batches = ctx_->m;
+    if (vsched_ > 1) {
+        p.schedule = "interleaved-1f1b";
+        p.virtual_stages = vsched_;
+    }
     p.stages.resize(cfg_.size());
     for (std::size_t j = 0; j < cfg_.size(); ++j) {
         const CfgStage& s = cfg_[j];
@@ -77,7 +81,15 @@ void Walker::insert(double time) {
         st.homogeneous_form = true;
         st.replicas.assign(1, ReplicaSet{s.g, s.tp, dp, static_cast<int>(ctx_->mbs / dp)});
     }
-    if (sh_.top.insert(time, std::move(p)) && sh_.opt.on_progress) sh_.report(seconds_since(sh_.t0));
+    return p;
+}
+
+// Ranked by time per global_batch_size samples (tokens/s with a batch tolerance): the iteration
+// time itself when the plan trains exactly that batch (scale_ 1: x / 1 is x).
+void Walker::insert(double time) {
+    const double key = time / scale_;
+    if (!sh_.top.admits(key)) return;
+    if (sh_.top.insert(key, current_plan(), time) && sh_.opt.on_progress) sh_.report(seconds_since(sh_.t0));
 }
 
 }  // namespace poseidon::detail

@@ -11,6 +11,7 @@ Walker::Walker(Shared& sh, bool exhaustive, bool alone)
     : sh_(sh), sc_(sh.sc), L_(sh.sc.model.num_layers), G_(static_cast<int>(sh.sc.cluster.groups.size())), exhaustive_(exhaustive), alone_(alone) {}
 
 void Walker::bind(const MbsCtx& c) {
+    scale_ = c.scale;
     if (suffix_id_ != c.id) {
         suffix_.clear();
         suffix_id_ = c.id;
@@ -77,7 +78,7 @@ void Walker::expand(MbsCtx& c, const Task& node, std::vector<Task>& out) {
 void Walker::run_task(const Task& t) {
     if (halted()) return;
     MbsCtx& c = *t.ctx;
-    if (cut(t.bound)) {
+    if (!exhaustive_ && sh_.cut(t.bound / c.scale)) {
         ++stats.pruned;
         return;
     }
@@ -138,32 +139,36 @@ void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out)
                 ++stats.infeasible["memory"];
                 continue;
             }
-            double b = 0;
+            double b = 0, key = 0;
             if (!exhaustive_) {
                 blocks_.push_back({g, oi, -1, 0, info.o.count});
-                b = layout_bound(c, used | (std::uint64_t{1} << g), c.smax - S - info.o.count);
+                const double one = layout_bound(c, used | (std::uint64_t{1} << g), c.smax - S - info.o.count);
+                b = sched_bound(c, one, used | (std::uint64_t{1} << g), 0);
+                key = c.sched_1f1b ? one : b;
                 blocks_.pop_back();
                 if (cut(b)) {
                     ++stats.pruned;
                     continue;
                 }
             }
-            out.push_back({b, g, oi});
+            out.push_back({b, g, oi, key});
         }
     }
     if (!blocks_.empty()) {
         if (hostable(c, used, false) < L_)
             ++stats.infeasible["memory"];
         else {
-            double b = 0;
+            double b = 0, key = 0;
             if (!exhaustive_) {
-                b = layout_bound(c, used, 0);
-                if (!cut(b)) b = std::max(b, family_c_bound(c, S));
+                double one = layout_bound(c, used, 0);
+                if (!cut(one)) one = std::max(one, family_c_bound(c, S));
+                b = sched_bound(c, one, used, S);
+                key = c.sched_1f1b ? one : b;
             }
-            out.push_back({b, -1, -1});
+            out.push_back({b, -1, -1, key});
         }
     }
-    if (!exhaustive_) std::stable_sort(out.begin(), out.end(), [](const Child& x, const Child& y) { return x.bound < y.bound; });
+    if (!exhaustive_) std::stable_sort(out.begin(), out.end(), [](const Child& x, const Child& y) { return x.key < y.key; });
 }
 
 void Walker::layout_dfs(MbsCtx& c, int S, std::uint64_t used) {
@@ -211,6 +216,7 @@ void Walker::tp_dfs(MbsCtx& c, std::size_t bi, int S, std::uint64_t used) {
     }
     const BlockSel run = blocks_[bi];
     const OptInfo& info = c.opts[run.g][run.opt];
+    const bool inherited = one_cut_;  // a cut of the 1F1B bounds above holds below
     for (int ti = 0; ti < static_cast<int>(info.tps.size()); ++ti) {
         const int tp = info.tps[ti].tp;
         if (run.prev_tp != 0 && (tp == run.prev_tp || (tp_mode == TpMode::non_increasing && tp > run.prev_tp))) continue;
@@ -226,9 +232,19 @@ void Walker::tp_dfs(MbsCtx& c, std::size_t bi, int S, std::uint64_t used) {
                 blocks_.insert(blocks_.begin() + static_cast<std::ptrdiff_t>(bi) + 1, BlockSel{run.g, run.opt, -1, run.first + k, run.count - k, tp});
             if (hostable_exact(bi) < L_)
                 ++stats.infeasible["memory"];
-            else if (!exhaustive_ && (cut(layout_bound(c, used, 0)) || cut(family_c_bound(c, S)) || cut(tp_bottleneck_bound(c, bi))))
+            else if (!exhaustive_ && c.vs.empty() && (cut(layout_bound(c, used, 0)) || cut(family_c_bound(c, S)) || cut(tp_bottleneck_bound(c, bi))))
                 ++stats.pruned;
-            else
+            else if (!exhaustive_ && !c.vs.empty()) {
+                // both schedules: cut when the bounds of both cut; the configuration's split
+                // search then skips 1F1B if only its bounds cut (one_cut_, run_config)
+                const bool ilv_cut = cut(ilv_layout_bound(c, used, S)) || cut(ilv_tp_bound(c, bi, S));
+                one_cut_ = inherited || !c.sched_1f1b || cut(layout_bound(c, used, 0)) || cut(family_c_bound(c, S)) || cut(tp_bottleneck_bound(c, bi));
+                if (ilv_cut && one_cut_)
+                    ++stats.pruned;
+                else
+                    tp_dfs(c, bi + 1, S, used);
+                one_cut_ = inherited;
+            } else
                 tp_dfs(c, bi + 1, S, used);
             if (k < run.count) blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(bi) + 1);
             blocks_[bi] = run;

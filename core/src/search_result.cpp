@@ -77,7 +77,7 @@ SearchResult search(const Scenario& sc, const SearchOptions& options) {
         if (k > 0 || !res.timeline) std::vector<TimelineEvent>().swap(e.dag.timeline);
         res.detailed.push_back(detailed);
         res.plans.push_back(std::move(e));
-        res.scores.push_back(found[k].time);
+        res.scores.push_back(found[k].dag_time);
     }
     if (options.baselines) {
         // at most 5 s, until half of the result's reserve (the other half is for its JSON)

@@ -14,8 +14,12 @@
 
 namespace poseidon::detail {
 
-std::vector<int> node_choices(int nodes) {
+std::vector<int> node_choices(int nodes, bool all) {
     std::vector<int> out;
+    if (all) {  // options.node_counts "all": every whole-node count, most first
+        for (int n = nodes; n >= 1; --n) out.push_back(n);
+        return out;
+    }
     for (int n = nodes;; n = (n + 1) / 2) {
         if (out.empty() || out.back() != n) out.push_back(n);
         if (n == 1) break;
@@ -46,42 +50,55 @@ std::vector<std::vector<int>> group_tps(const Scenario& sc, SearchStats& stats) 
     return tps;
 }
 
-int max_stages_at(const Scenario& sc, std::int64_t mbs) {
-    const std::int64_t m = sc.training.global_batch_size / mbs;
+int max_stages_at(const Scenario& sc, std::int64_t m) {
     return static_cast<int>(std::min<std::int64_t>({sc.model.num_layers, max_stages, max_dag_cells / m}));
 }
 
-std::int64_t ctx_bytes(const Scenario& sc, std::int64_t mbs, const std::vector<std::vector<int>>& tps) {
-    const int smax = max_stages_at(sc, mbs);
+std::int64_t ctx_bytes(const Scenario& sc, std::int64_t mbs, std::int64_t m, const std::vector<std::vector<int>>& tps, bool all_nodes) {
+    const int smax = max_stages_at(sc, m);
     const std::int64_t L = sc.model.num_layers;
     std::int64_t tables = 0, minima = 0;
     for (std::size_t g = 0; g < sc.cluster.groups.size(); ++g) {
         const int P = sc.cluster.groups[g].gpus_per_node;
+        auto add = [&](int s) {
+            int k = 0;
+            for (int tp : tps[g]) k += s % tp == 0 && mbs % (s / tp) == 0;
+            tables += k;
+            minima += k > 0;
+        };
+        if (all_nodes) {
+            // every node count: the sizes of one node's divisors (P / d stages on one node) and
+            // every whole number of nodes (one stage of c nodes), without visiting each count
+            for (std::int64_t d : divisors(P))
+                if (d < P && P / d <= smax) add(static_cast<int>(d));
+            for (int c = 1; c <= sc.cluster.groups[g].nodes; ++c) add(c * P);
+            continue;
+        }
         std::set<int> seen;  // stage sizes (a size's tables serve every node count)
-        for (int n : node_choices(sc.cluster.groups[g].nodes))
+        for (int n : node_choices(sc.cluster.groups[g].nodes, all_nodes))
             for (int s : stage_sizes(P, n)) {
                 if (static_cast<long long>(n) * P / s > smax || !seen.insert(s).second) continue;
-                int k = 0;
-                for (int tp : tps[g]) k += s % tp == 0 && mbs % (s / tp) == 0;
-                tables += k;
-                minima += k > 0;
+                add(s);
             }
     }
     return tables * static_cast<std::int64_t>(table_bytes(static_cast<int>(L))) + minima * (L + 1) * static_cast<std::int64_t>(sizeof(double));
 }
 
-std::int64_t walker_bytes(const Scenario& sc, std::int64_t mbs) {
-    return (static_cast<std::int64_t>(max_stages_at(sc, mbs)) + 1) * (sc.model.num_layers + 1) * static_cast<std::int64_t>(sizeof(double));
+std::int64_t walker_bytes(const Scenario& sc, std::int64_t m) {
+    return (static_cast<std::int64_t>(max_stages_at(sc, m)) + 1) * (sc.model.num_layers + 1) * static_cast<std::int64_t>(sizeof(double));
 }
 
-std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, const std::vector<std::vector<int>>& tp_ok_, SearchStats& stats_,
+std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, std::int64_t m_, bool all_nodes, const std::vector<std::vector<int>>& tp_ok_, SearchStats& stats_,
                                   std::atomic<std::int64_t>* account, const std::function<bool()>& halted) {
     const int L_ = sc_.model.num_layers;
     const int G_ = static_cast<int>(sc_.cluster.groups.size());
     auto c = std::make_unique<MbsCtx>();
     c->mbs = mbs;
-    c->m = sc_.training.global_batch_size / mbs;
-    c->smax = max_stages_at(sc_, mbs);
+    c->m = m_;
+    // the iteration trains mbs m samples: bounds in seconds of it compare with the top-K keys,
+    // seconds per global_batch_size samples, divided by this (exactly 1 without a tolerance)
+    c->scale = static_cast<double>(mbs * m_) / static_cast<double>(sc_.training.global_batch_size);
+    c->smax = max_stages_at(sc_, m_);
     if (c->smax < 1) {
         ++stats_.infeasible["DAG size"];
         return nullptr;
@@ -101,7 +118,7 @@ std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, const s
     for (int g = 0; g < G_; ++g) {
         const Group& gr = sc_.cluster.groups[g];
         const int P = gr.gpus_per_node;
-        for (int n : node_choices(gr.nodes)) {
+        for (int n : node_choices(gr.nodes, all_nodes)) {
             const std::vector<int> sizes = detail::stage_sizes(P, n);
             for (int s : sizes) {
                 const long long count = static_cast<long long>(n) * P / s;
@@ -206,20 +223,24 @@ using detail::divisors;
 using detail::node_choices;
 using detail::tp_valid;
 
-SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage) {
+SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule, const std::string& node_counts) {
     SpaceSize out;
     const int L = sc.model.num_layers;
     const int G = static_cast<int>(sc.cluster.groups.size());
     if (G > 16) return out;
     // log-free binomials as doubles
-    auto comp = [&](int S) {
+    auto comp = [](int n, int S) {  // compositions of n into S positive parts
         double c = 1;
-        for (int i = 1; i < S; ++i) c = c * (L - i) / i;
-        return c;
+        for (int i = 1; i < S; ++i) c = c * (n - i) / i;
+        return S <= n ? c : 0.0;
     };
+    const bool one_f1b = schedule != "interleaved-1f1b";
+    std::vector<int> vs;
+    if (schedule != "1f1b")
+        for (int V = 2; V <= std::min(search_max_virtual_stages, L / 2); ++V)
+            if (L % V == 0) vs.push_back(V);
     std::vector<int> tps_ok;
-    for (std::int64_t mbs : divisors(sc.training.global_batch_size)) {
-        const std::int64_t m = sc.training.global_batch_size / mbs;
+    for (auto [mbs, m] : detail::batch_shapes(sc.training)) {
         if (m > max_num_micro_batches) continue;
         const int smax = static_cast<int>(std::min<std::int64_t>({L, max_stages, max_dag_cells / m}));
         if (smax < 1) continue;
@@ -230,7 +251,7 @@ SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage) {
         for (int g = 0; g < G; ++g) {
             const Group& gr = sc.cluster.groups[g];
             const int P = gr.gpus_per_node;
-            for (int n : node_choices(gr.nodes)) {
+            for (int n : node_choices(gr.nodes, node_counts == "all")) {
                 const std::vector<int> sizes = detail::stage_sizes(P, n);
                 for (int s : sizes) {
                     const long long count = static_cast<long long>(n) * P / s;
@@ -268,9 +289,18 @@ SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage) {
             }
         for (std::size_t mask = 1; mask < masks; ++mask)
             for (int S = 1; S <= smax; ++S) {
+                const double cf = f[mask][S].second;
                 out.stage_layouts += f[mask][S].first;
-                out.configurations += f[mask][S].second;
-                out.plans += f[mask][S].second * comp(S);
+                out.configurations += cf;
+                if (one_f1b) {
+                    out.schedules += cf;
+                    out.plans += cf * comp(L, S);
+                }
+                for (int V : vs)
+                    if (detail::interleave_ok(S, m, V, L)) {
+                        out.schedules += cf;
+                        out.plans += cf * comp(L / V, S);
+                    }
             }
     }
     return out;

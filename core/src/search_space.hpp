@@ -51,6 +51,7 @@ using SuffixCache = std::unordered_map<std::uint64_t, SuffixInfo>;
 struct MbsCtx {
     std::int64_t id = 0;  // unique within a search (walkers key their caches by it)
     std::int64_t mbs = 0, m = 0;
+    double scale = 1;  // mbs m / global_batch_size (training.global_batch_tolerance)
     int smax = 0;
     std::unique_ptr<Costs> costs;
     std::vector<std::vector<OptInfo>> opts;  // [group]
@@ -58,7 +59,12 @@ struct MbsCtx {
     std::vector<long long> host;             // per group: the most layers its options can hold
     std::vector<int> group_order;
     double root_bound = 0;
+    double root_order = 0;  // the order of the sizes: the 1F1B root bound when 1F1B is searched
     std::vector<double> keep_a;  // (1 - 1/m)^n
+    // Schedules at this size (search_interleaved.cpp): whether 1F1B plans are searched, and the
+    // virtual-stage counts V >= 2 of interleaved plans (ascending; empty: none).
+    bool sched_1f1b = true;
+    std::vector<int> vs;
     // The configurations the dive searched (so that `configurations` counts each once).
     std::set<std::vector<int>> dive_configs;
 
@@ -77,8 +83,9 @@ struct MbsCtx {
     }
 };
 
-// Node counts a group may use: all of them, then halving down to one node.
-std::vector<int> node_choices(int nodes);
+// Node counts a group may use: all of them, then halving down to one node; `all`
+// (options.node_counts "all"): every count from all of them down to one.
+std::vector<int> node_choices(int nodes, bool all = false);
 // TP degrees the model allows (heads, KV heads, FFN, and the sequence with sequence parallelism).
 bool tp_valid(const Scenario& sc, int tp);
 // Per group, the TP degrees that divide its GPUs per node and that the model allows; the others
@@ -89,15 +96,22 @@ std::vector<std::vector<int>> group_tps(const Scenario& sc, SearchStats& stats);
 // middle-stage cost tables), and the root bound; null when nothing is feasible at this size, or
 // when `halted()` turns true while it builds. Rejections are counted in `stats`; the cost cache
 // counts its bytes in `*account`.
-std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc, std::int64_t mbs, const std::vector<std::vector<int>>& tps, SearchStats& stats,
+std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc, std::int64_t mbs, std::int64_t m, bool all_nodes, const std::vector<std::vector<int>>& tps, SearchStats& stats,
                                   std::atomic<std::int64_t>* account, const std::function<bool()>& halted);
+
+// The schedules searched at c's size (options.schedule, the layer count's divisors up to
+// search_max_virtual_stages); lowers c.root_bound to the interleaved plans' bound.
+void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule);
+// Whether interleaved plans of S stages, m micro-batches and V chunks a stage exist (Megatron's
+// constraints, plan_format.cpp: S >= 2, m a multiple of S; the search: V divides the layer count).
+bool interleave_ok(int S, std::int64_t m, int V, int num_layers);
 
 // Bytes a context of micro-batch size `mbs` will take at most (its middle-stage tables and the
 // per-stage-size minima), and those each walker needs for a configuration of it (the split
 // search's fill table), computed before anything is allocated (docs/search.md, "Memory").
-std::int64_t ctx_bytes(const Scenario& sc, std::int64_t mbs, const std::vector<std::vector<int>>& tps);
-std::int64_t walker_bytes(const Scenario& sc, std::int64_t mbs);
+std::int64_t ctx_bytes(const Scenario& sc, std::int64_t mbs, std::int64_t m, const std::vector<std::vector<int>>& tps, bool all_nodes);
+std::int64_t walker_bytes(const Scenario& sc, std::int64_t m);
 // Stages at most, at micro-batch size mbs (layers, the stage limit, the DAG size).
-int max_stages_at(const Scenario& sc, std::int64_t mbs);
+int max_stages_at(const Scenario& sc, std::int64_t m);
 
 }  // namespace poseidon::detail

@@ -73,6 +73,15 @@ void Walker::run_config(MbsCtx& c) {
     layers_.assign(S, 0);
     times_.resize(S);
     caps_exact_ = false;
+    if (one_cut_) {
+        // only interleaved plans can beat the threshold here: their walk takes the memory caps
+        // as they are known (upper bounds), without probing for exact ones
+        ++stats.pruned;
+        cap_.resize(S);
+        for (int j = 0; j < S; ++j) cap_[j] = cap_upper(j);
+        ilv_run(c);
+        return;
+    }
     if (!config_caps()) {
         if (!halted()) ++stats.infeasible["memory"];
         return;
@@ -85,22 +94,29 @@ void Walker::run_config(MbsCtx& c) {
         memo_p_[j] = &costs.memo(cs.g, cs.size, cs.tp, cs.pos, cs.inflight);
         table_p_[j] = cs.pos == kMiddle ? &costs.middle(cs.g, cs.size, cs.tp) : nullptr;
     }
-    if (!exhaustive_) {
-        double opt_lb = 0, dp_lb = kInf;
-        for (const auto& cs : cfg_) {
-            opt_lb = std::max(opt_lb, cs.r.opt_min);
-            dp_lb = std::min(dp_lb, cs.r.dp_min);
+    if (c.sched_1f1b) {
+        bool skip = false;
+        if (!exhaustive_) {
+            double opt_lb = 0, dp_lb = kInf;
+            for (const auto& cs : cfg_) {
+                opt_lb = std::max(opt_lb, cs.r.opt_min);
+                dp_lb = std::min(dp_lb, cs.r.dp_min);
+            }
+            if (cut(config_family_c()) || cut(m * integer_bottleneck() + dp_lb + opt_lb)) {
+                ++stats.pruned;
+                skip = true;
+            }
         }
-        if (cut(config_family_c()) || cut(m * integer_bottleneck() + dp_lb + opt_lb)) {
-            ++stats.pruned;
-            return;
+        if (!skip) {
+            // a configuration of many stages and layers takes a while to prepare: check the clock
+            check();
+            if (halted()) return;
+            fill_tables();
+            split_dfs(0, L_, SplitState{});
         }
     }
-    // a configuration of many stages and layers takes a while to prepare: check the clock
-    check();
-    if (halted()) return;
-    fill_tables();
-    split_dfs(0, L_, SplitState{});
+    // the same configuration under the interleaved schedule (search_interleaved.cpp)
+    if (!c.vs.empty() && !halted()) ilv_run(c);
 }
 
 // Exact layer caps of every stage of cfg_ (a simultaneous binary search, one probe of the real

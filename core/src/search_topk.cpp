@@ -18,14 +18,14 @@ bool plan_less(const Plan& a, const Plan& b) {
         const auto ky = std::make_tuple(ry.group, ry.tp, ry.tp * ry.count, y.num_layers);
         if (kx != ky) return kx < ky;
     }
-    return false;
+    return a.virtual_stages < b.virtual_stages;  // 1F1B first
 }
 
 namespace {
 bool better(double t, const Plan& p, const Found& f) { return t < f.time || (t == f.time && plan_less(p, f.plan)); }
 }  // namespace
 
-bool TopK::insert(double time, Plan&& plan) {
+bool TopK::insert(double time, Plan&& plan, double dag_time) {
     std::lock_guard<std::mutex> lock(m_);
     const int n = static_cast<int>(top_.size());
     if (n >= k_ && !better(time, plan, top_.back())) return false;
@@ -35,6 +35,7 @@ bool TopK::insert(double time, Plan&& plan) {
     const bool new_best = pos == top_.begin();
     Found f;
     f.time = time;
+    f.dag_time = dag_time < 0 ? time : dag_time;
     f.seq = seq_++;
     f.plan = std::move(plan);
     top_.insert(pos, std::move(f));

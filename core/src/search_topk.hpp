@@ -21,7 +21,8 @@ bool plan_less(const Plan& a, const Plan& b);
 
 // One entry of the top-K list.
 struct Found {
-    double time = 0;
+    double time = 0;      // the ranking key: seconds per global_batch_size samples (the iteration time without a tolerance)
+    double dag_time = 0;  // the plan's iteration time (its DAG), for the samples it trains
     std::int64_t seq = 0;  // order of insertion (progress reports)
     Plan plan;
 };
@@ -37,7 +38,8 @@ public:
     bool admits(double time) const { return time <= threshold(); }
     // Inserts a plan unless it is already listed (a plan of the dive found again, or found by two
     // threads) or does not enter. Returns true when it is the new best.
-    bool insert(double time, Plan&& plan);
+    // `time`: the ranking key; `dag_time`: the plan's iteration time (negative: the key).
+    bool insert(double time, Plan&& plan, double dag_time = -1);
 
     std::vector<Found> list() const;
     bool empty() const;

@@ -160,7 +160,8 @@ private:
 
     void bind(const MbsCtx& c);  // the caches kept per context
     void enter(MbsCtx& c);       // bind, and the cost cache to use
-    bool cut(double bound) const { return !exhaustive_ && sh_.cut(bound); }
+    double scale_ = 1;  // the context's scale (bounds / scale compare with the top-K keys)
+    bool cut(double bound) const { return !exhaustive_ && sh_.cut(bound / scale_); }
     void check() {
         flush();
         sh_.check_clock();
@@ -205,8 +206,10 @@ private:
 
     // ---- layouts and TP (search_layout.cpp) ----
     struct Child {  // extend with a block of an unused group, or stop here (opt = -1)
-        double bound;
+        double bound;  // over the schedules searched (cuts)
         int g, opt;
+        double key;  // visiting order: the 1F1B bound when 1F1B is searched (interleaved
+                     // bounds are weaker: ordered by them, the walk goes deep before any plan)
     };
     // The children of the node blocks_ (S stages, groups `used`), best bound first.
     void kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out);
@@ -246,7 +249,32 @@ private:
 
     // ---- a complete plan (search_eval.cpp) ----
     void leaf();
+    Plan current_plan() const;  // cfg_ with layers_, schedule by vsched_
     void insert(double time);
+
+    // ---- interleaved 1F1B (search_interleaved.cpp) ----
+    int vsched_ = 1;  // virtual stages of the split being searched (1: 1F1B)
+    std::vector<double> iva_;   // LP coverage rate of each suffix, phi = a / V
+    std::vector<int> ucap_;     // per stage: most chunks of V layers it holds
+    std::vector<long long> usuf_;
+    double iopt_ = 0;
+    Plan iplan_;
+    std::vector<const Table*> itab_;  // per stage: its middle-stage table (chunk costs)
+    bool one_cut_ = false;            // the 1F1B bounds cut the configuration (tp_dfs)
+    // Lower bound on every interleaved plan below the layout node blocks_ (groups `used`; S_all:
+    // its stage count when complete, else 0).
+    double ilv_layout_bound(const MbsCtx& c, std::uint64_t used, int S_all);
+    // The bound of a layout node over the schedules searched, given its 1F1B bound `one`.
+    double sched_bound(const MbsCtx& c, double one, std::uint64_t used, int S_all) {
+        if (c.vs.empty()) return c.sched_1f1b ? one : kInf;
+        const double i = ilv_layout_bound(c, used, S_all);
+        return c.sched_1f1b ? std::min(one, i) : i;
+    }
+    double ilv_tp_bound(const MbsCtx& c, std::size_t upto, int S);
+    void ilv_run(MbsCtx& c);
+    void ilv_dfs(int k, int R, double pa, double ma);
+    void ilv_child(int k, int u, int R, double pa, double ma);
+    void ilv_leaf();
 };
 
 }  // namespace poseidon::detail

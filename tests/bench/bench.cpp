@@ -30,6 +30,8 @@ using namespace poseidon;
 namespace {
 
 int g_threads = 1;  // --threads
+std::string g_schedule = "any";  // --schedule (compare, scale, sweep)
+std::string g_node_counts = "halving";  // --node-counts (compare, scale, sweep)
 
 struct Timed {
     SearchResult r;
@@ -43,6 +45,8 @@ Timed run(const Scenario& sc, bool exhaustive, double limit, int top = 3, bool b
     o.time_limit_s = limit;
     o.baselines = baselines;
     o.threads = g_threads;
+    o.schedule = g_schedule;
+    o.node_counts = g_node_counts;
     Timed t;
     const std::clock_t c0 = std::clock();
     const auto w0 = std::chrono::steady_clock::now();
@@ -188,7 +192,7 @@ void ridge() {
 }
 
 void space() {
-    std::printf("| model | cluster | batch | micro-batch sizes | stage layouts | configurations (x TP) | plans (x layer splits) |\n|---|---|---|---|---|---|---|\n");
+    std::printf("| model | cluster | batch | micro-batch sizes | stage layouts | configurations (x TP) | with schedules | plans (x layer splits) | of which interleaved | layouts, plans with every node count |\n|---|---|---|---|---|---|---|---|---|---|\n");
     struct C {
         const char *model, *cluster;
         int batch;
@@ -199,9 +203,11 @@ void space() {
     for (const auto& c : cs) {
         Json j = {{"model", c.model}, {"training", {{"global_batch_size", c.batch}}}, {"cluster", c.cluster}};
         Scenario sc = parse_scenario(j);
-        SpaceSize s = search_space_size(sc), w = search_space_size(sc, true);
-        std::printf("| %s | %s | %d | %.0f | %s | %s (%s) | %s (%s) |\n", c.model, c.cluster, c.batch, s.micro_batch_sizes, fmt_count(s.stage_layouts).c_str(),
-                    fmt_count(s.configurations).c_str(), fmt_count(w.configurations).c_str(), fmt_count(s.plans).c_str(), fmt_count(w.plans).c_str());
+        SpaceSize s = search_space_size(sc), w = search_space_size(sc, true), one = search_space_size(sc, false, "interleaved-1f1b"),
+                        all = search_space_size(sc, false, "any", "all");
+        std::printf("| %s | %s | %d | %.0f | %s | %s (%s) | %s | %s (%s) | %s | %s, %s |\n", c.model, c.cluster, c.batch, s.micro_batch_sizes, fmt_count(s.stage_layouts).c_str(),
+                    fmt_count(s.configurations).c_str(), fmt_count(w.configurations).c_str(), fmt_count(s.schedules).c_str(), fmt_count(s.plans).c_str(),
+                    fmt_count(w.plans).c_str(), fmt_count(one.plans).c_str(), fmt_count(all.stage_layouts).c_str(), fmt_count(all.plans).c_str());
     }
 }
 
@@ -243,6 +249,47 @@ void stage_tp() {
                     p.stats.complete ? "" : " (limit)", static_cast<long long>(g.stats.configurations), static_cast<long long>(p.stats.configurations));
         std::fflush(stdout);
     }
+}
+
+// The schedule dimension (docs/search.md, step 6): the same presets searched with 1F1B only (the
+// space before it) and with every schedule (the default): best time, its schedule, CPU s.
+void schedule() {
+    struct C {
+        const char *model, *cluster;
+        int batch;
+    };
+    const C cs[] = {{"gpt3-1.7b", "demo-mixed-16", 64},          {"gpt3-1.7b", "metis-t4-a100", 64},          {"gpt3-7.5b", "mixed-a100-a10-t4", 128},
+                    {"llama2-13b", "mixed-a100-v100", 256},      {"opt-350m", "sailor-mit-mix", 64},          {"gpt3-7.5b", "mixed-h100-a100-4090", 512},
+                    {"llama2-13b", "mixed-h100-a100-4090", 256}, {"llama2-70b", "mixed-h100-a100-4090", 512}, {"gpt3-175b", "dgx-a100-superpod-slice", 1536}};
+    std::printf("| model | cluster | batch | best, 1F1B only s | best, any schedule s | its schedule | gain | CPU s 1F1B only | CPU s any | ratio |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+    double sum1 = 0, sum2 = 0;
+    for (const auto& c : cs) {
+        Scenario sc = parse_scenario(Json{{"model", c.model}, {"training", {{"global_batch_size", c.batch}}}, {"cluster", c.cluster}});
+        SearchOptions o;
+        o.top_k = 3;
+        o.time_limit_s = 60;
+        o.baselines = false;
+        o.threads = g_threads;
+        auto timed = [&](const char* sched) {
+            o.schedule = sched;
+            const std::clock_t c0 = std::clock();
+            SearchResult r = search(sc, o);
+            return std::pair<SearchResult, double>{std::move(r), static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC};
+        };
+        auto [a, a_s] = timed("1f1b");
+        auto [b, b_s] = timed("any");
+        if (a.plans.empty() || b.plans.empty()) continue;
+        const double ta = a.plans[0].iteration_time_s, tb = b.plans[0].iteration_time_s;
+        const int V = b.plans[0].plan.virtual_stages;
+        sum1 += a_s;
+        sum2 += b_s;
+        std::printf("| %s | %s | %d | %.6g | %.6g | %s | %.2f%% | %.2f%s | %.2f%s | %.2fx |\n", c.model, c.cluster, c.batch, ta, tb,
+                    V > 1 ? ("interleaved, V = " + std::to_string(V)).c_str() : "1F1B", (ta / tb - 1) * 100, a_s, a.stats.complete ? "" : " (limit)", b_s,
+                    b.stats.complete ? "" : " (limit)", b_s / std::max(1e-6, a_s));
+        std::fflush(stdout);
+    }
+    std::printf("| total | | | | | | | %.2f | %.2f | %.2fx |\n", sum1, sum2, sum2 / std::max(1e-6, sum1));
 }
 
 // The parallel search (docs/search.md, "Threads"): wall seconds of complete searches (top 3,
@@ -334,6 +381,8 @@ int main(int argc, char** argv) {
     for (int i = 2; i + 1 < argc; ++i) {
         if (std::string(argv[i]) == "--limit") limit = std::stod(argv[i + 1]), limit_given = true;
         if (std::string(argv[i]) == "--threads") g_threads = std::stoi(argv[i + 1]);
+        if (std::string(argv[i]) == "--schedule") g_schedule = argv[i + 1];
+        if (std::string(argv[i]) == "--node-counts") g_node_counts = argv[i + 1];
         if (std::string(argv[i]) == "--max-threads") max_threads = std::stoi(argv[i + 1]);
         if (std::string(argv[i]) == "--reps") reps = std::stoi(argv[i + 1]);
     }
@@ -345,6 +394,7 @@ int main(int argc, char** argv) {
         if (what == "stage-tp" || what == "all") stage_tp();
         if (what == "threads" || what == "all") threads(limit, max_threads, reps);
         if (what == "sweep") sweep(limit_given ? limit : 2);
+        if (what == "schedule") schedule();
     } catch (const InputError& e) {
         for (const auto& p : e.problems()) std::fprintf(stderr, "%s\n", p.line().c_str());
         return 2;

@@ -49,7 +49,17 @@ struct SearchOptions {
     // Each stage chooses its own TP degree instead of one degree per group: a much wider space
     // (n^k TP sequences for a group of k stages and n degrees, not n), see docs/search.md.
     bool tp_per_stage = false;
+    // Pipeline schedules searched (docs/search.md, "The space", step 6): "any" (1F1B and
+    // interleaved 1F1B with every allowed virtual-stage count), "1f1b" or "interleaved-1f1b".
+    std::string schedule = "any";
+    // Whole-node counts a group may use (docs/search.md, "The space", step 2): "halving" (all its
+    // nodes, then halving down to one) or "all" (every count; a wider, slower space).
+    std::string node_counts = "halving";
 };
+
+// Interleaved plans of the search use V = 2 .. search_max_virtual_stages model chunks per stage,
+// V dividing every stage's layer count (docs/search.md, "The space", step 6).
+inline constexpr int search_max_virtual_stages = 16;
 
 struct SearchStats {
     std::int64_t evaluated = 0;  // DAG evaluations of complete plans (the dive's included)
@@ -106,9 +116,11 @@ struct SpaceSize {
     double micro_batch_sizes = 0;    // usable micro-batch sizes
     double stage_layouts = 0;        // (micro-batch size, group order, GPUs per group, stage size) choices
     double configurations = 0;       // ... x TP per block
-    double plans = 0;                // ... x layer splits
+    double schedules = 0;            // ... x schedule (1F1B, or interleaved with each allowed V)
+    double plans = 0;                // ... x layer splits (multiples of V per stage when interleaved)
 };
-SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage = false);
+SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage = false, const std::string& schedule = "any",
+                            const std::string& node_counts = "halving");
 
 // The layer-split landscape of one stage configuration: the stages of `plan` (groups, TP, DP,
 // micro-batches) with their layer counts free. Every split (when there are at most `max_points`)

@@ -1,7 +1,10 @@
 // Scenario and plan types. Units are in every identifier (Calculon's rule).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <utility>
 #include <optional>
 #include <string>
 #include <vector>
@@ -98,6 +101,9 @@ enum class Recompute { none, selective, full };
 
 struct Training {
     std::int64_t global_batch_size = 0;
+    // Plans may train any global batch within this fraction of global_batch_size, 0 to 0.5
+    // (docs/formats.md, "training"); the search then ranks plans by tokens/s.
+    double global_batch_tolerance = 0;
     Precision precision = Precision::bf16;
     Recompute recompute = Recompute::none;
     bool sequence_parallel = false;
@@ -111,6 +117,13 @@ struct Training {
     std::string grad_reduce_dtype;      // "fp32", "bf16", "fp16"; "" = the stack's choice
     Stack stack;                  // default: the megatron-core stack preset
 };
+
+// The global batches a plan may train: ceil(B (1 - tol)) .. floor(B (1 + tol)) (B itself when tol = 0).
+inline std::pair<std::int64_t, std::int64_t> global_batch_range(const Training& t) {
+    const double b = static_cast<double>(t.global_batch_size), tol = t.global_batch_tolerance;
+    if (tol <= 0) return {t.global_batch_size, t.global_batch_size};
+    return {std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(b * (1 - tol)))), static_cast<std::int64_t>(std::floor(b * (1 + tol)))};
+}
 
 struct Group {
     Device device;

@@ -1,0 +1,299 @@
+// The schedule dimension of the search (docs/search.md, "The space", step 6, and "Bounds",
+// "Interleaved 1F1B"): which virtual-stage counts V a micro-batch size allows, the bound of
+// interleaved plans below a layout node, and the layer split of one configuration in chunks of V
+// layers, each complete plan scored exactly as `estimate` scores it.
+//
+// The bounds are family A of the interleaved DAG (dag_interleaved.cpp): micro-batch 0's chunk-0
+// forward through stages 0..i-1, stage i's whole order (m passes of each of its V chunks), then
+// chunk 0's backward of micro-batch m-1 back to stage 0 and the optimizer:
+//   T >= sum_{j<i} (f_j,0 + b_j,0) + m sum_c (f_i,c + b_i,c) + max_t opt_t.
+// A chunk of l_j / V layers costs at least a_j l_j / V (the middle-stage rate, assumption A1 for
+// the first and last chunks), so T >= sum_{j<i} a_j l_j / V + m a_i l_i + opt: the LP of family A
+// with phi = a / V (gradient syncs are left out; the sends of the prefix are added in the split).
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "poseidon/cost_model.hpp"
+#include "search_bounds.hpp"
+#include "search_walk.hpp"
+
+namespace poseidon::detail {
+
+bool interleave_ok(int S, std::int64_t m, int V, int num_layers) {
+    return S >= 2 && m % S == 0 && num_layers % V == 0 && static_cast<long long>(S) * V <= num_layers;
+}
+
+void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule) {
+    const int L = sc.model.num_layers;
+    c.sched_1f1b = schedule != "interleaved-1f1b";
+    c.vs.clear();
+    c.root_order = c.root_bound;
+    if (schedule == "1f1b") return;
+    for (int V = 2; V <= std::min(search_max_virtual_stages, L / 2); ++V)
+        if (L % V == 0) c.vs.push_back(V);
+    if (c.vs.empty()) {
+        if (!c.sched_1f1b) c.root_bound = kInf;
+        return;
+    }
+    // Root: every group at its most throughput, no bubble (the LP with phi = 0).
+    const double v = std::accumulate(c.rho_a.begin(), c.rho_a.end(), 0.0);
+    const double b = v > 0 ? L / v : kInf;
+    c.root_bound = c.sched_1f1b ? std::min(c.root_bound, b) : b;
+    if (!c.sched_1f1b) c.root_order = c.root_bound;
+}
+
+// The LP of the interleaved family A over the blocks placed (phi = a / V, mu = m a) and, for the
+// groups not placed, the no-bubble rate count / (m a) of their best option (phi = 0). V is the
+// largest count the stages allow: V d <= L with d the least stage count a completion can have
+// (a divisor of m, at least the stages placed; a complete layout: S_all itself, which must
+// divide m); none: no interleaved plan below.
+double Walker::ilv_layout_bound(const MbsCtx& c, std::uint64_t used, int S_all) {
+    int S = 0;
+    for (const auto& b : blocks_) S += b.count;
+    // a partial layout ends with at least d stages, d the least divisor of m that is >= max(S, 2)
+    // (an interleaved plan has a multiple of its stage count as micro-batch count)
+    long long d = S_all;
+    if (S_all == 0) {
+        d = 0;
+        for (long long q = std::max(S, 2); q <= c.smax; ++q)
+            if (c.m % q == 0) {
+                d = q;
+                break;
+            }
+        if (d == 0) return kInf;
+    }
+    int vmax = 0;
+    for (int V : c.vs)
+        if (S_all > 0 ? interleave_ok(S_all, c.m, V, L_) : d * V <= L_) vmax = V;
+    if (vmax == 0) return kInf;
+    double v = 0;
+    if (S_all == 0)  // a complete layout has no stages after its blocks
+        for (int g = 0; g < G_; ++g)
+            if (!((used >> g) & 1)) v += c.rho_a[g];
+    const double keep = 1 - 1 / (static_cast<double>(c.m) * vmax);
+    double opt_lb = 0;
+    for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
+        const Rates& r = rates_of(c, *it);
+        opt_lb = std::max(opt_lb, r.opt_min);
+        v = lp_steps(v, r.a / vmax, std::pow(keep, it->count));
+    }
+    return v > 0 ? L_ / v + opt_lb : kInf;
+}
+
+// A complete layout of S stages with TP chosen for blocks 0..upto: for each allowed V, the LP
+// bound with phi = a / V and the integer bottleneck over chunk tables (the chosen TP's middle
+// table, else the least over TP degrees), m V t* + opt; the least over V.
+double Walker::ilv_tp_bound(const MbsCtx& c, std::size_t upto, int S) {
+    double best = kInf;
+    for (int V : c.vs) {
+        if (!interleave_ok(S, c.m, V, L_)) continue;
+        const double keep = 1 - 1 / (static_cast<double>(c.m) * V);
+        double v = 0, opt_lb = 0;
+        for (std::size_t k = blocks_.size(); k-- > 0;) {
+            const BlockSel& b = blocks_[k];
+            const Rates& r = k <= upto ? c.opts[b.g][b.opt].tps[b.tpi].r : c.opts[b.g][b.opt].best;
+            opt_lb = std::max(opt_lb, r.opt_min);
+            v = lp_steps(v, r.a / V, std::pow(keep, b.count));
+        }
+        double bound = v > 0 ? L_ / v + opt_lb : kInf;
+        tabs_.clear();
+        caps_.clear();
+        bool mono = true;
+        int j = 0;
+        for (std::size_t bi = 0; bi < blocks_.size() && mono; ++bi) {
+            const BlockSel& b = blocks_[bi];
+            const OptInfo& info = c.opts[b.g][b.opt];
+            const double* tab = nullptr;
+            if (bi <= upto) {
+                const Table& tb = costs_->middle(b.g, info.o.size, info.tps[b.tpi].tp);
+                mono = tb.monotone;
+                tab = tb.c.data();
+            } else {
+                mono = info.cmin_monotone;
+                tab = info.cmin->data();
+            }
+            for (int q = 0; q < b.count; ++q, ++j) {
+                tabs_.push_back(tab);
+                caps_.push_back(static_cast<int>(std::min<long long>(scap_of(j, bi <= upto ? b.tpi : -1), L_) / V));
+            }
+        }
+        if (mono) bound = std::max(bound, static_cast<double>(c.m) * V * integer_bottleneck_min(tabs_, caps_, L_ / V, heap_) + opt_lb);
+        best = std::min(best, bound);
+        if (!cut(best)) return best;  // no need for the rest
+    }
+    return best;
+}
+
+// Interleaved plans of the configuration cfg_ (its exact caps known: an interleaved stage holds
+// more activations than the same 1F1B stage, so the 1F1B caps bound it; docs/search.md).
+void Walker::ilv_run(MbsCtx& c) {
+    const int S = static_cast<int>(cfg_.size());
+    const double m = static_cast<double>(c.m);
+    iopt_ = 0;
+    bool mono = true;
+    itab_.resize(S);
+    for (int j = 0; j < S; ++j) {
+        iopt_ = std::max(iopt_, cfg_[j].r.opt_min);
+        itab_[j] = &costs_->middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp);
+        mono = mono && itab_[j]->monotone;
+    }
+    // vsched_ labels the plans inserted; back to 1F1B on every way out (a dive may stop here)
+    struct Reset {
+        int& v;
+        ~Reset() { v = 1; }
+    } reset{vsched_};
+    for (int V : c.vs) {
+        if (halted()) return;
+        if (!interleave_ok(S, c.m, V, L_)) continue;
+        vsched_ = V;
+        const int U = L_ / V;
+        ucap_.assign(S, U);
+        usuf_.assign(S + 1, 0);
+        iva_.assign(S + 1, 0);
+        for (int j = S - 1; j >= 0; --j) {
+            if (!exhaustive_) ucap_[j] = std::min(U, cap_[j] / V);
+            usuf_[j] = usuf_[j + 1] + ucap_[j];
+            iva_[j] = lp_step(iva_[j + 1], cfg_[j].r.a / V, m * cfg_[j].r.a);
+        }
+        if (usuf_[0] < U) {
+            ++stats.infeasible["memory"];
+            continue;
+        }
+        // family A with no prefix at the bottleneck: T >= m V min_split max_j c_j(l_j / V) + opt
+        // (every chunk of a stage costs at least a middle chunk of as many layers, A1)
+        double t = 0;
+        if (mono && !exhaustive_) {
+            tabs_.resize(S);
+            caps_.resize(S);
+            for (int j = 0; j < S; ++j) {
+                tabs_[j] = itab_[j]->c.data();
+                caps_[j] = ucap_[j];
+            }
+            t = integer_bottleneck_min(tabs_, caps_, U, heap_);
+        }
+        if (cut(std::max(L_ / iva_[0], m * V * t) + iopt_)) {
+            ++stats.pruned;
+            continue;
+        }
+        iplan_ = current_plan();
+        ilv_dfs(0, U, 0, 0);
+    }
+}
+
+// Stage k takes u chunks of V layers (R chunks left): the ridge walk of search_split.cpp with
+// the interleaved family A, upward stopped by max(ma, pa + m a_k l) (nondecreasing in l),
+// downward by pa + (R - u) V / v_{k+1} (nonincreasing in l).
+void Walker::ilv_dfs(int k, int R, double pa, double ma) {
+    if (halted()) return;
+    tick();
+    const int S = static_cast<int>(cfg_.size());
+    if (k == S) {
+        ilv_leaf();
+        return;
+    }
+    const int V = vsched_;
+    const int lo = static_cast<int>(std::max<long long>(1, R - usuf_[k + 1]));
+    const int hi = std::min(R - (S - k - 1), ucap_[k]);
+    if (lo > hi) {
+        ++stats.infeasible["memory"];
+        return;
+    }
+    if (exhaustive_) {
+        for (int u = lo; u <= hi && !halted(); ++u) ilv_child(k, u, R, pa, ma);
+        return;
+    }
+    const Rates& r = cfg_[k].r;
+    const double m = static_cast<double>(ctx_->m);
+    int center = static_cast<int>(std::lround(R * (1.0 / r.a) / suf_w_[k]));
+    center = std::clamp(center, lo, hi);
+    const Table& tb = *itab_[k];
+    auto up_mono = [&](int u) { return std::max(ma, pa + m * (tb.monotone ? V * tb.c[u] : r.a * u * V)) + iopt_; };
+    auto down_mono = [&](int u) { return k + 1 < S ? std::max(ma, pa + static_cast<double>(R - u) * V / iva_[k + 1]) + iopt_ : 0.0; };
+    int up = center, down = center - 1;
+    bool go_up = true, go_down = down >= lo;
+    while ((go_up || go_down) && !halted()) {
+        if (go_up) {
+            if (up > hi) {
+                go_up = false;
+            } else if (cut(up_mono(up))) {
+                ++stats.pruned;
+                go_up = false;
+            } else {
+                ilv_child(k, up++, R, pa, ma);
+            }
+        }
+        if (go_down && !halted()) {
+            if (down < lo) {
+                go_down = false;
+            } else if (cut(down_mono(down))) {
+                ++stats.pruned;
+                go_down = false;
+            } else {
+                ilv_child(k, down--, R, pa, ma);
+            }
+        }
+    }
+}
+
+void Walker::ilv_child(int k, int u, int R, double pa, double ma) {
+    const int S = static_cast<int>(cfg_.size());
+    const int V = vsched_;
+    layers_[k] = u * V;
+    if (exhaustive_) {
+        ilv_dfs(k + 1, R - u, 0, 0);
+        return;
+    }
+    // chunk 0 of stage k, and its V chunks, cost at least as many middle chunks of u layers (A1),
+    // except the first chunk of stage 0 and the last of stage S-1, whose times (embedding, LM
+    // head) the cache holds exactly: a chunk's times depend on its position class only
+    const CfgStage& cs = cfg_[k];
+    const double cu = itab_[k]->c[u];
+    double c0 = cu, chain = V * cu;
+    if (k == 0) {
+        const StageTimes& t = costs_->times(cs.g, cs.size, cs.tp, kFirst, u);
+        c0 = t.forward_s + t.backward_s;
+        chain = c0 + (V - 1) * cu;
+    } else if (k == S - 1) {
+        const StageTimes& t = costs_->times(cs.g, cs.size, cs.tp, kLast, u);
+        chain = t.forward_s + t.backward_s + (V - 1) * cu;
+    }
+    // the path enters stage k + 1 after chunk 0's forward and its send, and leaves it by the
+    // backward send of chunk 0 of stage k + 1 (the links of the 1F1B plan)
+    const double npa = pa + c0 + sf_[k] + sb_[k + 1];
+    const double nma = std::max(ma, pa + static_cast<double>(ctx_->m) * chain);
+    const double b = k + 1 < S ? std::max(nma, npa + static_cast<double>(R - u) * V / iva_[k + 1]) : nma;
+    if (cut(b + iopt_)) {
+        ++stats.pruned;
+        return;
+    }
+    ilv_dfs(k + 1, R - u, npa, nma);
+}
+
+// A complete interleaved plan, costed and scored as `estimate` does (estimate.cpp): the stages
+// with their chunks (evaluate_stages), blocking sends folded into the chunks, the interleaved DAG.
+void Walker::ilv_leaf() {
+    const int S = static_cast<int>(cfg_.size()), V = vsched_;
+    for (int j = 0; j < S; ++j) iplan_.stages[j].num_layers = layers_[j];
+    const std::vector<StagePlacement> placement = place_plan(sc_, iplan_);
+    const std::vector<StageEval> ev = evaluate_stages(sc_, iplan_, placement);
+    ++stats.cost_probes;
+    for (const auto& e : ev)
+        if (!e.fits) {
+            ++stats.infeasible["memory"];
+            return;
+        }
+    times_.resize(S);
+    std::vector<StageTimes> chunks(static_cast<std::size_t>(S) * V);
+    for (int s = 0; s < S; ++s) {
+        times_[s] = ev[s].times;
+        for (int c = 0; c < V; ++c) chunks[static_cast<std::size_t>(c) * S + s] = ev[s].chunk_times[c];
+    }
+    fold_blocking_sends(sc_.training.stack, chunks);
+    const double T = interleaved_iteration_time(chunks, times_, V, ctx_->m);
+    ++stats.evaluated;
+    insert(T);
+    if (static_cast<std::int64_t>(S) * V * ctx_->m > 20000 || (stats.evaluated & 15) == 0) check();
+}
+
+}  // namespace poseidon::detail
