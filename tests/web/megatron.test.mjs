@@ -56,7 +56,10 @@ test('the exported command passes sh -n and a stub launcher for the best plan on
       assert.equal(argOf(args, '--tensor-model-parallel-size'), tps.size === 1 ? String([...tps][0]) : ENV.TP);
       const layers = est.stages.map((s) => s.num_layers);
       const layout = argOf(args, '--pipeline-model-parallel-layout');
-      if (layout) assert.deepStrictEqual(layout.split('|').map((s) => (s.match(/t/g) || []).length), layers, 'the layout reaches Megatron intact');
+      // an interleaved plan's layout lists the p x V virtual stages, virtual rank 0 first
+      const V = est.plan?.virtual_stages ?? 1;
+      const virtualLayers = Array.from({ length: V }, () => layers.map((l) => l / V)).flat();
+      if (layout) assert.deepStrictEqual(layout.split('|').map((s) => (s.match(/t/g) || []).length), virtualLayers, 'the layout reaches Megatron intact');
       else if (new Set(layers).size > 1) assert.ok(argOf(args, '--decoder-first-pipeline-num-layers') || argOf(args, '--decoder-last-pipeline-num-layers'));
       // real GPU and node counts when the plan's groups have one GPUs-per-node figure
       const world = est.stages.reduce((a, s) => a + s.gpus, 0);
