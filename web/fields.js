@@ -24,6 +24,11 @@ export const TRAINING_FIELDS = [
   { key: 'flash_attention', kind: 'bool', label: 'flash attention', def: true },
   // omitDefault: unchecked leaves the key out (the core's default), so the scenario and links stay as before
   { key: 'tf32', kind: 'bool', label: 'TF32 matmuls (fp32 precision only)', def: false, omitDefault: true },
+  { key: 'global_batch_tolerance', kind: 'num', label: 'batch tolerance (fraction: plans may train any batch within it, ranked by tokens/s)', hint: '0 = exact batch', def: 0, omitDefault: true },
+  // Megatron-Core's overlap switches (docs/model.md, "Overlap"); the Megatron export writes their flags
+  { key: 'overlap_grad_reduce', kind: 'bool', label: 'overlap the gradient reduce with the backward', def: false, omitDefault: true },
+  { key: 'overlap_param_gather', kind: 'bool', label: 'overlap the parameter all-gather with the forward (distributed optimizer)', def: false, omitDefault: true },
+  { key: 'tp_comm_overlap', kind: 'bool', label: 'overlap TP communication with its GEMMs (Transformer Engine)', def: false, omitDefault: true },
 ];
 export const CLUSTER_FIELDS = [
   { key: 'name', kind: 'text', label: 'cluster name' },
@@ -34,6 +39,9 @@ export const SEARCH_FIELDS = [
   { key: 'time_limit_s', kind: 'num', label: 'time limit (s)' },
   { key: 'exhaustive', kind: 'bool', label: 'exhaustive', def: false },
   { key: 'tp_per_stage', kind: 'bool', label: 'TP per stage (wider, slower search)', def: false },
+  // docs/search.md: the schedule is a searched dimension; 'all' lets a group use any whole number of its nodes
+  { key: 'schedule', kind: 'select', label: 'pipeline schedule (any: 1F1B or interleaved)', options: ['any', '1f1b', 'interleaved-1f1b'], def: 'any', omitDefault: true },
+  { key: 'node_counts', kind: 'select', label: 'nodes per group (halving: n, n/2, ...; all: any count)', options: ['halving', 'all'], def: 'halving', omitDefault: true },
 ];
 /** human labels for the device keys a custom device shows (docs/formats.md, "device") */
 export const DEVICE_LABELS = {

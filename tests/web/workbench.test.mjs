@@ -321,6 +321,51 @@ test('units and words: micro-batch per replica, Gb/s next to GB/s, explained ter
 
 // keyboard-only use (every control reached with Tab, visible focus) at both viewports: a11y.test.mjs
 
+test('schedule, node counts, batch tolerance and overlap switches: fields that reach the search, the link and the Megatron command', async (t) => {
+  if (!searchWorks) { t.skip(searchSkipReason); return; }
+  const { page, problems } = await open(t, `${site.url}index.html`);
+  // the link once it carries the plan shown (the fragment is written just after the result)
+  const withPlan = async () => {
+    for (let i = 0; i < 100; i++) {
+      await settled(page);
+      const payload = await hashPayload(page);
+      if (payload.p) return payload;
+      await page.waitForTimeout(100);
+    }
+    throw new Error('the link never carried the plan');
+  };
+  await settled(page);
+  // the search's schedule: only 1F1B plans when asked
+  await page.selectOption('[data-path="options.schedule"]', '1f1b');
+  let payload = await withPlan();
+  assert.equal(payload.o.schedule, '1f1b');
+  assert.ok(!payload.p.schedule || payload.p.schedule === '1f1b', JSON.stringify(payload.p.schedule));
+  await page.selectOption('[data-path="options.node_counts"]', 'all');
+  await settled(page);
+  assert.equal((await hashPayload(page)).o.node_counts, 'all');
+  // a batch tolerance travels as a training setting; the plan then trains a batch within it
+  await page.fill('[data-path="training.global_batch_tolerance"]', '0.1');
+  payload = await withPlan();
+  assert.equal(payload.t.global_batch_tolerance, 0.1);
+  const trained = payload.p.micro_batch_size * payload.p.num_micro_batches;
+  const gbs = payload.t.global_batch_size;
+  assert.ok(Math.abs(trained - gbs) <= 0.1 * gbs, `trains ${trained} of ${gbs}`);
+  // an overlap switch: in the link, in the estimate, and as its flag in the Megatron command
+  await page.check('[data-path="training.overlap_grad_reduce"]');
+  await settled(page);
+  assert.equal((await hashPayload(page)).t.overlap_grad_reduce, true);
+  await page.click('#export-megatron');
+  assert.match(await page.textContent('[data-testid=megatron]'), /--overlap-grad-reduce/);
+  // back to the defaults: the keys leave the link (the core's defaults apply)
+  await page.uncheck('[data-path="training.overlap_grad_reduce"]');
+  await page.fill('[data-path="training.global_batch_tolerance"]', '');
+  await page.selectOption('[data-path="options.schedule"]', 'any');
+  await settled(page);
+  payload = await hashPayload(page);
+  assert.ok(!('overlap_grad_reduce' in payload.t) && !('global_batch_tolerance' in payload.t) && !('schedule' in (payload.o ?? {})), JSON.stringify(payload));
+  await assertClean(page, problems);
+});
+
 test('screenshots of both viewports for docs/web.md', async (t) => {
   if (!process.env.POSEIDON_SCREENSHOTS) { t.skip('set POSEIDON_SCREENSHOTS=1 to write docs/img/web-*.png'); return; }
   for (const [name, viewport] of [['1440', DESKTOP], ['390', PHONE]]) {
