@@ -33,6 +33,7 @@ export function bestSummary(est, { partial = false, label = 'Best plan' } = {}) 
     h('strong', {}, `${label}: `),
     h('span', { class: 'tps', 'data-testid': 'best-tokens' }, `${fmtInt(est.tokens_per_s)} tokens/s`),
     ' · iteration ', fmtTime(est.iteration_time_s), ' · ', abbr('MFU'), ` ${fmtPct(est.mfu)} · ${est.num_gpus} GPUs · ${stages.length} stage${stages.length === 1 ? '' : 's'}`,
+    (est.plan?.virtual_stages ?? 1) > 1 ? ` (interleaved 1F1B, ${est.plan.virtual_stages} chunks per stage)` : '',
     ` · micro-batch ${replicaMicroBatch(est)} per replica`,
     est.memory_fits === false ? ' · does not fit in memory' : '',
     partial ? h('span', { class: 'partial' }, ' (best so far)') : '');

@@ -340,6 +340,16 @@ test('schedule, node counts, batch tolerance and overlap switches: fields that r
   let payload = await withPlan();
   assert.equal(payload.o.schedule, '1f1b');
   assert.ok(!payload.p.schedule || payload.p.schedule === '1f1b', JSON.stringify(payload.p.schedule));
+  // only interleaved plans when asked: the summary and the table say so
+  await page.selectOption('[data-path="options.schedule"]', 'interleaved-1f1b');
+  payload = await withPlan();
+  assert.equal(payload.p.schedule, 'interleaved-1f1b');
+  const V = payload.p.virtual_stages;
+  assert.ok(V >= 2);
+  assert.match(await page.textContent('[data-testid=best-plan]'), new RegExp(`interleaved 1F1B, ${V} chunks per stage`));
+  assert.match(await page.textContent('[data-testid=top-plans] tr.selected td.pp'), new RegExp(`× ${V} chunks`));
+  await page.selectOption('[data-path="options.schedule"]', '1f1b');
+  await withPlan();
   await page.selectOption('[data-path="options.node_counts"]', 'all');
   await settled(page);
   assert.equal((await hashPayload(page)).o.node_counts, 'all');

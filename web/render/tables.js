@@ -66,7 +66,10 @@ export function topPlansTable(plans, selected, onSelect, { order = null, costs =
       h('td', {}, fmtInt(p.tokens_per_s)),
       h('td', {}, fmtPct(p.mfu)),
       h('td', {}, String(p.num_gpus)),
-      h('td', {}, String((p.stages || []).length)),
+      // interleaved 1F1B: the stage count and its model chunks per stage (Megatron's virtual pipeline size)
+      (p.plan?.virtual_stages ?? 1) > 1
+        ? h('td', { class: 'pp', title: `interleaved 1F1B: ${p.plan.virtual_stages} model chunks per stage` }, `${(p.stages || []).length} × ${p.plan.virtual_stages} chunks`)
+        : h('td', { class: 'pp' }, String((p.stages || []).length)),
       h('td', {}, stageSummary(p).join(', ')),
       h('td', {}, (p.stages || []).map((s) => s.num_layers).join(' / ')),
       h('td', { class: 'mb-replica' }, replicaMicroBatch(p)),
