@@ -9,6 +9,7 @@ using namespace search_test;
 
 TEST_CASE("with overlap_grad_reduce and overlap_param_gather the pruned search returns the exhaustive top K on 200 random scenarios", "[search][differential][overlap]") {
     int checked = 0;
+    std::int64_t pruned_evals = 0, exhaustive_evals = 0;
     SearchOptions pruned = quiet(3), exhaustive = quiet(3, true);
     for (std::uint64_t seed = 1; checked < 200; ++seed) {
         std::mt19937_64 rng(seed);
@@ -18,16 +19,7 @@ TEST_CASE("with overlap_grad_reduce and overlap_param_gather the pruned search r
         Scenario sc = parse_scenario(j);
         if (search_space_size(sc, false).plans > 1e6) continue;
         INFO("seed " << seed << ": " << to_json(sc).dump());
-        auto pr = search(sc, pruned);
-        auto ex = search(sc, exhaustive);
-        REQUIRE(pr.stats.complete);
-        REQUIRE(ex.stats.complete);
-        REQUIRE(pr.plans.size() == ex.plans.size());
-        for (std::size_t k = 0; k < pr.plans.size(); ++k) {
-            INFO("rank " << k << ": pruned " << pr.plans[k].iteration_time_s << " exhaustive " << ex.plans[k].iteration_time_s);
-            REQUIRE(close(pr.plans[k].iteration_time_s, ex.plans[k].iteration_time_s));
-            REQUIRE(pr.scores[k] == pr.plans[k].iteration_time_s);
-        }
+        require_pruned_equals_exhaustive(sc, pruned, exhaustive, pruned_evals, exhaustive_evals);
         ++checked;
     }
 }

@@ -17,6 +17,7 @@ using namespace poseidon;
 using search_test::close;
 using search_test::quiet;
 using search_test::random_scenario;
+using search_test::require_pruned_equals_exhaustive;
 
 TEST_CASE("the pruned search returns the exhaustive optimum and top-K times on 200 random scenarios", "[search][differential]") {
     // both spaces: one TP per group (the default) and TP per stage
@@ -31,22 +32,8 @@ TEST_CASE("the pruned search returns the exhaustive optimum and top-K times on 2
         // keep the exhaustive reference affordable
         if (search_space_size(sc, per_stage).plans > 1e6) continue;
         INFO("TP per stage " << per_stage << ", seed " << seed << ": " << to_json(sc).dump());
-        auto pr = search(sc, pruned);
-        auto ex = search(sc, exhaustive);
-        REQUIRE(pr.stats.complete);
-        REQUIRE(ex.stats.complete);
-        REQUIRE(pr.plans.size() == ex.plans.size());
-        for (std::size_t k = 0; k < pr.plans.size(); ++k) {
-            INFO("rank " << k << ": pruned " << pr.plans[k].iteration_time_s << " exhaustive " << ex.plans[k].iteration_time_s);
-            REQUIRE(close(pr.plans[k].iteration_time_s, ex.plans[k].iteration_time_s));
-            // the search's own score is the estimate, bit for bit
-            REQUIRE(pr.scores[k] == pr.plans[k].iteration_time_s);
-            REQUIRE(ex.scores[k] == ex.plans[k].iteration_time_s);
-            REQUIRE(pr.plans[k].memory_fits);
-        }
+        const SearchResult pr = require_pruned_equals_exhaustive(sc, pruned, exhaustive, pruned_evals, exhaustive_evals);
         if (!pr.plans.empty()) ++feasible;
-        pruned_evals += pr.stats.evaluated;
-        exhaustive_evals += ex.stats.evaluated;
         ++checked;
     }
     // most random scenarios have a feasible plan, and pruning does save work

@@ -14,6 +14,7 @@ using namespace poseidon;
 using search_test::close;
 using search_test::quiet;
 using search_test::random_scenario;
+using search_test::require_pruned_equals_exhaustive;
 
 TEST_CASE("with every node count the pruned search returns the exhaustive top-K on random scenarios", "[search][differential][nodes]") {
     int checked = 0, feasible = 0, better = 0;
@@ -25,17 +26,7 @@ TEST_CASE("with every node count the pruned search returns the exhaustive top-K 
         Scenario sc = parse_scenario(random_scenario(rng));
         if (search_space_size(sc, false, "any", "all").plans > 3e5) continue;
         INFO("seed " << seed << ": " << to_json(sc).dump());
-        auto pr = search(sc, pruned);
-        auto ex = search(sc, exhaustive);
-        REQUIRE(pr.stats.complete);
-        REQUIRE(ex.stats.complete);
-        REQUIRE(pr.plans.size() == ex.plans.size());
-        for (std::size_t k = 0; k < pr.plans.size(); ++k) {
-            INFO("rank " << k << ": pruned " << pr.plans[k].iteration_time_s << " exhaustive " << ex.plans[k].iteration_time_s);
-            REQUIRE(close(pr.plans[k].iteration_time_s, ex.plans[k].iteration_time_s));
-            REQUIRE(pr.scores[k] == pr.plans[k].iteration_time_s);
-            REQUIRE(pr.plans[k].memory_fits);
-        }
+        const SearchResult pr = require_pruned_equals_exhaustive(sc, pruned, exhaustive, pruned_evals, exhaustive_evals);
         if (!pr.plans.empty()) {
             ++feasible;
             // the wider space is never worse, and sometimes better
@@ -44,8 +35,6 @@ TEST_CASE("with every node count the pruned search returns the exhaustive top-K 
             REQUIRE(pr.plans[0].iteration_time_s <= h.plans[0].iteration_time_s);
             better += pr.plans[0].iteration_time_s < h.plans[0].iteration_time_s;
         }
-        pruned_evals += pr.stats.evaluated;
-        exhaustive_evals += ex.stats.evaluated;
         ++checked;
     }
     INFO("feasible " << feasible << ", better than halving " << better << ", evaluations " << pruned_evals << " / " << exhaustive_evals);

@@ -1,6 +1,8 @@
 // Shared by the search tests: the random scenarios of the differential test and helpers.
 #pragma once
 
+#include <catch2/catch.hpp>
+
 #include <array>
 #include <cmath>
 #include <random>
@@ -68,5 +70,33 @@ inline SearchOptions quiet(int k = 3, bool exhaustive = false, int threads = 0) 
 }
 
 inline bool close(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }
+
+// The differential check of every search dimension: the pruned and the exhaustive search of `sc`
+// both complete with as many plans, rank by rank of the same score (iteration time; tokens/s when
+// the batch may vary), each plan's score is its estimate bit for bit and it fits in memory. Adds
+// the evaluations to the counters; returns the pruned result for the caller's own checks.
+inline SearchResult require_pruned_equals_exhaustive(const Scenario& sc, const SearchOptions& pruned, const SearchOptions& exhaustive,
+                                                     std::int64_t& pruned_evals, std::int64_t& exhaustive_evals) {
+    SearchResult pr = search(sc, pruned);
+    const SearchResult ex = search(sc, exhaustive);
+    REQUIRE(pr.stats.complete);
+    REQUIRE(ex.stats.complete);
+    REQUIRE(pr.plans.size() == ex.plans.size());
+    const bool by_tokens = sc.training.global_batch_tolerance > 0;
+    for (std::size_t k = 0; k < pr.plans.size(); ++k) {
+        INFO("rank " << k << ": pruned " << pr.plans[k].iteration_time_s << " s, " << pr.plans[k].tokens_per_s << " tokens/s; exhaustive "
+                      << ex.plans[k].iteration_time_s << " s, " << ex.plans[k].tokens_per_s << " tokens/s");
+        if (by_tokens)
+            REQUIRE(close(pr.plans[k].tokens_per_s, ex.plans[k].tokens_per_s));
+        else
+            REQUIRE(close(pr.plans[k].iteration_time_s, ex.plans[k].iteration_time_s));
+        REQUIRE(pr.scores[k] == pr.plans[k].iteration_time_s);
+        REQUIRE(ex.scores[k] == ex.plans[k].iteration_time_s);
+        REQUIRE(pr.plans[k].memory_fits);
+    }
+    pruned_evals += pr.stats.evaluated;
+    exhaustive_evals += ex.stats.evaluated;
+    return pr;
+}
 
 }  // namespace search_test
