@@ -210,30 +210,9 @@ void Walker::ilv_dfs(int k, int R, double pa, double ma) {
     const Table& tb = *itab_[k];
     auto up_mono = [&](int u) { return std::max(ma, pa + m * (tb.monotone ? V * tb.c[u] : r.a * u * V)) + iopt_; };
     auto down_mono = [&](int u) { return k + 1 < S ? std::max(ma, pa + static_cast<double>(R - u) * V / iva_[k + 1]) + iopt_ : 0.0; };
-    int up = center, down = center - 1;
-    bool go_up = true, go_down = down >= lo;
-    while ((go_up || go_down) && !halted()) {
-        if (go_up) {
-            if (up > hi) {
-                go_up = false;
-            } else if (cut(up_mono(up))) {
-                ++stats.pruned;
-                go_up = false;
-            } else {
-                ilv_child(k, up++, R, pa, ma);
-            }
-        }
-        if (go_down && !halted()) {
-            if (down < lo) {
-                go_down = false;
-            } else if (cut(down_mono(down))) {
-                ++stats.pruned;
-                go_down = false;
-            } else {
-                ilv_child(k, down--, R, pa, ma);
-            }
-        }
-    }
+    walk_outward(
+        center, lo, hi, [&] { return halted(); }, [&](int u) { return cut(up_mono(u)); }, [&](int u) { return cut(down_mono(u)); },
+        [&](int u) { ilv_child(k, u, R, pa, ma); }, stats.pruned);
 }
 
 void Walker::ilv_child(int k, int u, int R, double pa, double ma) {

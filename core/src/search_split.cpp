@@ -277,30 +277,9 @@ void Walker::split_dfs(int k, int R, const SplitState& st) {
         b = std::max(b, c_base + std::max(st.q, (R - l) / suf_inv_e_[k + 1]) + fill_tab_[(k + 1) * (L_ + 1) + (R - l)]);
         return b;
     };
-    int up = center, down = center - 1;
-    bool go_up = true, go_down = down >= lo;
-    while ((go_up || go_down) && !halted()) {
-        if (go_up) {
-            if (up > hi || up > cap_upper(k)) {
-                go_up = false;
-            } else if (cut(up_mono(up))) {
-                ++stats.pruned;
-                go_up = false;
-            } else {
-                child(k, up++, R, st);
-            }
-        }
-        if (go_down && !halted()) {
-            if (down < lo) {
-                go_down = false;
-            } else if (cut(down_mono(down))) {
-                ++stats.pruned;
-                go_down = false;
-            } else {
-                child(k, down--, R, st);
-            }
-        }
-    }
+    walk_outward(
+        center, lo, std::min(hi, cap_upper(k)), [&] { return halted(); }, [&](int l) { return cut(up_mono(l)); }, [&](int l) { return cut(down_mono(l)); },
+        [&](int l) { child(k, l, R, st); }, stats.pruned);
 }
 
 void Walker::child(int k, int l, int R, const SplitState& st) {

@@ -35,6 +35,37 @@ inline double seconds_since(Clock::time_point t0) { return std::chrono::duration
 // (docs/search.md, "Soundness").
 inline constexpr double kBoundSlack = 1e-9;
 
+// The ridge walk's stepping (docs/search.md, "Ridge walk"), shared by the 1F1B and interleaved
+// splits: outward from `center`, up to `up_end` and down to `lo` in turn, each direction stopped
+// for good when its bound, monotone in the layer count, is cut (one pruned branch each).
+template <class Halted, class CutUp, class CutDown, class Visit>
+void walk_outward(int center, int lo, int up_end, Halted&& halted, CutUp&& cut_up, CutDown&& cut_down, Visit&& visit, std::int64_t& pruned) {
+    int up = center, down = center - 1;
+    bool go_up = true, go_down = down >= lo;
+    while ((go_up || go_down) && !halted()) {
+        if (go_up) {
+            if (up > up_end) {
+                go_up = false;
+            } else if (cut_up(up)) {
+                ++pruned;
+                go_up = false;
+            } else {
+                visit(up++);
+            }
+        }
+        if (go_down && !halted()) {
+            if (down < lo) {
+                go_down = false;
+            } else if (cut_down(down)) {
+                ++pruned;
+                go_down = false;
+            } else {
+                visit(down--);
+            }
+        }
+    }
+}
+
 // What the walkers of one search share: options, the top-K list, the clock, the stop flag, the
 // memory account and the progress report. Every member may be used from any walker's thread.
 struct Shared {
