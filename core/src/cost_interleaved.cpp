@@ -19,7 +19,7 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, const std::vector<Sta
         // 1 + (p-1)/(pV) times the non-interleaved activations).
         const double in_flight = static_cast<double>(interleaved_in_flight(s, p, V, m)) / V;
         ev.chunk_times.assign(V, StageTimes{});
-        std::vector<double> chunk_cost(V, -1.0);
+        std::vector<double> chunk_cost(V, -1.0), chunk_params(V, 0.0);
         double worst_headroom = 1e300;
         for (std::size_t k = 0; k < st.replicas.size(); ++k) {
             const ReplicaSet& rs = st.replicas[k];
@@ -30,6 +30,7 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, const std::vector<Sta
             for (int c = 0; c < V; ++c) {
                 StagePosition pos{c * p + s, p * V, m, st.dp(), in_flight};
                 const ReplicaCost rc = replica_cost(sc, d, rs.tp, rs.samples, st.num_layers / V, pos);
+                chunk_params[c] = std::max(chunk_params[c], rc.params_per_gpu);
                 dynamic.activations_GiB += rc.memory.activations_GiB;
                 dynamic.temporary_GiB += rc.memory.temporary_GiB;
                 dynamic.allocator_GiB += rc.memory.allocator_GiB;
@@ -72,13 +73,25 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, const std::vector<Sta
             ev.times.forward_tp_comm_s += t.forward_tp_comm_s;
             ev.times.backward_tp_comm_s += t.backward_tp_comm_s;
         }
-        if (sc.training.overlap_grad_reduce) {
-            // The stage's last pass is the backward of chunk 0's last micro-batch: the buckets
-            // reduce behind it (the other chunks' gradients are complete earlier).
-            double params = 0;
-            for (const auto& rc : ev.replica_costs) params = std::max(params, rc.params_per_gpu);
-            const double kappa = sc.cluster.groups[st.replicas[ev.slowest_replica].group].device.comm_compute_slowdown;
-            set_grad_buckets(ev.times, ev.times.dp_sync_s, ev.chunk_times[0].backward_s, params, kappa, st.dp());
+        // Overlap (docs/model.md, "Overlap under interleaving"): Megatron-Core keeps a bucket
+        // set per model chunk, so the stage's gradient synchronisation and parameter all-gather
+        // split over its chunks by parameters, each chunk in its own buckets; the DAG's walk puts
+        // them on the stage's dp stream (dag_interleaved.cpp).
+        double all_params = 0;
+        for (double x : chunk_params) all_params += x;
+        const double kappa = sc.cluster.groups[st.replicas[ev.slowest_replica].group].device.comm_compute_slowdown;
+        for (int c = 0; c < V && all_params > 0; ++c) {
+            StageTimes& t = ev.chunk_times[c];
+            const double share = chunk_params[c] / all_params;
+            t.stream_slowdown = kappa;
+            if (sc.training.overlap_grad_reduce && ev.times.dp_sync_s > 0) {
+                t.grad_buckets = grad_bucket_count(chunk_params[c], st.dp());
+                t.grad_bucket_s = ev.times.dp_sync_s * share / t.grad_buckets;
+            }
+            if (ev.param_gather_s > 0) {
+                t.param_gather_buckets = grad_bucket_count(chunk_params[c], st.dp());
+                t.param_gather_bucket_s = ev.param_gather_s * share / t.param_gather_buckets;
+            }
         }
         ev.times.send_forward_s = s + 1 < p || V > 1 ? send_next : 0.0;
         ev.times.send_backward_s = s > 0 || V > 1 ? send_prev : 0.0;

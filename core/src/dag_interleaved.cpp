@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "dag_stream.hpp"
 #include "poseidon/dag.hpp"
 
 namespace poseidon {
@@ -38,20 +39,77 @@ std::int64_t interleaved_in_flight(int s, int p, int V, std::int64_t m) {
 namespace {
 
 // Runs every stage's order as far as its cross-stage inputs allow (the graph-free walk of
-// dag_iteration_time, generalised to chunks); finishes of F/B and sends go to `fin` when given.
+// dag_iteration_time, generalised to chunks), keeping every pass's start and finish.
+// With overlap (chunk times with buckets) each stage also has a dp stream (dag_stream.hpp): the
+// parameter all-gather of chunks 0 and 1 is dispatched at the start and that of chunk c >= 2 as
+// chunk c - 1's first forward begins (Megatron-Core's param_sync_func in the interleaved schedule);
+// chunk c's first forward waits, sub-step by sub-step, for its buckets; chunk c's gradient buckets
+// leave the sub-steps of its last backward. Every pass runs at rate 1 - kappa beside a bucket.
 struct Sweep {
+    Sweep(std::span<const StageTimes> chunks_, std::span<const StageTimes> stages_, int p_, int V_, std::int64_t m_)
+        : chunks(chunks_), stages(stages_), p(p_), V(V_), m(m_) {}
     std::span<const StageTimes> chunks, stages;
     int p, V;
     std::int64_t m;
     std::vector<std::vector<ChunkPass>> orders;
-    std::vector<double> sf, sb, fwd_fin, bwd_fin, send_f_fin, send_b_fin;
+    std::vector<double> sf, sb, fwd_fin, bwd_fin, send_f_fin, send_b_fin, fwd_start, bwd_start;
     std::vector<double> clock, link_f, link_b, last_end;
     std::vector<std::size_t> pos;
+    // overlap: per stage its stream and whether it has one (and carries the gradient sync), per
+    // chunk its gathered buckets' ends, and every bucket for the timeline
+    std::vector<detail::DpStream> streams;
+    std::vector<char> has_stream, sync_on_stream;
+    std::vector<std::vector<double>> gather_end;
+    struct Bucket {
+        int stage, chunk, bucket;
+        double start_s, end_s;
+        bool grad;
+    };
+    std::vector<Bucket> buckets;
 
-    // The stage's last pass, chunk 0's last backward, is slowed by the gradient buckets beside it
-    // (training.overlap_grad_reduce; 0 otherwise).
-    double backward_s(std::int64_t v, std::int64_t j) const {
-        return v < p && j == m - 1 ? chunks[v].backward_s + stages[v].last_backward_extra_s : chunks[v].backward_s;
+    void dispatch_gathers(int s, int c, double at) {
+        const std::int64_t v = static_cast<std::int64_t>(c) * p + s;
+        const StageTimes& t = chunks[v];
+        for (int k = 0; k < t.param_gather_buckets; ++k) {
+            const auto [a, b] = streams[s].enqueue(at, t.param_gather_bucket_s);
+            gather_end[v].push_back(b);
+            buckets.push_back({s, c, k, a, b, false});
+        }
+    }
+
+    // A pass of virtual stage v from `start` on stage s: with a stream, in sub-steps that wait for
+    // the chunk's gathered buckets (first forward) or release its gradient buckets (last backward);
+    // a blocking stack's folded send follows the compute.
+    double run_pass(int s, std::int64_t v, double start, bool fwd, std::int64_t j) {
+        const StageTimes& t = chunks[v];
+        const double work = fwd ? t.forward_s : t.backward_s;
+        if (!has_stream[s]) return start + work;
+        detail::DpStream& st = streams[s];
+        const double kappa = t.stream_slowdown;
+        const int c = static_cast<int>(v / p);
+        const double send = fwd ? t.forward_send_blocking_s : t.backward_send_blocking_s;
+        double x = start;
+        if (fwd && j == 0 && t.param_gather_buckets > 0) {
+            const auto& ends = gather_end[v];
+            const double r = (work - send) / t.param_gather_buckets;
+            for (int k = 0; k < t.param_gather_buckets; ++k) x = st.advance(std::max(x, ends[k]), r, kappa);
+        } else if (!fwd && j == m - 1 && t.grad_buckets > 0) {
+            const double r = (work - send) / t.grad_buckets;
+            for (int k = 0; k < t.grad_buckets; ++k) {
+                x = st.advance(x, r, kappa);
+                const auto [a, b] = st.enqueue(x, t.grad_bucket_s);
+                buckets.push_back({s, c, k, a, b, true});
+            }
+        } else {
+            return st.advance(x, work, kappa);
+        }
+        return st.advance(x, send, kappa);
+    }
+
+    // When stage s's gradients are synchronised: its stream's last bucket, or dp_sync_s after its
+    // last pass without overlap.
+    double sync_end(int s) const {
+        return sync_on_stream[s] ? std::max(last_end[s], streams[s].tail_s()) : last_end[s] + stages[s].dp_sync_s;
     }
 
     double run() {
@@ -64,11 +122,26 @@ struct Sweep {
         bwd_fin.assign(PV * m, 0.0);
         send_f_fin.assign(PV * m, 0.0);
         send_b_fin.assign(PV * m, 0.0);
+        fwd_start.assign(PV * m, 0.0);
+        bwd_start.assign(PV * m, 0.0);
         clock.assign(p, 0.0);
         link_f.assign(p, 0.0);
         link_b.assign(p, 0.0);
         last_end.assign(p, 0.0);
         pos.assign(p, 0);
+        streams.assign(p, detail::DpStream{});
+        has_stream.assign(p, 0);
+        sync_on_stream.assign(p, 0);
+        gather_end.assign(PV, {});
+        buckets.clear();
+        for (int s = 0; s < p; ++s)
+            for (int c = 0; c < V; ++c) {
+                const StageTimes& t = chunks[static_cast<std::int64_t>(c) * p + s];
+                if (t.grad_buckets > 0) sync_on_stream[s] = 1;
+                if (t.grad_buckets > 0 || t.param_gather_buckets > 0) has_stream[s] = 1;
+            }
+        for (int s = 0; s < p; ++s)
+            for (int c = 0; c < std::min(V, 2); ++c) dispatch_gathers(s, c, 0.0);
         int done = 0;
         double best = 0;
         auto advance = [&](int s) {
@@ -85,7 +158,9 @@ struct Sweep {
                         if (in < 0) break;
                         start = std::max(start, in);
                     }
-                    const double f = start + t.forward_s;
+                    if (j == 0 && u.chunk + 1 >= 2 && u.chunk + 1 < V) dispatch_gathers(s, u.chunk + 1, start);
+                    fwd_start[v * m + j] = start;
+                    const double f = run_pass(s, v, start, true, j);
                     clock[s] = fwd_fin[v * m + j] = f;
                     best = std::max(best, f);
                     if (v < PV - 1) {
@@ -99,7 +174,8 @@ struct Sweep {
                         if (in < 0) break;
                         start = std::max(start, in);
                     }
-                    const double f = start + backward_s(v, j);
+                    bwd_start[v * m + j] = start;
+                    const double f = run_pass(s, v, start, false, j);
                     clock[s] = bwd_fin[v * m + j] = f;
                     best = std::max(best, f);
                     if (v > 0) {
@@ -123,7 +199,7 @@ struct Sweep {
             if (!moved) return std::numeric_limits<double>::quiet_NaN();  // unreachable: Megatron's order never deadlocks
         }
         double barrier = 0;
-        for (int s = 0; s < p; ++s) barrier = std::max(barrier, last_end[s] + stages[s].dp_sync_s);
+        for (int s = 0; s < p; ++s) barrier = std::max(barrier, sync_end(s));
         best = std::max(best, barrier);
         for (int s = 0; s < p; ++s) best = std::max(best, barrier + stages[s].optimizer_s);
         return best;
@@ -133,46 +209,49 @@ struct Sweep {
 }  // namespace
 
 double interleaved_iteration_time(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m) {
-    Sweep sw{chunks, stages, static_cast<int>(stages.size()), V, m, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+    Sweep sw{chunks, stages, static_cast<int>(stages.size()), V, m};
     return sw.run();
 }
 
 DagResult evaluate_interleaved_dag(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m, bool detailed) {
     const int p = static_cast<int>(stages.size());
-    Sweep sw{chunks, stages, p, V, m, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+    Sweep sw{chunks, stages, p, V, m};
     DagResult r;
     r.iteration_time_s = sw.run();
     if (!detailed) return r;
     const std::int64_t PV = static_cast<std::int64_t>(p) * V;
     double barrier = 0;
-    for (int s = 0; s < p; ++s) barrier = std::max(barrier, sw.last_end[s] + stages[s].dp_sync_s);
+    for (int s = 0; s < p; ++s) barrier = std::max(barrier, sw.sync_end(s));
+    // what the stream made each stage's passes last beyond their work (contention, waits for gathers)
+    std::vector<double> stretch(p, 0.0);
     for (int s = 0; s < p; ++s) {
         for (const ChunkPass& u : sw.orders[s]) {
             const std::int64_t v = static_cast<std::int64_t>(u.chunk) * p + s, j = u.micro_batch;
             const StageTimes& t = chunks[v];
             const int mb = static_cast<int>(j);
             if (u.forward) {
-                const double f = sw.fwd_fin[v * m + j];
-                r.timeline.push_back({s, NodeKind::forward, mb, f - t.forward_s, f, u.chunk});
+                const double f = sw.fwd_fin[v * m + j], a = sw.has_stream[s] ? sw.fwd_start[v * m + j] : f - t.forward_s;
+                if (sw.has_stream[s]) stretch[s] += (f - a) - t.forward_s;
+                r.timeline.push_back({s, NodeKind::forward, mb, a, f, u.chunk});
                 if (v < PV - 1 && t.send_forward_s > 0) {
                     const double e = sw.send_f_fin[v * m + j];
                     r.timeline.push_back({s, NodeKind::send_forward, mb, e - t.send_forward_s, e, u.chunk});
                 }
             } else {
-                const double f = sw.bwd_fin[v * m + j];
-                r.timeline.push_back({s, NodeKind::backward, mb, f - sw.backward_s(v, j), f, u.chunk});
+                const double f = sw.bwd_fin[v * m + j], a = sw.has_stream[s] ? sw.bwd_start[v * m + j] : f - t.backward_s;
+                if (sw.has_stream[s]) stretch[s] += (f - a) - t.backward_s;
+                r.timeline.push_back({s, NodeKind::backward, mb, a, f, u.chunk});
                 if (v > 0 && t.send_backward_s > 0) {
                     const double e = sw.send_b_fin[v * m + j];
                     r.timeline.push_back({s, NodeKind::send_backward, mb, e - t.send_backward_s, e, u.chunk});
                 }
             }
         }
-        if (stages[s].grad_buckets > 0)
-            append_grad_buckets(s, stages[s], sw.last_end[s], r.timeline);
-        else
-            r.timeline.push_back({s, NodeKind::dp_sync, -1, sw.last_end[s], sw.last_end[s] + stages[s].dp_sync_s, 0});
+        if (!sw.sync_on_stream[s]) r.timeline.push_back({s, NodeKind::dp_sync, -1, sw.last_end[s], sw.last_end[s] + stages[s].dp_sync_s, 0});
         r.timeline.push_back({s, NodeKind::optimizer, -1, barrier, barrier + stages[s].optimizer_s, 0});
     }
+    for (const auto& k : sw.buckets)
+        r.timeline.push_back({k.stage, k.grad ? NodeKind::grad_bucket : NodeKind::param_gather, -1, k.start_s, k.end_s, k.chunk, k.bucket});
     std::stable_sort(r.timeline.begin(), r.timeline.end(), [](const TimelineEvent& a, const TimelineEvent& b) {
         if (a.stage != b.stage) return a.stage < b.stage;
         return a.start_s < b.start_s;
@@ -204,13 +283,14 @@ DagResult evaluate_interleaved_dag(std::span<const StageTimes> chunks, std::span
     double opt = 0;
     for (int s = 0; s < p; ++s) opt = std::max(opt, stages[s].optimizer_s);
     bd.optimizer_s = std::min(tail, opt);
-    // b's last pass slowed by its gradient buckets: the overlapped reduction's cost (dp_comm_s).
-    bd.dp_comm_s = stages[b].last_backward_extra_s;
+    // b's passes slowed by the buckets beside them and waiting for gathered ones: the overlapped
+    // communication's cost (dp_comm_s).
+    bd.dp_comm_s = stretch[b];
     // The gradient sync that sets the barrier; the rest of the tail is other stages' drain.
     int last = 0;
     for (int s = 1; s < p; ++s)
-        if (sw.last_end[s] + stages[s].dp_sync_s > sw.last_end[last] + stages[last].dp_sync_s) last = s;
-    bd.dp_comm_s += std::min({tail - bd.optimizer_s, stages[last].dp_sync_s, std::max(0.0, barrier - sw.last_end[b])});
+        if (sw.sync_end(s) > sw.sync_end(last)) last = s;
+    bd.dp_comm_s += std::min({tail - bd.optimizer_s, sw.sync_end(last) - sw.last_end[last], std::max(0.0, barrier - sw.last_end[b])});
     bd.bubble_s = std::max(0.0, total - (bd.compute_s + bd.tp_comm_s + bd.pp_comm_s + bd.optimizer_s + bd.dp_comm_s));
     return r;
 }

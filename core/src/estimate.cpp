@@ -244,6 +244,19 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
                           {"replicas", replicas}});
         // The overlap chains (docs/model.md, "Overlap"), only when their switch is on.
         const StageTimes& t = ev.times;
+        if (!ev.chunk_times.empty()) {
+            // interleaved: each chunk's buckets (docs/model.md, "Overlap under interleaving")
+            Json grad = Json::array(), gather = Json::array();
+            int nb = 0, ng = 0;
+            for (const StageTimes& c : ev.chunk_times) {
+                nb += c.grad_buckets;
+                ng += c.param_gather_buckets;
+                grad.push_back({{"buckets", c.grad_buckets}, {"bucket_s", r12(c.grad_bucket_s)}});
+                gather.push_back({{"buckets", c.param_gather_buckets}, {"bucket_s", r12(c.param_gather_bucket_s)}});
+            }
+            if (nb > 0) stages.back()["grad_overlap"] = {{"buckets", nb}, {"chunks", grad}};
+            if (ng > 0) stages.back()["param_gather_overlap"] = {{"buckets", ng}, {"chunks", gather}};
+        }
         if (t.grad_buckets > 0)
             stages.back()["grad_overlap"] = {{"buckets", t.grad_buckets},
                                              {"bucket_s", r12(t.grad_bucket_s)},

@@ -329,23 +329,24 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
         const double sync_s = dp_sync_span(sc, st, placement[s], grad_bytes, spans[s]);
         const double kappa = sc.cluster.groups[st.replicas[ev.slowest_replica].group].device.comm_compute_slowdown;
         // overlap_grad_reduce: the buckets reduce during the last micro-batch's backward (with
-        // interleaving during the stage's last pass, which evaluate_chunks sets instead).
+        // interleaving, each chunk's during its own last backward: evaluate_chunks).
         if (sc.training.overlap_grad_reduce && plan.virtual_stages == 1)
             set_grad_buckets(ev.times, sync_s, ev.times.backward_s, max_params, kappa, st.dp());
         else
             ev.times.dp_sync_s = sync_s;
         if (sc.training.distributed_optimizer && st.dp() > 1) {
             // The updated bf16 parameters are all-gathered after the sharded step; with
-            // overlap_param_gather, bucket by bucket during the next iteration's first forward:
-            // a chain in the DAG under 1F1B; under interleaving still the closed form (only the
-            // first bucket waits, the rest slows the forwards beside it).
+            // overlap_param_gather, bucket by bucket during the next iteration's first forwards:
+            // a chain in the DAG under 1F1B, each chunk's buckets on the dp stream under
+            // interleaving (evaluate_chunks).
             const double ag_bytes = max_params * bytes_per_element(sc.training.precision);
             const double ag_s = grad_bytes > 0 ? sync_s * ag_bytes / grad_bytes : 0.0;
-            const double K = grad_bucket_count(max_params, st.dp());
-            if (sc.training.overlap_param_gather && plan.virtual_stages == 1)
+            if (!sc.training.overlap_param_gather)
+                opt_s += ag_s;
+            else if (plan.virtual_stages == 1)
                 set_param_gather(ev.times, ag_s, ev.times.forward_s, max_params, kappa, st.dp());  // the DAG draws it
             else
-                opt_s += sc.training.overlap_param_gather ? ag_s / K + kappa * (ag_s - ag_s / K) : ag_s;
+                ev.param_gather_s = ag_s;
         }
         ev.times.optimizer_s = opt_s;
         if (s + 1 < S) ev.times.send_forward_s = p2p_send_spans(sc, plan, placement[s], placement[s + 1], spans[s], spans[s + 1]);

@@ -1,7 +1,8 @@
 // Overlap as graph structure (docs/model.md, "Overlap"): the whole iteration built node by node
 // with the gradient bucket chain after the sub-steps of each stage's last backward and the
 // parameter all-gather chain before the sub-steps of its first forward; the DAG's walks, which
-// keep one node per chain, must give its longest path on random 1F1B and interleaved instances.
+// keep one node per chain, must give its longest path on random 1F1B instances (interleaved
+// plans keep their buckets per chunk: overlap_interleaved.tests.cpp).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -10,48 +11,13 @@
 #include <vector>
 
 #include "poseidon/cost_model.hpp"
+#include "explicit_graph.hpp"
 #include "poseidon/dag.hpp"
 
 using namespace poseidon;
+using poseidon::testing::Graph;
 
 namespace {
-
-// An explicit DAG: nodes with durations and successor lists, longest path by Kahn's order.
-struct Graph {
-    std::vector<double> dur;
-    std::vector<std::vector<int>> succ;
-    int add(double d) {
-        dur.push_back(d);
-        succ.emplace_back();
-        return static_cast<int>(dur.size()) - 1;
-    }
-    void edge(int u, int v) { succ[u].push_back(v); }
-    double longest_path() const {
-        const int N = static_cast<int>(dur.size());
-        std::vector<int> indeg(N, 0);
-        for (const auto& l : succ)
-            for (int v : l) ++indeg[v];
-        std::vector<double> start(N, 0.0);
-        std::vector<int> ready;
-        for (int u = 0; u < N; ++u)
-            if (indeg[u] == 0) ready.push_back(u);
-        double best = 0;
-        int seen = 0;
-        while (!ready.empty()) {
-            const int u = ready.back();
-            ready.pop_back();
-            ++seen;
-            const double fin = start[u] + dur[u];
-            best = std::max(best, fin);
-            for (int v : succ[u]) {
-                start[v] = std::max(start[v], fin);
-                if (--indeg[v] == 0) ready.push_back(v);
-            }
-        }
-        REQUIRE(seen == N);  // acyclic
-        return best;
-    }
-};
 
 // One F or B pass as a sub-graph: `in` its first node, `out` its last.
 struct Pass {
@@ -241,35 +207,6 @@ TEST_CASE("with overlap the DAG's walks give the longest path of the graph drawn
         // the drawn chains end where the DAG's nodes for them do, and the parts sum to the time
         const auto& bd = d.breakdown;
         REQUIRE(close(bd.compute_s + bd.bubble_s + bd.tp_comm_s + bd.pp_comm_s + bd.dp_comm_s + bd.optimizer_s, fast));
-        for (const auto& e : d.timeline) REQUIRE(e.end_s <= fast * (1 + 1e-12));
-    }
-}
-
-TEST_CASE("interleaved plans: the gradient chain behind the last pass is the graph's longest path", "[overlap][dag][interleaved]") {
-    std::mt19937_64 rng(11);
-    std::uniform_real_distribution<double> u(0.0, 1.0);
-    for (int n = 0; n < 200; ++n) {
-        const int p = 2 + static_cast<int>(rng() % 3), V = 2 + static_cast<int>(rng() % 2);
-        const std::int64_t m = p * (1 + static_cast<std::int64_t>(rng() % 3));
-        std::vector<StageTimes> chunks(static_cast<std::size_t>(p) * V), stages(p);
-        for (auto& t : chunks) {
-            t.forward_s = u(rng);
-            t.backward_s = 2 * u(rng);
-            t.send_forward_s = 0.2 * u(rng);
-            t.send_backward_s = 0.2 * u(rng);
-        }
-        chunks.back().send_forward_s = 0;
-        chunks.front().send_backward_s = 0;
-        for (int s = 0; s < p; ++s) {
-            stages[s].optimizer_s = 0.1 * u(rng);
-            stages[s].dp_sync_s = u(rng);
-            if (rng() % 4 != 0) random_overlap(stages[s], chunks[s].backward_s, 0, rng, true, false);
-        }
-        INFO("p=" << p << " V=" << V << " m=" << m << " instance " << n);
-        const double fast = interleaved_iteration_time(chunks, stages, V, m);
-        REQUIRE(close(fast, explicit_iteration(chunks, stages, V, m)));
-        const DagResult d = evaluate_interleaved_dag(chunks, stages, V, m, true);
-        REQUIRE(d.iteration_time_s == fast);
         for (const auto& e : d.timeline) REQUIRE(e.end_s <= fast * (1 + 1e-12));
     }
 }

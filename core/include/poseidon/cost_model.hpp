@@ -144,6 +144,11 @@ struct StageTimes {
     double param_gather_bucket_s = 0;
     double param_gather_step_s = 0;
     double first_forward_extra_s = 0;
+    // Interleaved 1F1B (chunk times only): the chunk's grad_buckets / param_gather_buckets are
+    // buckets of grad_bucket_s / param_gather_bucket_s on the stage's dp stream, walked as events
+    // with compute at rate 1 - stream_slowdown beside them (docs/model.md, "Overlap under
+    // interleaving"); the step and ready fields and the extras stay 0 there.
+    double stream_slowdown = 0;
 };
 
 struct StageEval {
@@ -155,6 +160,9 @@ struct StageEval {
     std::vector<ReplicaCost> replica_costs;  // per ReplicaSet
     CostSources sources;           // of the slowest replica, with the stage's optimizer source
     std::vector<StageTimes> chunk_times;  // interleaved 1F1B: chunk c's times and sends (empty for 1F1B)
+    // Interleaved 1F1B with overlap_param_gather: the stage's whole parameter all-gather, which
+    // evaluate_chunks splits into its chunks' buckets (0 otherwise: then optimizer_s holds it).
+    double param_gather_s = 0;
 };
 
 std::vector<StageEval> evaluate_stages(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement);
