@@ -55,7 +55,7 @@ void Shared::report(double t, bool periodic, bool may_cancel) {
     Found b;
     if (top.best(b)) {
         if (!best_estimate_ || b.seq != best_.seq) {
-            best_estimate_ = estimate(sc, b.plan, false);
+            best_estimate_ = estimate(origin ? *origin : sc, b.plan, false);
             best_ = std::move(b);
         }
         p.best = &*best_estimate_;

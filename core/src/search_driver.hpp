@@ -56,4 +56,23 @@ private:
     void parallel(std::size_t n, const std::function<void(Walker&, std::size_t)>& fn);
 };
 
+// What search() lists and reports from: the top K (plans in the user's groups), the counts, when
+// the search started and when its walk had to stop to leave the result its time.
+struct SearchRun {
+    std::vector<Found> found;
+    SearchStats stats;
+    Clock::time_point t0;
+    double soft_deadline_s = 0;  // seconds after t0
+};
+
+// The search of docs/search.md: one driver, or with options.group_blocks 2 one per split of the
+// cluster's groups (search_group_blocks.cpp), sharing the top K.
+SearchRun run_search(const Scenario& sc, const SearchOptions& options, int threads);
+// The splits searched: per group 0 (whole) or the node count of the part split off; the first is
+// the cluster itself.
+std::vector<std::vector<int>> group_block_splits(const Scenario& sc, const SearchOptions& options);
+// The cluster with group g split into (nodes - split[g], split[g]) where split[g] > 0; map: per
+// group of the result, the user's group.
+Scenario split_groups(const Scenario& sc, const std::vector<int>& split, std::vector<int>& map);
+
 }  // namespace poseidon::detail

@@ -89,7 +89,11 @@ Plan Walker::current_plan() const {
 void Walker::insert(double time) {
     const double key = time / scale_;
     if (!sh_.top.admits(key)) return;
-    if (sh_.top.insert(key, current_plan(), time) && sh_.opt.on_progress) sh_.report(seconds_since(sh_.t0));
+    Plan p = current_plan();
+    // a split group's parts enter as the user's group (options.group_blocks)
+    if (!sh_.group_map.empty())
+        for (auto& st : p.stages) st.replicas[0].group = sh_.group_map[st.replicas[0].group];
+    if (sh_.top.insert(key, std::move(p), time) && sh_.opt.on_progress) sh_.report(seconds_since(sh_.t0));
 }
 
 }  // namespace poseidon::detail

@@ -35,12 +35,10 @@ int search_threads(const SearchOptions& options) {
 
 SearchResult search(const Scenario& sc, const SearchOptions& options) {
     SearchResult res;
-    detail::Driver d(sc, options, search_threads(options));
-    d.run();
-    d.final_report();
-    res.stats = d.stats();
+    const detail::SearchRun run = detail::run_search(sc, options, search_threads(options));
+    res.stats = run.stats;
     // The result: each listed plan re-estimated (the first with its timeline), within the caps.
-    const std::vector<detail::Found> found = d.sh.top.list();
+    const std::vector<detail::Found>& found = run.found;
     std::int64_t stages = 0;
     bool big_noted = false;
     // the timeline's JSON takes about 5 us an event: at most a tenth of the time limit
@@ -55,7 +53,7 @@ SearchResult search(const Scenario& sc, const SearchOptions& options) {
         // A search the time limit stopped lists what the limit's tolerance leaves time for (about
         // 0.1 ms a stage); the best plan always.
         if (k > 0 && !res.stats.complete &&
-            detail::seconds_since(d.sh.t0) + 1e-4 * static_cast<double>(stages + S) > 1.1 * options.time_limit_s + 0.04) {
+            detail::seconds_since(run.t0) + 1e-4 * static_cast<double>(stages + S) > 1.1 * options.time_limit_s + 0.04) {
             res.stats.notes.push_back("plans " + std::to_string(k + 1) + " to " + std::to_string(found.size()) +
                                       " not listed: no time left within the time limit");
             break;
@@ -81,11 +79,11 @@ SearchResult search(const Scenario& sc, const SearchOptions& options) {
     }
     if (options.baselines) {
         // at most 5 s, until half of the result's reserve (the other half is for its JSON)
-        const double until = (options.time_limit_s + d.sh.soft_deadline()) / 2;
-        const double left = std::min(until - detail::seconds_since(d.sh.t0), 5.0);
+        const double until = (options.time_limit_s + run.soft_deadline_s) / 2;
+        const double left = std::min(until - detail::seconds_since(run.t0), 5.0);
         res.baselines = compute_baselines(sc, left > 0.005 ? left : 0.0);
     }
-    res.stats.elapsed_s = detail::seconds_since(d.sh.t0);
+    res.stats.elapsed_s = detail::seconds_since(run.t0);
     return res;
 }
 

@@ -74,6 +74,10 @@ struct Shared {
     const Scenario& sc;
     SearchOptions opt;
     TopK top;
+    // When sc is a split of the user's scenario (options.group_blocks): the user's scenario, and
+    // per group of sc the user's group it is part of; plans enter the top K in the user's groups.
+    const Scenario* origin = nullptr;
+    std::vector<int> group_map;
     Clock::time_point t0;
     // Time limit (docs/search.md, "Time limit"): the walk stops at soft_s once it has a plan,
     // and at hard_s without one; the rest of the limit is for the result.

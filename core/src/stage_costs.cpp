@@ -136,7 +136,9 @@ double cross_group_node_bw(const Scenario& sc, int ga, int gb) {
     const Group& A = sc.cluster.groups[ga];
     const Group& B = sc.cluster.groups[gb];
     double bw = std::min(nic_bw_per_node_eff_GBps(A), nic_bw_per_node_eff_GBps(B));
-    if (ga != gb && sc.cluster.inter_group_bw_GBps)
+    const auto& origin = sc.cluster.group_origin;
+    const bool across = origin.empty() ? ga != gb : origin[ga] != origin[gb];
+    if (across && sc.cluster.inter_group_bw_GBps)
         bw = std::min(bw, *sc.cluster.inter_group_bw_GBps * std::min(A.device.inter_node_link_efficiency, B.device.inter_node_link_efficiency));
     return bw;
 }

@@ -7,6 +7,7 @@
 //   poseidon_bench threads [--max-threads N] [--reps R]  wall time (best of R) with 1, 2, 4, ... threads,
 //                                        speed-up, same plans
 //   poseidon_bench sweep [--limit S]     issue 11's sweep: 1-4 types x 64..4096 GPUs x 24..128 layers
+//   poseidon_bench blocks [--limit S]    one block per group (default) vs --group-blocks 2 (bench_blocks.cpp)
 //   poseidon_bench all
 // --threads N (default 1) sets the search's threads for every table but `threads`. Times are CPU
 // seconds of this process (std::clock: with one thread, the search's) and wall seconds.
@@ -26,6 +27,8 @@
 #include "poseidon/search.hpp"
 
 using namespace poseidon;
+
+void group_blocks_bench(double limit, int threads);  // bench_blocks.cpp
 
 namespace {
 
@@ -395,6 +398,7 @@ int main(int argc, char** argv) {
         if (what == "threads" || what == "all") threads(limit, max_threads, reps);
         if (what == "sweep") sweep(limit_given ? limit : 2);
         if (what == "schedule") schedule();
+        if (what == "blocks") group_blocks_bench(limit_given ? limit : 60, g_threads);
     } catch (const InputError& e) {
         for (const auto& p : e.problems()) std::fprintf(stderr, "%s\n", p.line().c_str());
         return 2;

@@ -353,6 +353,13 @@ test('schedule, node counts, batch tolerance and overlap switches: fields that r
   await page.selectOption('[data-path="options.node_counts"]', 'all');
   await settled(page);
   assert.equal((await hashPayload(page)).o.node_counts, 'all');
+  // two blocks per group: a number in the link, and the search still gives a plan
+  await page.selectOption('[data-path="options.group_blocks"]', '2');
+  payload = await withPlan();
+  assert.equal(payload.o.group_blocks, 2);
+  await page.selectOption('[data-path="options.group_blocks"]', '1');
+  await settled(page);
+  assert.ok(!('group_blocks' in ((await hashPayload(page)).o ?? {})));
   // a batch tolerance travels as a training setting; the plan then trains a batch within it
   await page.fill('[data-path="training.global_batch_tolerance"]', '0.1');
   payload = await withPlan();

@@ -55,6 +55,9 @@ struct SearchOptions {
     // Whole-node counts a group may use (docs/search.md, "The space", step 2): "halving" (all its
     // nodes, then halving down to one) or "all" (every count; a wider, slower space).
     std::string node_counts = "halving";
+    // Blocks a group may be used as (docs/search.md, "The space", step 2): 1, or 2 (a group also
+    // split in two whole-node parts placed anywhere in the pipeline, each with its own stage size).
+    int group_blocks = 1;
 };
 
 // Interleaved plans of the search use V = 2 .. search_max_virtual_stages model chunks per stage,
@@ -120,7 +123,7 @@ struct SpaceSize {
     double plans = 0;                // ... x layer splits (multiples of V per stage when interleaved)
 };
 SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage = false, const std::string& schedule = "any",
-                            const std::string& node_counts = "halving");
+                            const std::string& node_counts = "halving", int group_blocks = 1);
 
 // The layer-split landscape of one stage configuration: the stages of `plan` (groups, TP, DP,
 // micro-batches) with their layer counts free. Every split (when there are at most `max_points`)

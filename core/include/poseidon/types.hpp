@@ -141,6 +141,10 @@ struct Cluster {
     std::string name;
     std::vector<Group> groups;
     std::optional<double> inter_group_bw_GBps;  // per node, one direction, for traffic across groups
+    // The search's split of a group into blocks (options.group_blocks, search_group_blocks.cpp):
+    // per group, the index of the group it is part of, so that its parts stay one group for the
+    // inter-group link; empty: every group is its own.
+    std::vector<int> group_origin;
     std::string source;
     std::string notes;
     int num_gpus() const {

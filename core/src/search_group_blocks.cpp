@@ -1,0 +1,145 @@
+// A group used as two blocks (docs/search.md, "The space", step 2, options.group_blocks): the
+// user's cluster with some groups split in two whole-node parts is an ordinary cluster, so the
+// space with split groups is the union of the search spaces of these clusters. Each is searched
+// in turn with the top K found so far (plans written in the user's groups, so a plan two splits
+// share is one entry), which keeps pruning as safe as in one search.
+#include <algorithm>
+
+#include "search_driver.hpp"
+#include "search_space.hpp"
+
+namespace poseidon::detail {
+
+std::vector<std::vector<int>> group_block_splits(const Scenario& sc, const SearchOptions& options) {
+    std::vector<std::vector<int>> out{std::vector<int>(sc.cluster.groups.size(), 0)};
+    if (options.group_blocks < 2) return out;
+    for (std::size_t g = 0; g < sc.cluster.groups.size(); ++g) {
+        const int N = sc.cluster.groups[g].nodes;
+        // the smaller part: a node count the group may use (halving or all), at most half
+        std::vector<int> parts;
+        for (int n : node_choices(N, options.node_counts == "all"))
+            if (n < N && 2 * n <= N) parts.push_back(n);
+        const std::size_t before = out.size();
+        for (int n : parts)
+            for (std::size_t i = 0; i < before; ++i) {
+                out.push_back(out[i]);
+                out.back()[g] = n;
+            }
+    }
+    return out;
+}
+
+Scenario split_groups(const Scenario& sc, const std::vector<int>& split, std::vector<int>& map) {
+    Scenario out = sc;
+    out.cluster.groups.clear();
+    map.clear();
+    for (std::size_t g = 0; g < sc.cluster.groups.size(); ++g) {
+        Group whole = sc.cluster.groups[g];
+        if (split[g] > 0) {
+            Group part = whole;
+            whole.nodes -= split[g];
+            part.nodes = split[g];
+            out.cluster.groups.push_back(whole);
+            out.cluster.groups.push_back(part);
+            map.insert(map.end(), 2, static_cast<int>(g));
+        } else {
+            out.cluster.groups.push_back(whole);
+            map.push_back(static_cast<int>(g));
+        }
+    }
+    out.cluster.group_origin = map;
+    return out;
+}
+
+SpaceSize group_blocks_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule, const std::string& node_counts) {
+    SearchOptions o;
+    o.group_blocks = 2;
+    o.node_counts = node_counts;
+    SpaceSize out;
+    std::vector<int> map;
+    for (const auto& split : group_block_splits(sc, o)) {
+        const SpaceSize s = search_space_size(split_groups(sc, split, map), tp_per_stage, schedule, node_counts, 1);
+        out.micro_batch_sizes = std::max(out.micro_batch_sizes, s.micro_batch_sizes);
+        out.stage_layouts += s.stage_layouts;
+        out.configurations += s.configurations;
+        out.schedules += s.schedules;
+        out.plans += s.plans;
+    }
+    return out;
+}
+
+namespace {
+
+void add_stats(SearchStats& total, const SearchStats& s) {
+    total.evaluated += s.evaluated;
+    total.pruned += s.pruned;
+    total.configurations += s.configurations;
+    total.cost_probes += s.cost_probes;
+    for (const auto& [k, v] : s.infeasible) total.infeasible[k] += v;
+    for (const auto& n : s.notes)
+        if (std::find(total.notes.begin(), total.notes.end(), n) == total.notes.end()) total.notes.push_back(n);
+    total.threads = std::max(total.threads, s.threads);
+    total.complete = total.complete && s.complete;
+    if (total.stopped_by.empty()) total.stopped_by = s.stopped_by;
+    total.cancelled = total.cancelled || s.cancelled;
+}
+
+}  // namespace
+
+SearchRun run_search(const Scenario& sc, const SearchOptions& options, int threads) {
+    SearchRun out;
+    out.t0 = Clock::now();
+    const std::vector<std::vector<int>> splits = group_block_splits(sc, options);
+    if (splits.size() == 1) {
+        Driver d(sc, options, threads);
+        d.run();
+        d.final_report();
+        out.stats = d.stats();
+        out.found = d.sh.top.list();
+        out.t0 = d.sh.t0;
+        out.soft_deadline_s = d.sh.soft_deadline();
+        return out;
+    }
+    std::size_t most = 0;
+    for (const auto& s : splits) most = std::max<std::size_t>(most, sc.cluster.groups.size() + static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](int n) { return n > 0; })));
+    if (most > 64)
+        throw InputError("options.group_blocks", "2 splits the cluster's " + std::to_string(sc.cluster.groups.size()) +
+                                                     " groups into up to " + std::to_string(most) + ", over the 64 the search handles; use 1");
+    std::int64_t evaluated = 0, pruned = 0;
+    std::size_t searched = 0;
+    out.soft_deadline_s = options.time_limit_s;
+    for (const auto& split : splits) {
+        const double at = seconds_since(out.t0), left = options.time_limit_s - at;
+        if (left <= 0) {
+            out.stats.complete = false;
+            if (out.stats.stopped_by.empty()) out.stats.stopped_by = "time limit";
+            break;
+        }
+        std::vector<int> map;
+        const Scenario part = split_groups(sc, split, map);
+        SearchOptions o = options;
+        o.time_limit_s = left;
+        o.baselines = false;
+        Driver d(part, o, threads);
+        d.sh.origin = &sc;
+        d.sh.group_map = map;
+        d.sh.evaluated.store(evaluated);
+        d.sh.pruned.store(pruned);
+        for (Found& f : out.found) d.sh.top.insert(f.time, std::move(f.plan), f.dag_time);
+        d.run();
+        d.final_report();
+        ++searched;
+        const SearchStats s = d.stats();
+        add_stats(out.stats, s);
+        evaluated += s.evaluated;
+        pruned += s.pruned;
+        out.found = d.sh.top.list();
+        out.soft_deadline_s = at + d.sh.soft_deadline();
+        if (!s.stopped_by.empty()) break;
+    }
+    out.stats.notes.push_back("group_blocks 2: " + std::to_string(searched) + " of " + std::to_string(splits.size()) +
+                              " splits of the cluster's groups searched");
+    return out;
+}
+
+}  // namespace poseidon::detail
