@@ -74,5 +74,10 @@ std::vector<std::vector<int>> group_block_splits(const Scenario& sc, const Searc
 // The cluster with group g split into (nodes - split[g], split[g]) where split[g] > 0; map: per
 // group of the result, the user's group.
 Scenario split_groups(const Scenario& sc, const std::vector<int>& split, std::vector<int>& map);
+// options.mixed_stages (search_mixed.cpp): the one-stage plans whose replicas mix GPU types, into
+// `top` (cut by its threshold unless options.exhaustive), counted in `stats`, until halted().
+void search_mixed(const Scenario& sc, const SearchOptions& options, TopK& top, SearchStats& stats, const std::function<bool()>& halted);
+// How many such plans there are (memory not checked).
+double mixed_space_size(const Scenario& sc, const SearchOptions& options);
 
 }  // namespace poseidon::detail

@@ -86,7 +86,9 @@ void add_stats(SearchStats& total, const SearchStats& s) {
 
 }  // namespace
 
-SearchRun run_search(const Scenario& sc, const SearchOptions& options, int threads) {
+namespace {
+
+SearchRun run_layouts(const Scenario& sc, const SearchOptions& options, int threads) {
     SearchRun out;
     out.t0 = Clock::now();
     const std::vector<std::vector<int>> splits = group_block_splits(sc, options);
@@ -139,6 +141,24 @@ SearchRun run_search(const Scenario& sc, const SearchOptions& options, int threa
     }
     out.stats.notes.push_back("group_blocks 2: " + std::to_string(searched) + " of " + std::to_string(splits.size()) +
                               " splits of the cluster's groups searched");
+    return out;
+}
+
+}  // namespace
+
+SearchRun run_search(const Scenario& sc, const SearchOptions& options, int threads) {
+    SearchRun out = run_layouts(sc, options, threads);
+    if (!options.mixed_stages || !out.stats.stopped_by.empty()) return out;
+    // the one-stage plans with mixed replicas, cut by the top K of the layouts
+    TopK top(options.top_k);
+    for (Found& f : out.found) top.insert(f.time, std::move(f.plan), f.dag_time);
+    bool late = false;
+    search_mixed(sc, options, top, out.stats, [&] { return late = late || seconds_since(out.t0) > out.soft_deadline_s; });
+    if (late) {
+        out.stats.complete = false;
+        out.stats.stopped_by = "time limit";
+    }
+    out.found = top.list();
     return out;
 }
 

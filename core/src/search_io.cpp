@@ -8,7 +8,7 @@ SearchOptions parse_search_options(const Json& j) {
     SearchOptions o;
     ObjectReader r(j, "options", problems);
     if (r.ok()) {
-        r.reject_unknown({"top", "exhaustive", "time_limit_s", "baselines", "tp_per_stage", "threads", "memory_cap_gib", "schedule", "node_counts", "group_blocks"});
+        r.reject_unknown({"top", "exhaustive", "time_limit_s", "baselines", "tp_per_stage", "threads", "memory_cap_gib", "schedule", "node_counts", "group_blocks", "mixed_stages"});
         if (auto v = r.integer("top", false, 1, 100)) o.top_k = static_cast<int>(*v);
         if (auto v = r.boolean("exhaustive", false)) o.exhaustive = *v;
         if (auto v = r.boolean("tp_per_stage", false)) o.tp_per_stage = *v;
@@ -19,6 +19,7 @@ SearchOptions parse_search_options(const Json& j) {
         if (auto v = r.choice("schedule", false, {"any", "1f1b", "interleaved-1f1b"})) o.schedule = *v;
         if (auto v = r.choice("node_counts", false, {"halving", "all"})) o.node_counts = *v;
         if (auto v = r.integer("group_blocks", false, 1, 2)) o.group_blocks = static_cast<int>(*v);
+        if (auto v = r.boolean("mixed_stages", false)) o.mixed_stages = *v;
     }
     problems.throw_if_any();
     return o;

@@ -18,7 +18,19 @@ bool plan_less(const Plan& a, const Plan& b) {
         const auto ky = std::make_tuple(ry.group, ry.tp, ry.tp * ry.count, y.num_layers);
         if (kx != ky) return kx < ky;
     }
-    return a.virtual_stages < b.virtual_stages;  // 1F1B first
+    if (a.virtual_stages != b.virtual_stages) return a.virtual_stages < b.virtual_stages;  // 1F1B first
+    // stages that mix GPU types (options.mixed_stages): every replica set
+    for (std::size_t j = 0; j < a.stages.size(); ++j) {
+        const auto& x = a.stages[j].replicas;
+        const auto& y = b.stages[j].replicas;
+        if (x.size() != y.size()) return x.size() < y.size();
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            const auto kx = std::make_tuple(x[i].group, x[i].tp, x[i].count, x[i].samples);
+            const auto ky = std::make_tuple(y[i].group, y[i].tp, y[i].count, y[i].samples);
+            if (kx != ky) return kx < ky;
+        }
+    }
+    return false;
 }
 
 namespace {

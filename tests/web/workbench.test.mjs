@@ -360,6 +360,11 @@ test('schedule, node counts, batch tolerance and overlap switches: fields that r
   await page.selectOption('[data-path="options.group_blocks"]', '1');
   await settled(page);
   assert.ok(!('group_blocks' in ((await hashPayload(page)).o ?? {})));
+  await page.check('[data-path="options.mixed_stages"]');
+  payload = await withPlan();
+  assert.equal(payload.o.mixed_stages, true);
+  await page.uncheck('[data-path="options.mixed_stages"]');
+  await settled(page);
   // a batch tolerance travels as a training setting; the plan then trains a batch within it
   await page.fill('[data-path="training.global_batch_tolerance"]', '0.1');
   payload = await withPlan();

@@ -58,6 +58,9 @@ struct SearchOptions {
     // Blocks a group may be used as (docs/search.md, "The space", step 2): 1, or 2 (a group also
     // split in two whole-node parts placed anywhere in the pipeline, each with its own stage size).
     int group_blocks = 1;
+    // Also search one-stage plans whose data-parallel replicas mix GPU types, each group's with its
+    // own TP and samples (docs/search.md, "The space", step 7).
+    bool mixed_stages = false;
 };
 
 // Interleaved plans of the search use V = 2 .. search_max_virtual_stages model chunks per stage,
