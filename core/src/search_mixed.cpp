@@ -158,7 +158,8 @@ void search_mixed(const Scenario& sc, const SearchOptions& opt, TopK& top, Searc
             ++stats.pruned;
             return true;
         }
-        for (auto [mbs, m] : shapes) {
+        for (const auto& shape : shapes) {
+            const std::int64_t mbs = shape.first, m = shape.second;  // named: a lambda below uses them
             if (m > max_num_micro_batches) continue;
             const double scale = static_cast<double>(mbs * m) / B;  // keys are per global batch
             for_each_split(r, mbs, [&](const std::vector<int>& s) {
