@@ -16,13 +16,9 @@
 
 using namespace poseidon;
 using poseidon::testing::Graph;
+using poseidon::testing::Pass;
 
 namespace {
-
-// One F or B pass as a sub-graph: `in` its first node, `out` its last.
-struct Pass {
-    int in, out;
-};
 
 // The first forward of a stage with overlap_param_gather, node by node: gather 0 from time 0;
 // dispatch point D_k (zero) after sub-step k-1 and gather k; sub-step k and gather k+1 after D_k.
@@ -82,7 +78,7 @@ double explicit_iteration(const std::vector<StageTimes>& chunks, const std::vect
     const std::int64_t PV = static_cast<std::int64_t>(p) * V;
     Graph G;
     std::vector<Pass> F(PV * m), B(PV * m);
-    std::vector<int> SF(PV * m, -1), SB(PV * m, -1), chain(p, -1);
+    std::vector<int> chain(p, -1);
     for (std::int64_t v = 0; v < PV; ++v)
         for (std::int64_t j = 0; j < m; ++j) {
             const int s = static_cast<int>(v % p);
@@ -104,47 +100,11 @@ double explicit_iteration(const std::vector<StageTimes>& chunks, const std::vect
                 const int n = G.add(t.backward_s);
                 B[v * m + j] = {n, n};
             }
-            if (v + 1 < PV) SF[v * m + j] = G.add(t.send_forward_s);
-            if (v > 0) SB[v * m + j] = G.add(t.send_backward_s);
         }
-    for (std::int64_t v = 0; v < PV; ++v)
-        for (std::int64_t j = 0; j < m; ++j) {
-            if (v + 1 < PV) {
-                G.edge(F[v * m + j].out, SF[v * m + j]);
-                G.edge(SF[v * m + j], F[(v + 1) * m + j].in);
-            } else {
-                G.edge(F[v * m + j].out, B[v * m + j].in);
-            }
-            if (v > 0) {
-                G.edge(B[v * m + j].out, SB[v * m + j]);
-                G.edge(SB[v * m + j], B[(v - 1) * m + j].in);
-            }
-        }
+    const std::vector<int> last = poseidon::testing::pipeline_edges(G, F, B, chunks, p, V, m);
     const int barrier = G.add(0);
     for (int s = 0; s < p; ++s) {
-        std::vector<ChunkPass> order;
-        if (V == 1) {
-            std::vector<std::int64_t> o;
-            one_f_one_b_order(s, p, m, o);
-            for (auto e : o) order.push_back(e >= 0 ? ChunkPass{0, e, true} : ChunkPass{0, -e - 1, false});
-        } else {
-            interleaved_order(s, p, V, m, order);
-        }
-        int prev = -1, prev_sf = -1, prev_sb = -1;
-        for (const ChunkPass& u : order) {
-            const std::int64_t v = static_cast<std::int64_t>(u.chunk) * p + s, j = u.micro_batch;
-            const Pass n = u.forward ? F[v * m + j] : B[v * m + j];
-            if (prev >= 0) G.edge(prev, n.in);
-            prev = n.out;
-            if (u.forward && v + 1 < PV) {
-                if (prev_sf >= 0) G.edge(prev_sf, SF[v * m + j]);
-                prev_sf = SF[v * m + j];
-            }
-            if (!u.forward && v > 0) {
-                if (prev_sb >= 0) G.edge(prev_sb, SB[v * m + j]);
-                prev_sb = SB[v * m + j];
-            }
-        }
+        const int prev = last[s];
         const int dp = G.add(0);
         G.edge(prev, dp);
         if (chain[s] >= 0) {

@@ -20,6 +20,7 @@
 
 using namespace poseidon;
 using poseidon::testing::Graph;
+using poseidon::testing::Pass;
 
 namespace {
 
@@ -33,10 +34,7 @@ double explicit_interleaved(const std::vector<StageTimes>& chunks, const std::ve
     const int p = static_cast<int>(stages.size());
     const std::int64_t PV = static_cast<std::int64_t>(p) * V;
     Graph G;
-    struct P {
-        int in, out;
-    };
-    std::vector<P> F(PV * m), B(PV * m);
+    std::vector<Pass> F(PV * m), B(PV * m);
     std::vector<std::vector<int>> gathers(PV);   // bucket nodes of each chunk's all-gather
     std::vector<int> stream_last(p, -1);          // the stage's last bucket so far
     std::vector<char> synced(p, 0);
@@ -102,41 +100,10 @@ double explicit_interleaved(const std::vector<StageTimes>& chunks, const std::ve
         }
     }
     // data edges, each stage's order, the order of sends on each link
-    std::vector<int> SF(PV * m, -1), SB(PV * m, -1);
-    for (std::int64_t v = 0; v < PV; ++v)
-        for (std::int64_t j = 0; j < m; ++j) {
-            if (v + 1 < PV) {
-                SF[v * m + j] = G.add(chunks[v].send_forward_s);
-                G.edge(F[v * m + j].out, SF[v * m + j]);
-                G.edge(SF[v * m + j], F[(v + 1) * m + j].in);
-            } else {
-                G.edge(F[v * m + j].out, B[v * m + j].in);
-            }
-            if (v > 0) {
-                SB[v * m + j] = G.add(chunks[v].send_backward_s);
-                G.edge(B[v * m + j].out, SB[v * m + j]);
-                G.edge(SB[v * m + j], B[(v - 1) * m + j].in);
-            }
-        }
+    const std::vector<int> last = poseidon::testing::pipeline_edges(G, F, B, chunks, p, V, m);
     const int barrier = G.add(0);
     for (int s = 0; s < p; ++s) {
-        std::vector<ChunkPass> order;
-        interleaved_order(s, p, V, m, order);
-        int prev = -1, prev_sf = -1, prev_sb = -1;
-        for (const ChunkPass& u : order) {
-            const std::int64_t v = static_cast<std::int64_t>(u.chunk) * p + s, j = u.micro_batch;
-            const P n = u.forward ? F[v * m + j] : B[v * m + j];
-            if (prev >= 0) G.edge(prev, n.in);
-            prev = n.out;
-            if (u.forward && v + 1 < PV) {
-                if (prev_sf >= 0) G.edge(prev_sf, SF[v * m + j]);
-                prev_sf = SF[v * m + j];
-            }
-            if (!u.forward && v > 0) {
-                if (prev_sb >= 0) G.edge(prev_sb, SB[v * m + j]);
-                prev_sb = SB[v * m + j];
-            }
-        }
+        const int prev = last[s];
         const int sync = G.add(synced[s] ? 0.0 : stages[s].dp_sync_s);
         G.edge(prev, sync);
         if (synced[s]) G.edge(stream_last[s], sync);
