@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <system_error>
 #include <thread>
 #include <unordered_map>
@@ -22,6 +23,7 @@ Shared::Shared(const Scenario& s, const SearchOptions& o) : sc(s), opt(o), top(o
     soft_s = L - std::min(0.15 * L, 1.0);
     hard_s = std::max(soft_s, 0.95 * L + 0.03);
     cap_bytes = static_cast<std::int64_t>(std::min(o.memory_cap_gib, 1e6) * 1073741824.0);
+    if (o.prune_above_s < kInf) prune_above = o.prune_above_s * (1 + 8 * std::numeric_limits<double>::epsilon());
 }
 
 double Shared::soft_deadline() const {
@@ -124,12 +126,15 @@ std::vector<Driver::Slot> Driver::plan_slots(bool first, bool& retain) {
     std::vector<Slot> slots;
     std::vector<std::int64_t> over;
     std::int64_t total = 0, walk_max = 0, least_over = 0;
+    int index = -1;
     for (auto [mbs, m] : batch_shapes(sc.training)) {
+        ++index;
         if (m > max_num_micro_batches) {
             if (first) ++stats_.infeasible["micro-batches over limit"];
             continue;
         }
         Slot s;
+        s.index = index;
         s.mbs = mbs;
         s.m = m;
         const std::int64_t ctx = ctx_bytes(sc, mbs, m, tps_, sh.opt.node_counts == "all"), walk = walker_bytes(sc, m);
@@ -221,7 +226,8 @@ void Driver::pass(bool first) {
     // Dive: a short, budgeted walk of every micro-batch size (the same best-first order,
     // abandoned after kDiveTicks nodes) seeds the top-K list with good plans of the space, so that
     // the full search below cuts from the start. Plans found again are not duplicated.
-    if (!sh.stop && !exhaustive && order.size() > 1)
+    // (a slice dives its own units: walk_shard)
+    if (!sh.stop && !exhaustive && order.size() > 1 && sh.opt.shard_count == 0)
         parallel(order.size(), [&](Walker& w, std::size_t i) {
             MbsCtx& c = *order[i]->ctx;
             if (!sh.stop && !sh.cut(c.root_bound / c.scale)) w.walk(c, kDiveTicks);
@@ -235,6 +241,10 @@ void Driver::pass(bool first) {
 // the same best-first order (docs/search.md, "Threads").
 void Driver::walk_all(std::vector<Slot*>& order) {
     const bool exhaustive = sh.opt.exhaustive;
+    if (sh.opt.shard_count > 0) {
+        walk_shard(order);
+        return;
+    }
     if (threads_ == 1) {
         Walker& w = *walkers_[0];
         for (Slot* s : order) {
@@ -274,8 +284,59 @@ void Driver::walk_all(std::vector<Slot*>& order) {
         }
         tasks.swap(finer);
     }
+    run_tasks(order, index, tasks);
+}
+
+// The units of a search slice (docs/search.md, "Shards"): below each context's root, its children
+// and (when there are fewer than 64) their children, listed without cuts so that the list depends
+// on the context alone; unit j of the context of slot index i belongs to shard (i + j) mod count.
+void Driver::walk_shard(std::vector<Slot*>& order) {
+    const bool exhaustive = sh.opt.exhaustive;
+    const int count = sh.opt.shard_count, mine = sh.opt.shard_index;
+    Walker& w0 = *walkers_[0];
+    std::vector<Task> tasks, dive;
+    std::unordered_map<const MbsCtx*, std::size_t> index;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        MbsCtx& c = *order[k]->ctx;
+        index[&c] = k;
+        if (!exhaustive && sh.cut(c.root_bound / c.scale)) {
+            ++stats_.pruned;
+            continue;
+        }
+        std::vector<Task> top, units;
+        Task root;
+        root.ctx = &c;
+        w0.no_cut = true;
+        w0.expand(c, root, top);
+        if (top.size() < 64) {
+            for (const Task& t : top) {
+                if (t.stop_here)
+                    units.push_back(t);
+                else
+                    w0.expand(c, t, units);
+            }
+        } else {
+            units.swap(top);
+        }
+        w0.no_cut = false;
+        const std::size_t first = tasks.size();
+        for (std::size_t j = 0; j < units.size(); ++j)
+            if ((static_cast<std::size_t>(order[k]->index) + j) % static_cast<std::size_t>(count) == static_cast<std::size_t>(mine))
+                tasks.push_back(std::move(units[j]));
+        if (tasks.size() > first) dive.push_back(tasks[first]);
+    }
+    // Dive: the best unit of each context, budgeted (as pass() dives whole contexts).
+    if (!sh.stop && !exhaustive && tasks.size() > 1)
+        parallel(dive.size(), [&](Walker& w, std::size_t i) {
+            if (!sh.stop) w.run_task(dive[i], kDiveTicks);
+        });
+    run_tasks(order, index, tasks);
+}
+
+// Runs `tasks` (of the contexts in `order`) on the walkers, freeing each context after its last task.
+void Driver::run_tasks(std::vector<Slot*>& order, const std::unordered_map<const MbsCtx*, std::size_t>& index, std::vector<Task>& tasks) {
     std::vector<std::atomic<int>> left(order.size());
-    for (const Task& t : tasks) ++left[index[t.ctx]];
+    for (const Task& t : tasks) ++left[index.at(t.ctx)];
     for (std::size_t k = 0; k < order.size(); ++k)
         if (left[k] == 0) free_ctx(order[k]->ctx);
     parallel(tasks.size(), [&](Walker& w, std::size_t i) {

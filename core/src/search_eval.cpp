@@ -88,7 +88,7 @@ Plan Walker::current_plan() const {
 // time itself when the plan trains exactly that batch (scale_ 1: x / 1 is x).
 void Walker::insert(double time) {
     const double key = time / scale_;
-    if (!sh_.top.admits(key)) return;
+    if (!sh_.top.admits(key) || key > sh_.prune_above) return;
     if (sh_.top.insert(key, current_plan(), time) && sh_.opt.on_progress) sh_.report(seconds_since(sh_.t0));
 }
 

@@ -1,0 +1,92 @@
+// Slices of the plan search (search.hpp; docs/search.md, "Shards"): a slice walks only its own
+// units of the search tree, optionally cut by a bound from other slices (options.prune_above_s);
+// merge_shards turns the top K of every slice into the result search() would give.
+#include <algorithm>
+#include <set>
+
+#include "search_driver.hpp"
+
+namespace poseidon {
+
+using detail::Clock;
+
+bool ranked_before(const RankedPlan& a, const RankedPlan& b) {
+    if (a.key != b.key) return a.key < b.key;
+    return detail::plan_less(a.plan, b.plan);  // the search's own tie-break (search_topk.hpp)
+}
+
+ShardResult search_shard(const Scenario& sc, const SearchOptions& options) {
+    if (options.shard_count < 1) throw InputError("options.shard_count", "a slice needs shard_count >= 1");
+    if (options.shard_index < 0 || options.shard_index >= options.shard_count)
+        throw InputError("options.shard_index", std::to_string(options.shard_index) + " is out of range; expected 0 .. shard_count - 1");
+    ShardResult out;
+    out.index = options.shard_index;
+    out.count = options.shard_count;
+    detail::Driver d(sc, options, search_threads(options));
+    d.run();
+    d.final_report();
+    out.stats = d.stats();
+    for (detail::Found& f : d.sh.top.list()) out.found.push_back({f.time, f.dag_time, std::move(f.plan)});
+    out.stats.elapsed_s = detail::seconds_since(d.sh.t0);
+    return out;
+}
+
+SearchResult merge_shards(const Scenario& sc, const std::vector<ShardResult>& shards, const SearchOptions& options) {
+    const Clock::time_point t0 = Clock::now();
+    SearchResult res;
+    const int count = shards.empty() ? 0 : shards.front().count;
+    std::vector<bool> seen(static_cast<std::size_t>(std::max(count, 0)), false);
+    std::vector<RankedPlan> all;
+    std::set<std::string> notes;
+    SearchStats& st = res.stats;
+    st.complete = count > 0;
+    st.threads = 0;
+    double slowest_s = 0;
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+        const ShardResult& s = shards[i];
+        const std::string path = "shards[" + std::to_string(i) + "].shard";
+        if (s.count != count) throw InputError(path + ".count", std::to_string(s.count) + " differs from the first slice's " + std::to_string(count));
+        if (s.index < 0 || s.index >= count) throw InputError(path + ".index", std::to_string(s.index) + " is out of range; expected 0 .. count - 1");
+        if (seen[static_cast<std::size_t>(s.index)]) throw InputError(path + ".index", "slice " + std::to_string(s.index) + " is given twice");
+        seen[static_cast<std::size_t>(s.index)] = true;
+        all.insert(all.end(), s.found.begin(), s.found.end());
+        st.evaluated += s.stats.evaluated;
+        st.pruned += s.stats.pruned;
+        st.configurations += s.stats.configurations;
+        st.cost_probes += s.stats.cost_probes;
+        for (const auto& [k, v] : s.stats.infeasible) st.infeasible[k] += v;
+        st.complete = st.complete && s.stats.complete;
+        st.cancelled = st.cancelled || s.stats.cancelled;
+        if (st.stopped_by.empty()) st.stopped_by = s.stats.stopped_by;
+        for (const auto& n : s.stats.notes)
+            if (notes.insert(n).second) st.notes.push_back(n);
+        st.threads = std::max(st.threads, s.stats.threads);
+        slowest_s = std::max(slowest_s, s.stats.elapsed_s);
+    }
+    const auto missing = static_cast<std::size_t>(std::count(seen.begin(), seen.end(), false));
+    if (missing > 0) {
+        st.complete = false;
+        st.notes.push_back(std::to_string(missing) + " of " + std::to_string(count) + " slices of the search missing");
+    }
+    st.threads = std::max(st.threads, 1);
+    // Every plan belongs to one unit, so the slices' lists are disjoint; equal entries (a caller
+    // merging a slice twice over) are dropped all the same.
+    std::sort(all.begin(), all.end(), ranked_before);
+    all.erase(std::unique(all.begin(), all.end(), [](const RankedPlan& a, const RankedPlan& b) { return a.key == b.key && a.plan == b.plan; }),
+              all.end());
+    std::vector<detail::Found> found;
+    for (std::size_t k = 0; k < all.size() && static_cast<int>(k) < std::max(options.top_k, 1); ++k) {
+        detail::Found f;
+        f.time = all[k].key;
+        f.dag_time = all[k].iteration_time_s;
+        f.plan = all[k].plan;
+        found.push_back(std::move(f));
+    }
+    detail::list_found(sc, found, options, t0, res);
+    const double L = options.time_limit_s;
+    detail::add_baselines(sc, options, t0, L - std::min(0.15 * L, 1.0), res);
+    st.elapsed_s = slowest_s + detail::seconds_since(t0);
+    return res;
+}
+
+}  // namespace poseidon
