@@ -3,7 +3,8 @@
 // The last result stays on screen, marked stale, until the new one arrives.
 import { $, fmtInt, fmtTime } from './dom.js';
 import { isEmbed, perf, scenario, searchOptions, state } from './state.js';
-import { call, restartWorker } from './engine.js';
+import { call, getPool, restartWorker } from './engine.js';
+import { splitSearch } from './split-search.js';
 import { clearErrors, showCoreError, showError } from './errors.js';
 import { bestSummary, lastPlanRender, renderPlan, renderResult, renderStale } from './results.js';
 import { scheduleShareUrl, updateShareUrl } from './links.js';
@@ -16,6 +17,9 @@ export const ADVICE_OPTIONS = { time_limit_s: 1, total_time_limit_s: 8 };
 
 let planTimer = 0;
 let searchSeq = 0; // the newest search; older ones that still report are ignored
+let onPool = false; // the running search is split over the worker pool (else: the one worker)
+// for the tests and the benchmark: the result on screen (plans as the core returned them)
+perf.result = () => state.result;
 
 export function setRunning(running) {
   state.running = running;
@@ -51,7 +55,9 @@ export function stopSearch() {
   planTimer = 0;
   if (!state.running) return;
   searchSeq++;
-  restartWorker();
+  if (onPool) getPool().cancel('search');
+  else restartWorker();
+  onPool = false;
   setRunning(false);
 }
 
@@ -73,7 +79,10 @@ export async function runSearch({ live = false } = {}) {
   const t0 = performance.now();
   $('#progress').textContent = 'Searching…';
   try {
-    const result = await call({ type: 'plan', scenario: sc, options: searchOptions() }, (p) => {
+    // several cores: the search in slices on the worker pool, the same result (web/split-search.js)
+    const pool = getPool();
+    onPool = pool.size > 1;
+    const onProgress = (p) => {
       if (token !== searchSeq) return;
       state.lastProgress = p;
       $('#progress').textContent = progressText(p, (performance.now() - t0) / 1000);
@@ -88,7 +97,10 @@ export async function runSearch({ live = false } = {}) {
           if (performance.now() - lastPlanRender > 400) renderPlan(p.best, { timeline: false, sources: Boolean(sc.profile) });
         }
       }
-    });
+    };
+    perf.searchWorkers = onPool ? pool.size : 1;
+    const result = await (onPool ? splitSearch({ pool, scenario: sc, options: searchOptions(), onProgress })
+      : call({ type: 'plan', scenario: sc, options: searchOptions() }, onProgress));
     if (token !== searchSeq) return;
     if (result?.error) {
       showCoreError(result.error, 'The search could not start:');
@@ -99,16 +111,21 @@ export async function runSearch({ live = false } = {}) {
     result.profiled = Boolean(sc.profile);
     showResult(result, sc);
     const s = result.stats || {};
-    $('#progress').textContent = `Done: evaluated ${fmtInt(s.evaluated)} · pruned ${fmtInt(s.pruned)} in ${fmtTime(s.elapsed_s)}${s.complete === false ? ' (time limit reached: best found so far)' : ''}.`;
+    const on = s.workers > 1 ? ` on ${s.workers} workers` : '';
+    $('#progress').textContent = `Done: evaluated ${fmtInt(s.evaluated)} · pruned ${fmtInt(s.pruned)} in ${fmtTime(s.elapsed_s)}${on}${s.complete === false ? ' (time limit reached: best found so far)' : ''}.`;
     if (!live && (document.activeElement === document.body || !document.activeElement)) $('#best-plan').focus();
     if (!result.plans?.length) requestAdvice(sc, token);
   } catch (e) {
     if (e.cancelled || token !== searchSeq) return;
     showError(`The planner engine failed: ${e.message}. It has been restarted; your inputs are kept.`);
     $('#progress').textContent = '';
-    restartWorker();
+    if (onPool) getPool().cancel('search');
+    else restartWorker();
   } finally {
-    if (token === searchSeq) setRunning(false);
+    if (token === searchSeq) {
+      onPool = false;
+      setRunning(false);
+    }
   }
 }
 

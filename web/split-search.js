@@ -1,0 +1,117 @@
+// The main search on every core (docs/web.md, "The pool for the main search"): the search split
+// into slices (options.shard_index / shard_count, docs/search.md "Shards") run on the worker pool
+// (web/pool.js), more slices than workers, each handed to the next free worker with the best
+// threshold known then (options.prune_above_s: the K-th best key the finished slices found); the
+// core then merges the slices (worker.js 'merge') into exactly the result of the single search:
+// the same plans, order and scores. A synchronous wasm call cannot read messages, so the
+// threshold travels between calls, never into one. Pure (no DOM): tested in node with fake workers.
+
+/** slices per worker: later slices start with a better threshold, and a slow one is not the last */
+export const SLICES_PER_WORKER = 4;
+/** a slice is not started with less time than this left (it is left out: the result is incomplete) */
+export const MIN_SLICE_S = 0.02;
+
+export const sliceCount = (workers) => Math.max(1, Math.floor(workers) || 1) * SLICES_PER_WORKER;
+
+/** the k-th smallest key (Infinity while fewer than k): plans above it cannot enter the top k */
+export function kthKey(keys, k) {
+  if (keys.length < k) return Infinity;
+  return [...keys].sort((a, b) => a - b)[k - 1];
+}
+
+/** the options of slice `index` of `count`: no baselines (the merge computes them), the time left */
+export function sliceOptions(options, { index, count, threshold, timeLimitS }) {
+  const o = { ...options, baselines: false, shard_index: index, shard_count: count, time_limit_s: timeLimitS };
+  delete o.prune_above_s;
+  if (Number.isFinite(threshold)) o.prune_above_s = threshold;
+  return o;
+}
+
+/**
+ * The search's progress from its slices': counts of the finished ones (`done`) plus the latest
+ * report of each running one; the best plan seen so far (most tokens/s: the search's ranking).
+ */
+export function combineProgress(done, running, best, elapsed_s) {
+  let evaluated = done.evaluated;
+  let pruned = done.pruned;
+  for (const p of running) {
+    evaluated += p.evaluated ?? 0;
+    pruned += p.pruned ?? 0;
+  }
+  return { evaluated, pruned, elapsed_s, best_iteration_time_s: best?.iteration_time_s ?? null, best: best ?? null };
+}
+
+const better = (a, b) => !b || (a && a.tokens_per_s > b.tokens_per_s);
+
+/**
+ * Runs the search of `scenario` with `options` as sliceCount(pool.size) slices on `pool`
+ * ({size, run(msg, onProgress, tag), cancel(tag)}), then merges them on it. Resolves to the plan
+ * result (or a slice's {error}: bad inputs fail every slice alike); rejects when a worker fails
+ * or the jobs of `tag` are cancelled. onProgress gets the shape of worker.js's progress.
+ */
+export function splitSearch({ pool, scenario, options, onProgress = null, tag = 'search', now = () => performance.now() }) {
+  const k = options.top ?? 3; // the core's default
+  const limitS = options.time_limit_s ?? 10;
+  const reserveS = Math.min(0.15 * limitS, 1); // the single search keeps as much for its result
+  const count = sliceCount(pool.size);
+  const t0 = now();
+  const elapsed = () => (now() - t0) / 1000;
+  const shards = [];
+  const keys = [];
+  const done = { evaluated: 0, pruned: 0 };
+  const live = new Map(); // slice index -> its latest progress
+  let best = null;
+  let next = 0;
+  let running = 0;
+  let over = false;
+  const report = () => onProgress?.(combineProgress(done, live.values(), best, elapsed()));
+
+  return new Promise((resolve, reject) => {
+    const stop = (fn, value) => {
+      if (over) return;
+      over = true;
+      if (running) pool.cancel(tag);
+      fn(value);
+    };
+    const finish = () => {
+      over = true;
+      const mergeOptions = { ...options, time_limit_s: Math.max(limitS - elapsed(), MIN_SLICE_S) };
+      pool.run({ type: 'merge', scenario, options: mergeOptions, shards }, null, tag).then((res) => {
+        if (!res?.error) res.stats = { ...res.stats, elapsed_s: elapsed(), workers: pool.size, slices: count };
+        resolve(res);
+      }, reject);
+    };
+    const launch = () => {
+      while (!over && running < pool.size && next < count) {
+        const timeLimitS = limitS - elapsed() - reserveS;
+        // out of time: the slices not started are left out (the merge says the result is incomplete)
+        if (timeLimitS < MIN_SLICE_S && next > 0) { next = count; break; }
+        const index = next++;
+        running++;
+        const msg = { type: 'plan', scenario, options: sliceOptions(options, { index, count, threshold: kthKey(keys, k), timeLimitS: Math.max(timeLimitS, MIN_SLICE_S) }) };
+        pool.run(msg, (p) => {
+          if (over) return;
+          live.set(index, p);
+          if (better(p.best, best)) best = p.best;
+          report();
+        }, tag).then((res) => {
+          running--;
+          if (over) return;
+          if (res?.error || !res?.shard) { stop(resolve, res?.error ? res : { error: { path: '', message: 'a search slice returned no result', problems: [] } }); return; }
+          live.delete(index);
+          done.evaluated += res.stats?.evaluated ?? 0;
+          done.pruned += res.stats?.pruned ?? 0;
+          shards.push(res);
+          for (const f of res.found) keys.push(f.key);
+          report();
+          launch();
+        }, (e) => {
+          running--;
+          stop(reject, e);
+        });
+      }
+      if (!over && running === 0 && next >= count) finish();
+    };
+    launch();
+  });
+}
