@@ -18,8 +18,8 @@ export const ADVICE_OPTIONS = { time_limit_s: 1, total_time_limit_s: 8 };
 let planTimer = 0;
 let searchSeq = 0; // the newest search; older ones that still report are ignored
 let onPool = false; // the running search is split over the worker pool (else: the one worker)
-// for the tests and the benchmark: the result on screen (plans as the core returned them)
-perf.result = () => state.result;
+// for the tests and the benchmark: the result on screen (as the core returned it) and its scenario
+perf.result = () => ({ result: state.result, scenario: state.resultScenario });
 
 export function setRunning(running) {
   state.running = running;
