@@ -6,8 +6,12 @@
 // the same plans, order and scores. A synchronous wasm call cannot read messages, so the
 // threshold travels between calls, never into one. Pure (no DOM): tested in node with fake workers.
 
-/** slices per worker: later slices start with a better threshold, and a slow one is not the last */
-export const SLICES_PER_WORKER = 4;
+/**
+ * slices per worker: later slices start with a better threshold, and a slow one is not the last;
+ * but every slice builds the cost tables again (and the first ones dive the whole space), so on
+ * short searches 4 per worker lost to 2 (tests/web/bench-search.mjs, docs/web.md)
+ */
+export const SLICES_PER_WORKER = 2;
 /** a slice is not started with less time than this left (it is left out: the result is incomplete) */
 export const MIN_SLICE_S = 0.02;
 

@@ -23,7 +23,7 @@ Shared::Shared(const Scenario& s, const SearchOptions& o) : sc(s), opt(o), top(o
     soft_s = L - std::min(0.15 * L, 1.0);
     hard_s = std::max(soft_s, 0.95 * L + 0.03);
     cap_bytes = static_cast<std::int64_t>(std::min(o.memory_cap_gib, 1e6) * 1073741824.0);
-    if (o.prune_above_s < kInf) prune_above = o.prune_above_s * (1 + 8 * std::numeric_limits<double>::epsilon());
+    bound_above(o.prune_above_s);
 }
 
 double Shared::soft_deadline() const {
@@ -226,12 +226,23 @@ void Driver::pass(bool first) {
     // Dive: a short, budgeted walk of every micro-batch size (the same best-first order,
     // abandoned after kDiveTicks nodes) seeds the top-K list with good plans of the space, so that
     // the full search below cuts from the start. Plans found again are not duplicated.
-    // (a slice dives its own units: walk_shard)
-    if (!sh.stop && !exhaustive && order.size() > 1 && sh.opt.shard_count == 0)
+    const bool slice = sh.opt.shard_count > 0;
+    // (a slice given a bound by the slices before it skips the dive: building the contexts and
+    // diving them is what every slice repeats)
+    if (!sh.stop && !exhaustive && (slice ? first && sh.prune_above == kInf : order.size() > 1)) {
         parallel(order.size(), [&](Walker& w, std::size_t i) {
             MbsCtx& c = *order[i]->ctx;
             if (!sh.stop && !sh.cut(c.root_bound / c.scale)) w.walk(c, kDiveTicks);
         });
+        // A slice dives the whole space too, but lists only plans of its own units: the dive's
+        // K-th key (of K distinct plans, so no lower than the whole search's) bounds the slice, as
+        // options.prune_above_s does, and its plans go (docs/search.md, "Shards"). Only in the
+        // first pass: later ones would drop the slice's own plans.
+        if (slice) {
+            if (static_cast<int>(sh.top.list().size()) >= sh.top.k()) sh.bound_above(sh.top.threshold());
+            sh.top.clear();
+        }
+    }
     if (!sh.stop) walk_all(order);
     for (Slot& s : slots) free_ctx(s.ctx);
 }
@@ -294,7 +305,7 @@ void Driver::walk_shard(std::vector<Slot*>& order) {
     const bool exhaustive = sh.opt.exhaustive;
     const int count = sh.opt.shard_count, mine = sh.opt.shard_index;
     Walker& w0 = *walkers_[0];
-    std::vector<Task> tasks, dive;
+    std::vector<Task> tasks;
     std::unordered_map<const MbsCtx*, std::size_t> index;
     for (std::size_t k = 0; k < order.size(); ++k) {
         MbsCtx& c = *order[k]->ctx;
@@ -319,17 +330,10 @@ void Driver::walk_shard(std::vector<Slot*>& order) {
             units.swap(top);
         }
         w0.no_cut = false;
-        const std::size_t first = tasks.size();
         for (std::size_t j = 0; j < units.size(); ++j)
             if ((static_cast<std::size_t>(order[k]->index) + j) % static_cast<std::size_t>(count) == static_cast<std::size_t>(mine))
                 tasks.push_back(std::move(units[j]));
-        if (tasks.size() > first) dive.push_back(tasks[first]);
     }
-    // Dive: the best unit of each context, budgeted (as pass() dives whole contexts).
-    if (!sh.stop && !exhaustive && tasks.size() > 1)
-        parallel(dive.size(), [&](Walker& w, std::size_t i) {
-            if (!sh.stop) w.run_task(dive[i], kDiveTicks);
-        });
     run_tasks(order, index, tasks);
 }
 

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -92,6 +93,10 @@ struct Shared {
     // options.prune_above_s, a few ulps higher: a plan of another slice that ties it may still rank
     // first by the tie-break, and its key, recomputed here, must not be cut by rounding.
     double prune_above = kInf;
+    // Lowers prune_above to `key` (relaxed the same way).
+    void bound_above(double key) {
+        if (key < kInf) prune_above = std::min(prune_above, key * (1 + 8 * std::numeric_limits<double>::epsilon()));
+    }
     double threshold() const { return std::min(top.threshold(), prune_above); }
     bool cut(double bound) const { return bound * (1 - kBoundSlack) >= threshold(); }
     void halt(Why w);

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { encodeShare } from '../../web/share.js';
+import { sliceCount } from '../../web/split-search.js';
 import { useBrowser, assertClean } from './harness.mjs';
 
 const CLI = process.env.POSEIDON_CLI;
@@ -47,7 +48,7 @@ for (const workers of [1, 2, 4]) {
       assert.deepStrictEqual(result.plans, ref.plans, `${c.m} on ${c.c}: plans`);
       assert.deepStrictEqual(result.baselines, ref.baselines, `${c.m} on ${c.c}: baselines`);
       if (workers > 1) {
-        assert.equal(result.stats.slices, 4 * workers);
+        assert.equal(result.stats.slices, sliceCount(workers));
         assert.match(await page.textContent('[data-testid=progress]'), new RegExp(`on ${workers} workers`));
       }
       assert.match(await page.textContent('[data-testid=best-plan]'), /Best plan: [\d,]+ tokens\/s/);
@@ -66,7 +67,7 @@ test('an edit during a pool search cancels it; the new search finishes', async (
   await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 60000 });
   const { scenario, result } = await page.evaluate(() => window.__poseidon.result());
   assert.equal(scenario.training.global_batch_size, 64);
-  assert.equal(result.stats.slices, 8);
+  assert.equal(result.stats.slices, sliceCount(2));
   assert.deepStrictEqual(result.plans.map((p) => p.plan), reference(scenario).plans.map((p) => p.plan));
   assert.equal((await page.evaluate(() => window.__poseidon.whatif())).pool.busy, 0, 'no slice of the cancelled search still runs');
   await assertClean(page, problems);
