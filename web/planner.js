@@ -4,7 +4,7 @@
 import { $, fmtInt, fmtTime } from './dom.js';
 import { isEmbed, perf, scenario, searchOptions, state } from './state.js';
 import { call, getPool, restartWorker } from './engine.js';
-import { splitSearch } from './split-search.js';
+import { PROBE_S, splitSearch } from './split-search.js';
 import { clearErrors, showCoreError, showError } from './errors.js';
 import { bestSummary, lastPlanRender, renderPlan, renderResult, renderStale } from './results.js';
 import { scheduleShareUrl, updateShareUrl } from './links.js';
@@ -20,6 +20,12 @@ let searchSeq = 0; // the newest search; older ones that still report are ignore
 let onPool = false; // the running search is split over the worker pool (else: the one worker)
 // for the tests and the benchmark: the result on screen (as the core returned it) and its scenario
 perf.result = () => ({ result: state.result, scenario: state.resultScenario });
+
+/** ?probe=S: how long the pool's search first runs whole (tests and benchmarks: 0 splits at once) */
+function probeSeconds() {
+  const v = Number(new URLSearchParams(globalThis.location?.search ?? '').get('probe') ?? NaN);
+  return Number.isFinite(v) && v >= 0 ? v : PROBE_S;
+}
 
 export function setRunning(running) {
   state.running = running;
@@ -99,7 +105,7 @@ export async function runSearch({ live = false } = {}) {
       }
     };
     perf.searchWorkers = onPool ? pool.size : 1;
-    const result = await (onPool ? splitSearch({ pool, scenario: sc, options: searchOptions(), onProgress })
+    const result = await (onPool ? splitSearch({ pool, scenario: sc, options: searchOptions(), onProgress, probeS: probeSeconds() })
       : call({ type: 'plan', scenario: sc, options: searchOptions() }, onProgress));
     if (token !== searchSeq) return;
     if (result?.error) {

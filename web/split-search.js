@@ -14,6 +14,11 @@
 export const SLICES_PER_WORKER = 2;
 /** a slice is not started with less time than this left (it is left out: the result is incomplete) */
 export const MIN_SLICE_S = 0.02;
+/**
+ * the search first runs whole (one slice of 1) for this long: most searches end sooner, and slices
+ * would only add work to them; a longer one hands its plans' K-th key to the slices
+ */
+export const PROBE_S = 0.5;
 
 export const sliceCount = (workers) => Math.max(1, Math.floor(workers) || 1) * SLICES_PER_WORKER;
 
@@ -48,12 +53,13 @@ export function combineProgress(done, running, best, elapsed_s) {
 const better = (a, b) => !b || (a && a.tokens_per_s > b.tokens_per_s);
 
 /**
- * Runs the search of `scenario` with `options` as sliceCount(pool.size) slices on `pool`
- * ({size, run(msg, onProgress, tag), cancel(tag)}), then merges them on it. Resolves to the plan
+ * Runs the search of `scenario` with `options` on `pool` ({size, run(msg, onProgress, tag),
+ * cancel(tag)}): whole for probeS seconds (one slice of 1; complete: merged alone), else as
+ * sliceCount(pool.size) slices, then merges them on it. Resolves to the plan
  * result (or a slice's {error}: bad inputs fail every slice alike); rejects when a worker fails
  * or the jobs of `tag` are cancelled. onProgress gets the shape of worker.js's progress.
  */
-export function splitSearch({ pool, scenario, options, onProgress = null, tag = 'search', now = () => performance.now() }) {
+export function splitSearch({ pool, scenario, options, onProgress = null, tag = 'search', now = () => performance.now(), probeS = PROBE_S }) {
   const k = options.top ?? 3; // the core's default
   const limitS = options.time_limit_s ?? 10;
   const reserveS = Math.min(0.15 * limitS, 1); // the single search keeps as much for its result
@@ -70,6 +76,38 @@ export function splitSearch({ pool, scenario, options, onProgress = null, tag = 
   let over = false;
   const report = () => onProgress?.(combineProgress(done, live.values(), best, elapsed()));
 
+  let probeBound = Infinity;
+  const probed = { evaluated: 0, pruned: 0 }; // the counts of a whole search stopped for the slices
+  const merge = (list) => pool.run({ type: 'merge', scenario, options: { ...options, time_limit_s: Math.max(limitS - elapsed(), MIN_SLICE_S) }, shards: list }, null, tag)
+    .then((res) => {
+      if (res?.error) return res;
+      const n = list[0].shard.count;
+      res.stats = { ...res.stats, evaluated: res.stats.evaluated + probed.evaluated, pruned: res.stats.pruned + probed.pruned,
+        elapsed_s: elapsed(), workers: n > 1 ? pool.size : 1, slices: n };
+      return res;
+    });
+  const probeLimitS = Math.min(probeS, limitS - reserveS);
+  if (probeLimitS < MIN_SLICE_S) return slices();
+  const probe = { type: 'plan', scenario, options: sliceOptions(options, { index: 0, count: 1, threshold: Infinity, timeLimitS: probeLimitS }) };
+  return pool.run(probe, (p) => {
+    live.set(-1, p);
+    if (better(p.best, best)) best = p.best;
+    report();
+  }, tag).then((res) => {
+    live.delete(-1);
+    if (res?.error || !res?.shard) return res?.error ? res : { error: { path: '', message: 'the search returned no result', problems: [] } };
+    if (res.stats?.complete) return merge([res]);
+    probed.evaluated = res.stats?.evaluated ?? 0;
+    probed.pruned = res.stats?.pruned ?? 0;
+    done.evaluated += probed.evaluated;
+    done.pruned += probed.pruned;
+    // its K-th key bounds the slices; kept apart from the slices' keys: they find the same plans
+    // again, and the K-th key must be of K distinct plans
+    probeBound = kthKey(res.found.map((f) => f.key), k);
+    return slices();
+  });
+
+  function slices() {
   return new Promise((resolve, reject) => {
     const stop = (fn, value) => {
       if (over) return;
@@ -79,20 +117,16 @@ export function splitSearch({ pool, scenario, options, onProgress = null, tag = 
     };
     const finish = () => {
       over = true;
-      const mergeOptions = { ...options, time_limit_s: Math.max(limitS - elapsed(), MIN_SLICE_S) };
-      pool.run({ type: 'merge', scenario, options: mergeOptions, shards }, null, tag).then((res) => {
-        if (!res?.error) res.stats = { ...res.stats, elapsed_s: elapsed(), workers: pool.size, slices: count };
-        resolve(res);
-      }, reject);
+      merge(shards).then(resolve, reject);
     };
     const launch = () => {
       while (!over && running < pool.size && next < count) {
         const timeLimitS = limitS - elapsed() - reserveS;
         // out of time: the slices not started are left out (the merge says the result is incomplete)
-        if (timeLimitS < MIN_SLICE_S && next > 0) { next = count; break; }
+        if (timeLimitS < MIN_SLICE_S && shards.length + running > 0) { next = count; break; }
         const index = next++;
         running++;
-        const msg = { type: 'plan', scenario, options: sliceOptions(options, { index, count, threshold: kthKey(keys, k), timeLimitS: Math.max(timeLimitS, MIN_SLICE_S) }) };
+        const msg = { type: 'plan', scenario, options: sliceOptions(options, { index, count, threshold: Math.min(probeBound, kthKey(keys, k)), timeLimitS: Math.max(timeLimitS, MIN_SLICE_S) }) };
         pool.run(msg, (p) => {
           if (over) return;
           live.set(index, p);
@@ -118,4 +152,5 @@ export function splitSearch({ pool, scenario, options, onProgress = null, tag = 
     };
     launch();
   });
+  }
 }

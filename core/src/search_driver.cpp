@@ -298,45 +298,6 @@ void Driver::walk_all(std::vector<Slot*>& order) {
     run_tasks(order, index, tasks);
 }
 
-// The units of a search slice (docs/search.md, "Shards"): below each context's root, its children
-// and (when there are fewer than 64) their children, listed without cuts so that the list depends
-// on the context alone; unit j of the context of slot index i belongs to shard (i + j) mod count.
-void Driver::walk_shard(std::vector<Slot*>& order) {
-    const bool exhaustive = sh.opt.exhaustive;
-    const int count = sh.opt.shard_count, mine = sh.opt.shard_index;
-    Walker& w0 = *walkers_[0];
-    std::vector<Task> tasks;
-    std::unordered_map<const MbsCtx*, std::size_t> index;
-    for (std::size_t k = 0; k < order.size(); ++k) {
-        MbsCtx& c = *order[k]->ctx;
-        index[&c] = k;
-        if (!exhaustive && sh.cut(c.root_bound / c.scale)) {
-            ++stats_.pruned;
-            continue;
-        }
-        std::vector<Task> top, units;
-        Task root;
-        root.ctx = &c;
-        w0.no_cut = true;
-        w0.expand(c, root, top);
-        if (top.size() < 64) {
-            for (const Task& t : top) {
-                if (t.stop_here)
-                    units.push_back(t);
-                else
-                    w0.expand(c, t, units);
-            }
-        } else {
-            units.swap(top);
-        }
-        w0.no_cut = false;
-        for (std::size_t j = 0; j < units.size(); ++j)
-            if ((static_cast<std::size_t>(order[k]->index) + j) % static_cast<std::size_t>(count) == static_cast<std::size_t>(mine))
-                tasks.push_back(std::move(units[j]));
-    }
-    run_tasks(order, index, tasks);
-}
-
 // Runs `tasks` (of the contexts in `order`) on the walkers, freeing each context after its last task.
 void Driver::run_tasks(std::vector<Slot*>& order, const std::unordered_map<const MbsCtx*, std::size_t>& index, std::vector<Task>& tasks) {
     std::vector<std::atomic<int>> left(order.size());

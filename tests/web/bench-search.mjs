@@ -1,17 +1,18 @@
 // Main-search benchmark (prints figures, not a test): the page's search of preset scenarios in
-// headless Chromium on 1 worker (the single search) and on the pool (?workers=N: the search in
-// 2 N slices, web/split-search.js), wall time from "Find plans" to the result on screen, best of
-// 3 runs; and whether both found the same plans.
-//   POSEIDON_BUILD_WASM=build-wasm node tests/web/bench-search.mjs [WORKERS...]   (default: 1 2 4)
+// headless Chromium on 1 worker (the single search) and on the pool (?workers=N: the search whole
+// for 0.5 s, then in 2 N slices, web/split-search.js; N:0 splits at once, ?probe=0), wall time
+// from "Find plans" to the result on screen, best of 3 runs; and whether all found the same plans.
+//   POSEIDON_BUILD_WASM=build-wasm node tests/web/bench-search.mjs [WORKERS[:PROBE_S]...]   (default: 1 2 2:0 4:0)
 import { chromium } from 'playwright-core';
 import { serve } from '../../web/serve.mjs';
 import { encodeShare } from '../../web/share.js';
 import { siteDir } from './load-module.mjs';
 
-const workers = process.argv.length > 2 ? process.argv.slice(2).map(Number) : [1, 2, 4];
+const configs = process.argv.length > 2 ? process.argv.slice(2) : ['1', '2', '2:0', '4:0'];
 const CASES = [
   { m: 'gpt3-7.5b', c: 'mixed-h100-a100-4090', t: { global_batch_size: 512 } },
-  { m: 'gpt3-7.5b', c: 'mixed-a100-a10-t4', t: { global_batch_size: 128 }, o: { tp_per_stage: true } },
+  { m: 'gpt3-18.4b', c: 'mixed-h100-a100-4090', t: { global_batch_size: 512 } },
+  { m: 'gpt3-18.4b', c: 'mixed-h100-a100-4090', t: { global_batch_size: 512 }, o: { node_counts: 'all' } },
   { m: 'opt-350m', c: 'sailor-mit-mix', t: { global_batch_size: 64 }, o: { tp_per_stage: true } },
   { m: 'opt-350m', c: 'mixed-a100-v100', t: { global_batch_size: 1024, global_batch_tolerance: 0.02 } },
   { m: 'llama3-70b', c: 'megatron-a100-3072', t: { global_batch_size: 1536 } },
@@ -25,9 +26,10 @@ for (const c of CASES) {
   const o = { top: 5, time_limit_s: 60, ...c.o };
   const row = [];
   let first = null;
-  for (const n of workers) {
+  for (const config of configs) {
+    const [n, probe] = config.split(':').map(Number);
     const page = await browser.newPage();
-    await page.goto(`${site.url}index.html?workers=${n}#${await encodeShare({ ...c, o })}`);
+    await page.goto(`${site.url}index.html?workers=${n}${probe === undefined ? '' : `&probe=${probe}`}#${await encodeShare({ ...c, o })}`);
     await page.waitForFunction(() => window.__poseidonReady === true);
     await done(page);
     const times = [];
@@ -42,10 +44,11 @@ for (const c of CASES) {
     }
     const plans = JSON.stringify(res.plans.map((p) => p.plan));
     first ??= plans;
-    row.push(`${n} worker${n > 1 ? 's' : ''} ${Math.min(...times).toFixed(2)} s${res.stats.complete ? '' : ' (incomplete)'}${plans === first ? '' : ' (OTHER PLANS)'}`);
+    const how = n > 1 ? `${n} workers${probe === undefined ? '' : `, probe ${probe} s`} (${res.stats.slices} slice${res.stats.slices > 1 ? 's' : ''})` : '1 worker';
+    row.push(`${how} ${Math.min(...times).toFixed(2)} s${res.stats.complete ? '' : ' (incomplete)'}${plans === first ? '' : ' (OTHER PLANS)'}`);
     await page.close();
   }
-  console.log(`${c.m}, batch ${c.t.global_batch_size}${c.t.global_batch_tolerance ? ` ±${c.t.global_batch_tolerance}` : ''}, ${c.c}${c.o?.tp_per_stage ? ', TP per stage' : ''}: ${row.join(' · ')}`);
+  console.log(`${c.m}, batch ${c.t.global_batch_size}${c.t.global_batch_tolerance ? ` ±${c.t.global_batch_tolerance}` : ''}, ${c.c}${c.o?.tp_per_stage ? ', TP per stage' : ''}${c.o?.node_counts ? ', every node count' : ''}: ${row.join(' · ')}`);
 }
 await browser.close();
 site.server.close();

@@ -38,7 +38,8 @@ for (const workers of [1, 2, 4]) {
     if (!env.searchWorks) { t.skip(env.searchSkipReason); return; }
     if (!CLI) t.diagnostic('POSEIDON_CLI is not set: compared with the wasm module in node');
     for (const c of CASES) {
-      const url = `${env.site.url}index.html?workers=${workers}#${await encodeShare({ ...c, o: OPTIONS })}`;
+      // ?probe=0: split at once (by default a search first runs whole for 0.5 s, and these end sooner)
+      const url = `${env.site.url}index.html?workers=${workers}&probe=0#${await encodeShare({ ...c, o: OPTIONS })}`;
       const { page, problems } = await env.open(t, url);
       await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 60000 });
       const { result, scenario } = await page.evaluate(() => window.__poseidon.result());
@@ -60,14 +61,16 @@ for (const workers of [1, 2, 4]) {
 test('an edit during a pool search cancels it; the new search finishes', async (t) => {
   if (!env.searchWorks) { t.skip(env.searchSkipReason); return; }
   const slow = { m: 'gpt3-7.5b', c: 'mixed-h100-a100-4090', t: { global_batch_size: 512 }, o: { top: 5, time_limit_s: 20, tp_per_stage: true } };
-  const { page, problems } = await env.open(t, `${env.site.url}index.html?workers=2#${await encodeShare(slow)}`);
+  const { page, problems } = await env.open(t, `${env.site.url}index.html?workers=2&probe=0.2#${await encodeShare(slow)}`);
   await page.waitForFunction(() => /^Searching/.test(document.querySelector('[data-testid=progress]').textContent));
+  // past the first whole run of 0.2 s: slices on both workers
+  await page.waitForFunction(() => window.__poseidon.whatif().pool.busy === 2, null, { timeout: 20000 });
   await page.fill('[data-path="training.global_batch_size"]', '64');
   await page.selectOption('#cluster-preset', 'demo-mixed-16');
   await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 60000 });
   const { scenario, result } = await page.evaluate(() => window.__poseidon.result());
   assert.equal(scenario.training.global_batch_size, 64);
-  assert.equal(result.stats.slices, sliceCount(2));
+  assert.ok([1, sliceCount(2)].includes(result.stats.slices));
   assert.deepStrictEqual(result.plans.map((p) => p.plan), reference(scenario).plans.map((p) => p.plan));
   assert.equal((await page.evaluate(() => window.__poseidon.whatif())).pool.busy, 0, 'no slice of the cancelled search still runs');
   await assertClean(page, problems);

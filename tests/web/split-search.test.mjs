@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WorkerPool } from '../../web/pool.js';
-import { splitSearch, sliceCount, kthKey, sliceOptions, combineProgress, SLICES_PER_WORKER } from '../../web/split-search.js';
+import { splitSearch, sliceCount, kthKey, sliceOptions, combineProgress, SLICES_PER_WORKER, PROBE_S } from '../../web/split-search.js';
 import { loadModule } from './load-module.mjs';
 import { exampleScenarios } from './scenarios.mjs';
 
@@ -75,7 +75,7 @@ test('slices: 2 per worker, the k-th key, slice options, combined progress', () 
 test('splitSearch: every slice once on at most `size` workers, later slices with the best threshold, then one merge', async () => {
   const f = fakePool(3, fakeCore);
   const reports = [];
-  const res = await splitSearch({ pool: f.pool, scenario: { model: 'x' }, options: { top: 3, time_limit_s: 30 }, onProgress: (p) => reports.push(p) });
+  const res = await splitSearch({ pool: f.pool, scenario: { model: 'x' }, options: { top: 3, time_limit_s: 30 }, onProgress: (p) => reports.push(p), probeS: 0 });
   const slices = f.seen.filter((m) => m.type === 'plan');
   const merges = f.seen.filter((m) => m.type === 'merge');
   assert.equal(slices.length, 6);
@@ -106,7 +106,7 @@ test('splitSearch: every slice once on at most `size` workers, later slices with
 test('splitSearch: cancelling its tag rejects it and leaves other jobs of the pool running', async () => {
   const f = fakePool(2, fakeCore, { delay: 20 });
   const other = f.pool.run({ type: 'plan', options: { shard_index: 0, shard_count: 1 } }, null, 'whatif');
-  const p = splitSearch({ pool: f.pool, scenario: {}, options: { top: 2 } });
+  const p = splitSearch({ pool: f.pool, scenario: {}, options: { top: 2 }, probeS: 0 });
   setTimeout(() => f.pool.cancel('search'), 5);
   await assert.rejects(p, (e) => e.cancelled === true);
   assert.equal((await other).shard.index, 0);
@@ -114,21 +114,44 @@ test('splitSearch: cancelling its tag rejects it and leaves other jobs of the po
 
 test('splitSearch: an input error is the result; a failing worker rejects', async () => {
   const bad = fakePool(2, () => ({ error: { path: 'scenario.model', message: 'unknown', problems: [] } }));
-  const res = await splitSearch({ pool: bad.pool, scenario: {}, options: {} });
+  const res = await splitSearch({ pool: bad.pool, scenario: {}, options: {} });  // (the probe's error)
   assert.equal(res.error.path, 'scenario.model');
   const broken = fakePool(2, (msg) => { if (msg.options?.shard_index === 3) throw new Error('boom'); return fakeCore(msg); });
-  await assert.rejects(splitSearch({ pool: broken.pool, scenario: {}, options: {} }), /boom/);
+  await assert.rejects(splitSearch({ pool: broken.pool, scenario: {}, options: {}, probeS: 0 }), /boom/);
 });
 
 test('splitSearch: out of time, the slices not started are left out; each slice gets the time left', async () => {
   let t = 0;
   const f = fakePool(2, (msg) => { t += 6000; return fakeCore(msg); });
-  const res = await splitSearch({ pool: f.pool, scenario: {}, options: { top: 1, time_limit_s: 10 }, now: () => t });
+  const res = await splitSearch({ pool: f.pool, scenario: {}, options: { top: 1, time_limit_s: 10 }, now: () => t, probeS: 0 });
   const slices = f.seen.filter((m) => m.type === 'plan');
   assert.deepStrictEqual(slices.map((m) => m.options.time_limit_s), [9, 9, 3]);
   assert.equal(f.seen.at(-1).shards.length, 3);
   assert.ok(f.seen.at(-1).options.time_limit_s > 0);
   assert.ok(res.plans.length === 1);
+});
+
+test('splitSearch: the search runs whole first; complete, it is merged alone, else its K-th key starts the slices', async () => {
+  const quick = fakePool(2, fakeCore);
+  const res = await splitSearch({ pool: quick.pool, scenario: {}, options: { top: 2, time_limit_s: 10 } });
+  assert.deepStrictEqual(quick.seen.map((m) => [m.type, m.options.shard_count, m.options.time_limit_s]), [['plan', 1, PROBE_S], ['merge', undefined, quick.seen[1].options.time_limit_s]]);
+  assert.deepStrictEqual([res.stats.slices, res.stats.workers], [1, 1]);
+  // a whole search the probe's time stops: 2 x 2 slices follow, all with its 2nd key (1.5): the
+  // slices find its plans again, which must not count twice (that would give 1)
+  const slow = fakePool(2, (msg) => {
+    const r = fakeCore(msg);
+    if (msg.type === 'plan' && msg.options.shard_count === 1) r.stats.complete = false;
+    return r;
+  });
+  const reports = [];
+  const res2 = await splitSearch({ pool: slow.pool, scenario: {}, options: { top: 2, time_limit_s: 10 }, onProgress: (p) => reports.push(p) });
+  const slices = slow.seen.filter((m) => m.type === 'plan').slice(1);
+  assert.equal(slices.length, 4);
+  assert.ok(slices.every((m) => m.options.prune_above_s === 1.5 && m.options.shard_count === 4));
+  assert.equal(slow.seen.at(-1).shards.length, 4, 'the probe is not merged');
+  assert.deepStrictEqual([res2.stats.slices, res2.stats.workers], [4, 2]);
+  assert.equal(res2.stats.evaluated, 4 + 10, "the merge's count (one per slice here) and the probe's");
+  assert.equal(reports[0].evaluated, 1, "the probe's progress");
 });
 
 // ---- with the wasm module ----
@@ -194,10 +217,10 @@ test('wasm: splitSearch on a pool of module workers equals the single search', {
   for (const c of presetCases(presets).slice(0, 8)) {
     const whole = JSON.parse(M.plan(JSON.stringify(c.scenario), JSON.stringify(options)));
     if (!whole.stats?.complete) continue;
-    for (const size of [2, 3]) {
+    for (const [size, probeS] of [[2, 0], [3, 0], [2, PROBE_S], [2, 0.001]]) {  // 1 ms: the probe stops, its bound starts the slices
       const f = fakePool(size, answer, { delay: 0 });
-      const res = await splitSearch({ pool: f.pool, scenario: c.scenario, options });
-      assert.deepStrictEqual(withoutStats(res), withoutStats(whole), `${c.name}: ${size} workers`);
+      const res = await splitSearch({ pool: f.pool, scenario: c.scenario, options, probeS });
+      assert.deepStrictEqual(withoutStats(res), withoutStats(whole), `${c.name}: ${size} workers, probe ${probeS} s`);
       assert.equal(res.stats.complete, true);
       if (f.seen.some((m) => m.type === 'plan' && m.options.prune_above_s > 0)) shared++;
       f.pool.close();
