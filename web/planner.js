@@ -17,7 +17,7 @@ export const ADVICE_OPTIONS = { time_limit_s: 1, total_time_limit_s: 8 };
 
 let planTimer = 0;
 let searchSeq = 0; // the newest search; older ones that still report are ignored
-let onPool = false; // the running search is split over the worker pool (else: the one worker)
+let onPool = null; // the pool jobs' tag of the running search (null: it runs on the one worker)
 // for the tests and the benchmark: the result on screen (as the core returned it) and its scenario
 perf.result = () => ({ result: state.result, scenario: state.resultScenario });
 
@@ -61,9 +61,9 @@ export function stopSearch() {
   planTimer = 0;
   if (!state.running) return;
   searchSeq++;
-  if (onPool) getPool().cancel('search');
-  else restartWorker();
-  onPool = false;
+  if (onPool) getPool().cancel(onPool);
+  restartWorker(); // (a pool search runs whole on it first)
+  onPool = null;
   setRunning(false);
 }
 
@@ -87,7 +87,8 @@ export async function runSearch({ live = false } = {}) {
   try {
     // several cores: the search in slices on the worker pool, the same result (web/split-search.js)
     const pool = getPool();
-    onPool = pool.size > 1;
+    // a tag per search: a search being cancelled cannot touch the next one's jobs
+    onPool = pool.size > 1 ? `search-${token}` : null;
     const onProgress = (p) => {
       if (token !== searchSeq) return;
       state.lastProgress = p;
@@ -105,7 +106,7 @@ export async function runSearch({ live = false } = {}) {
       }
     };
     perf.searchWorkers = onPool ? pool.size : 1;
-    const result = await (onPool ? splitSearch({ pool, scenario: sc, options: searchOptions(), onProgress, probeS: probeSeconds() })
+    const result = await (onPool ? splitSearch({ pool, scenario: sc, options: searchOptions(), onProgress, tag: onPool, probeS: probeSeconds(), runFirst: call })
       : call({ type: 'plan', scenario: sc, options: searchOptions() }, onProgress));
     if (token !== searchSeq) return;
     if (result?.error) {
@@ -125,11 +126,11 @@ export async function runSearch({ live = false } = {}) {
     if (e.cancelled || token !== searchSeq) return;
     showError(`The planner engine failed: ${e.message}. It has been restarted; your inputs are kept.`);
     $('#progress').textContent = '';
-    if (onPool) getPool().cancel('search');
-    else restartWorker();
+    if (onPool) getPool().cancel(onPool);
+    restartWorker();
   } finally {
     if (token === searchSeq) {
-      onPool = false;
+      onPool = null;
       setRunning(false);
     }
   }

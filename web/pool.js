@@ -69,6 +69,11 @@ export class WorkerPool {
     if (this.queue.length) this.dispatch(); // other owners' jobs get workers in place of the dropped ones
   }
 
+  /** starts the missing workers now (they load the module and wait): jobs soon to come start at once */
+  warm() {
+    while (this.slots.length < this.size) this.add();
+  }
+
   /** terminates every worker (queued jobs are rejected) */
   close() {
     this.cancelAll();

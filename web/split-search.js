@@ -54,12 +54,14 @@ const better = (a, b) => !b || (a && a.tokens_per_s > b.tokens_per_s);
 
 /**
  * Runs the search of `scenario` with `options` on `pool` ({size, run(msg, onProgress, tag),
- * cancel(tag)}): whole for probeS seconds (one slice of 1; complete: merged alone), else as
- * sliceCount(pool.size) slices, then merges them on it. Resolves to the plan
+ * cancel(tag), warm?()}): whole for probeS seconds (one slice of 1, and the merges, through
+ * runFirst: the page's own worker, warm already; complete: merged alone), else as
+ * sliceCount(pool.size) slices on the pool (started meanwhile), merged with the whole run. Resolves to the plan
  * result (or a slice's {error}: bad inputs fail every slice alike); rejects when a worker fails
  * or the jobs of `tag` are cancelled. onProgress gets the shape of worker.js's progress.
  */
-export function splitSearch({ pool, scenario, options, onProgress = null, tag = 'search', now = () => performance.now(), probeS = PROBE_S }) {
+export function splitSearch({ pool, scenario, options, onProgress = null, tag = 'search', now = () => performance.now(), probeS = PROBE_S,
+  runFirst = (msg, progress) => pool.run(msg, progress, tag) }) {
   const k = options.top ?? 3; // the core's default
   const limitS = options.time_limit_s ?? 10;
   const reserveS = Math.min(0.15 * limitS, 1); // the single search keeps as much for its result
@@ -77,32 +79,34 @@ export function splitSearch({ pool, scenario, options, onProgress = null, tag = 
   const report = () => onProgress?.(combineProgress(done, live.values(), best, elapsed()));
 
   let probeBound = Infinity;
-  const probed = { evaluated: 0, pruned: 0 }; // the counts of a whole search stopped for the slices
-  const merge = (list) => pool.run({ type: 'merge', scenario, options: { ...options, time_limit_s: Math.max(limitS - elapsed(), MIN_SLICE_S) }, shards: list }, null, tag)
+  let stopped = null; // the first whole run, stopped: merged with the slices (the core counts its plans once)
+  const merge = (list) => runFirst({ type: 'merge', scenario, options: { ...options, time_limit_s: Math.max(limitS - elapsed(), MIN_SLICE_S) }, shards: list }, null)
     .then((res) => {
       if (res?.error) return res;
-      const n = list[0].shard.count;
-      res.stats = { ...res.stats, evaluated: res.stats.evaluated + probed.evaluated, pruned: res.stats.pruned + probed.pruned,
-        elapsed_s: elapsed(), workers: n > 1 ? pool.size : 1, slices: n };
+      const n = list.at(-1).shard.count;
+      res.stats = { ...res.stats, elapsed_s: elapsed(), workers: n > 1 ? pool.size : 1, slices: n };
       return res;
     });
-  const probeLimitS = Math.min(probeS, limitS - reserveS);
+  // a short time limit leaves the slices' repeated work no time to pay off: the search runs whole
+  const whole = limitS < 4 * probeS;
+  const probeLimitS = whole ? limitS - reserveS / 2 : Math.min(probeS, limitS - reserveS);
   if (probeLimitS < MIN_SLICE_S) return slices();
+  if (!whole) pool.warm?.();
   const probe = { type: 'plan', scenario, options: sliceOptions(options, { index: 0, count: 1, threshold: Infinity, timeLimitS: probeLimitS }) };
-  return pool.run(probe, (p) => {
+  return runFirst(probe, (p) => {
     live.set(-1, p);
     if (better(p.best, best)) best = p.best;
     report();
-  }, tag).then((res) => {
+  }).then((res) => {
     live.delete(-1);
     if (res?.error || !res?.shard) return res?.error ? res : { error: { path: '', message: 'the search returned no result', problems: [] } };
-    if (res.stats?.complete) return merge([res]);
-    probed.evaluated = res.stats?.evaluated ?? 0;
-    probed.pruned = res.stats?.pruned ?? 0;
-    done.evaluated += probed.evaluated;
-    done.pruned += probed.pruned;
+    if (res.stats?.complete || whole) return merge([res]);
+    stopped = res;
+    done.evaluated += res.stats?.evaluated ?? 0;
+    done.pruned += res.stats?.pruned ?? 0;
     // its K-th key bounds the slices; kept apart from the slices' keys: they find the same plans
-    // again, and the K-th key must be of K distinct plans
+    // again, and the K-th key must be of K distinct plans. Its plans join the merge: if time runs
+    // out before the slices do better, the result still has them (as the single search would)
     probeBound = kthKey(res.found.map((f) => f.key), k);
     return slices();
   });
@@ -117,7 +121,7 @@ export function splitSearch({ pool, scenario, options, onProgress = null, tag = 
     };
     const finish = () => {
       over = true;
-      merge(shards).then(resolve, reject);
+      merge(stopped ? [stopped, ...shards] : shards).then(resolve, reject);
     };
     const launch = () => {
       while (!over && running < pool.size && next < count) {

@@ -238,7 +238,7 @@ void Driver::pass(bool first) {
         // K-th key (of K distinct plans, so no lower than the whole search's) bounds the slice, as
         // options.prune_above_s does, and its plans go (docs/search.md, "Shards"). Only in the
         // first pass: later ones would drop the slice's own plans.
-        if (slice) {
+        if (slice && sh.opt.shard_count > 1) {  // one slice of 1 owns every plan: it keeps them
             if (static_cast<int>(sh.top.list().size()) >= sh.top.k()) sh.bound_above(sh.top.threshold());
             sh.top.clear();
         }

@@ -3,6 +3,7 @@
 // (options.prune_above_s); merge_shards turns the top K of every slice into the result search()
 // would give.
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "search_driver.hpp"
@@ -78,43 +79,55 @@ ShardResult search_shard(const Scenario& sc, const SearchOptions& options) {
 SearchResult merge_shards(const Scenario& sc, const std::vector<ShardResult>& shards, const SearchOptions& options) {
     const Clock::time_point t0 = Clock::now();
     SearchResult res;
-    const int count = shards.empty() ? 0 : shards.front().count;
-    std::vector<bool> seen(static_cast<std::size_t>(std::max(count, 0)), false);
+    // slices by count: index -> complete (a search may be merged with the slices of another count
+    // of the same search, e.g. a whole run the time limit stopped: their plans overlap)
+    std::map<int, std::map<int, bool>> seen;
     std::vector<RankedPlan> all;
     std::set<std::string> notes;
     SearchStats& st = res.stats;
-    st.complete = count > 0;
     st.threads = 0;
+    std::string stopped_by;
     double slowest_s = 0;
     for (std::size_t i = 0; i < shards.size(); ++i) {
         const ShardResult& s = shards[i];
         const std::string path = "shards[" + std::to_string(i) + "].shard";
-        if (s.count != count) throw InputError(path + ".count", std::to_string(s.count) + " differs from the first slice's " + std::to_string(count));
-        if (s.index < 0 || s.index >= count) throw InputError(path + ".index", std::to_string(s.index) + " is out of range; expected 0 .. count - 1");
-        if (seen[static_cast<std::size_t>(s.index)]) throw InputError(path + ".index", "slice " + std::to_string(s.index) + " is given twice");
-        seen[static_cast<std::size_t>(s.index)] = true;
+        if (s.count < 1) throw InputError(path + ".count", std::to_string(s.count) + " is out of range; expected >= 1");
+        if (s.index < 0 || s.index >= s.count) throw InputError(path + ".index", std::to_string(s.index) + " is out of range; expected 0 .. count - 1");
+        auto& of_count = seen[s.count];
+        if (of_count.count(s.index))
+            throw InputError(path + ".index", "slice " + std::to_string(s.index) + " of " + std::to_string(s.count) + " is given twice");
+        of_count[s.index] = s.stats.complete;
         all.insert(all.end(), s.found.begin(), s.found.end());
         st.evaluated += s.stats.evaluated;
         st.pruned += s.stats.pruned;
         st.configurations += s.stats.configurations;
         st.cost_probes += s.stats.cost_probes;
         for (const auto& [k, v] : s.stats.infeasible) st.infeasible[k] += v;
-        st.complete = st.complete && s.stats.complete;
         st.cancelled = st.cancelled || s.stats.cancelled;
-        if (st.stopped_by.empty()) st.stopped_by = s.stats.stopped_by;
+        if (stopped_by.empty()) stopped_by = s.stats.stopped_by;
         for (const auto& n : s.stats.notes)
             if (notes.insert(n).second) st.notes.push_back(n);
         st.threads = std::max(st.threads, s.stats.threads);
         slowest_s = std::max(slowest_s, s.stats.elapsed_s);
     }
-    const auto missing = static_cast<std::size_t>(std::count(seen.begin(), seen.end(), false));
-    if (missing > 0) {
-        st.complete = false;
-        st.notes.push_back(std::to_string(missing) + " of " + std::to_string(count) + " slices of the search missing");
+    // complete when the slices of some count are all there and complete
+    st.complete = false;
+    for (const auto& [count, of_count] : seen) {
+        bool all_done = static_cast<int>(of_count.size()) == count;
+        for (const auto& [index, done] : of_count) all_done = all_done && done;
+        st.complete = st.complete || all_done;
+    }
+    if (!st.complete) {
+        st.stopped_by = stopped_by;
+        if (!seen.empty()) {
+            const auto& [count, of_count] = *seen.rbegin();
+            if (static_cast<int>(of_count.size()) < count)
+                st.notes.push_back(std::to_string(count - static_cast<int>(of_count.size())) + " of " + std::to_string(count) + " slices of the search missing");
+        }
     }
     st.threads = std::max(st.threads, 1);
-    // Every plan belongs to one unit, so the slices' lists are disjoint; equal entries (a caller
-    // merging a slice twice over) are dropped all the same.
+    // Slices of one count have disjoint lists (every plan belongs to one unit); slices of
+    // different counts find the same plans: equal entries (key and plan) count once.
     std::sort(all.begin(), all.end(), ranked_before);
     all.erase(std::unique(all.begin(), all.end(), [](const RankedPlan& a, const RankedPlan& b) { return a.key == b.key && a.plan == b.plan; }),
               all.end());

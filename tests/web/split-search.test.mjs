@@ -131,7 +131,7 @@ test('splitSearch: out of time, the slices not started are left out; each slice 
   assert.ok(res.plans.length === 1);
 });
 
-test('splitSearch: the search runs whole first; complete, it is merged alone, else its K-th key starts the slices', async () => {
+test('splitSearch: the search runs whole first; complete, it is merged alone, else its K-th key starts the slices and it joins their merge', async () => {
   const quick = fakePool(2, fakeCore);
   const res = await splitSearch({ pool: quick.pool, scenario: {}, options: { top: 2, time_limit_s: 10 } });
   assert.deepStrictEqual(quick.seen.map((m) => [m.type, m.options.shard_count, m.options.time_limit_s]), [['plan', 1, PROBE_S], ['merge', undefined, quick.seen[1].options.time_limit_s]]);
@@ -148,10 +148,18 @@ test('splitSearch: the search runs whole first; complete, it is merged alone, el
   const slices = slow.seen.filter((m) => m.type === 'plan').slice(1);
   assert.equal(slices.length, 4);
   assert.ok(slices.every((m) => m.options.prune_above_s === 1.5 && m.options.shard_count === 4));
-  assert.equal(slow.seen.at(-1).shards.length, 4, 'the probe is not merged');
+  assert.deepStrictEqual(slow.seen.at(-1).shards.map((x) => x.shard.count), [1, 4, 4, 4, 4], 'the stopped run is merged with the slices');
   assert.deepStrictEqual([res2.stats.slices, res2.stats.workers], [4, 2]);
-  assert.equal(res2.stats.evaluated, 4 + 10, "the merge's count (one per slice here) and the probe's");
   assert.equal(reports[0].evaluated, 1, "the probe's progress");
+  // runFirst (the page's own worker) takes the whole run and the merge; a time limit under
+  // 4 x PROBE_S runs whole, merged alone even when stopped
+  const first = [];
+  const short = fakePool(2, fakeCore);
+  const res3 = await splitSearch({ pool: short.pool, scenario: {}, options: { top: 2, time_limit_s: 1 },
+    runFirst: async (msg) => { first.push(msg); const r = fakeCore(msg); if (r.stats) r.stats.complete = false; return r; } });
+  assert.deepStrictEqual(first.map((m) => [m.type, m.options.time_limit_s]), [['plan', 1 - 0.15 / 2], ['merge', first[1].options.time_limit_s]]);
+  assert.equal(short.seen.length, 0, 'the pool is not used');
+  assert.equal(res3.stats.slices, 1);
 });
 
 // ---- with the wasm module ----

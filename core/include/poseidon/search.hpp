@@ -131,10 +131,11 @@ SearchResult search(const Scenario& sc, const SearchOptions& options);
 Json to_json(const Scenario& sc, const SearchResult& r);
 
 // Slices of the search (docs/search.md, "Shards"). search_shard runs the slice options names
-// (shard_count >= 1; no baselines). merge_shards: the top K of all slices by ranked_before, listed
-// and estimated as search() lists its plans, the baselines (options.baselines), the counts summed;
-// complete when every slice 0 .. count - 1 is there, once, and complete. With every slice of a
-// count, it equals search() with the same options (plans, order, scores, baselines).
+// (shard_count >= 1; no baselines). merge_shards: the top K of all slices by ranked_before (equal
+// entries once), listed and estimated as search() lists its plans, the baselines
+// (options.baselines), the counts summed; complete when every slice 0 .. n - 1 of some count n is
+// there and complete (slices of other counts of the same search may join: their plans are plans
+// of the space). Then it equals search() with the same options (plans, order, scores, baselines).
 ShardResult search_shard(const Scenario& sc, const SearchOptions& options);
 SearchResult merge_shards(const Scenario& sc, const std::vector<ShardResult>& shards, const SearchOptions& options);
 Json to_json(const ShardResult& r);
