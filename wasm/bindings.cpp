@@ -50,6 +50,11 @@ std::string plan_with_progress(const std::string& scenario, const std::string& o
   });
 }
 
+// the slices of a search (plan with options.shard_count), a JSON array, merged into one result
+std::string merge(const std::string& scenario, const std::string& options, const std::string& shards) {
+  return guarded([&] { return poseidon::merge_json(scenario, options, shards); });
+}
+
 // {"report": {...}, "scenario": {...}}: docs/formats.md, "Calibration output".
 std::string calibrate(const std::string& scenario, const std::string& runs) {
   return guarded([&] { return poseidon::calibrate_json(scenario, runs); });
@@ -72,6 +77,7 @@ EMSCRIPTEN_BINDINGS(poseidon) {
   emscripten::function("estimate", &estimate);
   emscripten::function("plan", &plan);                // plan(scenarioJson, optionsJson)
   emscripten::function("plan", &plan_with_progress);  // plan(scenarioJson, optionsJson, onProgress)
+  emscripten::function("merge", &merge);              // merge(scenarioJson, optionsJson, shardsJson)
   emscripten::function("calibrate", &calibrate);      // calibrate(scenarioJson, runsJson)
   emscripten::function("advise", &advise);            // advise(scenarioJson, optionsJson)
 }

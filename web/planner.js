@@ -3,7 +3,8 @@
 // The last result stays on screen, marked stale, until the new one arrives.
 import { $, fmtInt, fmtTime } from './dom.js';
 import { isEmbed, perf, scenario, searchOptions, state } from './state.js';
-import { call, restartWorker } from './engine.js';
+import { call, getPool, restartWorker } from './engine.js';
+import { PROBE_S, splitSearch } from './split-search.js';
 import { clearErrors, showCoreError, showError } from './errors.js';
 import { bestSummary, lastPlanRender, renderPlan, renderResult, renderStale } from './results.js';
 import { scheduleShareUrl, updateShareUrl } from './links.js';
@@ -16,6 +17,15 @@ export const ADVICE_OPTIONS = { time_limit_s: 1, total_time_limit_s: 8 };
 
 let planTimer = 0;
 let searchSeq = 0; // the newest search; older ones that still report are ignored
+let onPool = null; // the pool jobs' tag of the running search (null: it runs on the one worker)
+// for the tests and the benchmark: the result on screen (as the core returned it) and its scenario
+perf.result = () => ({ result: state.result, scenario: state.resultScenario });
+
+/** ?probe=S: how long the pool's search first runs whole (tests and benchmarks: 0 splits at once) */
+function probeSeconds() {
+  const v = Number(new URLSearchParams(globalThis.location?.search ?? '').get('probe') ?? NaN);
+  return Number.isFinite(v) && v >= 0 ? v : PROBE_S;
+}
 
 export function setRunning(running) {
   state.running = running;
@@ -51,7 +61,9 @@ export function stopSearch() {
   planTimer = 0;
   if (!state.running) return;
   searchSeq++;
-  restartWorker();
+  if (onPool) getPool().cancel(onPool);
+  restartWorker(); // (a pool search runs whole on it first)
+  onPool = null;
   setRunning(false);
 }
 
@@ -73,7 +85,13 @@ export async function runSearch({ live = false } = {}) {
   const t0 = performance.now();
   $('#progress').textContent = 'Searching…';
   try {
-    const result = await call({ type: 'plan', scenario: sc, options: searchOptions() }, (p) => {
+    // several cores: the search in slices on the worker pool, the same result (web/split-search.js)
+    const pool = getPool();
+    // a tag per search: a search being cancelled cannot touch the next one's jobs
+    // (two blocks per group and mixed stages are searched whole: the core runs them in one call)
+    const opts = searchOptions();
+    onPool = pool.size > 1 && !opts.mixed_stages && (opts.group_blocks ?? 1) < 2 ? `search-${token}` : null;
+    const onProgress = (p) => {
       if (token !== searchSeq) return;
       state.lastProgress = p;
       $('#progress').textContent = progressText(p, (performance.now() - t0) / 1000);
@@ -88,7 +106,10 @@ export async function runSearch({ live = false } = {}) {
           if (performance.now() - lastPlanRender > 400) renderPlan(p.best, { timeline: false, sources: Boolean(sc.profile) });
         }
       }
-    });
+    };
+    perf.searchWorkers = onPool ? pool.size : 1;
+    const result = await (onPool ? splitSearch({ pool, scenario: sc, options: searchOptions(), onProgress, tag: onPool, probeS: probeSeconds(), runFirst: call })
+      : call({ type: 'plan', scenario: sc, options: searchOptions() }, onProgress));
     if (token !== searchSeq) return;
     if (result?.error) {
       showCoreError(result.error, 'The search could not start:');
@@ -99,16 +120,21 @@ export async function runSearch({ live = false } = {}) {
     result.profiled = Boolean(sc.profile);
     showResult(result, sc);
     const s = result.stats || {};
-    $('#progress').textContent = `Done: evaluated ${fmtInt(s.evaluated)} · pruned ${fmtInt(s.pruned)} in ${fmtTime(s.elapsed_s)}${s.complete === false ? ' (time limit reached: best found so far)' : ''}.`;
+    const on = s.workers > 1 ? ` on ${s.workers} workers` : '';
+    $('#progress').textContent = `Done: evaluated ${fmtInt(s.evaluated)} · pruned ${fmtInt(s.pruned)} in ${fmtTime(s.elapsed_s)}${on}${s.complete === false ? ' (time limit reached: best found so far)' : ''}.`;
     if (!live && (document.activeElement === document.body || !document.activeElement)) $('#best-plan').focus();
     if (!result.plans?.length) requestAdvice(sc, token);
   } catch (e) {
     if (e.cancelled || token !== searchSeq) return;
     showError(`The planner engine failed: ${e.message}. It has been restarted; your inputs are kept.`);
     $('#progress').textContent = '';
+    if (onPool) getPool().cancel(onPool);
     restartWorker();
   } finally {
-    if (token === searchSeq) setRunning(false);
+    if (token === searchSeq) {
+      onPool = null;
+      setRunning(false);
+    }
   }
 }
 

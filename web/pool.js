@@ -1,4 +1,5 @@
-// A pool of workers for many independent jobs (the what-if searches: one scenario per job).
+// A pool of workers for many independent jobs (the what-if searches: one scenario per job; the
+// slices of the main search, web/split-search.js).
 // Each worker loads the wasm module once (the page hands it the module it already compiled) and
 // then takes one job at a time; jobs wait in a queue, first in, first out. A single-threaded
 // search cannot read messages, so cancelling terminates the busy workers (idle ones are kept) and
@@ -36,25 +37,41 @@ export class WorkerPool {
     this.spawned = 0; // workers started in all (tests, the page's status line)
   }
 
-  /** runs msg (a worker.js request without id) on a free worker; resolves to its result */
-  run(msg, onProgress) {
+  /**
+   * runs msg (a worker.js request without id) on a free worker; resolves to its result. tag: the
+   * jobs' owner, for cancel(tag) (the what-if box and the main search share the pool)
+   */
+  run(msg, onProgress, tag = null) {
     return new Promise((resolve, reject) => {
-      this.queue.push({ msg, resolve, reject, onProgress });
+      this.queue.push({ msg, resolve, reject, onProgress, tag });
       this.dispatch();
     });
   }
 
   /** rejects every queued and running job (err.cancelled), terminating the busy workers */
   cancelAll() {
+    this.cancel(undefined);
+  }
+
+  /** the same for the jobs of one tag (undefined: all of them) */
+  cancel(tag) {
     const err = cancelledError();
-    for (const job of this.queue.splice(0)) job.reject(err);
+    const mine = (job) => tag === undefined || job.tag === tag;
+    for (const job of this.queue.filter(mine)) job.reject(err);
+    this.queue = this.queue.filter((job) => !mine(job));
     for (const slot of [...this.slots]) {
-      if (!slot.job) continue;
+      if (!slot.job || !mine(slot.job)) continue;
       const job = slot.job;
       slot.job = null;
       this.drop(slot);
       job.reject(err);
     }
+    if (this.queue.length) this.dispatch(); // other owners' jobs get workers in place of the dropped ones
+  }
+
+  /** starts the missing workers now (they load the module and wait): jobs soon to come start at once */
+  warm() {
+    while (this.slots.length < this.size) this.add();
   }
 
   /** terminates every worker (queued jobs are rejected) */
@@ -93,7 +110,7 @@ export class WorkerPool {
     worker.onmessage = (ev) => this.onMessage(slot, ev.data);
     worker.onerror = (ev) => {
       ev?.preventDefault?.();
-      this.fail(slot, new Error(`a what-if worker failed: ${ev?.message || 'worker error'}`));
+      this.fail(slot, new Error(`a pool worker failed: ${ev?.message || 'worker error'}`));
     };
     worker.postMessage(this.init());
   }

@@ -46,7 +46,7 @@ export function whatIfResultShown() {
 
 function cancel() {
   wi.gen++;
-  if (wi.running) getPool().cancelAll();
+  if (wi.running) getPool().cancel('whatif');
   wi.running = false;
 }
 
@@ -71,7 +71,7 @@ async function compute() {
   wi.t0 = performance.now();
   render();
   const pool = getPool();
-  await Promise.all(wi.spec.jobs.map((job) => pool.run({ type: 'plan', scenario: job.scenario, options }).then((res) => {
+  await Promise.all(wi.spec.jobs.map((job) => pool.run({ type: 'plan', scenario: job.scenario, options }, null, 'whatif').then((res) => {
     if (gen !== wi.gen) return;
     wi.outcomes.set(job.key, outcome(res));
     wi.done++;

@@ -2,6 +2,8 @@
 //   main → worker: {type:'init', module?}                 → {type:'ready', version, presets, module}
 //                  {type:'estimate', id, scenario, plan}  → {type:'result', id, result}
 //                  {type:'plan', id, scenario, options}   → {type:'progress', id, progress}* then {type:'result', id, result}
+//                  {type:'merge', id, scenario, options, shards} → {type:'result', id, result}   (the slices of a
+//                  search, plan results with options.shard_count, merged into one: web/split-search.js)
 //                  {type:'validate', id, scenario, plan}  → {type:'result', id, result}
 //                  {type:'advise', id, scenario, options}  → {type:'result', id, result}   (which changes make a plan fit)
 //                  {type:'calibrate', id, scenario, runs} → {type:'result', id, result}   (runs: the RUNS.json text
@@ -84,6 +86,9 @@ self.onmessage = async (ev) => {
         break;
       case 'plan':
         self.postMessage({ type: 'result', id: msg.id, result: runPlan(M, msg) });
+        break;
+      case 'merge':
+        self.postMessage({ type: 'result', id: msg.id, result: parse(M.merge(JSON.stringify(msg.scenario), JSON.stringify(msg.options || {}), JSON.stringify(msg.shards))) });
         break;
       case 'advise': {
         const result = typeof M.advise === 'function'

@@ -37,7 +37,14 @@ std::string plan_json(std::string_view scenario_json, std::string_view options_j
             return on_progress(dump(j));
         };
     }
+    if (opt.shard_count > 0) return dump(to_json(search_shard(sc, opt)));
     return dump(to_json(sc, search(sc, opt)));
+}
+
+std::string merge_json(std::string_view scenario_json, std::string_view options_json, std::string_view shards_json) {
+    Scenario sc = parse_scenario_text(scenario_json);
+    SearchOptions opt = parse_search_options(options_json.empty() ? Json::object() : parse_json(options_json, "options"));
+    return dump(to_json(sc, merge_shards(sc, parse_shard_results(parse_json(shards_json, "shards"), sc), opt)));
 }
 
 std::string calibrate_json(std::string_view scenario_json, std::string_view runs_json) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <system_error>
 #include <thread>
 #include <unordered_map>
@@ -22,6 +23,7 @@ Shared::Shared(const Scenario& s, const SearchOptions& o) : sc(s), opt(o), top(o
     soft_s = L - std::min(0.15 * L, 1.0);
     hard_s = std::max(soft_s, 0.95 * L + 0.03);
     cap_bytes = static_cast<std::int64_t>(std::min(o.memory_cap_gib, 1e6) * 1073741824.0);
+    bound_above(o.prune_above_s);
 }
 
 double Shared::soft_deadline() const {
@@ -124,12 +126,15 @@ std::vector<Driver::Slot> Driver::plan_slots(bool first, bool& retain) {
     std::vector<Slot> slots;
     std::vector<std::int64_t> over;
     std::int64_t total = 0, walk_max = 0, least_over = 0;
+    int index = -1;
     for (auto [mbs, m] : batch_shapes(sc.training)) {
+        ++index;
         if (m > max_num_micro_batches) {
             if (first) ++stats_.infeasible["micro-batches over limit"];
             continue;
         }
         Slot s;
+        s.index = index;
         s.mbs = mbs;
         s.m = m;
         const std::int64_t ctx = ctx_bytes(sc, mbs, m, tps_, sh.opt.node_counts == "all"), walk = walker_bytes(sc, m);
@@ -221,11 +226,23 @@ void Driver::pass(bool first) {
     // Dive: a short, budgeted walk of every micro-batch size (the same best-first order,
     // abandoned after kDiveTicks nodes) seeds the top-K list with good plans of the space, so that
     // the full search below cuts from the start. Plans found again are not duplicated.
-    if (!sh.stop && !exhaustive && order.size() > 1)
+    const bool slice = sh.opt.shard_count > 0;
+    // (a slice given a bound by the slices before it skips the dive: building the contexts and
+    // diving them is what every slice repeats)
+    if (!sh.stop && !exhaustive && (slice ? first && sh.prune_above == kInf : order.size() > 1)) {
         parallel(order.size(), [&](Walker& w, std::size_t i) {
             MbsCtx& c = *order[i]->ctx;
             if (!sh.stop && !sh.cut(c.root_bound / c.scale)) w.walk(c, kDiveTicks);
         });
+        // A slice dives the whole space too, but lists only plans of its own units: the dive's
+        // K-th key (of K distinct plans, so no lower than the whole search's) bounds the slice, as
+        // options.prune_above_s does, and its plans go (docs/search.md, "Shards"). Only in the
+        // first pass: later ones would drop the slice's own plans.
+        if (slice && sh.opt.shard_count > 1) {  // one slice of 1 owns every plan: it keeps them
+            if (static_cast<int>(sh.top.list().size()) >= sh.top.k()) sh.bound_above(sh.top.threshold());
+            sh.top.clear();
+        }
+    }
     if (!sh.stop) walk_all(order);
     for (Slot& s : slots) free_ctx(s.ctx);
 }
@@ -235,6 +252,10 @@ void Driver::pass(bool first) {
 // the same best-first order (docs/search.md, "Threads").
 void Driver::walk_all(std::vector<Slot*>& order) {
     const bool exhaustive = sh.opt.exhaustive;
+    if (sh.opt.shard_count > 0) {
+        walk_shard(order);
+        return;
+    }
     if (threads_ == 1) {
         Walker& w = *walkers_[0];
         for (Slot* s : order) {
@@ -274,8 +295,13 @@ void Driver::walk_all(std::vector<Slot*>& order) {
         }
         tasks.swap(finer);
     }
+    run_tasks(order, index, tasks);
+}
+
+// Runs `tasks` (of the contexts in `order`) on the walkers, freeing each context after its last task.
+void Driver::run_tasks(std::vector<Slot*>& order, const std::unordered_map<const MbsCtx*, std::size_t>& index, std::vector<Task>& tasks) {
     std::vector<std::atomic<int>> left(order.size());
-    for (const Task& t : tasks) ++left[index[t.ctx]];
+    for (const Task& t : tasks) ++left[index.at(t.ctx)];
     for (std::size_t k = 0; k < order.size(); ++k)
         if (left[k] == 0) free_ctx(order[k]->ctx);
     parallel(tasks.size(), [&](Walker& w, std::size_t i) {

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "search_walk.hpp"
@@ -31,6 +32,7 @@ public:
 
 private:
     struct Slot {
+        int index = 0;  // in batch_shapes' order: the same in every slice of the search
         std::int64_t mbs = 0, m = 0;
         std::int64_t need = 0;  // bytes it needs alive (context + walkers' split tables)
         std::unique_ptr<MbsCtx> ctx;
@@ -51,6 +53,8 @@ private:
     std::vector<Slot> plan_slots(bool first, bool& retain);
     void build(Slot& s);
     void walk_all(std::vector<Slot*>& order);  // the full walk of these contexts, in this order
+    void walk_shard(std::vector<Slot*>& order);  // the same, of this slice's units only
+    void run_tasks(std::vector<Slot*>& order, const std::unordered_map<const MbsCtx*, std::size_t>& index, std::vector<Task>& tasks);
     void free_ctx(std::unique_ptr<MbsCtx>& c);
     // Runs fn(walker, i) for every i < n on up to threads_ walkers; rethrows a walker's exception.
     void parallel(std::size_t n, const std::function<void(Walker&, std::size_t)>& fn);
@@ -79,5 +83,12 @@ Scenario split_groups(const Scenario& sc, const std::vector<int>& split, std::ve
 void search_mixed(const Scenario& sc, const SearchOptions& options, TopK& top, SearchStats& stats, const std::function<bool()>& halted);
 // How many such plans there are (memory not checked).
 double mixed_space_size(const Scenario& sc, const SearchOptions& options);
+
+// The result of a search from its top-K list (search_result.cpp; docs/search.md, "Results"): each
+// plan re-estimated (the first with its timeline) within the listing caps; res.stats.complete must
+// be set. Shared by search() and merge_shards().
+void list_found(const Scenario& sc, const std::vector<Found>& found, const SearchOptions& options, Clock::time_point t0, SearchResult& res);
+// The baselines (options.baselines) within what is left of the time limit.
+void add_baselines(const Scenario& sc, const SearchOptions& options, Clock::time_point t0, double soft_deadline_s, SearchResult& res);
 
 }  // namespace poseidon::detail

@@ -88,7 +88,7 @@ Plan Walker::current_plan() const {
 // time itself when the plan trains exactly that batch (scale_ 1: x / 1 is x).
 void Walker::insert(double time) {
     const double key = time / scale_;
-    if (!sh_.top.admits(key)) return;
+    if (!sh_.top.admits(key) || key > sh_.prune_above) return;
     Plan p = current_plan();
     // a split group's parts enter as the user's group (options.group_blocks)
     if (!sh_.group_map.empty())

@@ -1,6 +1,8 @@
 // The search's JSON surface (docs/formats.md, "Plan output"): its options in, its result out.
 #include "poseidon/search.hpp"
 
+#include "poseidon/scenario.hpp"
+
 namespace poseidon {
 
 SearchOptions parse_search_options(const Json& j) {
@@ -8,7 +10,8 @@ SearchOptions parse_search_options(const Json& j) {
     SearchOptions o;
     ObjectReader r(j, "options", problems);
     if (r.ok()) {
-        r.reject_unknown({"top", "exhaustive", "time_limit_s", "baselines", "tp_per_stage", "threads", "memory_cap_gib", "schedule", "node_counts", "group_blocks", "mixed_stages"});
+        r.reject_unknown({"top", "exhaustive", "time_limit_s", "baselines", "tp_per_stage", "threads", "memory_cap_gib", "schedule", "node_counts",
+                          "group_blocks", "mixed_stages", "shard_index", "shard_count", "prune_above_s"});
         if (auto v = r.integer("top", false, 1, 100)) o.top_k = static_cast<int>(*v);
         if (auto v = r.boolean("exhaustive", false)) o.exhaustive = *v;
         if (auto v = r.boolean("tp_per_stage", false)) o.tp_per_stage = *v;
@@ -20,10 +23,40 @@ SearchOptions parse_search_options(const Json& j) {
         if (auto v = r.choice("node_counts", false, {"halving", "all"})) o.node_counts = *v;
         if (auto v = r.integer("group_blocks", false, 1, 2)) o.group_blocks = static_cast<int>(*v);
         if (auto v = r.boolean("mixed_stages", false)) o.mixed_stages = *v;
+        // a slice of the search (docs/search.md, "Shards")
+        if (auto v = r.integer("shard_count", false, 1, 4096)) o.shard_count = static_cast<int>(*v);
+        if (auto v = r.integer("shard_index", false, 0, 4095)) {
+            if (o.shard_count == 0)
+                problems.add(r.path_of("shard_index"), "is given without options.shard_count; give both (shard_index 0 .. shard_count - 1)");
+            else if (*v >= o.shard_count)
+                problems.add(r.path_of("shard_index"), std::to_string(*v) + " is out of range; expected 0 .. shard_count - 1 = " +
+                                                           std::to_string(o.shard_count - 1));
+            else
+                o.shard_index = static_cast<int>(*v);
+        }
+        if (auto v = r.number("prune_above_s", false, 0, false, 1e300)) o.prune_above_s = *v;
     }
     problems.throw_if_any();
     return o;
 }
+
+namespace {
+Json stats_json(const SearchStats& s) {
+    Json infeasible = Json::object();
+    for (const auto& [k, v] : s.infeasible) infeasible[k] = v;
+    return {{"evaluated", s.evaluated},
+            {"pruned", s.pruned},
+            {"infeasible", infeasible},
+            {"elapsed_s", round_output(s.elapsed_s)},
+            {"complete", s.complete},
+            {"cancelled", s.cancelled},
+            {"configurations", s.configurations},
+            {"cost_probes", s.cost_probes},
+            {"stopped_by", s.stopped_by.empty() ? Json(nullptr) : Json(s.stopped_by)},
+            {"notes", s.notes},
+            {"threads", s.threads}};
+}
+}  // namespace
 
 Json to_json(const Scenario& sc, const SearchResult& r) {
     Json plans = Json::array();
@@ -55,20 +88,89 @@ Json to_json(const Scenario& sc, const SearchResult& r) {
         j["description"] = b.description;
         baselines.push_back(std::move(j));
     }
-    Json infeasible = Json::object();
-    for (const auto& [k, v] : r.stats.infeasible) infeasible[k] = v;
-    Json stats = {{"evaluated", r.stats.evaluated},
-                  {"pruned", r.stats.pruned},
-                  {"infeasible", infeasible},
-                  {"elapsed_s", round_output(r.stats.elapsed_s)},
-                  {"complete", r.stats.complete},
-                  {"cancelled", r.stats.cancelled},
-                  {"configurations", r.stats.configurations},
-                  {"cost_probes", r.stats.cost_probes},
-                  {"stopped_by", r.stats.stopped_by.empty() ? Json(nullptr) : Json(r.stats.stopped_by)},
-                  {"notes", r.stats.notes},
-                  {"threads", r.stats.threads}};
-    return {{"plans", plans}, {"baselines", baselines}, {"stats", stats}};
+    return {{"plans", plans}, {"baselines", baselines}, {"stats", stats_json(r.stats)}};
+}
+
+// {"shard": {"index", "count"}, "found": [{"key", "iteration_time_s", "plan"}], "stats"}: the keys
+// and times unrounded, so that a merge ranks exactly as the slice did.
+Json to_json(const ShardResult& r) {
+    Json found = Json::array();
+    for (const auto& f : r.found) found.push_back({{"key", f.key}, {"iteration_time_s", f.iteration_time_s}, {"plan", to_json(f.plan)}});
+    return {{"shard", {{"index", r.index}, {"count", r.count}}}, {"found", found}, {"stats", stats_json(r.stats)}};
+}
+
+std::vector<ShardResult> parse_shard_results(const Json& shards, const Scenario& sc) {
+    Problems problems;
+    std::vector<ShardResult> out;
+    if (!shards.is_array() || shards.empty()) {
+        problems.add("shards", describe(shards) + "; expected a nonempty array of search slices (plan results with options.shard_count)");
+        problems.throw_if_any();
+    }
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+        const std::string path = "shards[" + std::to_string(i) + "]";
+        ShardResult s;
+        ObjectReader r(shards[i], path, problems);
+        if (!r.ok()) continue;
+        r.reject_unknown({"shard", "found", "stats"});
+        const Json* head = r.get("shard");
+        if (!head) {
+            problems.add(path + ".shard", "is missing; expected {\"index\", \"count\"} (a plan result with options.shard_count)");
+            continue;
+        }
+        ObjectReader h(*head, path + ".shard", problems);
+        if (auto v = h.integer("count", true, 1, 4096)) s.count = static_cast<int>(*v);
+        if (auto v = h.integer("index", true, 0, 4095)) s.index = static_cast<int>(*v);
+        const Json* found = r.get("found");
+        if (!found || !found->is_array()) {
+            problems.add(path + ".found", (found ? describe(*found) : std::string("is missing")) + "; expected an array of {key, iteration_time_s, plan}");
+        } else {
+            for (std::size_t k = 0; k < found->size(); ++k) {
+                const std::string fp = path + ".found[" + std::to_string(k) + "]";
+                ObjectReader f((*found)[k], fp, problems);
+                if (!f.ok()) continue;
+                RankedPlan p;
+                if (auto v = f.number("key", true, 0, false, 1e300)) p.key = *v;
+                if (auto v = f.number("iteration_time_s", true, 0, false, 1e300)) p.iteration_time_s = *v;
+                if (const Json* plan = f.get("plan")) {
+                    try {
+                        p.plan = parse_plan(*plan, sc, fp + ".plan");
+                    } catch (const InputError& e) {
+                        for (const auto& q : e.problems()) problems.add(q.path, q.message);
+                    }
+                } else {
+                    problems.add(fp + ".plan", "is missing; expected a plan");
+                }
+                s.found.push_back(std::move(p));
+            }
+        }
+        if (const Json* st = r.get("stats")) {
+            ObjectReader t(*st, path + ".stats", problems);
+            const std::int64_t big = std::int64_t{1} << 53;
+            if (auto v = t.integer("evaluated", false, 0, big)) s.stats.evaluated = *v;
+            if (auto v = t.integer("pruned", false, 0, big)) s.stats.pruned = *v;
+            if (auto v = t.integer("configurations", false, 0, big)) s.stats.configurations = *v;
+            if (auto v = t.integer("cost_probes", false, 0, big)) s.stats.cost_probes = *v;
+            if (auto v = t.integer("threads", false, 1, 256)) s.stats.threads = static_cast<int>(*v);
+            if (auto v = t.number("elapsed_s", false, 0, true, 1e9)) s.stats.elapsed_s = *v;
+            if (auto v = t.boolean("complete", false)) s.stats.complete = *v;
+            if (auto v = t.boolean("cancelled", false)) s.stats.cancelled = *v;
+            const Json* by = t.get("stopped_by");
+            if (by && by->is_string()) s.stats.stopped_by = by->get<std::string>();
+            const Json* notes = t.get("notes");
+            if (notes && notes->is_array())
+                for (const auto& n : *notes)
+                    if (n.is_string()) s.stats.notes.push_back(n.get<std::string>());
+            const Json* inf = t.get("infeasible");
+            if (inf && inf->is_object())
+                for (const auto& [k, v] : inf->items())
+                    if (v.is_number_integer()) s.stats.infeasible[k] = v.get<std::int64_t>();
+        } else {
+            problems.add(path + ".stats", "is missing; expected the slice's statistics");
+        }
+        out.push_back(std::move(s));
+    }
+    problems.throw_if_any();
+    return out;
 }
 
 }  // namespace poseidon

@@ -75,7 +75,7 @@ void Walker::expand(MbsCtx& c, const Task& node, std::vector<Task>& out) {
     blocks_.clear();
 }
 
-void Walker::run_task(const Task& t) {
+void Walker::run_task(const Task& t, std::int64_t dive_ticks) {
     if (halted()) return;
     MbsCtx& c = *t.ctx;
     if (!exhaustive_ && sh_.cut(t.bound / c.scale)) {
@@ -84,10 +84,13 @@ void Walker::run_task(const Task& t) {
     }
     enter(c);
     blocks_ = t.prefix;
+    dive_left_ = dive_ticks;
     if (t.stop_here)
         stop_here(c, t.S, t.used);
     else
         layout_dfs(c, t.S, t.used);
+    dive_left_ = -1;
+    abort_ = false;
     blocks_.clear();
 }
 

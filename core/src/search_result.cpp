@@ -33,12 +33,9 @@ int search_threads(const SearchOptions& options) {
     return n > 1 && threads_start() ? std::min(n, 256) : 1;
 }
 
-SearchResult search(const Scenario& sc, const SearchOptions& options) {
-    SearchResult res;
-    const detail::SearchRun run = detail::run_search(sc, options, search_threads(options));
-    res.stats = run.stats;
-    // The result: each listed plan re-estimated (the first with its timeline), within the caps.
-    const std::vector<detail::Found>& found = run.found;
+namespace detail {
+
+void list_found(const Scenario& sc, const std::vector<Found>& found, const SearchOptions& options, Clock::time_point t0, SearchResult& res) {
     std::int64_t stages = 0;
     bool big_noted = false;
     // the timeline's JSON takes about 5 us an event: at most a tenth of the time limit
@@ -53,7 +50,7 @@ SearchResult search(const Scenario& sc, const SearchOptions& options) {
         // A search the time limit stopped lists what the limit's tolerance leaves time for (about
         // 0.1 ms a stage); the best plan always.
         if (k > 0 && !res.stats.complete &&
-            detail::seconds_since(run.t0) + 1e-4 * static_cast<double>(stages + S) > 1.1 * options.time_limit_s + 0.04) {
+            seconds_since(t0) + 1e-4 * static_cast<double>(stages + S) > 1.1 * options.time_limit_s + 0.04) {
             res.stats.notes.push_back("plans " + std::to_string(k + 1) + " to " + std::to_string(found.size()) +
                                       " not listed: no time left within the time limit");
             break;
@@ -77,12 +74,26 @@ SearchResult search(const Scenario& sc, const SearchOptions& options) {
         res.plans.push_back(std::move(e));
         res.scores.push_back(found[k].dag_time);
     }
-    if (options.baselines) {
-        // at most 5 s, until half of the result's reserve (the other half is for its JSON)
-        const double until = (options.time_limit_s + run.soft_deadline_s) / 2;
-        const double left = std::min(until - detail::seconds_since(run.t0), 5.0);
-        res.baselines = compute_baselines(sc, left > 0.005 ? left : 0.0);
-    }
+}
+
+void add_baselines(const Scenario& sc, const SearchOptions& options, Clock::time_point t0, double soft_deadline_s, SearchResult& res) {
+    if (!options.baselines) return;
+    // at most 5 s, until half of the result's reserve (the other half is for its JSON)
+    const double until = (options.time_limit_s + soft_deadline_s) / 2;
+    const double left = std::min(until - seconds_since(t0), 5.0);
+    res.baselines = compute_baselines(sc, left > 0.005 ? left : 0.0);
+}
+
+}  // namespace detail
+
+SearchResult search(const Scenario& sc, const SearchOptions& options) {
+    if (options.shard_count > 0) throw InputError("options.shard_count", "a slice of the search is run by search_shard, not search");
+    SearchResult res;
+    const detail::SearchRun run = detail::run_search(sc, options, search_threads(options));
+    res.stats = run.stats;
+    // The result: each listed plan re-estimated (the first with its timeline), within the caps.
+    detail::list_found(sc, run.found, options, run.t0, res);
+    detail::add_baselines(sc, options, run.t0, run.soft_deadline_s, res);
     res.stats.elapsed_s = detail::seconds_since(run.t0);
     return res;
 }

@@ -70,6 +70,14 @@ bool TopK::empty() const {
     return top_.empty();
 }
 
+void TopK::clear() {
+    std::lock_guard<std::mutex> lock(m_);
+    top_.clear();
+    thr_.store(std::numeric_limits<double>::infinity(), std::memory_order_relaxed);
+    any_.store(false, std::memory_order_relaxed);
+    stages_.store(0, std::memory_order_relaxed);
+}
+
 bool TopK::best(Found& out) const {
     std::lock_guard<std::mutex> lock(m_);
     if (top_.empty()) return false;

@@ -47,6 +47,8 @@ public:
     std::int64_t stages() const { return stages_.load(std::memory_order_relaxed); }  // of the listed plans
     // A copy of the best entry (false when there is none).
     bool best(Found& out) const;
+    // Empties the list (a slice's dive of the whole space, search_driver.cpp).
+    void clear();
 
 private:
     int k_;

@@ -9,9 +9,11 @@
 // Internal to core/src.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -92,7 +94,14 @@ struct Shared {
 
     // soft_s less the time the result will take to list the plans found so far (0.1 ms a stage)
     double soft_deadline() const;
-    double threshold() const { return top.threshold(); }
+    // options.prune_above_s, a few ulps higher: a plan of another slice that ties it may still rank
+    // first by the tie-break, and its key, recomputed here, must not be cut by rounding.
+    double prune_above = kInf;
+    // Lowers prune_above to `key` (relaxed the same way).
+    void bound_above(double key) {
+        if (key < kInf) prune_above = std::min(prune_above, key * (1 + 8 * std::numeric_limits<double>::epsilon()));
+    }
+    double threshold() const { return std::min(top.threshold(), prune_above); }
     bool cut(double bound) const { return bound * (1 - kBoundSlack) >= threshold(); }
     void halt(Why w);
     // Stops the search past the time limit or the memory cap; reports progress every 0.25 s.
@@ -168,9 +177,12 @@ public:
     // The layout tree of one micro-batch size from its root (a dive when dive_ticks >= 0: the
     // same walk, abandoned after that many tree nodes).
     void walk(MbsCtx& c, std::int64_t dive_ticks = -1);
+    // Without cuts while set: expand() lists every child (the units of a search slice must not
+    // depend on the threshold).
+    bool no_cut = false;
     // The children of a layout node, best bound first, as tasks (the root: an empty prefix).
     void expand(MbsCtx& c, const Task& node, std::vector<Task>& out);
-    void run_task(const Task& t);
+    void run_task(const Task& t, std::int64_t dive_ticks = -1);
     // The layer split of the configuration of `plan` only (ridge_report).
     void run_single(MbsCtx& c, const Plan& plan, std::vector<std::vector<int>>* visited);
     // Drops the private copies of the contexts' cost caches (their probes go to stats).
@@ -196,7 +208,7 @@ private:
     void bind(const MbsCtx& c);  // the caches kept per context
     void enter(MbsCtx& c);       // bind, and the cost cache to use
     double scale_ = 1;  // the context's scale (bounds / scale compare with the top-K keys)
-    bool cut(double bound) const { return !exhaustive_ && sh_.cut(bound / scale_); }
+    bool cut(double bound) const { return !exhaustive_ && !no_cut && sh_.cut(bound / scale_); }
     void check() {
         flush();
         sh_.check_clock();

@@ -148,3 +148,22 @@ TEST_CASE("two blocks per group: the issue's A100 + T4 cluster gets a faster pla
         CHECK(std::string(e.what()).find("options.group_blocks") != std::string::npos);
     }
 }
+
+TEST_CASE("two blocks per group and mixed stages are searched whole: a slice with either is refused by name", "[search][group_blocks][mixed]") {
+    const Scenario sc = two_types();
+    SearchOptions o = quiet(1);
+    o.shard_count = 2;
+    o.group_blocks = 2;
+    for (const char* field : {"options.group_blocks", "options.mixed_stages"}) {
+        if (std::string(field) == "options.mixed_stages") {
+            o.group_blocks = 1;
+            o.mixed_stages = true;
+        }
+        try {
+            search_shard(sc, o);
+            FAIL("a slice was run with " << field);
+        } catch (const InputError& e) {
+            CHECK(std::string(e.what()).find(field) != std::string::npos);
+        }
+    }
+}

@@ -17,6 +17,10 @@ std::string estimate_json(std::string_view scenario_json, std::string_view plan_
 // {"evaluated","pruned","best_iteration_time_s","elapsed_s","best"} and returns false to cancel.
 std::string plan_json(std::string_view scenario_json, std::string_view options_json,
                       const std::function<bool(std::string_view)>& on_progress = {});
+// With options.shard_count >= 1, plan_json runs that slice of the search and returns
+// {"shard", "found", "stats"} (docs/formats.md, "Search slices"); merge_json merges the slices
+// (a JSON array of those) into the plan output of the whole search: plans, baselines, stats.
+std::string merge_json(std::string_view scenario_json, std::string_view options_json, std::string_view shards_json);
 // docs/formats.md, "Calibration output": {"report": {...}, "scenario": {...calibrated...}}.
 std::string calibrate_json(std::string_view scenario_json, std::string_view runs_json);
 // For a scenario without a feasible plan, which changes would make one fit (docs/web.md,

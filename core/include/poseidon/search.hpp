@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -61,6 +62,14 @@ struct SearchOptions {
     // Also search one-stage plans whose data-parallel replicas mix GPU types, each group's with its
     // own TP and samples (docs/search.md, "The space", step 7).
     bool mixed_stages = false;
+    // A slice of the search (docs/search.md, "Shards"): with shard_count >= 1, only the work units
+    // (layout subtrees) of shard shard_index (0 .. shard_count - 1) are walked; merge_shards of all
+    // shard_count slices equals the whole search. 0: the whole search.
+    int shard_index = 0;
+    int shard_count = 0;
+    // An upper bound on the K-th ranking key of the whole search (e.g. the K-th key of plans other
+    // slices found): plans and branches whose key is above it are pruned. Infinite: none.
+    double prune_above_s = std::numeric_limits<double>::infinity();
 };
 
 // Interleaved plans of the search use V = 2 .. search_max_virtual_stages model chunks per stage,
@@ -103,12 +112,41 @@ struct SearchResult {
     std::vector<bool> detailed;  // per plan: estimated with the detailed DAG (breakdown, timeline)
 };
 
+// A plan of a search slice with its ranking key (seconds per global_batch_size samples) and its
+// DAG iteration time. Ordered by ranked_before: key, then plan (the search's tie-break).
+struct RankedPlan {
+    double key = 0;
+    double iteration_time_s = 0;
+    Plan plan;
+};
+bool ranked_before(const RankedPlan& a, const RankedPlan& b);
+
+// What a slice of the search returns (options.shard_count >= 1): its top K, best first, and the
+// counts of this slice.
+struct ShardResult {
+    int index = 0, count = 1;
+    std::vector<RankedPlan> found;
+    SearchStats stats;
+};
+
 SearchOptions parse_search_options(const Json& j);
 // The threads search() uses: options.threads, or all cores when it is 0 (1 to 256); 1 where
 // threads cannot be started (WebAssembly without them).
 int search_threads(const SearchOptions& options);
 SearchResult search(const Scenario& sc, const SearchOptions& options);
 Json to_json(const Scenario& sc, const SearchResult& r);
+
+// Slices of the search (docs/search.md, "Shards"). search_shard runs the slice options names
+// (shard_count >= 1; no baselines). merge_shards: the top K of all slices by ranked_before (equal
+// entries once), listed and estimated as search() lists its plans, the baselines
+// (options.baselines), the counts summed; complete when every slice 0 .. n - 1 of some count n is
+// there and complete (slices of other counts of the same search may join: their plans are plans
+// of the space). Then it equals search() with the same options (plans, order, scores, baselines).
+ShardResult search_shard(const Scenario& sc, const SearchOptions& options);
+SearchResult merge_shards(const Scenario& sc, const std::vector<ShardResult>& shards, const SearchOptions& options);
+Json to_json(const ShardResult& r);
+// shards: a JSON array of to_json(ShardResult) objects (path "shards").
+std::vector<ShardResult> parse_shard_results(const Json& shards, const Scenario& sc);
 
 // The two simpler planners of docs/search.md ("Baselines"), each scored with `estimate`.
 // `time_budget_s` bounds their run time (they stop early with the best found so far).
