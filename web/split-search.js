@@ -56,9 +56,9 @@ const better = (a, b) => !b || (a && a.tokens_per_s > b.tokens_per_s);
  * Runs the search of `scenario` with `options` on `pool` ({size, run(msg, onProgress, tag),
  * cancel(tag), warm?()}): whole for probeS seconds (one slice of 1, and the merges, through
  * runFirst: the page's own worker, warm already; complete: merged alone), else as
- * sliceCount(pool.size) slices on the pool (started meanwhile), merged with the whole run. Resolves to the plan
- * result (or a slice's {error}: bad inputs fail every slice alike); rejects when a worker fails
- * or the jobs of `tag` are cancelled. onProgress gets the shape of worker.js's progress.
+ * sliceCount(pool.size) slices on the pool (started meanwhile), merged with the whole run.
+ * Resolves to the plan result (or a slice's {error}: bad inputs fail every slice alike); rejects
+ * when a worker fails or the jobs of `tag` are cancelled. onProgress gets the shape of worker.js's progress.
  */
 export function splitSearch({ pool, scenario, options, onProgress = null, tag = 'search', now = () => performance.now(), probeS = PROBE_S,
   runFirst = (msg, progress) => pool.run(msg, progress, tag) }) {
@@ -112,49 +112,49 @@ export function splitSearch({ pool, scenario, options, onProgress = null, tag = 
   });
 
   function slices() {
-  return new Promise((resolve, reject) => {
-    const stop = (fn, value) => {
-      if (over) return;
-      over = true;
-      if (running) pool.cancel(tag);
-      fn(value);
-    };
-    const finish = () => {
-      over = true;
-      merge(stopped ? [stopped, ...shards] : shards).then(resolve, reject);
-    };
-    const launch = () => {
-      while (!over && running < pool.size && next < count) {
-        const timeLimitS = limitS - elapsed() - reserveS;
-        // out of time: the slices not started are left out (the merge says the result is incomplete)
-        if (timeLimitS < MIN_SLICE_S && shards.length + running > 0) { next = count; break; }
-        const index = next++;
-        running++;
-        const msg = { type: 'plan', scenario, options: sliceOptions(options, { index, count, threshold: Math.min(probeBound, kthKey(keys, k)), timeLimitS: Math.max(timeLimitS, MIN_SLICE_S) }) };
-        pool.run(msg, (p) => {
-          if (over) return;
-          live.set(index, p);
-          if (better(p.best, best)) best = p.best;
-          report();
-        }, tag).then((res) => {
-          running--;
-          if (over) return;
-          if (res?.error || !res?.shard) { stop(resolve, res?.error ? res : { error: { path: '', message: 'a search slice returned no result', problems: [] } }); return; }
-          live.delete(index);
-          done.evaluated += res.stats?.evaluated ?? 0;
-          done.pruned += res.stats?.pruned ?? 0;
-          shards.push(res);
-          for (const f of res.found) keys.push(f.key);
-          report();
-          launch();
-        }, (e) => {
-          running--;
-          stop(reject, e);
-        });
-      }
-      if (!over && running === 0 && next >= count) finish();
-    };
-    launch();
-  });
+    return new Promise((resolve, reject) => {
+      const stop = (fn, value) => {
+        if (over) return;
+        over = true;
+        if (running) pool.cancel(tag);
+        fn(value);
+      };
+      const finish = () => {
+        over = true;
+        merge(stopped ? [stopped, ...shards] : shards).then(resolve, reject);
+      };
+      const launch = () => {
+        while (!over && running < pool.size && next < count) {
+          const timeLimitS = limitS - elapsed() - reserveS;
+          // out of time: the slices not started are left out (the merge says the result is incomplete)
+          if (timeLimitS < MIN_SLICE_S && (stopped || shards.length + running > 0)) { next = count; break; }
+          const index = next++;
+          running++;
+          const msg = { type: 'plan', scenario, options: sliceOptions(options, { index, count, threshold: Math.min(probeBound, kthKey(keys, k)), timeLimitS: Math.max(timeLimitS, MIN_SLICE_S) }) };
+          pool.run(msg, (p) => {
+            if (over) return;
+            live.set(index, p);
+            if (better(p.best, best)) best = p.best;
+            report();
+          }, tag).then((res) => {
+            running--;
+            if (over) return;
+            if (res?.error || !res?.shard) { stop(resolve, res?.error ? res : { error: { path: '', message: 'a search slice returned no result', problems: [] } }); return; }
+            live.delete(index);
+            done.evaluated += res.stats?.evaluated ?? 0;
+            done.pruned += res.stats?.pruned ?? 0;
+            shards.push(res);
+            for (const f of res.found) keys.push(f.key);
+            report();
+            launch();
+          }, (e) => {
+            running--;
+            stop(reject, e);
+          });
+        }
+        if (!over && running === 0 && next >= count) finish();
+      };
+      launch();
+    });
   }
 }
