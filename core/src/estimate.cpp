@@ -301,7 +301,7 @@ std::string to_text(const Scenario& sc, const Estimate& e) {
     std::ostringstream o;
     o << "model        " << sc.model.name << " (" << fmt(model_params(sc.model) / 1e9, 2) << " B parameters), global batch " << sc.training.global_batch_size << "\n";
     o << "cluster      " << sc.cluster.name << ", " << e.num_gpus << " of " << sc.cluster.num_gpus() << " GPUs used\n";
-    o << "plan         " << e.plan.stages.size() << " stages, micro-batch " << e.plan.micro_batch_size << " x " << e.plan.num_micro_batches;
+    o << "plan         " << e.plan.stages.size() << (e.plan.stages.size() == 1 ? " stage" : " stages") << ", micro-batch " << e.plan.micro_batch_size << " x " << e.plan.num_micro_batches;
     if (e.plan.virtual_stages > 1) o << ", interleaved 1F1B with " << e.plan.virtual_stages << " chunks per stage";
     o << "\n";
     o << "iteration    " << fmt(e.iteration_time_s, 4) << " s (closed form " << (e.plan.virtual_stages > 1 ? "sum/V+(m-1/V)max" : "(m-1)max+sum") << ": "

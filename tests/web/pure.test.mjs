@@ -345,3 +345,12 @@ test('glossary and the service worker cache every module the page loads', () => 
   // no page module over ~400 lines (issue 12: one job per module)
   for (const f of js) assert.ok(fs.readFileSync(path.join(ROOT, 'web', f), 'utf8').split('\n').length <= 420, `${f} is short`);
 });
+
+import { replicaSamples } from '../../web/render/tables.js';
+
+test('a mixed stage shows its samples per replica with runs of equal replicas counted', () => {
+  const a100 = { device: 'a100-sxm4-40gb', samples: 6 }, v100 = { device: 'v100-sxm2-16gb', samples: 2 };
+  assert.equal(replicaSamples([...Array(16).fill(a100), ...Array(16).fill(v100)]), '16×6 + 16×2');
+  assert.equal(replicaSamples([a100, v100, a100]), '6 + 2 + 6');
+  assert.equal(replicaSamples([]), '');
+});

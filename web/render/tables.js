@@ -7,10 +7,21 @@ import { formatUsd } from '../cost.js';
 
 const th = (label, term = label) => h('th', { scope: 'col', title: gloss(term) }, label);
 
+/** a mixed stage's samples per replica, runs of equal replicas counted: "16×6 + 16×2" */
+export function replicaSamples(replicas) {
+  const runs = [];
+  for (const r of replicas || []) {
+    const last = runs[runs.length - 1];
+    if (last && last.samples === r.samples && last.device === r.device) last.n += 1;
+    else runs.push({ samples: r.samples, device: r.device, n: 1 });
+  }
+  return runs.map((x) => (x.n > 1 ? `${x.n}×${x.samples}` : String(x.samples))).join(' + ');
+}
+
 /** samples per data-parallel replica per stage (Megatron's micro-batch): one number, or per stage */
 export function replicaMicroBatch(est) {
   const per = (est?.stages || []).map((st) => (Number.isFinite(st.samples_per_replica) ? st.samples_per_replica
-    : Array.isArray(st.replicas) && st.replicas.length ? st.replicas.map((r) => r.samples).join('+') : '?'));
+    : Array.isArray(st.replicas) && st.replicas.length ? replicaSamples(st.replicas) : '?'));
   return new Set(per.map(String)).size === 1 ? String(per[0] ?? '') : per.join(' / ');
 }
 
@@ -34,7 +45,7 @@ export function stagesTable(est, { sources = false } = {}) {
         h('td', {}, String(st.device ?? '')),
         h('td', {}, String(st.gpus ?? '')),
         h('td', {}, summary[i] ?? ''),
-        h('td', {}, Number.isFinite(st.samples_per_replica) ? String(st.samples_per_replica) : (st.replicas || []).map((r) => r.samples).join('+')),
+        h('td', {}, Number.isFinite(st.samples_per_replica) ? String(st.samples_per_replica) : replicaSamples(st.replicas)),
         h('td', {}, String(st.num_layers ?? '')),
         h('td', {}, fmtTime(st.forward_s)),
         h('td', {}, fmtTime(st.backward_s)),
