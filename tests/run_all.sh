@@ -21,8 +21,9 @@ web_tests() { POSEIDON_CLI="$PWD/build/core/poseidon" bash tests/web/run.sh "$PW
 # The differential search test (200 scenarios, pruned vs exhaustive) already ran natively; under
 # the sanitizers it alone would take minutes, so it is skipped there, and so are the tests that
 # assert what a search does within a wall-clock limit of milliseconds (ASan makes the first plan
-# slower than the limit; they ran natively above).
-robustness() { CTEST_ARGS="-E exhaustive|time.limit" FUZZ_SECONDS=${FUZZ_SECONDS:-60} sh tests/robustness.sh; }
+# slower than the limit; they ran natively above), and the tests that repeat whole searches to
+# compare them (merged slices, 1/2/4 threads: about 3 minutes under the sanitizers; native above).
+robustness() { CTEST_ARGS="-E exhaustive|time.limit|merged.slices|threads" FUZZ_SECONDS=${FUZZ_SECONDS:-60} sh tests/robustness.sh; }
 
 step "native build" native_build
 step "native tests (unit, CLI, validation, search)" native_tests
