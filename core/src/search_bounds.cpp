@@ -174,4 +174,25 @@ double integer_bottleneck_min(const std::vector<const double*>& tables, const st
     return std::max(lo, x);
 }
 
+void integer_bottleneck_suffixes(const std::vector<const double*>& tables, const std::vector<int>& caps, int L, std::vector<double>& out,
+                                 std::vector<double>& merged, std::vector<double>& scratch) {
+    const std::size_t S = tables.size(), W = static_cast<std::size_t>(L) + 1;
+    out.assign((S + 1) * W, kInf);
+    out[S * W] = 0;
+    merged.clear();
+    double lo = 0;
+    for (std::size_t k = S; k-- > 0;) {
+        const int n = std::min(caps[k], L);
+        if (n < 1) return;  // this stage holds nothing: no suffix through it can be split
+        lo = std::max(lo, tables[k][1]);
+        scratch.resize(merged.size() + static_cast<std::size_t>(n));
+        std::merge(merged.begin(), merged.end(), tables[k] + 1, tables[k] + 1 + n, scratch.begin());
+        scratch.resize(std::min(scratch.size(), W - 1));
+        merged.swap(scratch);
+        double* row = &out[k * W];
+        const std::size_t least = S - k;  // every stage holds a layer
+        for (std::size_t R = least; R <= merged.size(); ++R) row[R] = std::max(lo, merged[R - 1]);
+    }
+}
+
 }  // namespace poseidon::detail

@@ -33,4 +33,11 @@ double family_c_min(const std::vector<JcStage>& st, int L, std::vector<std::pair
 double integer_bottleneck_min(const std::vector<const double*>& tables, const std::vector<int>& caps, int L,
                               std::vector<std::pair<double, std::size_t>>& heap);
 
+// integer_bottleneck_min of every suffix of the stages and every layer count at once:
+// out[k * (L + 1) + R] for the stages k..S-1 holding R layers (0 <= R <= L; 0 for k = S, R = 0;
+// infinity where they cannot hold R). One merge per stage, the merged list kept to its L
+// smallest entries: O(S L). The tables must be nondecreasing; `merged` and `scratch` are reused.
+void integer_bottleneck_suffixes(const std::vector<const double*>& tables, const std::vector<int>& caps, int L, std::vector<double>& out,
+                                 std::vector<double>& merged, std::vector<double>& scratch);
+
 }  // namespace poseidon::detail

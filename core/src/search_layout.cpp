@@ -42,12 +42,14 @@ void Walker::flush() {
     flushed_pruned_ = stats.pruned;
 }
 
-void Walker::walk(MbsCtx& c, std::int64_t dive_ticks) {
+void Walker::walk(MbsCtx& c, std::int64_t dive_ticks, bool greedy) {
     enter(c);
     blocks_.clear();
     dive_left_ = dive_ticks;
+    greedy_ = greedy;
     layout_dfs(c, 0, 0);
     dive_left_ = -1;
+    greedy_ = false;
     abort_ = false;
 }
 
@@ -75,7 +77,7 @@ void Walker::expand(MbsCtx& c, const Task& node, std::vector<Task>& out) {
     blocks_.clear();
 }
 
-void Walker::run_task(const Task& t, std::int64_t dive_ticks) {
+void Walker::run_task(const Task& t, std::int64_t dive_ticks, bool greedy) {
     if (halted()) return;
     MbsCtx& c = *t.ctx;
     if (!exhaustive_ && sh_.cut(t.bound / c.scale)) {
@@ -85,11 +87,13 @@ void Walker::run_task(const Task& t, std::int64_t dive_ticks) {
     enter(c);
     blocks_ = t.prefix;
     dive_left_ = dive_ticks;
+    greedy_ = greedy;
     if (t.stop_here)
         stop_here(c, t.S, t.used);
     else
         layout_dfs(c, t.S, t.used);
     dive_left_ = -1;
+    greedy_ = false;
     abort_ = false;
     blocks_.clear();
 }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <unordered_map>
 #include <vector>
@@ -47,7 +48,8 @@ struct SuffixInfo {
 using SuffixCache = std::unordered_map<std::uint64_t, SuffixInfo>;
 
 // Everything the search keeps for one micro-batch size: its cost cache and the group options.
-// Read-only once built, except `costs` in a one-thread search and `dive_configs` during its dive.
+// Read-only once built, except `costs` in a one-thread search and `dive_configs` during the dives
+// (under dive_m: the broad dive runs several walkers below one size).
 struct MbsCtx {
     std::int64_t id = 0;  // unique within a search (walkers key their caches by it)
     std::int64_t mbs = 0, m = 0;
@@ -67,6 +69,7 @@ struct MbsCtx {
     std::vector<int> vs;
     // The configurations the dive searched (so that `configurations` counts each once).
     std::set<std::vector<int>> dive_configs;
+    std::mutex dive_m;
 
     // Bytes beyond the cost cache's own (which it counts), kept in *account while alive.
     std::atomic<std::int64_t>* account = nullptr;

@@ -19,7 +19,12 @@ void Walker::count_config(MbsCtx& c) {
     std::vector<int> key;
     key.reserve(cfg_.size() * 4);
     for (const CfgStage& s : cfg_) key.insert(key.end(), {s.g, s.size, s.tp, s.offset});
-    if (dive_left_ >= 0 ? c.dive_configs.insert(std::move(key)).second : !c.dive_configs.count(key)) ++stats.configurations;
+    if (dive_left_ >= 0) {
+        std::lock_guard<std::mutex> lock(c.dive_m);
+        if (c.dive_configs.insert(std::move(key)).second) ++stats.configurations;
+    } else if (!c.dive_configs.count(key)) {
+        ++stats.configurations;
+    }
 }
 
 void Walker::run_config(MbsCtx& c) {
@@ -112,6 +117,14 @@ void Walker::run_config(MbsCtx& c) {
             check();
             if (halted()) return;
             fill_tables();
+            // family C in whole layers over the whole configuration (both terms at their least)
+            const double c_int = fill_tab_[L_] + ibe_suf_[L_] + sends_ + cfg_[0].r.dp_min + suf_opt_[0];
+            if (!exhaustive_ && cut(c_int)) {
+                ++stats.pruned;
+                skip = true;
+            }
+        }
+        if (!skip) {
             split_dfs(0, L_, SplitState{});
         }
     }
@@ -183,6 +196,34 @@ void Walker::fill_tables() {
                 row[++R] = base;
             }
     }
+    // Family A's integer form: a path through a later stage i is at least the path into the
+    // suffix plus m c_i, and c_i is at least the suffix's integer bottleneck. On stages of one to
+    // three layers the LP coverage rate (fractional layers) is far below it.
+    tabs_.resize(S);
+    caps_.resize(S);
+    bool monotone = true;
+    for (int j = 0; j < S; ++j) {
+        const Table& tb = costs_->middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp);
+        monotone = monotone && tb.monotone;
+        tabs_[j] = tb.c.data();
+        caps_[j] = std::min(cap_[j], L_);
+    }
+    if (monotone)
+        integer_bottleneck_suffixes(tabs_, caps_, L_, ib_suf_, ib_merged_, ib_scratch_);
+    else
+        ib_suf_.assign(static_cast<std::size_t>(S + 1) * W, 0.0);
+    // Family C's steady-state term max_i e_i l_i in whole layers: with one to three layers a
+    // stage, some stage holds ceil(R / n) of them, far above the fractional R / sum(1 / e_i).
+    const double m = static_cast<double>(ctx_->m);
+    e_tab_.resize(static_cast<std::size_t>(S) * W);
+    for (int j = 0; j < S; ++j) {
+        const Rates& r = cfg_[j].r;
+        const double e = std::max(0.0, m - warm_[j] - 1) * r.phi_f + (m - 1) * r.phi_b;
+        double* row = &e_tab_[static_cast<std::size_t>(j) * W];
+        for (int l = 0; l <= L_; ++l) row[l] = e * l;
+        tabs_[j] = row;
+    }
+    integer_bottleneck_suffixes(tabs_, caps_, L_, ibe_suf_, ib_merged_, ib_scratch_);
 }
 
 // Prefix summaries of the split search (docs/search.md, "Bounds"): for the stages fixed so far,
@@ -273,13 +314,20 @@ void Walker::split_dfs(int k, int R, const SplitState& st) {
     };
     auto down_mono = [&](int l) {
         if (k + 1 >= S) return 0.0;
-        double b = std::max(PA + (R - l) / va_[k + 1] + dp0_lb + opt_lb, PB + (R - l) / vb_[k + 1] + opt_lb);
-        b = std::max(b, c_base + std::max(st.q, (R - l) / suf_inv_e_[k + 1]) + fill_tab_[(k + 1) * (L_ + 1) + (R - l)]);
+        const double rest_a = std::max((R - l) / va_[k + 1], m * ib_suf_[(k + 1) * (L_ + 1) + (R - l)]);
+        double b = std::max(PA + rest_a + dp0_lb + opt_lb, PB + (R - l) / vb_[k + 1] + opt_lb);
+        const double e_rest = std::max((R - l) / suf_inv_e_[k + 1], ibe_suf_[(k + 1) * (L_ + 1) + (R - l)]);
+        b = std::max(b, c_base + std::max(st.q, e_rest) + fill_tab_[(k + 1) * (L_ + 1) + (R - l)]);
         return b;
     };
+    // A dive is greedy here: the first value whose subtree reaches a plan ends the level, so that
+    // its budget spreads over many configurations (one balanced split each) instead of the
+    // plateau of near-equal splits of the first one (docs/search.md, "Dive").
+    const std::int64_t evaluated0 = stats.evaluated;
+    const bool greedy = greedy_;
     walk_outward(
-        center, lo, std::min(hi, cap_upper(k)), [&] { return halted(); }, [&](int l) { return cut(up_mono(l)); }, [&](int l) { return cut(down_mono(l)); },
-        [&](int l) { child(k, l, R, st); }, stats.pruned);
+        center, lo, std::min(hi, cap_upper(k)), [&] { return halted() || (greedy && stats.evaluated > evaluated0); },
+        [&](int l) { return cut(up_mono(l)); }, [&](int l) { return cut(down_mono(l)); }, [&](int l) { child(k, l, R, st); }, stats.pruned);
 }
 
 void Walker::child(int k, int l, int R, const SplitState& st) {
@@ -309,10 +357,11 @@ void Walker::child(int k, int l, int R, const SplitState& st) {
         const int R2 = R - l;
         const bool last = k + 1 >= S;
         const double opt_lb = std::max(n.optmax, last ? 0.0 : suf_opt_[k + 1]);
-        const double bA = last ? n.ma : std::max(n.ma, n.pa + R2 / va_[k + 1]);
+        const double bA = last ? n.ma : std::max(n.ma, n.pa + std::max(R2 / va_[k + 1], m * ib_suf_[(k + 1) * (L_ + 1) + R2]));
         const double bB = last ? n.mb : std::max(n.mb, n.pb + R2 / vb_[k + 1]);
         const double rest = last ? 0.0 : fill_tab_[(k + 1) * (L_ + 1) + R2];
-        const double bC = n.csum + std::max(n.q, last ? 0.0 : R2 / suf_inv_e_[k + 1]) + rest + sends_;
+        const double e_rest = last ? 0.0 : std::max(R2 / suf_inv_e_[k + 1], ibe_suf_[(k + 1) * (L_ + 1) + R2]);
+        const double bC = n.csum + std::max(n.q, e_rest) + rest + sends_;
         const double bE = n.qe + 2 * (n.csum + rest);
         if (cut(std::max({bA + n.dp0 + opt_lb, bB + opt_lb, bC + n.dp0 + opt_lb, bE + n.dp0 + opt_lb}))) {
             ++stats.pruned;

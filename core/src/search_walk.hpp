@@ -176,13 +176,14 @@ public:
 
     // The layout tree of one micro-batch size from its root (a dive when dive_ticks >= 0: the
     // same walk, abandoned after that many tree nodes).
-    void walk(MbsCtx& c, std::int64_t dive_ticks = -1);
+    // `greedy`: each layer-split level stops at its first value whose subtree reaches a plan.
+    void walk(MbsCtx& c, std::int64_t dive_ticks = -1, bool greedy = false);
     // Without cuts while set: expand() lists every child (the units of a search slice must not
     // depend on the threshold).
     bool no_cut = false;
     // The children of a layout node, best bound first, as tasks (the root: an empty prefix).
     void expand(MbsCtx& c, const Task& node, std::vector<Task>& out);
-    void run_task(const Task& t, std::int64_t dive_ticks = -1);
+    void run_task(const Task& t, std::int64_t dive_ticks = -1, bool greedy = false);
     // The layer split of the configuration of `plan` only (ridge_report).
     void run_single(MbsCtx& c, const Plan& plan, std::vector<std::vector<int>>* visited);
     // Drops the private copies of the contexts' cost caches (their probes go to stats).
@@ -196,6 +197,7 @@ private:
     int L_, G_;
     bool exhaustive_, alone_;
     bool abort_ = false;           // ends a dive (not the search)
+    bool greedy_ = false;          // a greedy dive (walk)
     std::int64_t dive_left_ = -1;  // node budget of the current dive; -1 outside dives
     std::int64_t ticks_ = 0;
     std::int64_t flushed_evaluated_ = 0, flushed_pruned_ = 0;
@@ -237,6 +239,11 @@ private:
     std::vector<int> cap_;
     std::vector<long long> suf_cap_;
     std::vector<double> fill_tab_;  // [k * (L + 1) + R]: cheapest sum a_j l_j over stages k.. holding R layers
+    // [k * (L + 1) + R]: least bottleneck F+B of stages k.. holding R layers (integer_bottleneck_suffixes; 0: unknown)
+    std::vector<double> ib_suf_, ib_merged_, ib_scratch_;
+    // [k * (L + 1) + R]: least max_i e_i l_i of stages k.. holding R whole layers (family C's
+    // steady-state term in integers; e_i as in config_family_c), and the tables e_i l it merges
+    std::vector<double> ibe_suf_, e_tab_;
     std::vector<int> by_rate_;
     bool caps_exact_ = false;
     std::vector<const FitMemo*> memo_p_;  // per stage of cfg_: its fit memo and times table

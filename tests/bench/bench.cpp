@@ -7,6 +7,7 @@
 //   poseidon_bench threads [--max-threads N] [--reps R]  wall time (best of R) with 1, 2, 4, ... threads,
 //                                        speed-up, same plans
 //   poseidon_bench sweep [--limit S]     issue 11's sweep: 1-4 types x 64..4096 GPUs x 24..128 layers
+//   poseidon_bench shape TYPES GPUS LAYERS [--limit S]  one sweep shape: when the best plan improved
 //   poseidon_bench blocks [--limit S]    one block per group (default) vs --group-blocks 2 (bench_blocks.cpp)
 //   poseidon_bench all
 // --threads N (default 1) sets the search's threads for every table but `threads`. Times are CPU
@@ -374,6 +375,36 @@ void sweep(double limit) {
                 walls.back(), g_threads, g_threads == 1 ? "" : "s");
 }
 
+// One shape of the sweep, with the progress of its best plan (0.25 s reports): where the search
+// spends its time, finding the optimum or proving it.
+void shape(int types, int gpus, int layers, double limit) {
+    const int batch = gpus >= 4096 ? 2048 : 1024;
+    Scenario sc = parse_scenario(scale_scenario(gpus, types, layers, batch));
+    SearchOptions o;
+    o.top_k = 3;
+    o.time_limit_s = limit;
+    o.baselines = false;
+    o.threads = g_threads;
+    o.schedule = g_schedule;
+    o.node_counts = g_node_counts;
+    double last = 0;
+    o.on_progress = [&](const SearchProgress& p) {
+        if (p.best && p.best->iteration_time_s != last) {
+            last = p.best->iteration_time_s;
+            std::printf("  %.2f s: best %.6g s (%zu stages, mbs %lld), %lld evaluated, %lld pruned\n", p.elapsed_s, last, p.best->plan.stages.size(),
+                        static_cast<long long>(p.best->plan.micro_batch_size), static_cast<long long>(p.evaluated), static_cast<long long>(p.pruned));
+            std::fflush(stdout);
+        }
+        return true;
+    };
+    const auto w0 = std::chrono::steady_clock::now();
+    SearchResult r = search(sc, o);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+    std::printf("%d x %d x %d: %.2f s wall, complete %s, best %s s, %lld evaluated, %lld pruned, %lld configurations\n", types, gpus, layers, wall,
+                r.stats.complete ? "yes" : "no", r.plans.empty() ? "-" : std::to_string(r.plans[0].iteration_time_s).c_str(),
+                static_cast<long long>(r.stats.evaluated), static_cast<long long>(r.stats.pruned), static_cast<long long>(r.stats.configurations));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -397,6 +428,7 @@ int main(int argc, char** argv) {
         if (what == "stage-tp" || what == "all") stage_tp();
         if (what == "threads" || what == "all") threads(limit, max_threads, reps);
         if (what == "sweep") sweep(limit_given ? limit : 2);
+        if (what == "shape" && argc > 4) shape(std::stoi(argv[2]), std::stoi(argv[3]), std::stoi(argv[4]), limit_given ? limit : 2);
         if (what == "schedule") schedule();
         if (what == "blocks") group_blocks_bench(limit_given ? limit : 60, g_threads);
     } catch (const InputError& e) {

@@ -150,3 +150,42 @@ TEST_CASE("integer bottleneck: the merged L-th smallest equals the bisection ove
         CHECK(integer_bottleneck_min(ptrs, caps, L, heap) == brute);
     }
 }
+
+TEST_CASE("integer bottleneck of every suffix: one merge per stage equals the merge of each suffix", "[search][bounds]") {
+    std::mt19937_64 rng(11);
+    std::vector<std::pair<double, std::size_t>> heap;
+    std::vector<double> out, merged, scratch;
+    for (int n = 0; n < 500; ++n) {
+        const int S = 1 + static_cast<int>(rng() % 12);
+        const int L = S + static_cast<int>(rng() % 40);
+        std::vector<std::vector<double>> tabs(S);
+        std::vector<const double*> ptrs(S);
+        std::vector<int> caps(S);
+        for (int j = 0; j < S; ++j) {
+            caps[j] = 1 + static_cast<int>(rng() % 20);
+            tabs[j].assign(static_cast<std::size_t>(caps[j]) + 1, 0);
+            double v = std::uniform_real_distribution<double>(0.1, 5)(rng);
+            for (int l = 1; l <= caps[j]; ++l) {
+                tabs[j][l] = v;
+                v += rng() % 4 == 0 ? 0 : std::uniform_real_distribution<double>(0.01, 2)(rng);
+            }
+            ptrs[j] = tabs[j].data();
+        }
+        poseidon::detail::integer_bottleneck_suffixes(ptrs, caps, L, out, merged, scratch);
+        INFO("instance " << n);
+        CHECK(out[static_cast<std::size_t>(S) * (L + 1)] == 0);
+        for (int k = 0; k < S; ++k) {
+            const std::vector<const double*> p(ptrs.begin() + k, ptrs.end());
+            const std::vector<int> c(caps.begin() + k, caps.end());
+            long long room = 0;
+            for (int x : c) room += x;
+            for (int R = 0; R <= L; ++R) {
+                const double got = out[static_cast<std::size_t>(k) * (L + 1) + R];
+                // fewer layers than stages, or more than they hold: no split
+                const double want = R < S - k || R > room ? kInf : integer_bottleneck_min(p, c, R, heap);
+                INFO("suffix " << k << ", " << R << " layers");
+                CHECK(got == want);
+            }
+        }
+    }
+}
