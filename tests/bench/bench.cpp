@@ -26,10 +26,27 @@
 #include "poseidon/presets.hpp"
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"
+#include "bench_sweep.hpp"
 
 using namespace poseidon;
 
 void group_blocks_bench(double limit, int threads);  // bench_blocks.cpp
+
+// (declared in bench_sweep.hpp)
+Json scale_scenario(int gpus, int types, int layers, int batch) {
+    const char* devs[] = {"h100-sxm5-80gb", "a100-sxm4-80gb", "l40s-48gb", "v100-sxm2-32gb"};
+    const double nic[] = {400, 200, 50, 100};
+    Json groups = Json::array();
+    const int per = gpus / types;
+    const int gpn = std::min(8, per);
+    for (int t = 0; t < types; ++t) groups.push_back({{"device", devs[t]}, {"nodes", per / gpn}, {"gpus_per_node", gpn}, {"inter_node_bw_GBps", nic[t]}});
+    Json model = {{"name", "llama-70b-shape"}, {"num_layers", layers}, {"hidden_size", 8192}, {"num_attention_heads", 64}, {"num_kv_heads", 8},
+                  {"ffn_hidden_size", 28672},   {"vocab_size", 32000},  {"seq_length", 4096},       {"gated_mlp", true},
+                  {"bias", false},              {"position_embedding", "rope"}};
+    Json training = {{"global_batch_size", batch}, {"recompute", "full"}, {"sequence_parallel", true}, {"distributed_optimizer", true}};
+    return {{"model", model}, {"training", training}, {"cluster", {{"name", "scale"}, {"groups", groups}}}};
+}
+
 
 namespace {
 
@@ -102,22 +119,6 @@ void compare(double limit) {
                     ex.r.stats.complete ? (same ? "yes" : "NO") : "n/a");
         std::fflush(stdout);
     }
-}
-
-// A mixed cluster of `types` device types (H100, A100-80GB, L40S, V100-32GB, in that order) with
-// `gpus` GPUs split evenly, and a Llama-2-70B-shaped model with `layers` layers.
-Json scale_scenario(int gpus, int types, int layers, int batch) {
-    const char* devs[] = {"h100-sxm5-80gb", "a100-sxm4-80gb", "l40s-48gb", "v100-sxm2-32gb"};
-    const double nic[] = {400, 200, 50, 100};
-    Json groups = Json::array();
-    const int per = gpus / types;
-    const int gpn = std::min(8, per);
-    for (int t = 0; t < types; ++t) groups.push_back({{"device", devs[t]}, {"nodes", per / gpn}, {"gpus_per_node", gpn}, {"inter_node_bw_GBps", nic[t]}});
-    Json model = {{"name", "llama-70b-shape"}, {"num_layers", layers}, {"hidden_size", 8192}, {"num_attention_heads", 64}, {"num_kv_heads", 8},
-                  {"ffn_hidden_size", 28672},   {"vocab_size", 32000},  {"seq_length", 4096},       {"gated_mlp", true},
-                  {"bias", false},              {"position_embedding", "rope"}};
-    Json training = {{"global_batch_size", batch}, {"recompute", "full"}, {"sequence_parallel", true}, {"distributed_optimizer", true}};
-    return {{"model", model}, {"training", training}, {"cluster", {{"name", "scale"}, {"groups", groups}}}};
 }
 
 void scale(double limit) {
@@ -350,61 +351,6 @@ void threads(double limit, int max_threads, int reps) {
     }
 }
 
-// Issue 11, item 2: every cluster shape under a time limit (default 2 s, the target), one row per
-// shape, wall seconds of the search (top 3, baselines off), then how many completed and the
-// median and slowest times.
-void sweep(double limit) {
-    std::printf("| types | GPUs | layers | batch | wall s | complete | best s |\n|---|---|---|---|---|---|---|\n");
-    std::vector<double> walls;
-    int complete = 0, total = 0;
-    for (int types : {1, 2, 3, 4})
-        for (int gpus : {64, 256, 1024, 4096})
-            for (int layers : {24, 48, 80, 128}) {
-                const int batch = gpus >= 4096 ? 2048 : 1024;
-                Scenario sc = parse_scenario(scale_scenario(gpus, types, layers, batch));
-                Timed t = run(sc, false, limit);
-                walls.push_back(t.wall_s);
-                ++total;
-                complete += t.r.stats.complete;
-                std::printf("| %d | %d | %d | %d | %.2f | %s | %s |\n", types, gpus, layers, batch, t.wall_s, t.r.stats.complete ? "yes" : "no",
-                            t.r.plans.empty() ? "-" : std::to_string(t.r.plans[0].iteration_time_s).c_str());
-                std::fflush(stdout);
-            }
-    std::sort(walls.begin(), walls.end());
-    std::printf("\n%d of %d complete within %.1f s; median %.2f s, slowest %.2f s (%d thread%s)\n", complete, total, limit, walls[walls.size() / 2],
-                walls.back(), g_threads, g_threads == 1 ? "" : "s");
-}
-
-// One shape of the sweep, with the progress of its best plan (0.25 s reports): where the search
-// spends its time, finding the optimum or proving it.
-void shape(int types, int gpus, int layers, double limit) {
-    const int batch = gpus >= 4096 ? 2048 : 1024;
-    Scenario sc = parse_scenario(scale_scenario(gpus, types, layers, batch));
-    SearchOptions o;
-    o.top_k = 3;
-    o.time_limit_s = limit;
-    o.baselines = false;
-    o.threads = g_threads;
-    o.schedule = g_schedule;
-    o.node_counts = g_node_counts;
-    double last = 0;
-    o.on_progress = [&](const SearchProgress& p) {
-        if (p.best && p.best->iteration_time_s != last) {
-            last = p.best->iteration_time_s;
-            std::printf("  %.2f s: best %.6g s (%zu stages, mbs %lld), %lld evaluated, %lld pruned\n", p.elapsed_s, last, p.best->plan.stages.size(),
-                        static_cast<long long>(p.best->plan.micro_batch_size), static_cast<long long>(p.evaluated), static_cast<long long>(p.pruned));
-            std::fflush(stdout);
-        }
-        return true;
-    };
-    const auto w0 = std::chrono::steady_clock::now();
-    SearchResult r = search(sc, o);
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
-    std::printf("%d x %d x %d: %.2f s wall, complete %s, best %s s, %lld evaluated, %lld pruned, %lld configurations\n", types, gpus, layers, wall,
-                r.stats.complete ? "yes" : "no", r.plans.empty() ? "-" : std::to_string(r.plans[0].iteration_time_s).c_str(),
-                static_cast<long long>(r.stats.evaluated), static_cast<long long>(r.stats.pruned), static_cast<long long>(r.stats.configurations));
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -427,8 +373,9 @@ int main(int argc, char** argv) {
         if (what == "scale" || what == "all") scale(limit);
         if (what == "stage-tp" || what == "all") stage_tp();
         if (what == "threads" || what == "all") threads(limit, max_threads, reps);
-        if (what == "sweep") sweep(limit_given ? limit : 2);
-        if (what == "shape" && argc > 4) shape(std::stoi(argv[2]), std::stoi(argv[3]), std::stoi(argv[4]), limit_given ? limit : 2);
+        const SweepOptions so{limit_given ? limit : 2, g_threads, g_schedule, g_node_counts};
+        if (what == "sweep") sweep_bench(so);
+        if (what == "shape" && argc > 4) shape_bench(std::stoi(argv[2]), std::stoi(argv[3]), std::stoi(argv[4]), so);
         if (what == "schedule") schedule();
         if (what == "blocks") group_blocks_bench(limit_given ? limit : 60, g_threads);
     } catch (const InputError& e) {

@@ -1,0 +1,19 @@
+// poseidon_bench sweep and shape (bench_sweep.cpp): issue 11's sweep of cluster shapes, and one
+// shape with the progress of its best plan. scale_scenario lives in bench.cpp.
+#pragma once
+
+#include <string>
+
+#include "poseidon/json_util.hpp"
+
+struct SweepOptions {
+    double limit_s = 2;
+    int threads = 1;
+    std::string schedule = "any", node_counts = "halving";
+};
+
+// A mixed cluster of `types` device types (H100, A100-80GB, L40S, V100-32GB) with `gpus` GPUs
+// split evenly, and a Llama-2-70B-shaped model with `layers` layers.
+poseidon::Json scale_scenario(int gpus, int types, int layers, int batch);
+void sweep_bench(const SweepOptions& so);
+void shape_bench(int types, int gpus, int layers, const SweepOptions& so);
