@@ -238,13 +238,11 @@ void Driver::pass(bool first) {
         // the optimum for seconds (4 types x 4096 GPUs x 80 layers: 46 s against 6.4 s within
         // a 2 s limit), and every cut waits for the threshold.
         std::vector<Task> firsts;
-        for (Slot* s : order) {
-            MbsCtx& c = *s->ctx;
-            if (sh.cut(c.root_bound / c.scale)) continue;
+        for_roots(order, nullptr, false, [&](std::size_t, MbsCtx& c) {
             Task root;
             root.ctx = &c;
             walkers_[0]->expand(c, root, firsts);
-        }
+        });
         std::stable_sort(firsts.begin(), firsts.end(), [](const Task& a, const Task& b) { return a.bound / a.ctx->scale < b.bound / b.ctx->scale; });
         parallel(firsts.size(), [&](Walker& w, std::size_t i) {
             if (!sh.stop) w.run_task(firsts[i], kBroadTicks, true);
@@ -264,6 +262,19 @@ void Driver::pass(bool first) {
     }
     if (!sh.stop) walk_all(order);
     for (Slot& s : slots) free_ctx(s.ctx);
+}
+
+void Driver::for_roots(std::vector<Slot*>& order, std::unordered_map<const MbsCtx*, std::size_t>* index, bool count,
+                       const std::function<void(std::size_t, MbsCtx&)>& fn) {
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        MbsCtx& c = *order[k]->ctx;
+        if (index) (*index)[&c] = k;
+        if (!sh.opt.exhaustive && sh.cut(c.root_bound / c.scale)) {
+            if (count) ++stats_.pruned;
+            continue;
+        }
+        fn(k, c);
+    }
 }
 
 // The full walk of the contexts in `order`, each freed when its walk is done. One thread walks
@@ -292,17 +303,11 @@ void Driver::walk_all(std::vector<Slot*>& order) {
     Walker& w0 = *walkers_[0];
     std::vector<Task> tasks, finer;
     std::unordered_map<const MbsCtx*, std::size_t> index;
-    for (std::size_t k = 0; k < order.size(); ++k) {
-        MbsCtx& c = *order[k]->ctx;
-        index[&c] = k;
-        if (!exhaustive && sh.cut(c.root_bound / c.scale)) {
-            ++stats_.pruned;
-            continue;
-        }
+    for_roots(order, &index, true, [&](std::size_t, MbsCtx& c) {
         Task root;
         root.ctx = &c;
         w0.expand(c, root, tasks);
-    }
+    });
     if (tasks.size() < 16 * static_cast<std::size_t>(threads_)) {
         for (const Task& t : tasks) {
             if (t.stop_here)

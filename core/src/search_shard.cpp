@@ -16,18 +16,11 @@ namespace detail {
 // and (when there are fewer than 64) their children, listed without cuts so that the list depends
 // on the context alone; unit j of the context of slot index i belongs to shard (i + j) mod count.
 void Driver::walk_shard(std::vector<Slot*>& order) {
-    const bool exhaustive = sh.opt.exhaustive;
     const int count = sh.opt.shard_count, mine = sh.opt.shard_index;
     Walker& w0 = *walkers_[0];
     std::vector<Task> tasks;
     std::unordered_map<const MbsCtx*, std::size_t> index;
-    for (std::size_t k = 0; k < order.size(); ++k) {
-        MbsCtx& c = *order[k]->ctx;
-        index[&c] = k;
-        if (!exhaustive && sh.cut(c.root_bound / c.scale)) {
-            ++stats_.pruned;
-            continue;
-        }
+    for_roots(order, &index, true, [&](std::size_t k, MbsCtx& c) {
         std::vector<Task> top, units;
         Task root;
         root.ctx = &c;
@@ -47,7 +40,7 @@ void Driver::walk_shard(std::vector<Slot*>& order) {
         for (std::size_t j = 0; j < units.size(); ++j)
             if ((static_cast<std::size_t>(order[k]->index) + j) % static_cast<std::size_t>(count) == static_cast<std::size_t>(mine))
                 tasks.push_back(std::move(units[j]));
-    }
+    });
     run_tasks(order, index, tasks);
 }
 
