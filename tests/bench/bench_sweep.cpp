@@ -20,7 +20,8 @@ struct Timed {
     double wall_s = 0;
 };
 
-Timed timed_search(const Scenario& sc, const SweepOptions& so) {
+// Top 3, no baselines, the sweep's limit, threads and space.
+SearchOptions sweep_search_options(const SweepOptions& so) {
     SearchOptions o;
     o.top_k = 3;
     o.time_limit_s = so.limit_s;
@@ -28,6 +29,11 @@ Timed timed_search(const Scenario& sc, const SweepOptions& so) {
     o.threads = so.threads;
     o.schedule = so.schedule;
     o.node_counts = so.node_counts;
+    return o;
+}
+
+Timed timed_search(const Scenario& sc, const SweepOptions& so) {
+    const SearchOptions o = sweep_search_options(so);
     Timed t;
     const auto w0 = std::chrono::steady_clock::now();
     t.r = search(sc, o);
@@ -68,13 +74,7 @@ void sweep_bench(const SweepOptions& so) {
 void shape_bench(int types, int gpus, int layers, const SweepOptions& so) {
     const int batch = gpus >= 4096 ? 2048 : 1024;
     Scenario sc = parse_scenario(scale_scenario(gpus, types, layers, batch));
-    SearchOptions o;
-    o.top_k = 3;
-    o.time_limit_s = so.limit_s;
-    o.baselines = false;
-    o.threads = so.threads;
-    o.schedule = so.schedule;
-    o.node_counts = so.node_counts;
+    SearchOptions o = sweep_search_options(so);
     double last = 0;
     o.on_progress = [&](const SearchProgress& p) {
         if (p.best && p.best->iteration_time_s != last) {

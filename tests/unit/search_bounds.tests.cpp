@@ -112,25 +112,40 @@ TEST_CASE("family-C bound: hand-computed two-stage case", "[search][bounds]") {
     CHECK(!std::isfinite(family_c_min(st, 21, scratch)));
 }
 
+namespace {
+
+// S nondecreasing cost tables c_j[1..cap_j] (index 0 unused), caps 1..max_cap; one step in
+// `equal_one_in` repeats the entry before it (equal entries too).
+struct RandomTables {
+    std::vector<std::vector<double>> tabs;
+    std::vector<const double*> ptrs;
+    std::vector<int> caps;
+    RandomTables(std::mt19937_64& rng, int S, int max_cap, int equal_one_in) : tabs(S), ptrs(S), caps(S) {
+        for (int j = 0; j < S; ++j) {
+            caps[j] = 1 + static_cast<int>(rng() % max_cap);
+            tabs[j].assign(static_cast<std::size_t>(caps[j]) + 1, 0);
+            double v = std::uniform_real_distribution<double>(0.1, 5)(rng);
+            for (int l = 1; l <= caps[j]; ++l) {
+                tabs[j][l] = v;
+                v += rng() % equal_one_in == 0 ? 0 : std::uniform_real_distribution<double>(0.01, 2)(rng);
+            }
+            ptrs[j] = tabs[j].data();
+        }
+    }
+};
+
+}  // namespace
+
 TEST_CASE("integer bottleneck: the merged L-th smallest equals the bisection over t", "[search][bounds]") {
     std::mt19937_64 rng(7);
     std::vector<std::pair<double, std::size_t>> heap;
     for (int n = 0; n < 2000; ++n) {
         const int S = 1 + static_cast<int>(rng() % 10);
         const int L = S + static_cast<int>(rng() % 60);
-        std::vector<std::vector<double>> tabs(S);
-        std::vector<const double*> ptrs(S);
-        std::vector<int> caps(S);
-        for (int j = 0; j < S; ++j) {
-            caps[j] = 1 + static_cast<int>(rng() % 25);
-            tabs[j].assign(caps[j] + 1, 0);
-            double v = std::uniform_real_distribution<double>(0.1, 5)(rng);
-            for (int l = 1; l <= caps[j]; ++l) {
-                tabs[j][l] = v;
-                v += rng() % 5 == 0 ? 0 : std::uniform_real_distribution<double>(0.01, 2)(rng);  // equal entries too
-            }
-            ptrs[j] = tabs[j].data();
-        }
+        const RandomTables rt(rng, S, 25, 5);
+        const auto& tabs = rt.tabs;
+        const auto& ptrs = rt.ptrs;
+        const auto& caps = rt.caps;
         // brute force: the smallest candidate value t (some table entry) with every stage >= 1
         // layer at or below t and at least L layers in total
         double brute = kInf;
@@ -158,19 +173,9 @@ TEST_CASE("integer bottleneck of every suffix: one merge per stage equals the me
     for (int n = 0; n < 500; ++n) {
         const int S = 1 + static_cast<int>(rng() % 12);
         const int L = S + static_cast<int>(rng() % 40);
-        std::vector<std::vector<double>> tabs(S);
-        std::vector<const double*> ptrs(S);
-        std::vector<int> caps(S);
-        for (int j = 0; j < S; ++j) {
-            caps[j] = 1 + static_cast<int>(rng() % 20);
-            tabs[j].assign(static_cast<std::size_t>(caps[j]) + 1, 0);
-            double v = std::uniform_real_distribution<double>(0.1, 5)(rng);
-            for (int l = 1; l <= caps[j]; ++l) {
-                tabs[j][l] = v;
-                v += rng() % 4 == 0 ? 0 : std::uniform_real_distribution<double>(0.01, 2)(rng);
-            }
-            ptrs[j] = tabs[j].data();
-        }
+        const RandomTables rt(rng, S, 20, 4);
+        const auto& ptrs = rt.ptrs;
+        const auto& caps = rt.caps;
         poseidon::detail::integer_bottleneck_suffixes(ptrs, caps, L, out, merged, scratch);
         INFO("instance " << n);
         CHECK(out[static_cast<std::size_t>(S) * (L + 1)] == 0);
