@@ -426,10 +426,19 @@ test('the software stack select: presets from the core, a description, a differe
   // every edit re-plans: once the result for the stack is on screen, the link carries the stack
   // (format 3) and that plan, and a fresh page estimates the same plan with the stack
   await settled(page);
-  const tps = await tokensOf(page);
+  let tps = await tokensOf(page);
   if (searchWorks) {
     const res = JSON.parse(M.plan(JSON.stringify(stackScenario), JSON.stringify({ top: 5, time_limit_s: 10 })));
-    if (res.stats.complete) assert.equal(tps, Math.round(res.plans[0].tokens_per_s), "the core's best plan for the stack");
+    if (res.stats.complete) {
+      // the last edit's re-plan starts after the input debounce: on a loaded machine the result
+      // of the edit before (fp32) can still be on screen, settled, when it is first read
+      const want = Math.round(res.plans[0].tokens_per_s);
+      for (const t0 = Date.now(); tps !== want && Date.now() - t0 < 20000; tps = await tokensOf(page)) {
+        await page.waitForTimeout(200);
+        await settled(page);
+      }
+      assert.equal(tps, want, "the core's best plan for the stack");
+    }
   }
   const link = await copyLink(page, 3);
   const { page: fresh, problems: p2 } = await open(t, link);
