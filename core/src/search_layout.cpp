@@ -43,14 +43,9 @@ void Walker::flush() {
 }
 
 void Walker::walk(MbsCtx& c, std::int64_t dive_ticks, bool greedy) {
-    enter(c);
-    blocks_.clear();
-    dive_left_ = dive_ticks;
-    greedy_ = greedy;
-    layout_dfs(c, 0, 0);
-    dive_left_ = -1;
-    greedy_ = false;
-    abort_ = false;
+    Task root;  // an empty prefix; its bound 0 is never cut
+    root.ctx = &c;
+    run_task(root, dive_ticks, greedy);
 }
 
 void Walker::expand(MbsCtx& c, const Task& node, std::vector<Task>& out) {

@@ -65,9 +65,10 @@ void Walker::run_config(MbsCtx& c) {
         sends_ += sf_[j] + sb_[j];
     }
     for (int j = S - 1; j >= 0; --j) sends_from_[j] = sends_from_[j + 1] + sf_[j] + sb_[j + 1];
+    e_.assign(S, 0);
     for (int j = S - 1; j >= 0; --j) {
         suf_amin_[j] = std::min(suf_amin_[j + 1], cfg_[j].r.a);
-        const double e = std::max(0.0, m - warm_[j] - 1) * cfg_[j].r.phi_f + (m - 1) * cfg_[j].r.phi_b;
+        const double e = e_[j] = std::max(0.0, m - warm_[j] - 1) * cfg_[j].r.phi_f + (m - 1) * cfg_[j].r.phi_b;
         suf_inv_e_[j] = e > 0 && suf_inv_e_[j + 1] < kInf ? suf_inv_e_[j + 1] + 1 / e : kInf;
         const Rates& r = cfg_[j].r;
         va_[j] = lp_step(va_[j + 1], r.a, m * r.a);
@@ -199,28 +200,16 @@ void Walker::fill_tables() {
     // Family A's integer form: a path through a later stage i is at least the path into the
     // suffix plus m c_i, and c_i is at least the suffix's integer bottleneck. On stages of one to
     // three layers the LP coverage rate (fractional layers) is far below it.
-    tabs_.resize(S);
-    caps_.resize(S);
-    bool monotone = true;
-    for (int j = 0; j < S; ++j) {
-        const Table& tb = costs_->middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp);
-        monotone = monotone && tb.monotone;
-        tabs_[j] = tb.c.data();
-        caps_[j] = std::min(cap_[j], L_);
-    }
-    if (monotone)
+    if (middle_tables())
         integer_bottleneck_suffixes(tabs_, caps_, L_, ib_suf_, ib_merged_, ib_scratch_);
     else
         ib_suf_.assign(static_cast<std::size_t>(S + 1) * W, 0.0);
     // Family C's steady-state term max_i e_i l_i in whole layers: with one to three layers a
     // stage, some stage holds ceil(R / n) of them, far above the fractional R / sum(1 / e_i).
-    const double m = static_cast<double>(ctx_->m);
     e_tab_.resize(static_cast<std::size_t>(S) * W);
     for (int j = 0; j < S; ++j) {
-        const Rates& r = cfg_[j].r;
-        const double e = std::max(0.0, m - warm_[j] - 1) * r.phi_f + (m - 1) * r.phi_b;
         double* row = &e_tab_[static_cast<std::size_t>(j) * W];
-        for (int l = 0; l <= L_; ++l) row[l] = e * l;
+        for (int l = 0; l <= L_; ++l) row[l] = e_[j] * l;
         tabs_[j] = row;
     }
     integer_bottleneck_suffixes(tabs_, caps_, L_, ibe_suf_, ib_merged_, ib_scratch_);
@@ -235,17 +224,21 @@ void Walker::fill_tables() {
 // smallest of all stages' c_j(l) merged (search_bounds.cpp).
 // Middle-position costs bound the first and last stages from below (docs/search.md).
 double Walker::integer_bottleneck() {
+    return middle_tables() ? integer_bottleneck_min(tabs_, caps_, L_, heap_) : 0;
+}
+
+bool Walker::middle_tables() {
     const int S = static_cast<int>(cfg_.size());
-    Costs& costs = *costs_;
     tabs_.resize(S);
     caps_.resize(S);
+    bool monotone = true;
     for (int j = 0; j < S; ++j) {
-        const Table& tb = costs.middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp);
-        if (!tb.monotone) return 0;
+        const Table& tb = costs_->middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp);
+        monotone = monotone && tb.monotone;
         tabs_[j] = tb.c.data();
         caps_[j] = std::min(cap_upper(j), L_);
     }
-    return integer_bottleneck_min(tabs_, caps_, L_, heap_);
+    return monotone;
 }
 
 // Family C over a whole configuration (docs/search.md, "Bounds"): for every split,
@@ -256,12 +249,11 @@ double Walker::integer_bottleneck() {
 // jc_ holds (a, e, cap) per stage, sorted by a; returns the bound without sends and tails.
 double Walker::config_family_c() {
     const int S = static_cast<int>(cfg_.size());
-    const double m = static_cast<double>(ctx_->m);
     jc_.resize(S);
     double opt_lb = 0;
     for (int j = 0; j < S; ++j) {
         const Rates& r = cfg_[j].r;
-        jc_[j] = {r.a, std::max(0.0, m - warm_[j] - 1) * r.phi_f + (m - 1) * r.phi_b, cap_upper(j)};
+        jc_[j] = {r.a, e_[j], cap_upper(j)};
         opt_lb = std::max(opt_lb, r.opt_min);
     }
     std::stable_sort(jc_.begin(), jc_.end(), [](const JcStage& x, const JcStage& y) { return x.a < y.a; });
@@ -324,9 +316,8 @@ void Walker::split_dfs(int k, int R, const SplitState& st) {
     // its budget spreads over many configurations (one balanced split each) instead of the
     // plateau of near-equal splits of the first one (docs/search.md, "Dive").
     const std::int64_t evaluated0 = stats.evaluated;
-    const bool greedy = greedy_;
     walk_outward(
-        center, lo, std::min(hi, cap_upper(k)), [&] { return halted() || (greedy && stats.evaluated > evaluated0); },
+        center, lo, std::min(hi, cap_upper(k)), [&] { return halted() || (greedy_ && stats.evaluated > evaluated0); },
         [&](int l) { return cut(up_mono(l)); }, [&](int l) { return cut(down_mono(l)); }, [&](int l) { child(k, l, R, st); }, stats.pruned);
 }
 

@@ -242,13 +242,14 @@ private:
     // [k * (L + 1) + R]: least bottleneck F+B of stages k.. holding R layers (integer_bottleneck_suffixes; 0: unknown)
     std::vector<double> ib_suf_, ib_merged_, ib_scratch_;
     // [k * (L + 1) + R]: least max_i e_i l_i of stages k.. holding R whole layers (family C's
-    // steady-state term in integers; e_i as in config_family_c), and the tables e_i l it merges
+    // steady-state term in integers), and the tables e_i l it merges
     std::vector<double> ibe_suf_, e_tab_;
     std::vector<int> by_rate_;
     bool caps_exact_ = false;
     std::vector<const FitMemo*> memo_p_;  // per stage of cfg_: its fit memo and times table
     std::vector<const Table*> table_p_;  // null for first/last/only stages
     std::vector<double> sf_, sb_, va_, vb_, suf_opt_, suf_w_, suf_amin_, suf_inv_e_;
+    std::vector<double> e_;  // per stage: family C's steady-state seconds per layer, max(0, m - w - 1) phi_f + (m - 1) phi_b
     std::vector<int> warm_;
     std::vector<double> sends_from_;  // sum over links j >= i of sf_j + sb_{j+1}
     double sends_ = 0;
@@ -296,6 +297,9 @@ private:
     bool config_caps();
     void fill_tables();
     double integer_bottleneck();
+    // tabs_/caps_: every stage's middle-position F+B table and cap (at most L); false when one
+    // table decreases somewhere (the integer bottlenecks need nondecreasing tables)
+    bool middle_tables();
     double config_family_c();
     int cap_upper(int j);
     void split_dfs(int k, int R, const SplitState& st);
