@@ -73,6 +73,10 @@ struct SearchRun {
     double soft_deadline_s = 0;  // seconds after t0
 };
 
+// Adds the counts of `s` to `total` (notes once each, the most threads, the first stop reason;
+// complete only if both are): the searches of several splits, or the slices of one search.
+void add_stats(SearchStats& total, const SearchStats& s);
+
 // The search of docs/search.md: one driver, or with options.group_blocks 2 one per split of the
 // cluster's groups (search_group_blocks.cpp), sharing the top K.
 SearchRun run_search(const Scenario& sc, const SearchOptions& options, int threads);

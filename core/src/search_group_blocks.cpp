@@ -70,24 +70,6 @@ SpaceSize group_blocks_space_size(const Scenario& sc, bool tp_per_stage, const s
 
 namespace {
 
-void add_stats(SearchStats& total, const SearchStats& s) {
-    total.evaluated += s.evaluated;
-    total.pruned += s.pruned;
-    total.configurations += s.configurations;
-    total.cost_probes += s.cost_probes;
-    for (const auto& [k, v] : s.infeasible) total.infeasible[k] += v;
-    for (const auto& n : s.notes)
-        if (std::find(total.notes.begin(), total.notes.end(), n) == total.notes.end()) total.notes.push_back(n);
-    total.threads = std::max(total.threads, s.threads);
-    total.complete = total.complete && s.complete;
-    if (total.stopped_by.empty()) total.stopped_by = s.stopped_by;
-    total.cancelled = total.cancelled || s.cancelled;
-}
-
-}  // namespace
-
-namespace {
-
 SearchRun run_layouts(const Scenario& sc, const SearchOptions& options, int threads) {
     SearchRun out;
     out.t0 = Clock::now();

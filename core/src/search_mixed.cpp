@@ -92,6 +92,13 @@ void for_each_split(const std::vector<std::int64_t>& r, std::int64_t mbs, const 
     if (mbs >= rest[0]) rec(0, mbs);
 }
 
+// Replicas of each group of a choice: its GPUs over its TP degree.
+std::vector<std::int64_t> replica_counts(const Scenario& sc, const std::vector<std::array<int, 3>>& choice) {
+    std::vector<std::int64_t> r;
+    for (const auto& c : choice) r.push_back(static_cast<std::int64_t>(c[1]) * sc.cluster.groups[c[0]].gpus_per_node / c[2]);
+    return r;
+}
+
 Plan mixed_plan(const Scenario& sc, const std::vector<std::array<int, 3>>& choice, const std::vector<std::int64_t>& r, const std::vector<int>& s,
                 std::int64_t mbs, std::int64_t m) {
     Plan p;
@@ -110,8 +117,7 @@ double mixed_space_size(const Scenario& sc, const SearchOptions& opt) {
     double plans = 0;
     const auto shapes = batch_shapes(sc.training);
     for_each_choice(mixed_groups(sc, opt), [&](const std::vector<std::array<int, 3>>& choice) {
-        std::vector<std::int64_t> r;
-        for (const auto& c : choice) r.push_back(static_cast<std::int64_t>(c[1]) * sc.cluster.groups[c[0]].gpus_per_node / c[2]);
+        const std::vector<std::int64_t> r = replica_counts(sc, choice);
         for (auto [mbs, m] : shapes)
             if (m <= max_num_micro_batches) for_each_split(r, mbs, [&](const std::vector<int>&) { return ++plans, true; });
         return true;
@@ -148,12 +154,9 @@ void search_mixed(const Scenario& sc, const SearchOptions& opt, TopK& top, Searc
     for_each_choice(mixed_groups(sc, opt), [&](const std::vector<std::array<int, 3>>& choice) {
         if (halted()) return false;
         ++stats.configurations;
-        std::vector<std::int64_t> r;
+        const std::vector<std::int64_t> r = replica_counts(sc, choice);
         double rate = 0;
-        for (const auto& ch : choice) {
-            r.push_back(static_cast<std::int64_t>(ch[1]) * sc.cluster.groups[ch[0]].gpus_per_node / ch[2]);
-            if (!opt.exhaustive) rate += static_cast<double>(r.back()) / a(ch[0], ch[2]);
-        }
+        for (std::size_t i = 0; i < choice.size() && !opt.exhaustive; ++i) rate += static_cast<double>(r[i]) / a(choice[i][0], choice[i][2]);
         if (!opt.exhaustive && cut(B / rate)) {
             ++stats.pruned;
             return true;

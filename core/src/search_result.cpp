@@ -76,6 +76,20 @@ void list_found(const Scenario& sc, const std::vector<Found>& found, const Searc
     }
 }
 
+void add_stats(SearchStats& total, const SearchStats& s) {
+    total.evaluated += s.evaluated;
+    total.pruned += s.pruned;
+    total.configurations += s.configurations;
+    total.cost_probes += s.cost_probes;
+    for (const auto& [k, v] : s.infeasible) total.infeasible[k] += v;
+    for (const auto& n : s.notes)
+        if (std::find(total.notes.begin(), total.notes.end(), n) == total.notes.end()) total.notes.push_back(n);
+    total.threads = std::max(total.threads, s.threads);
+    total.complete = total.complete && s.complete;
+    if (total.stopped_by.empty()) total.stopped_by = s.stopped_by;
+    total.cancelled = total.cancelled || s.cancelled;
+}
+
 void add_baselines(const Scenario& sc, const SearchOptions& options, Clock::time_point t0, double soft_deadline_s, SearchResult& res) {
     if (!options.baselines) return;
     // at most 5 s, until half of the result's reserve (the other half is for its JSON)

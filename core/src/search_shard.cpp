@@ -4,7 +4,6 @@
 // would give.
 #include <algorithm>
 #include <map>
-#include <set>
 
 #include "search_driver.hpp"
 
@@ -79,10 +78,7 @@ SearchResult merge_shards(const Scenario& sc, const std::vector<ShardResult>& sh
     // of the same search, e.g. a whole run the time limit stopped: their plans overlap)
     std::map<int, std::map<int, bool>> seen;
     std::vector<RankedPlan> all;
-    std::set<std::string> notes;
     SearchStats& st = res.stats;
-    st.threads = 0;
-    std::string stopped_by;
     double slowest_s = 0;
     for (std::size_t i = 0; i < shards.size(); ++i) {
         const ShardResult& s = shards[i];
@@ -94,16 +90,7 @@ SearchResult merge_shards(const Scenario& sc, const std::vector<ShardResult>& sh
             throw InputError(path + ".index", "slice " + std::to_string(s.index) + " of " + std::to_string(s.count) + " is given twice");
         of_count[s.index] = s.stats.complete;
         all.insert(all.end(), s.found.begin(), s.found.end());
-        st.evaluated += s.stats.evaluated;
-        st.pruned += s.stats.pruned;
-        st.configurations += s.stats.configurations;
-        st.cost_probes += s.stats.cost_probes;
-        for (const auto& [k, v] : s.stats.infeasible) st.infeasible[k] += v;
-        st.cancelled = st.cancelled || s.stats.cancelled;
-        if (stopped_by.empty()) stopped_by = s.stats.stopped_by;
-        for (const auto& n : s.stats.notes)
-            if (notes.insert(n).second) st.notes.push_back(n);
-        st.threads = std::max(st.threads, s.stats.threads);
+        detail::add_stats(st, s.stats);
         slowest_s = std::max(slowest_s, s.stats.elapsed_s);
     }
     // complete when the slices of some count are all there and complete
@@ -113,15 +100,15 @@ SearchResult merge_shards(const Scenario& sc, const std::vector<ShardResult>& sh
         for (const auto& [index, done] : of_count) all_done = all_done && done;
         st.complete = st.complete || all_done;
     }
-    if (!st.complete) {
-        st.stopped_by = stopped_by;
+    if (st.complete) {
+        st.stopped_by.clear();  // a slice the time limit stopped, its count's slices merged whole
+    } else {
         if (!seen.empty()) {
             const auto& [count, of_count] = *seen.rbegin();
             if (static_cast<int>(of_count.size()) < count)
                 st.notes.push_back(std::to_string(count - static_cast<int>(of_count.size())) + " of " + std::to_string(count) + " slices of the search missing");
         }
     }
-    st.threads = std::max(st.threads, 1);
     // Slices of one count have disjoint lists (every plan belongs to one unit); slices of
     // different counts find the same plans: equal entries (key and plan) count once.
     std::sort(all.begin(), all.end(), ranked_before);
