@@ -108,8 +108,8 @@ export async function runSearch({ live = false } = {}) {
       }
     };
     perf.searchWorkers = onPool ? pool.size : 1;
-    const result = await (onPool ? splitSearch({ pool, scenario: sc, options: searchOptions(), onProgress, tag: onPool, probeS: probeSeconds(), runFirst: call })
-      : call({ type: 'plan', scenario: sc, options: searchOptions() }, onProgress));
+    const result = await (onPool ? splitSearch({ pool, scenario: sc, options: opts, onProgress, tag: onPool, probeS: probeSeconds(), runFirst: call })
+      : call({ type: 'plan', scenario: sc, options: opts }, onProgress));
     if (token !== searchSeq) return;
     if (result?.error) {
       showCoreError(result.error, 'The search could not start:');
