@@ -374,12 +374,7 @@ SearchStats Driver::stats() {
     SearchStats out = stats_;
     for (auto& w : walkers_) {
         w->leave();
-        const SearchStats& s = w->stats;
-        out.evaluated += s.evaluated;
-        out.pruned += s.pruned;
-        out.configurations += s.configurations;
-        out.cost_probes += s.cost_probes;
-        for (const auto& [k, v] : s.infeasible) out.infeasible[k] += v;
+        add_stats(out, w->stats);  // a walker's are counts only; the rest is the driver's, below
     }
     out.notes = notes_;
     out.threads = used_threads_;
