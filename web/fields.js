@@ -44,7 +44,7 @@ export const SEARCH_FIELDS = [
   { key: 'node_counts', kind: 'select', label: 'nodes per group (halving: n, n/2, ...; all: any count)', options: ['halving', 'all'], def: 'halving', omitDefault: true },
   { key: 'mixed_stages', kind: 'bool', label: 'stages that mix GPU types (data parallelism over several groups)', def: false, omitDefault: true },
   // 2: a group may also be split in two blocks of nodes, anywhere in the pipeline (wider, slower search)
-  { key: 'group_blocks', kind: 'select', label: 'blocks per group (2: a group in two places or stage sizes)', options: ['1', '2'], def: 1, numeric: true, omitDefault: true },
+  { key: 'group_blocks', kind: 'select', label: 'blocks per group (2-4: a group in several places or stage sizes)', options: ['1', '2', '3', '4'], def: 1, numeric: true, omitDefault: true },
 ];
 /** human labels for the device keys a custom device shows (docs/formats.md, "device") */
 export const DEVICE_LABELS = {

@@ -25,7 +25,7 @@ namespace {
 
 constexpr const char* usage = R"(usage:
   poseidon estimate SCENARIO.json --plan PLAN.json [--json]
-  poseidon plan SCENARIO.json [--top K] [--exhaustive] [--time-limit SECONDS] [--tp-per-stage] [--schedule any|1f1b|interleaved-1f1b] [--node-counts halving|all] [--group-blocks 1|2] [--mixed-stages] [--threads N] [--memory-cap GIB] [--json]
+  poseidon plan SCENARIO.json [--top K] [--exhaustive] [--time-limit SECONDS] [--tp-per-stage] [--schedule any|1f1b|interleaved-1f1b] [--node-counts halving|all] [--group-blocks 1-4] [--mixed-stages] [--threads N] [--memory-cap GIB] [--json]
   poseidon presets [devices|models|clusters|stacks|profiles] [--json]
   poseidon calibrate SCENARIO.json --runs RUNS.json --out CALIBRATED.json [--json]
   poseidon version

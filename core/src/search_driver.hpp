@@ -77,19 +77,22 @@ struct SearchRun {
 // complete only if both are): the searches of several splits, or the slices of one search.
 void add_stats(SearchStats& total, const SearchStats& s);
 
-// The search of docs/search.md: one driver, or with options.group_blocks 2 one per split of the
+// The search of docs/search.md: one driver, or with options.group_blocks >= 2 one per split of the
 // cluster's groups (search_group_blocks.cpp), sharing the top K.
 SearchRun run_search(const Scenario& sc, const SearchOptions& options, int threads);
-// The splits searched: per group 0 (whole) or the node count of the part split off; the first is
-// the cluster itself.
-std::vector<std::vector<int>> group_block_splits(const Scenario& sc, const SearchOptions& options);
-// The cluster with group g split into (nodes - split[g], split[g]) where split[g] > 0; map: per
+// A split of the cluster's groups: per group the node counts of the parts split off (none: whole).
+using GroupSplit = std::vector<std::vector<int>>;
+// The splits searched, at most options.group_blocks parts per group; the first is the cluster
+// itself. Refused (options.group_blocks) past 10,000 splits.
+std::vector<GroupSplit> group_block_splits(const Scenario& sc, const SearchOptions& options);
+// The cluster with each group g followed by its parts split[g] (what remains of g first); map: per
 // group of the result, the user's group.
-Scenario split_groups(const Scenario& sc, const std::vector<int>& split, std::vector<int>& map);
+Scenario split_groups(const Scenario& sc, const GroupSplit& split, std::vector<int>& map);
 // options.mixed_stages (search_mixed.cpp): the one-stage plans whose replicas mix GPU types, into
 // `top` (cut by its threshold unless options.exhaustive), counted in `stats`, until halted().
 void search_mixed(const Scenario& sc, const SearchOptions& options, TopK& top, SearchStats& stats, const std::function<bool()>& halted);
-// How many such plans there are (memory not checked).
+// How many such plans there are, with the pipelines of mixed stages (search_mixed_pipeline.cpp;
+// memory not checked).
 double mixed_space_size(const Scenario& sc, const SearchOptions& options);
 
 // The result of a search from its top-K list (search_result.cpp; docs/search.md, "Results"): each

@@ -1,49 +1,77 @@
-// A group used as two blocks (docs/search.md, "The space", step 2, options.group_blocks): the
-// user's cluster with some groups split in two whole-node parts is an ordinary cluster, so the
+// A group used as several blocks (docs/search.md, "The space", step 2, options.group_blocks): the
+// user's cluster with some groups split in whole-node parts is an ordinary cluster, so the
 // space with split groups is the union of the search spaces of these clusters. Each is searched
 // in turn with the top K found so far (plans written in the user's groups, so a plan two splits
 // share is one entry), which keeps pruning as safe as in one search.
 #include <algorithm>
 
 #include "search_driver.hpp"
+#include "search_mixed.hpp"
 #include "search_space.hpp"
 
 namespace poseidon::detail {
 
-std::vector<std::vector<int>> group_block_splits(const Scenario& sc, const SearchOptions& options) {
-    std::vector<std::vector<int>> out{std::vector<int>(sc.cluster.groups.size(), 0)};
+namespace {
+
+// The ways one group of N nodes is used as at most `blocks` blocks: the parts split off, in
+// non-decreasing order, each a node count the group may use (halving or all) and none larger than
+// what remains (the remainder is the largest part, so every multiset of parts is listed once).
+void group_parts(int N, int blocks, const std::vector<int>& choices, std::vector<int>& parts, std::vector<std::vector<int>>& out) {
+    if (static_cast<int>(parts.size()) + 1 >= blocks) return;
+    int rest = N;
+    for (int p : parts) rest -= p;
+    for (auto it = choices.rbegin(); it != choices.rend(); ++it) {
+        const int n = *it;
+        if (!parts.empty() && n < parts.back()) continue;
+        if (n >= N || 2 * n > rest) continue;
+        parts.push_back(n);
+        out.push_back(parts);
+        group_parts(N, blocks, choices, parts, out);
+        parts.pop_back();
+    }
+}
+
+// Splits past this many are refused: each is a search of its own.
+constexpr std::size_t max_group_splits = 10000;
+
+}  // namespace
+
+std::vector<GroupSplit> group_block_splits(const Scenario& sc, const SearchOptions& options) {
+    const std::size_t G = sc.cluster.groups.size();
+    std::vector<GroupSplit> out{GroupSplit(G)};
     if (options.group_blocks < 2) return out;
-    for (std::size_t g = 0; g < sc.cluster.groups.size(); ++g) {
+    for (std::size_t g = 0; g < G; ++g) {
         const int N = sc.cluster.groups[g].nodes;
-        // the smaller part: a node count the group may use (halving or all), at most half
+        std::vector<std::vector<int>> ways, parts_now;
         std::vector<int> parts;
-        for (int n : node_choices(N, options.node_counts == "all"))
-            if (n < N && 2 * n <= N) parts.push_back(n);
+        group_parts(N, options.group_blocks, node_choices(N, options.node_counts == "all"), parts, ways);
+        if (out.size() * (ways.size() + 1) > max_group_splits)
+            throw InputError("options.group_blocks", std::to_string(options.group_blocks) + " splits the cluster's groups in over " +
+                                                         std::to_string(max_group_splits) +
+                                                         " ways, each a search of its own; use fewer blocks (1 or 2)");
         const std::size_t before = out.size();
-        for (int n : parts)
+        for (const auto& w : ways)
             for (std::size_t i = 0; i < before; ++i) {
                 out.push_back(out[i]);
-                out.back()[g] = n;
+                out.back()[g] = w;
             }
     }
     return out;
 }
 
-Scenario split_groups(const Scenario& sc, const std::vector<int>& split, std::vector<int>& map) {
+Scenario split_groups(const Scenario& sc, const GroupSplit& split, std::vector<int>& map) {
     Scenario out = sc;
     out.cluster.groups.clear();
     map.clear();
     for (std::size_t g = 0; g < sc.cluster.groups.size(); ++g) {
         Group whole = sc.cluster.groups[g];
-        if (split[g] > 0) {
-            Group part = whole;
-            whole.nodes -= split[g];
-            part.nodes = split[g];
-            out.cluster.groups.push_back(whole);
+        for (int n : split[g]) whole.nodes -= n;
+        out.cluster.groups.push_back(whole);
+        map.push_back(static_cast<int>(g));
+        for (int n : split[g]) {
+            Group part = sc.cluster.groups[g];
+            part.nodes = n;
             out.cluster.groups.push_back(part);
-            map.insert(map.end(), 2, static_cast<int>(g));
-        } else {
-            out.cluster.groups.push_back(whole);
             map.push_back(static_cast<int>(g));
         }
     }
@@ -51,9 +79,10 @@ Scenario split_groups(const Scenario& sc, const std::vector<int>& split, std::ve
     return out;
 }
 
-SpaceSize group_blocks_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule, const std::string& node_counts) {
+SpaceSize group_blocks_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule, const std::string& node_counts,
+                                  int group_blocks) {
     SearchOptions o;
-    o.group_blocks = 2;
+    o.group_blocks = group_blocks;
     o.node_counts = node_counts;
     SpaceSize out;
     std::vector<int> map;
@@ -73,7 +102,7 @@ namespace {
 SearchRun run_layouts(const Scenario& sc, const SearchOptions& options, int threads) {
     SearchRun out;
     out.t0 = Clock::now();
-    const std::vector<std::vector<int>> splits = group_block_splits(sc, options);
+    const std::vector<GroupSplit> splits = group_block_splits(sc, options);
     if (splits.size() == 1) {
         Driver d(sc, options, threads);
         d.run();
@@ -85,9 +114,13 @@ SearchRun run_layouts(const Scenario& sc, const SearchOptions& options, int thre
         return out;
     }
     std::size_t most = 0;
-    for (const auto& s : splits) most = std::max<std::size_t>(most, sc.cluster.groups.size() + static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](int n) { return n > 0; })));
+    for (const auto& s : splits) {
+        std::size_t groups = 0;
+        for (const auto& parts : s) groups += 1 + parts.size();
+        most = std::max(most, groups);
+    }
     if (most > 64)
-        throw InputError("options.group_blocks", "2 splits the cluster's " + std::to_string(sc.cluster.groups.size()) +
+        throw InputError("options.group_blocks", std::to_string(options.group_blocks) + " splits the cluster's " + std::to_string(sc.cluster.groups.size()) +
                                                      " groups into up to " + std::to_string(most) + ", over the 64 the search handles; use 1");
     std::int64_t evaluated = 0, pruned = 0;
     std::size_t searched = 0;
@@ -121,7 +154,7 @@ SearchRun run_layouts(const Scenario& sc, const SearchOptions& options, int thre
         out.soft_deadline_s = at + d.sh.soft_deadline();
         if (!s.stopped_by.empty()) break;
     }
-    out.stats.notes.push_back("group_blocks 2: " + std::to_string(searched) + " of " + std::to_string(splits.size()) +
+    out.stats.notes.push_back("group_blocks " + std::to_string(options.group_blocks) + ": " + std::to_string(searched) + " of " + std::to_string(splits.size()) +
                               " splits of the cluster's groups searched");
     return out;
 }
@@ -135,7 +168,9 @@ SearchRun run_search(const Scenario& sc, const SearchOptions& options, int threa
     TopK top(options.top_k);
     for (Found& f : out.found) top.insert(f.time, std::move(f.plan), f.dag_time);
     bool late = false;
-    search_mixed(sc, options, top, out.stats, [&] { return late = late || seconds_since(out.t0) > out.soft_deadline_s; });
+    auto halted = [&] { return late = late || seconds_since(out.t0) > out.soft_deadline_s; };
+    search_mixed(sc, options, top, out.stats, halted);
+    if (!late) search_mixed_pipelines(sc, options, top, out.stats, halted);
     if (late) {
         out.stats.complete = false;
         out.stats.stopped_by = "time limit";

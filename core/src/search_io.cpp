@@ -21,7 +21,7 @@ SearchOptions parse_search_options(const Json& j) {
         if (auto v = r.number("memory_cap_gib", false, 0, false, 1e6)) o.memory_cap_gib = *v;
         if (auto v = r.choice("schedule", false, {"any", "1f1b", "interleaved-1f1b"})) o.schedule = *v;
         if (auto v = r.choice("node_counts", false, {"halving", "all"})) o.node_counts = *v;
-        if (auto v = r.integer("group_blocks", false, 1, 2)) o.group_blocks = static_cast<int>(*v);
+        if (auto v = r.integer("group_blocks", false, 1, 4)) o.group_blocks = static_cast<int>(*v);
         if (auto v = r.boolean("mixed_stages", false)) o.mixed_stages = *v;
         // a slice of the search (docs/search.md, "Shards")
         if (auto v = r.integer("shard_count", false, 1, 4096)) o.shard_count = static_cast<int>(*v);

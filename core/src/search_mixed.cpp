@@ -18,17 +18,11 @@
 
 #include "poseidon/scenario.hpp"
 #include "search_driver.hpp"
+#include "search_mixed.hpp"
 #include "search_space.hpp"
 #include "search_util.hpp"
 
 namespace poseidon::detail {
-
-namespace {
-
-struct MixedGroup {
-    int g = 0, P = 0;
-    std::vector<int> nodes, tps;
-};
 
 // The groups' choices: node counts (as in step 2) and TP degrees that divide a node and that the
 // model allows.
@@ -99,6 +93,8 @@ std::vector<std::int64_t> replica_counts(const Scenario& sc, const std::vector<s
     return r;
 }
 
+namespace {
+
 Plan mixed_plan(const Scenario& sc, const std::vector<std::array<int, 3>>& choice, const std::vector<std::int64_t>& r, const std::vector<int>& s,
                 std::int64_t mbs, std::int64_t m) {
     Plan p;
@@ -114,6 +110,7 @@ Plan mixed_plan(const Scenario& sc, const std::vector<std::array<int, 3>>& choic
 }  // namespace
 
 double mixed_space_size(const Scenario& sc, const SearchOptions& opt) {
+    if (opt.schedule == "interleaved-1f1b") return 0;  // a one-stage plan is not interleaved
     double plans = 0;
     const auto shapes = batch_shapes(sc.training);
     for_each_choice(mixed_groups(sc, opt), [&](const std::vector<std::array<int, 3>>& choice) {
@@ -122,10 +119,11 @@ double mixed_space_size(const Scenario& sc, const SearchOptions& opt) {
             if (m <= max_num_micro_batches) for_each_split(r, mbs, [&](const std::vector<int>&) { return ++plans, true; });
         return true;
     });
-    return plans;
+    return plans + mixed_pipeline_space_size(sc, opt);
 }
 
 void search_mixed(const Scenario& sc, const SearchOptions& opt, TopK& top, SearchStats& stats, const std::function<bool()>& halted) {
+    if (opt.schedule == "interleaved-1f1b") return;
     const auto shapes = batch_shapes(sc.training);
     const double B = static_cast<double>(sc.training.global_batch_size);
     std::int64_t max_mbs = 0;

@@ -57,7 +57,7 @@ ShardResult search_shard(const Scenario& sc, const SearchOptions& options) {
     if (options.shard_index < 0 || options.shard_index >= options.shard_count)
         throw InputError("options.shard_index", std::to_string(options.shard_index) + " is out of range; expected 0 .. shard_count - 1");
     // the spaces of two blocks per group and of mixed stages are searched by search() alone
-    if (options.group_blocks > 1) throw InputError("options.group_blocks", "2 is searched whole (search or plan), not in slices; use 1 with shard_count");
+    if (options.group_blocks > 1) throw InputError("options.group_blocks", std::to_string(options.group_blocks) + " is searched whole (search or plan), not in slices; use 1 with shard_count");
     if (options.mixed_stages) throw InputError("options.mixed_stages", "true is searched whole (search or plan), not in slices; use false with shard_count");
     ShardResult out;
     out.index = options.shard_index;

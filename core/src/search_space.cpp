@@ -225,7 +225,7 @@ using detail::tp_valid;
 
 SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule, const std::string& node_counts, int group_blocks) {
     SpaceSize out;
-    if (group_blocks > 1) return detail::group_blocks_space_size(sc, tp_per_stage, schedule, node_counts);
+    if (group_blocks > 1) return detail::group_blocks_space_size(sc, tp_per_stage, schedule, node_counts, group_blocks);
     const int L = sc.model.num_layers;
     const int G = static_cast<int>(sc.cluster.groups.size());
     if (G > 16) return out;

@@ -114,9 +114,10 @@ bool interleave_ok(int S, std::int64_t m, int V, int num_layers);
 // search's fill table), computed before anything is allocated (docs/search.md, "Memory").
 std::int64_t ctx_bytes(const Scenario& sc, std::int64_t mbs, std::int64_t m, const std::vector<std::vector<int>>& tps, bool all_nodes);
 std::int64_t walker_bytes(const Scenario& sc, std::int64_t m);
-// search_space_size with options.group_blocks 2: the sum over the splits of the cluster's groups
-// (search_group_blocks.cpp), a plan that several splits contain counted once in each.
-SpaceSize group_blocks_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule, const std::string& node_counts);
+// search_space_size with options.group_blocks >= 2: the sum over the splits of the cluster's
+// groups (search_group_blocks.cpp), a plan that several splits contain counted once in each.
+SpaceSize group_blocks_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule, const std::string& node_counts,
+                                  int group_blocks);
 // Stages at most, at micro-batch size mbs (layers, the stage limit, the DAG size).
 int max_stages_at(const Scenario& sc, std::int64_t m);
 

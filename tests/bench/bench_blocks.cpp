@@ -1,6 +1,6 @@
-// poseidon_bench blocks: options.group_blocks 1 (the default) against 2 (a group also split in two
-// blocks of nodes, docs/search.md, "The space", step 2) on the presets and issue 11's clusters:
-// the best time each finds, the gain, CPU seconds, and whether each search completed.
+// poseidon_bench blocks: options.group_blocks 1 (the default) against 2 and 3 (a group also split
+// in blocks of nodes, docs/search.md, "The space", step 2) on the presets and issue 11's clusters:
+// the best time each finds, the gain over one block, CPU seconds, and whether each completed.
 #include <cstdio>
 #include <ctime>
 #include <string>
@@ -38,8 +38,8 @@ void group_blocks_bench(double limit, int threads) {
                          two_types("opt-350m", "a100-sxm4-80gb", 2, 8, "t4-16gb", 4, 4, 12.5, 256)});
     scenarios.push_back({"opt-350m | 16 A100-40GB (2 x 8) + 16 V100-16GB (2 x 8) | 256",
                          two_types("opt-350m", "a100-sxm4-40gb", 2, 8, "v100-sxm2-16gb", 2, 8, 12.5, 256)});
-    std::printf("| model | cluster | batch | best, 1 block s | best, 2 blocks s | gain | CPU s, 1 block | CPU s, 2 blocks | splits |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|\n");
+    std::printf("| model | cluster | batch | best, 1 block s | 2 blocks s | 3 blocks s | gain 2, 3 | CPU s, 1 block | 2 blocks | 3 blocks | splits 2, 3 |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (const auto& [name, j] : scenarios) {
         const Scenario sc = parse_scenario(j);
         SearchOptions o;
@@ -47,21 +47,29 @@ void group_blocks_bench(double limit, int threads) {
         o.time_limit_s = limit;
         o.baselines = false;
         o.threads = threads;
-        auto timed = [&](int blocks) {
+        double best[3] = {0, 0, 0}, cpu_s[3] = {0, 0, 0};
+        std::string limited[3], splits[3];
+        bool any = true;
+        for (int blocks = 1; blocks <= 3; ++blocks) {
             o.group_blocks = blocks;
             const std::clock_t c0 = std::clock();
-            SearchResult r = search(sc, o);
-            return std::pair<SearchResult, double>{std::move(r), static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC};
-        };
-        auto [a, a_s] = timed(1);
-        auto [b, b_s] = timed(2);
-        if (a.plans.empty() || b.plans.empty()) continue;
-        const double ta = a.plans[0].iteration_time_s, tb = b.plans[0].iteration_time_s;
-        std::string splits = b.stats.notes.empty() ? "" : b.stats.notes.back();
-        const auto at = splits.find(": ");
-        if (at != std::string::npos) splits = splits.substr(at + 2, splits.find(" splits") - at - 2);
-        std::printf("| %s | %.6g | %.6g | %.2f%% | %.2f%s | %.2f%s | %s |\n", name.c_str(), ta, tb, (ta / tb - 1) * 100, a_s, a.stats.complete ? "" : " (limit)", b_s,
-                    b.stats.complete ? "" : " (limit)", splits.c_str());
+            const SearchResult r = search(sc, o);
+            cpu_s[blocks - 1] = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+            if (r.plans.empty()) {
+                any = false;
+                break;
+            }
+            best[blocks - 1] = r.plans[0].iteration_time_s;
+            limited[blocks - 1] = r.stats.complete ? "" : " (limit)";
+            std::string note = r.stats.notes.empty() || blocks == 1 ? "-" : r.stats.notes.back();
+            const auto at = note.find(": ");
+            if (at != std::string::npos) note = note.substr(at + 2, note.find(" splits") - at - 2);
+            splits[blocks - 1] = note;
+        }
+        if (!any) continue;
+        std::printf("| %s | %.6g | %.6g | %.6g | %.2f%%, %.2f%% | %.2f%s | %.2f%s | %.2f%s | %s, %s |\n", name.c_str(), best[0], best[1], best[2],
+                    (best[0] / best[1] - 1) * 100, (best[0] / best[2] - 1) * 100, cpu_s[0], limited[0].c_str(), cpu_s[1], limited[1].c_str(), cpu_s[2],
+                    limited[2].c_str(), splits[1].c_str(), splits[2].c_str());
         std::fflush(stdout);
     }
 }

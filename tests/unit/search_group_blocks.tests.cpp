@@ -1,8 +1,9 @@
-// options.group_blocks 2 (docs/search.md, "The space", step 2): a group may also be used as two
-// blocks of whole nodes, anywhere in the pipeline and each with its own stage size, searched as the
-// union of the clusters with split groups.
+// options.group_blocks 2-4 (docs/search.md, "The space", step 2): a group may also be used as
+// several blocks of whole nodes, anywhere in the pipeline and each with its own stage size,
+// searched as the union of the clusters with split groups.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <random>
 #include <string>
 
@@ -37,19 +38,31 @@ TEST_CASE("the splits of a cluster's groups and the parts they make", "[search][
     // A100: whole or 1 + 1; T4: whole, 2 + 2 or 3 + 1; every combination, the cluster first
     const auto splits = detail::group_block_splits(sc, o);
     REQUIRE(splits.size() == 6);
-    CHECK(splits[0] == std::vector<int>{0, 0});
+    CHECK(splits[0] == detail::GroupSplit{{}, {}});
     o.node_counts = "all";  // T4 3 + 1 and 2 + 2 either way
     CHECK(detail::group_block_splits(sc, o).size() == 6);
+    // three blocks: T4 also 2 + 1 + 1; four: also 1 + 1 + 1 + 1; the A100 group has two nodes
+    o.group_blocks = 3;
+    auto three = detail::group_block_splits(sc, o);
+    CHECK(three.size() == 2 * 4);
+    CHECK(std::count(three.begin(), three.end(), detail::GroupSplit{{}, {1, 1}}) == 1);
+    o.group_blocks = 4;
+    CHECK(detail::group_block_splits(sc, o).size() == 2 * 5);
     o.group_blocks = 1;
     CHECK(detail::group_block_splits(sc, o).size() == 1);
     std::vector<int> map;
-    const Scenario part = detail::split_groups(sc, {1, 1}, map);
+    const Scenario part = detail::split_groups(sc, {{1}, {1}}, map);
     REQUIRE(part.cluster.groups.size() == 4);
     CHECK(map == std::vector<int>{0, 0, 1, 1});
     CHECK(part.cluster.groups[0].nodes == 1);
     CHECK(part.cluster.groups[2].nodes == 3);
     CHECK(part.cluster.groups[3].nodes == 1);
     CHECK(part.cluster.group_origin == map);
+    const Scenario parts = detail::split_groups(sc, {{}, {1, 1}}, map);
+    REQUIRE(parts.cluster.groups.size() == 4);
+    CHECK(map == std::vector<int>{0, 1, 1, 1});
+    CHECK(parts.cluster.groups[1].nodes == 2);
+    CHECK(parts.cluster.groups[3].nodes == 1);
 }
 
 TEST_CASE("a plan on split groups costs what the same plan costs on the user's groups", "[search][group_blocks]") {
@@ -57,7 +70,7 @@ TEST_CASE("a plan on split groups costs what the same plan costs on the user's g
     // the inter-group link, and the parts are one group for it (group_origin)
     const Scenario sc = two_types();
     std::vector<int> map;
-    const Scenario part = detail::split_groups(sc, {1, 0}, map);
+    const Scenario part = detail::split_groups(sc, {{1}, {}}, map);
     const std::string stages_split =
         R"([{"group": 0, "num_layers": 6, "tp": 1, "dp": 8}, {"group": 2, "num_layers": 6, "tp": 1, "dp": 8}, {"group": 2, "num_layers": 6, "tp": 1, "dp": 8}, {"group": 1, "num_layers": 6, "tp": 2, "dp": 4}])";
     const std::string stages_user =
@@ -108,6 +121,39 @@ TEST_CASE("with two blocks per group the pruned search returns the exhaustive to
     CHECK(pruned_evals * 3 < exhaustive_evals);
 }
 
+TEST_CASE("with three and four blocks per group the pruned search returns the exhaustive top-K on random scenarios", "[search][differential][group_blocks]") {
+    for (int blocks : {3, 4}) {
+        int checked = 0, split_thrice = 0, better = 0;
+        std::int64_t pruned_evals = 0, exhaustive_evals = 0;
+        SearchOptions pruned = quiet(3), exhaustive = quiet(3, true), two = quiet(1);
+        pruned.group_blocks = exhaustive.group_blocks = blocks;
+        two.group_blocks = 2;
+        for (std::uint64_t seed = 12000; checked < 30; ++seed) {
+            std::mt19937_64 rng(seed);
+            Json j = random_scenario(rng);
+            if (seed % 2 == 0) j["cluster"]["inter_group_bw_GBps"] = 2.0;
+            Scenario sc = parse_scenario(j);
+            // only clusters where a group has nodes enough for a third block
+            bool three = false;
+            for (const auto& g : sc.cluster.groups) three = three || g.nodes >= 3;
+            if (!three || search_space_size(sc, false, "any", "halving", blocks).plans > 3e5) continue;
+            INFO("blocks " << blocks << ", seed " << seed << ": " << to_json(sc).dump());
+            const SearchResult pr = require_pruned_equals_exhaustive(sc, pruned, exhaustive, pruned_evals, exhaustive_evals);
+            ++split_thrice;
+            if (!pr.plans.empty()) {
+                const auto h = search(sc, two);
+                if (!h.plans.empty()) REQUIRE(pr.plans[0].iteration_time_s <= h.plans[0].iteration_time_s);
+                better += h.plans.empty() || pr.plans[0].iteration_time_s < h.plans[0].iteration_time_s;
+            }
+            ++checked;
+        }
+        INFO("blocks " << blocks << ": better than two blocks " << better << ", evaluations " << pruned_evals << " / " << exhaustive_evals);
+        CHECK(split_thrice == 30);
+        CHECK(pruned_evals * 3 < exhaustive_evals);
+        WARN("blocks " << blocks << ": better than two blocks on " << better << " of 30");
+    }
+}
+
 TEST_CASE("the exhaustive search with two blocks per group evaluates the plans search_space_size counts", "[search][space][group_blocks]") {
     const Scenario sc = parse_scenario_text(
         R"({"model":"tiny-8l","training":{"global_batch_size":4},"cluster":{"name":"small","groups":[)"
@@ -121,6 +167,13 @@ TEST_CASE("the exhaustive search with two blocks per group evaluates the plans s
     CHECK(static_cast<double>(r.stats.configurations) == sz.configurations);
     CHECK(static_cast<double>(r.stats.evaluated) == sz.plans);
     CHECK(sz.plans > search_space_size(sc, false, "1f1b", "halving", 1).plans);
+    // three blocks: the V100 group (4 nodes) also 2 + 1 + 1
+    o.group_blocks = 3;
+    const SearchResult r3 = search(sc, o);
+    const SpaceSize sz3 = search_space_size(sc, false, "1f1b", "halving", 3);
+    REQUIRE(r3.stats.complete);
+    CHECK(static_cast<double>(r3.stats.evaluated) == sz3.plans);
+    CHECK(sz3.plans > sz.plans);
 }
 
 TEST_CASE("two blocks per group: the issue's A100 + T4 cluster gets a faster plan, and the option is checked", "[search][group_blocks]") {
@@ -141,9 +194,10 @@ TEST_CASE("two blocks per group: the issue's A100 + T4 cluster gets a faster pla
         }
     CHECK(smallest < largest);
     CHECK(parse_search_options(Json::parse(R"({"group_blocks": 2})")).group_blocks == 2);
+    CHECK(parse_search_options(Json::parse(R"({"group_blocks": 4})")).group_blocks == 4);
     try {
-        parse_search_options(Json::parse(R"({"group_blocks": 3})"));
-        FAIL("accepted group_blocks 3");
+        parse_search_options(Json::parse(R"({"group_blocks": 5})"));
+        FAIL("accepted group_blocks 5");
     } catch (const InputError& e) {
         CHECK(std::string(e.what()).find("options.group_blocks") != std::string::npos);
     }

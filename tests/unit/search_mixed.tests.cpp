@@ -1,5 +1,5 @@
-// options.mixed_stages (docs/search.md, "The space", step 7): one stage whose data-parallel
-// replicas mix GPU types, each group's with its own TP and samples.
+// options.mixed_stages (docs/search.md, "The space", step 7): stages whose data-parallel replicas
+// mix GPU types, each group's with its own TP and samples: one such stage, or a pipeline of them.
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -55,7 +55,7 @@ TEST_CASE("pure data parallelism over A100 and V100 replicas with unequal sample
 }
 
 TEST_CASE("with mixed stages the pruned search returns the exhaustive top-K on random scenarios", "[search][differential][mixed]") {
-    int checked = 0, mixed_best = 0;
+    int checked = 0, mixed_best = 0, pipeline_best = 0;
     std::int64_t pruned_evals = 0, exhaustive_evals = 0;
     SearchOptions pruned = quiet(3), exhaustive = quiet(3, true);
     pruned.mixed_stages = exhaustive.mixed_stages = true;
@@ -67,9 +67,11 @@ TEST_CASE("with mixed stages the pruned search returns the exhaustive top-K on r
         if (search_space_size(sc).plans > 2e5 || detail::mixed_space_size(sc, pruned) > 2e4) continue;
         INFO("seed " << seed << ": " << to_json(sc).dump());
         const SearchResult pr = require_pruned_equals_exhaustive(sc, pruned, exhaustive, pruned_evals, exhaustive_evals);
-        if (!pr.plans.empty() && pr.plans[0].plan.stages.size() == 1 && pr.plans[0].plan.stages[0].replicas.size() > 1) ++mixed_best;
+        if (!pr.plans.empty() && pr.plans[0].plan.stages[0].replicas.size() > 1 && pr.plans[0].plan.stages[0].replicas[0].group != pr.plans[0].plan.stages[0].replicas.back().group)
+            ++(pr.plans[0].plan.stages.size() == 1 ? mixed_best : pipeline_best);
         ++checked;
     }
+    WARN("one mixed stage best " << mixed_best << ", a pipeline of mixed stages best " << pipeline_best);
     INFO("mixed best " << mixed_best << ", evaluations " << pruned_evals << " / " << exhaustive_evals);
     CHECK(mixed_best >= 1);
     CHECK(pruned_evals * 3 < exhaustive_evals);
@@ -95,6 +97,12 @@ TEST_CASE("the exhaustive search evaluates the mixed plans mixed_space_size coun
                     for (int a = 1; a * r < mbs; ++a)
                         if ((mbs - a * r) % q == 0) ++by_hand;
             }
+    // pipelines of two equal mixed stages (tiny-8l: 7 layer splits): a stage takes half of each
+    // group's GPUs, so the V100 part is one GPU (TP 1) and the A100 part one (TP 1) or two
+    // (TP 1: 2 replicas, TP 2: 1); four stages would split the V100 node's 2 GPUs in four
+    for (int r : {2, 1, 1})
+        for (int mbs : {1, 2, 4, 8})
+            for (int a = 1; a * r < mbs; ++a) by_hand += 7;
     CHECK(detail::mixed_space_size(sc, o) == by_hand);
     CHECK(static_cast<double>(with.stats.evaluated - without.stats.evaluated) == by_hand);
     CHECK(parse_search_options(Json::parse(R"({"mixed_stages": true})")).mixed_stages);

@@ -56,8 +56,8 @@ struct SearchOptions {
     // Whole-node counts a group may use (docs/search.md, "The space", step 2): "halving" (all its
     // nodes, then halving down to one) or "all" (every count; a wider, slower space).
     std::string node_counts = "halving";
-    // Blocks a group may be used as (docs/search.md, "The space", step 2): 1, or 2 (a group also
-    // split in two whole-node parts placed anywhere in the pipeline, each with its own stage size).
+    // Blocks a group may be used as (docs/search.md, "The space", step 2): 1, or up to 4 (a group
+    // also split in whole-node parts placed anywhere in the pipeline, each with its own stage size).
     int group_blocks = 1;
     // Also search one-stage plans whose data-parallel replicas mix GPU types, each group's with its
     // own TP and samples (docs/search.md, "The space", step 7).
