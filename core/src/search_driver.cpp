@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <exception>
 #include <limits>
+#include <map>
 #include <system_error>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 
 #include "poseidon/scenario.hpp"
@@ -95,7 +97,8 @@ Driver::~Driver() = default;
 void Driver::run() {
     const Scenario& sc = sh.sc;
     if (sc.cluster.groups.size() > 64) throw InputError("scenario.cluster.groups", "the search handles at most 64 groups");
-    tps_ = group_tps(sc, stats_);
+    SearchStats elsewhere;  // counted by slice 0
+    tps_ = group_tps(sc, counts_shared() ? stats_ : elsewhere);
     // With TP per stage, the pruned search widens the space in three passes, each a superset of
     // the one before: one degree per group, then degrees that never rise along a group's stages
     // (its first stages hold the most in-flight micro-batches, so they are the ones that may need
@@ -132,7 +135,7 @@ std::vector<Driver::Slot> Driver::plan_slots(bool first, bool& retain) {
     for (auto [mbs, m] : batch_shapes(sc.training)) {
         ++index;
         if (m > max_num_micro_batches) {
-            if (first) ++stats_.infeasible["micro-batches over limit"];
+            if (first && counts_shared()) ++stats_.infeasible["micro-batches over limit"];
             continue;
         }
         Slot s;
@@ -194,8 +197,9 @@ void Driver::pass(bool first) {
     bool retain = true;
     std::vector<Slot> slots = plan_slots(first, retain);
     auto merge_build = [&](Slot& s) {
-        // a later pass finds the same infeasible sizes and options again: count them once
-        if (first)
+        // a later pass finds the same infeasible sizes and options again, and so does every
+        // slice: count them once
+        if (first && counts_shared())
             for (const auto& [k, v] : s.build.infeasible) stats_.infeasible[k] += v;
         stats_.cost_probes += s.build.cost_probes;
     };
@@ -232,6 +236,10 @@ void Driver::pass(bool first) {
     // (a slice given a bound by the slices before it skips the dive: building the contexts and
     // diving them is what every slice repeats)
     if (!sh.stop && !exhaustive && (slice ? first && sh.prune_above == kInf : order.size() > 1)) {
+        // a slice's dive crosses other slices' units: its configurations and infeasible plans are
+        // theirs to count (its evaluations and cuts are work done, and stay)
+        std::vector<std::pair<std::int64_t, std::map<std::string, std::int64_t>>> before;
+        for (auto& w : walkers_) before.push_back({w->stats.configurations, w->stats.infeasible});
         // First broad and greedy: a short dive below every first block of every micro-batch
         // size, best bound first, one balanced layer split per configuration. A walk that
         // starts in the wrong micro-batch size or group order otherwise keeps a plan many times
@@ -258,6 +266,8 @@ void Driver::pass(bool first) {
         if (slice && sh.opt.shard_count > 1) {  // one slice of 1 owns every plan: it keeps them
             if (static_cast<int>(sh.top.list().size()) >= sh.top.k()) sh.bound_above(sh.top.threshold());
             sh.top.clear();
+            for (std::size_t k = 0; k < walkers_.size(); ++k) std::tie(walkers_[k]->stats.configurations, walkers_[k]->stats.infeasible) = before[k];
+            for (Slot* s : order) s->ctx->dive_configs.clear();
         }
     }
     if (!sh.stop) walk_all(order);

@@ -49,6 +49,9 @@ private:
     bool skipped_ = false;  // micro-batch sizes left out for the memory cap
     std::mutex m_;  // stats_ while walkers free contexts
 
+    // Whether this run counts what every slice of the search finds alike (the TP degrees and
+    // micro-batch sizes refused, the options a context refuses): the whole search and slice 0.
+    bool counts_shared() const { return sh.opt.shard_count <= 1 || sh.opt.shard_index == 0; }
     void pass(bool first);
     std::vector<Slot> plan_slots(bool first, bool& retain);
     void build(Slot& s);

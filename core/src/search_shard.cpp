@@ -19,6 +19,8 @@ void Driver::walk_shard(std::vector<Slot*>& order) {
     Walker& w0 = *walkers_[0];
     std::vector<Task> tasks;
     std::unordered_map<const MbsCtx*, std::size_t> index;
+    // every slice lists the same units: what listing them refuses is counted by slice 0
+    const auto refused = w0.stats.infeasible;
     for_roots(order, &index, true, [&](std::size_t k, MbsCtx& c) {
         std::vector<Task> top, units;
         Task root;
@@ -40,6 +42,7 @@ void Driver::walk_shard(std::vector<Slot*>& order) {
             if ((static_cast<std::size_t>(order[k]->index) + j) % static_cast<std::size_t>(count) == static_cast<std::size_t>(mine))
                 tasks.push_back(std::move(units[j]));
     });
+    if (!counts_shared()) w0.stats.infeasible = refused;
     run_tasks(order, index, tasks);
 }
 

@@ -58,6 +58,7 @@ void require_shards_equal_search(const Scenario& sc, const SearchOptions& o) {
         REQUIRE(single.found[k].plan == whole.plans[k].plan);
         REQUIRE(single.found[k].iteration_time_s == whole.scores[k]);
     }
+    const double space_configurations = search_space_size(sc, o.tp_per_stage).configurations;
     const double kth = static_cast<int>(single.found.size()) == o.top_k ? single.found.back().key : std::numeric_limits<double>::infinity();
     for (int count = 1; count <= 5; ++count)
         for (double thr : {std::numeric_limits<double>::infinity(), kth}) {
@@ -71,6 +72,21 @@ void require_shards_equal_search(const Scenario& sc, const SearchOptions& o) {
                 CHECK(m.scores[k] == whole.scores[k]);
             }
             CHECK(without_stats(to_json(sc, m)) == expected);
+            // every configuration lies below one unit of one slice and is counted there; what
+            // every slice finds alike (refused TP degrees, a context's refused options) is
+            // counted by slice 0 alone
+            if (o.exhaustive) {
+                CHECK(m.stats.configurations == whole.stats.configurations);
+                CHECK(m.stats.evaluated == whole.stats.evaluated);
+                for (const auto& [why, n] : whole.stats.infeasible) {
+                    INFO(why);
+                    CHECK(m.stats.infeasible.count(why));
+                    if (m.stats.infeasible.count(why)) CHECK(m.stats.infeasible.at(why) == n);
+                }
+                CHECK(m.stats.infeasible.size() == whole.stats.infeasible.size());
+            } else {
+                CHECK(m.stats.configurations <= space_configurations);
+            }
         }
 }
 
