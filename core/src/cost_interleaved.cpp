@@ -36,11 +36,7 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, const std::vector<Sta
                 dynamic.allocator_GiB += rc.memory.allocator_GiB;
                 if (rc.forward_s + rc.backward_s > chunk_cost[c]) {
                     chunk_cost[c] = rc.forward_s + rc.backward_s;
-                    StageTimes& t = ev.chunk_times[c];
-                    t.forward_s = rc.forward_s;
-                    t.backward_s = rc.backward_s;
-                    t.forward_tp_comm_s = rc.forward_tp_comm_s;
-                    t.backward_tp_comm_s = rc.backward_tp_comm_s;
+                    ev.chunk_times[c].take_compute(rc);
                 }
             }
             // The whole-stage cost of evaluate_stages holds the parameters; the dynamic part is the chunks'.
@@ -49,12 +45,7 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, const std::vector<Sta
             mem.temporary_GiB = dynamic.temporary_GiB;
             mem.allocator_GiB = dynamic.allocator_GiB;
             ev.replica_costs[k].memory = mem;
-            const double headroom = d.memory_GiB - mem.total_GiB();
-            if (headroom < worst_headroom) {
-                worst_headroom = headroom;
-                ev.memory = mem;
-                ev.memory_capacity_GiB = d.memory_GiB;
-            }
+            ev.keep_tightest(mem, d.memory_GiB, worst_headroom);
         }
         ev.fits = worst_headroom >= 0;
         // Sends between consecutive virtual stages: chunk c of stage s feeds chunk c of s + 1, and

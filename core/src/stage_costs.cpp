@@ -297,18 +297,10 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             const Device& d = replica_device(g, rs.tp, overridden);
             ReplicaCost rc = replica_cost(sc, d, rs.tp, rs.samples, st.num_layers, pos);
             if (k == 0 || rc.forward_s + rc.backward_s > ev.times.forward_s + ev.times.backward_s) {
-                ev.times.forward_s = rc.forward_s;
-                ev.times.backward_s = rc.backward_s;
-                ev.times.forward_tp_comm_s = rc.forward_tp_comm_s;
-                ev.times.backward_tp_comm_s = rc.backward_tp_comm_s;
+                ev.times.take_compute(rc);
                 ev.slowest_replica = static_cast<int>(k);
             }
-            double headroom = d.memory_GiB - rc.memory.total_GiB();
-            if (headroom < worst_headroom) {
-                worst_headroom = headroom;
-                ev.memory = rc.memory;
-                ev.memory_capacity_GiB = d.memory_GiB;
-            }
+            ev.keep_tightest(rc.memory, d.memory_GiB, worst_headroom);
             max_params = std::max(max_params, rc.params_per_gpu);
             double local = rc.params_per_gpu / (sc.training.distributed_optimizer ? st.dp() : 1);
             const DeviceProfile* dprof = find_device_profile(profile, d);

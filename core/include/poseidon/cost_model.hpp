@@ -149,6 +149,14 @@ struct StageTimes {
     // with compute at rate 1 - stream_slowdown beside them (docs/model.md, "Overlap under
     // interleaving"); the step and ready fields and the extras stay 0 there.
     double stream_slowdown = 0;
+
+    // The compute of one replica (it is the stage's slowest): forward, backward and their TP parts.
+    void take_compute(const ReplicaCost& rc) {
+        forward_s = rc.forward_s;
+        backward_s = rc.backward_s;
+        forward_tp_comm_s = rc.forward_tp_comm_s;
+        backward_tp_comm_s = rc.backward_tp_comm_s;
+    }
 };
 
 struct StageEval {
@@ -163,6 +171,16 @@ struct StageEval {
     // Interleaved 1F1B with overlap_param_gather: the stage's whole parameter all-gather, which
     // evaluate_chunks splits into its chunks' buckets (0 otherwise: then optimizer_s holds it).
     double param_gather_s = 0;
+
+    // Keeps `mem` as the stage's memory when its replica has the least headroom so far on a
+    // device of `capacity_GiB` (`worst`: that headroom, updated).
+    void keep_tightest(const MemoryBreakdown& mem, double capacity_GiB, double& worst) {
+        const double headroom = capacity_GiB - mem.total_GiB();
+        if (headroom >= worst) return;
+        worst = headroom;
+        memory = mem;
+        memory_capacity_GiB = capacity_GiB;
+    }
 };
 
 std::vector<StageEval> evaluate_stages(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement);
