@@ -1,6 +1,6 @@
+// Reading a scenario (scenario.hpp, parse_scenario): devices, stacks, models and clusters, inline
+// or by preset id, every bad field named by its JSON path (docs/formats.md, "Scenario").
 #include "poseidon/scenario.hpp"
-
-#include <numeric>
 
 #include "poseidon/calibrate.hpp"
 #include "poseidon/cost_model.hpp"
@@ -299,103 +299,5 @@ Scenario parse_scenario(const Json& j) {
 }
 
 Scenario parse_scenario_text(std::string_view text) { return parse_scenario(parse_json(text, "scenario")); }
-
-Json to_json(const Device& d) {
-    Json j = {{"name", d.name},
-              {"peak_tflops", d.peak_tflops},
-              {"fp32_tflops", fp32_tflops_of(d)},  // the effective rate, so that a round trip keeps it
-              {"tf32_tflops", d.tf32_tflops},
-              {"sustained_clock_ratio", d.sustained_clock_ratio},
-              {"comm_compute_slowdown", d.comm_compute_slowdown},
-              {"attention_efficiency", d.attention_efficiency},
-              {"memory_GiB", d.memory_GiB},
-              {"memory_bw_GBps", d.memory_bw_GBps},
-              {"intra_node_bw_GBps", d.intra_node_bw_GBps},
-              {"intra_node_link", d.intra_node_link},
-              {"matmul_efficiency", d.matmul_efficiency},
-              {"memory_bw_efficiency", d.memory_bw_efficiency},
-              {"kernel_overhead_us", d.kernel_overhead_us},
-              {"intra_node_link_efficiency", d.intra_node_link_efficiency},
-              {"inter_node_link_efficiency", d.inter_node_link_efficiency},
-              {"collective_latency_us", d.collective_latency_us},
-              {"framework_overhead_GiB", d.framework_overhead_GiB}};
-    if (!d.vendor.empty()) j["vendor"] = d.vendor;
-    if (!d.id.empty()) j["id"] = d.id;
-    if (d.calibration) j["calibration"] = to_json(*d.calibration);
-    return j;
-}
-
-Json to_json(const Stack& st) {
-    Json j = {{"name", st.name},
-              {"fused_elementwise", st.fused_elementwise},
-              {"softmax_fp32", st.softmax_fp32},
-              {"host_us_per_kernel", st.host_us_per_kernel},
-              {"pass_overhead_us", st.pass_overhead_us},
-              {"layer_overhead_us", st.layer_overhead_us},
-              {"p2p_blocking", st.p2p_blocking},
-              {"p2p_scatter_gather", st.p2p_scatter_gather},
-              {"grad_fp32", st.grad_fp32},
-              {"tp_async_backward", st.tp_async_backward},
-              {"tp_comm_overlap_fraction", st.tp_comm_overlap_fraction},
-              {"optimizer_step_bytes_per_param", st.optimizer_step_bytes_per_param},
-              {"optimizer_state_bytes_per_param", st.optimizer_state_bytes_per_param},
-              {"loss_bytes_per_logit", st.loss_bytes_per_logit},
-              {"allocator_reserve_fraction", st.allocator_reserve_fraction},
-              {"stage_needs_parameters", st.stage_needs_parameters}};
-    if (!st.id.empty()) j["id"] = st.id;
-    if (st.calibration) j["calibration"] = to_json(*st.calibration);
-    return j;
-}
-
-Json to_json(const ModelSpec& m) {
-    return {{"name", m.name},
-            {"num_layers", m.num_layers},
-            {"hidden_size", m.hidden_size},
-            {"num_attention_heads", m.num_attention_heads},
-            {"num_kv_heads", m.num_kv_heads},
-            {"ffn_hidden_size", m.ffn_hidden_size},
-            {"vocab_size", m.vocab_size},
-            {"seq_length", m.seq_length},
-            {"gated_mlp", m.gated_mlp},
-            {"tied_embeddings", m.tied_embeddings},
-            {"bias", m.bias},
-            {"position_embedding", m.learned_position_embedding ? "learned" : "rope"}};
-}
-
-Json to_json(const Cluster& c) {
-    Json groups = Json::array();
-    for (const auto& g : c.groups)
-        groups.push_back({{"device", to_json(g.device)},
-                          {"nodes", g.nodes},
-                          {"gpus_per_node", g.gpus_per_node},
-                          {"inter_node_bw_GBps", g.inter_node_bw_GBps},
-                          {"intra_node_bw_GBps", g.intra_node_bw_GBps},
-                          {"intra_node_link", g.intra_node_link},
-                          {"inter_node_link", g.inter_node_link}});
-    Json j = {{"name", c.name}, {"groups", groups}};
-    if (c.inter_group_bw_GBps) j["inter_group_bw_GBps"] = *c.inter_group_bw_GBps;
-    return j;
-}
-
-Json to_json(const Scenario& sc) {
-    Json j = {{"model", to_json(sc.model)},
-            {"cluster", to_json(sc.cluster)},
-            {"training",
-             {{"global_batch_size", sc.training.global_batch_size},
-              {"precision", to_string(sc.training.precision)},
-              {"recompute", to_string(sc.training.recompute)},
-              {"sequence_parallel", sc.training.sequence_parallel},
-              {"distributed_optimizer", sc.training.distributed_optimizer},
-              {"flash_attention", sc.training.flash_attention},
-              {"tf32", sc.training.tf32},
-              {"overlap_grad_reduce", sc.training.overlap_grad_reduce},
-              {"overlap_param_gather", sc.training.overlap_param_gather},
-              {"tp_comm_overlap", sc.training.tp_comm_overlap},
-              {"stack", to_json(sc.training.stack)}}}};
-    if (!sc.training.grad_reduce_dtype.empty()) j["training"]["grad_reduce_dtype"] = sc.training.grad_reduce_dtype;
-    if (sc.training.global_batch_tolerance > 0) j["training"]["global_batch_tolerance"] = sc.training.global_batch_tolerance;
-    if (sc.profile) j["profile"] = to_json(*sc.profile);
-    return j;
-}
 
 }  // namespace poseidon
