@@ -8,7 +8,9 @@
 //                                        speed-up, same plans
 //   poseidon_bench sweep [--limit S]     issue 11's sweep: 1-4 types x 64..4096 GPUs x 24..128 layers
 //   poseidon_bench shape TYPES GPUS LAYERS [--limit S]  one sweep shape: when the best plan improved
-//   poseidon_bench blocks [--limit S]    one block per group (default) vs --group-blocks 2 (bench_blocks.cpp)
+//   poseidon_bench blocks [--limit S]    one block per group (default) vs --group-blocks 2 and 3 (bench_blocks.cpp)
+//   poseidon_bench challenge [--limit S] a local search over the whole plan format against the search's
+//                                        best on issue 11's clusters (bench_challenge.cpp)
 //   poseidon_bench all
 // --threads N (default 1) sets the search's threads for every table but `threads`. Times are CPU
 // seconds of this process (std::clock: with one thread, the search's) and wall seconds.
@@ -31,6 +33,7 @@
 using namespace poseidon;
 
 void group_blocks_bench(double limit, int threads);  // bench_blocks.cpp
+void challenge_bench(double seconds, int threads);   // bench_challenge.cpp
 
 // (declared in bench_sweep.hpp)
 Json scale_scenario(int gpus, int types, int layers, int batch) {
@@ -378,6 +381,7 @@ int main(int argc, char** argv) {
         if (what == "shape" && argc > 4) shape_bench(std::stoi(argv[2]), std::stoi(argv[3]), std::stoi(argv[4]), so);
         if (what == "schedule") schedule();
         if (what == "blocks") group_blocks_bench(limit_given ? limit : 60, g_threads);
+        if (what == "challenge") challenge_bench(limit_given ? limit : 60, g_threads);
     } catch (const InputError& e) {
         for (const auto& p : e.problems()) std::fprintf(stderr, "%s\n", p.line().c_str());
         return 2;

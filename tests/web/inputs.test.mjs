@@ -1,0 +1,380 @@
+// The page's inputs beyond the model, cluster and batch, in headless Chromium (as browser.test.mjs):
+// measured profiles, the software stack, link types per group, the memory breakdown and
+// calibration from the user's own runs.   POSEIDON_BUILD_WASM=build-wasm node --test tests/web/inputs.test.mjs
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { encodeShare, decodeShare } from '../../web/share.js';
+import { loadModule } from './load-module.mjs';
+import { useBrowser, assertClean, ROOT, demoScenario, demoPlan } from './harness.mjs';
+
+let site;
+let searchWorks = true;
+const env = useBrowser({ ready: (e) => { ({ site, searchWorks } = e); } });
+
+/** A fresh page (1300 x 900) that records console errors, page errors and CSP violations. */
+const open = (t, url, options = {}) => env.open(t, url, options);
+const demoLink = () => env.demoLink();
+
+// ---------------------------------------------------------------- measured profiles
+
+const PROFILE_ID = 'llama3.2-1b-a100-illustrative';
+// Llama 3.2 1B on one DGX A100. Stage 0: TP 1, 4 samples per replica (between the preset's measured
+// points 2 and 8: interpolated); stage 1: TP 2, DP 2, 2 samples (a measured point).
+const profScenario = { model: 'llama3.2-1b', training: { global_batch_size: 16 }, cluster: 'dgx-a100-1' };
+const profPlan = { micro_batch_size: 4, num_micro_batches: 4, schedule: '1f1b',
+  stages: [{ group: 0, num_layers: 8, tp: 1, dp: 1 }, { group: 0, num_layers: 8, tp: 2, dp: 2 }] };
+const profLink = async (extra = {}) => `${site.url}index.html#${await encodeShare({ m: profScenario.model, c: profScenario.cluster, t: profScenario.training, p: profPlan, ...extra })}`;
+const sourceCells = (page) => page.$$eval('[data-testid=stage-table] td.source', (tds) => tds.map((td) => td.dataset.source));
+const headers = (page) => page.$$eval('[data-testid=stage-table] th[scope=col]', (ths) => ths.map((th) => th.textContent));
+const waitPlan = (page, re) => page.waitForFunction((src) => new RegExp(src).test(document.querySelector('[data-testid=best-plan]').textContent), re.source);
+
+test('attaching a profile changes the result and shows where each stage\'s numbers come from', async (t) => {
+  const { page, problems } = await open(t, await profLink());
+  await waitPlan(page, /Shared plan: [\d,]+ tokens\/s/);
+  const before = await page.textContent('[data-testid=best-tokens]');
+  assert.ok(!(await headers(page)).includes('source'), 'no source column without a profile');
+  // the matching preset is offered, then attached
+  assert.match(await page.textContent('#profile-hint'), /matches this model and cluster/);
+  assert.equal(await page.inputValue('#profile-preset'), PROFILE_ID);
+  await page.focus('#profile-use-preset');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => /^Attached: preset/.test(document.querySelector('#profile-status').textContent));
+  assert.match(await page.textContent('#profile-status'), /a100-sxm4-80gb/);
+  assert.ok(await page.isEnabled('#profile-remove'));
+  // the same plan, estimated again with the profile (plan file round trip)
+  const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#export-plan')]);
+  await page.setInputFiles('#plan-file', { name: 'plan.json', mimeType: 'application/json', buffer: fs.readFileSync(await dl.path()) });
+  await waitPlan(page, /Loaded plan/);
+  const after = await page.textContent('[data-testid=best-tokens]');
+  assert.notEqual(after, before, 'the profile changes the estimate');
+  assert.ok((await headers(page)).includes('source'));
+  assert.deepStrictEqual(await sourceCells(page), ['interpolated', 'profile']);
+  assert.match(await page.textContent('[data-testid=stage-table] tbody tr:nth-child(2) td.source'), /^measured/);
+  // the same numbers as the core gives for this scenario with the profile
+  const M = await loadModule();
+  const expected = JSON.parse(M.estimate(JSON.stringify({ ...profScenario, profile: PROFILE_ID }), JSON.stringify(profPlan)));
+  assert.equal(Number(after.replace(/[^\d]/g, '')), Math.round(expected.tokens_per_s));
+  if (searchWorks) {
+    await page.fill('[data-path="options.time_limit_s"]', '1');
+    await page.click('[data-testid=run]');
+    await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 30000 });
+    assert.ok((await headers(page)).includes('source'), 'a search with a profile shows the sources too');
+  }
+  // removing it goes back to the analytic model
+  await page.click('#profile-remove');
+  await page.waitForFunction(() => /^No profile/.test(document.querySelector('#profile-status').textContent));
+  await assertClean(page, problems);
+});
+
+test('an invalid profile shows the core\'s message next to the profile field', async (t) => {
+  const { page, problems } = await open(t, `${site.url}index.html`);
+  await page.click('#profile-paste summary');
+  // not JSON: the page says so next to the field
+  await page.fill('#profile-json', '{"devices": [');
+  await page.click('#profile-attach');
+  await page.waitForFunction(() => document.querySelector('[data-error-for="profile"]').textContent.length > 0);
+  assert.match(await page.textContent('[data-error-for="profile"]'), /not valid JSON/);
+  assert.equal(await page.getAttribute('#profile-json', 'aria-invalid'), 'true');
+  // valid JSON, invalid profile: the core's message, with the path inside the profile
+  const bad = { name: 'bad', devices: [{ device: 'a100-sxm4-80gb', points: [{ tp: 1, samples: 1, layer_forward_s: -1, layer_backward_s: 0.01 }] }] };
+  await page.fill('#profile-json', JSON.stringify(bad));
+  await page.click('#profile-attach');
+  await page.waitForFunction(() => /layer_forward_s/.test(document.querySelector('[data-error-for="profile"]').textContent));
+  const M = await loadModule();
+  const core = JSON.parse(M.estimate(JSON.stringify({ ...demoScenario, profile: bad }), JSON.stringify(demoPlan))).error;
+  assert.equal(await page.textContent('[data-error-for="profile"]'), `devices[0].points[0].layer_forward_s: ${core.message}`);
+  assert.equal(await page.getAttribute('#profile-json', 'aria-invalid'), 'true');
+  assert.match(await page.textContent('[data-testid=error]'), /profile\.devices\[0\]\.points\[0\]\.layer_forward_s/);
+  assert.equal(await page.inputValue('#profile-json'), JSON.stringify(bad), 'the text is kept');
+  // an unknown device (a file upload this time)
+  const unknown = { devices: [{ device: 'no-such-gpu', optimizer_s_per_billion_params: 0.02 }] };
+  await page.setInputFiles('#profile-file', { name: 'p.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(unknown)) });
+  await page.waitForFunction(() => /no-such-gpu/.test(document.querySelector('[data-error-for="profile"]').textContent));
+  assert.match(await page.textContent('#profile-status'), /file p\.json/);
+  if (searchWorks) {
+    await page.click('[data-testid=run]');
+    await page.waitForFunction(() => /fix the inputs/.test(document.querySelector('[data-testid=progress]').textContent));
+    assert.match(await page.textContent('[data-error-for="profile"]'), /no-such-gpu/);
+  }
+  // removing the profile clears the message
+  await page.click('#profile-remove');
+  await page.waitForFunction(() => document.querySelector('[data-testid=error]').hidden && !document.querySelector('[data-error-for="profile"]').textContent);
+  await assertClean(page, problems);
+});
+
+test('a share link with a profile round-trips (preset and pasted)', async (t) => {
+  const inline = JSON.parse(fs.readFileSync(path.join(ROOT, `presets/profiles/${PROFILE_ID}.json`), 'utf8'));
+  inline.name = 'pasted copy';
+  inline.devices[0].points = inline.devices[0].points.filter((p) => p.tp !== 2); // stage 1 falls back to analytic
+  for (const [f, status, sources] of [[PROFILE_ID, /^Attached: preset/, ['interpolated', 'profile']], [{ o: inline }, /^Attached: profile from the link “pasted copy”/, ['interpolated', 'analytic']]]) {
+    const link = await profLink({ f });
+    assert.match(link, /#v=2&s=/);
+    const { page, problems } = await open(t, link);
+    await waitPlan(page, /Shared plan: [\d,]+ tokens\/s/);
+    assert.match(await page.textContent('#profile-status'), status);
+    assert.deepStrictEqual(await sourceCells(page), sources);
+    const best = await page.textContent('[data-testid=best-plan]');
+    await page.click('[data-testid=copy-link]');
+    await page.waitForFunction(() => document.querySelector('#share-url').value.includes('#v=2&s='));
+    const { page: fresh, problems: p2 } = await open(t, await page.inputValue('#share-url'));
+    await waitPlan(fresh, /Shared plan: [\d,]+ tokens\/s/);
+    assert.equal(await fresh.textContent('[data-testid=best-plan]'), best);
+    assert.deepStrictEqual(await sourceCells(fresh), sources);
+    assert.match(await fresh.textContent('#profile-status'), status);
+    assert.match(await fresh.inputValue('#profile-json'), /"devices"/);
+    await assertClean(page, problems);
+    await assertClean(fresh, p2);
+  }
+  // a link naming a profile preset this version lacks is refused; inputs are kept
+  const { page, problems } = await open(t, await profLink({ f: 'no-such-profile' }));
+  await page.waitForFunction(() => /profile preset "no-such-profile"/.test(document.querySelector('[data-testid=error]').textContent));
+  assert.match(await page.textContent('#profile-status'), /^No profile/);
+  await assertClean(page, problems);
+  // a pasted profile too large for a link: the link leaves it out and the page says so
+  const { page: big, problems: p3 } = await open(t, await profLink());
+  await waitPlan(big, /Shared plan/);
+  const points = [];
+  for (let i = 1; i <= 4000; i++) points.push({ tp: 1 + (i % 4), samples: i, layer_forward_s: 0.001 + ((i * 7919) % 9973) * 1.37e-7, layer_backward_s: 0.002 + ((i * 104729) % 9967) * 2.91e-7 });
+  await big.click('#profile-paste summary');
+  await big.fill('#profile-json', JSON.stringify({ name: 'large', devices: [{ device: 'a100-sxm4-80gb', points }] }));
+  await big.click('#profile-attach');
+  await big.waitForFunction(() => /^Attached: pasted profile/.test(document.querySelector('#profile-status').textContent));
+  await big.click('[data-testid=copy-link]');
+  await big.waitForFunction(() => /too large for a link/.test(document.querySelector('#copy-status').textContent));
+  assert.match(await big.inputValue('#share-url'), /#v=1&s=/, 'the link without the profile');
+  await assertClean(big, p3);
+});
+
+// ---------------------------------------------------------------- software stack, link types, memory, calibration
+
+const copyLink = async (page, version) => {
+  await page.click('[data-testid=copy-link]');
+  await page.waitForFunction((v) => document.querySelector('#share-url').value.includes(`#v=${v}&s=`), version);
+  return page.inputValue('#share-url');
+};
+const tokensOf = async (page) => Number((await page.textContent('[data-testid=best-tokens]')).replace(/[^\d]/g, ''));
+/** live planning: waits until the result on screen belongs to the current inputs (not stale, search done) */
+const settled = (page, timeout = 30000) => page.waitForFunction(() => !document.querySelector('#results').classList.contains('stale')
+  && document.querySelector('#cancel').disabled && !/^Searching/.test(document.querySelector('[data-testid=progress]').textContent)
+  && /tokens\/s/.test(document.querySelector('[data-testid=best-plan]').textContent), null, { timeout });
+/** the plan a share link carries */
+const linkPlan = async (url) => (await decodeShare(url.split('#')[1])).p;
+
+test('the software stack select: presets from the core, a description, a different result, in the share link', async (t) => {
+  const M = await loadModule();
+  const stacks = JSON.parse(M.presets()).stacks;
+  // a stack other than the default, preferably one with unfused kernels (e.g. deepspeed-megatron-2022)
+  const other = stacks.find((st) => st.id !== 'megatron-core' && st.fused_elementwise === false) ?? stacks.find((st) => st.id !== 'megatron-core');
+  const stackScenario = { ...demoScenario, training: { ...demoScenario.training, stack: other.id } };
+  const { page, problems } = await open(t, await demoLink());
+  await waitPlan(page, /Shared plan: [\d,]+ tokens\/s/);
+  const before = await tokensOf(page);
+  const sel = '[data-path="training.stack"]';
+  assert.deepStrictEqual(await page.$$eval(`${sel} option`, (os) => os.map((o) => o.value)), stacks.map((s) => s.id));
+  assert.equal(await page.inputValue(sel), 'megatron-core', "the core's default");
+  assert.match(await page.textContent('#stack-desc'), /fused element-wise kernels/);
+  await page.selectOption(sel, other.id);
+  assert.match(await page.textContent('#stack-desc'), other.fused_elementwise ? /fused element-wise kernels/ : /unfused element-wise kernels/);
+  if (other.notes) {
+    await page.click('#stack-desc summary');
+    assert.ok((await page.textContent('#stack-desc details')).includes(other.notes.slice(0, 40)), "the stack's notes");
+  }
+  // TF32: only meaningful with fp32, and the page says so
+  assert.match(await page.textContent('#tf32-note'), /only matters with precision fp32/);
+  await page.selectOption('[data-path="training.precision"]', 'fp32');
+  assert.match(await page.textContent('#tf32-note'), /TF32 off/);
+  await page.check('[data-path="training.tf32"]');
+  assert.match(await page.textContent('#tf32-note'), /TF32 on/);
+  await page.uncheck('[data-path="training.tf32"]');
+  await page.selectOption('[data-path="training.precision"]', 'bf16');
+  // every edit re-plans: once the result for the stack is on screen, the link carries the stack
+  // (format 3) and that plan, and a fresh page estimates the same plan with the stack
+  await settled(page);
+  let tps = await tokensOf(page);
+  if (searchWorks) {
+    const res = JSON.parse(M.plan(JSON.stringify(stackScenario), JSON.stringify({ top: 5, time_limit_s: 10 })));
+    if (res.stats.complete) {
+      // the last edit's re-plan starts after the input debounce: on a loaded machine the result
+      // of the edit before (fp32) can still be on screen, settled, when it is first read
+      const want = Math.round(res.plans[0].tokens_per_s);
+      for (const t0 = Date.now(); tps !== want && Date.now() - t0 < 20000; tps = await tokensOf(page)) {
+        await page.waitForTimeout(200);
+        await settled(page);
+      }
+      assert.equal(tps, want, "the core's best plan for the stack");
+    }
+  }
+  const link = await copyLink(page, 3);
+  const { page: fresh, problems: p2 } = await open(t, link);
+  await waitPlan(fresh, /Shared plan: [\d,]+ tokens\/s/);
+  assert.equal(await fresh.inputValue(sel), other.id);
+  assert.equal(await tokensOf(fresh), tps, 'the link shows what was shown');
+  const plan = await linkPlan(link);
+  const expected = JSON.parse(M.estimate(JSON.stringify(stackScenario), JSON.stringify(plan)));
+  assert.equal(await tokensOf(fresh), Math.round(expected.tokens_per_s));
+  const withDefault = JSON.parse(M.estimate(JSON.stringify(demoScenario), JSON.stringify(plan)));
+  assert.notEqual(Math.round(withDefault.tokens_per_s), tps, 'the stack changes the estimate');
+  void before;
+  await assertClean(page, problems);
+  await assertClean(fresh, p2);
+});
+
+test('link types per cluster group round-trip through a share link', async (t) => {
+  const M = await loadModule();
+  const { page, problems } = await open(t, await demoLink());
+  await waitPlan(page, /Shared plan: [\d,]+ tokens\/s/);
+  const before = await tokensOf(page);
+  const intra0 = '[data-path="cluster.groups[0].intra_node_link"]';
+  const inter1 = '[data-path="cluster.groups[1].inter_node_link"]';
+  assert.equal(await page.inputValue(intra0), '', "the device's own link");
+  assert.match(await page.textContent(`${intra0} option[value=""]`), /the device's: NVLink/);
+  assert.equal(await page.textContent(`${intra0} option[value="pcie_host"]`), 'PCIe, no peer-to-peer (host-staged)');
+  assert.equal(await page.inputValue(inter1), 'infiniband');
+  const interLabels = await page.$$eval(`${inter1} option`, (os) => os.map((o) => o.textContent));
+  for (const label of ['InfiniBand (RDMA)', 'Ethernet (NCCL over TCP)']) assert.ok(interLabels.includes(label), label);
+  await page.selectOption(intra0, 'pcie_host');
+  await page.selectOption(inter1, 'ethernet');
+  await page.waitForFunction(() => /modified/.test(document.querySelector('#cluster-preset').selectedOptions[0].textContent));
+  await settled(page); // every edit re-plans; the link then carries the new plan
+  const tps = await tokensOf(page);
+  const link = await copyLink(page, 3);
+  const { page: fresh, problems: p2 } = await open(t, link);
+  await waitPlan(fresh, /Shared plan: [\d,]+ tokens\/s/);
+  assert.equal(await tokensOf(fresh), tps);
+  assert.equal(await fresh.inputValue(intra0), 'pcie_host');
+  assert.equal(await fresh.inputValue(inter1), 'ethernet');
+  assert.equal(await fresh.inputValue('[data-path="cluster.groups[1].intra_node_link"]'), '');
+  assert.equal(await fresh.inputValue('[data-path="cluster.groups[0].inter_node_link"]'), 'infiniband');
+  const cluster = structuredClone(JSON.parse(M.presets()).clusters.find((c) => c.id === demoScenario.cluster));
+  delete cluster.id;
+  cluster.groups[0].intra_node_link = 'pcie_host';
+  cluster.groups[1].inter_node_link = 'ethernet';
+  const plan = await linkPlan(link);
+  const expected = JSON.parse(M.estimate(JSON.stringify({ ...demoScenario, cluster }), JSON.stringify(plan)));
+  assert.ok(!expected.error, JSON.stringify(expected.error));
+  assert.equal(await tokensOf(fresh), Math.round(expected.tokens_per_s));
+  const onPreset = JSON.parse(M.estimate(JSON.stringify(demoScenario), JSON.stringify(plan)));
+  assert.notEqual(Math.round(onPreset.tokens_per_s), tps, 'host-staged PCIe and TCP change the estimate');
+  void before;
+  // back to the defaults: the cluster is the preset again, and the link format 1
+  await fresh.selectOption(intra0, '');
+  await fresh.selectOption(inter1, 'infiniband');
+  await fresh.waitForFunction(() => !/modified/.test(document.querySelector('#cluster-preset').selectedOptions[0].textContent));
+  await copyLink(fresh, 1);
+  await assertClean(page, problems);
+  await assertClean(fresh, p2);
+});
+
+test('memory per GPU by component: seven parts against capacity, warning colour above 90 %', async (t) => {
+  const M = await loadModule();
+  const { page, problems } = await open(t, await demoLink());
+  await waitPlan(page, /Shared plan: [\d,]+ tokens\/s/);
+  const est = JSON.parse(M.estimate(JSON.stringify(demoScenario), JSON.stringify(demoPlan)));
+  const heads = await page.$$eval('[data-testid=memory-table] thead th', (ths) => ths.map((th) => th.textContent));
+  assert.deepStrictEqual(heads, ['stage', 'weights', 'gradients', 'optimizer state', 'activations', 'temporary buffers', 'allocator reserve',
+    'framework overhead', 'total', 'capacity', 'used']);
+  const rows = await page.$$eval('[data-testid=memory-table] tbody tr', (trs) => trs.map((tr) => ({ level: tr.dataset.level,
+    cells: Object.fromEntries([...tr.querySelectorAll('td[data-component]')].map((td) => [td.dataset.component, Number(td.textContent.replace(/,/g, ''))])) })));
+  assert.equal(rows.length, est.stages.length);
+  est.stages.forEach((st, i) => {
+    for (const [k, v] of Object.entries(st.memory_breakdown_GiB)) assert.ok(Math.abs(rows[i].cells[k] - v) <= 0.005 + 1e-9, `stage ${i} ${k}: ${rows[i].cells[k]} vs ${v}`);
+    assert.equal(Object.keys(st.memory_breakdown_GiB).length, 7);
+    assert.ok(Math.abs(rows[i].cells.total - st.memory_GiB) <= 0.005 + 1e-9);
+  });
+  assert.equal(await page.locator('.membar').count(), est.stages.length);
+  assert.match(await page.textContent('.membar-total'), /GiB \(\d+\.\d%\)/);
+  assert.equal(await page.locator('.memlegend li').count(), 7);
+  // a plan above 90 % of capacity and one above 100 %: found with the core, then shown by the page
+  let warn = null;
+  let over = null;
+  for (let gbs = 2; gbs <= 64 && !(warn && over); gbs += 2) {
+    for (const tp of [1, 2, 4]) {
+      const sc = { model: 'gpt3-1.7b', training: { global_batch_size: gbs }, cluster: 'demo-mixed-16' };
+      const plan = { micro_batch_size: gbs, num_micro_batches: 1, stages: [{ group: 1, num_layers: 24, tp, dp: 8 / tp }] };
+      if (gbs % (8 / tp)) continue;
+      const r = JSON.parse(M.estimate(JSON.stringify(sc), JSON.stringify(plan)));
+      const share = r.error ? null : r.stages[0].memory_GiB / r.stages[0].memory_capacity_GiB;
+      if (share > 0.9 && share <= 1 && !warn) warn = { sc, plan };
+      if (share > 1 && !over) over = { sc, plan };
+    }
+  }
+  for (const [c, level] of [[warn, 'warn'], [over, 'over']]) {
+    if (!c) { t.diagnostic(`no ${level} plan found with this core; that check is skipped`); continue; }
+    const { page: p } = await open(t, `${site.url}index.html#${await encodeShare({ m: c.sc.model, c: c.sc.cluster, t: c.sc.training, p: c.plan })}`);
+    await waitPlan(p, /Shared plan/);
+    assert.equal(await p.getAttribute('.membar', 'data-level'), level);
+    assert.equal(await p.getAttribute('[data-testid=memory-table] tbody tr', 'data-level'), level);
+    assert.equal(await p.locator(`#stage-diagram .mem-fill.${level}`).count(), 1, 'the stage diagram uses the same colours');
+    assert.match(await p.textContent('.membar-total'), level === 'warn' ? /above 90 % of capacity/ : /does not fit/);
+    if (level === 'over') assert.equal(await p.locator('.membar .memcap').count(), 1, 'the capacity is marked on the bar');
+  }
+  await assertClean(page, problems);
+});
+
+test('calibrate with my measurements: upload runs, see the fit, plan with it, share it; errors next to the field', async (t) => {
+  const M = await loadModule();
+  const runsText = fs.readFileSync(path.join(ROOT, 'docs/examples/demo.runs.json'), 'utf8');
+  const expected = JSON.parse(M.calibrate(JSON.stringify(demoScenario), runsText));
+  assert.ok(!expected.error, JSON.stringify(expected.error));
+  const { page, problems } = await open(t, await demoLink());
+  await waitPlan(page, /Shared plan: [\d,]+ tokens\/s/);
+  assert.match(await page.textContent('[data-testid=calibration-status]'), /^No calibration/);
+  await page.click('#calibrate-paste summary');
+  await page.setInputFiles('#runs-file', { name: 'demo.runs.json', mimeType: 'application/json', buffer: Buffer.from(runsText) });
+  await page.waitForSelector('[data-testid=calibrate-apply]');
+  // the fitted values are the core's
+  const fitted = expected.report.devices.flatMap((d) => Object.entries(d.parameters).filter(([, p]) => p.status === 'fitted').map(([k, p]) => ({ device: d.device, k, p })));
+  assert.ok(fitted.length > 0);
+  assert.equal(await page.locator('[data-testid=calibration-fitted] tbody tr').count(), fitted.length);
+  for (const { device, k, p } of fitted) {
+    const cell = await page.textContent(`[data-testid=calibration-fitted] tr[data-device="${device}"][data-parameter="${k}"] td.to`);
+    assert.ok(Math.abs(parseFloat(cell.replace(/,/g, '')) - p.to) <= 1e-6 * Math.max(1, p.to), `${device} ${k}: ${cell} vs ${p.to}`);
+  }
+  // each run's error before and after
+  const errs = await page.$$eval('[data-testid=calibration-runs] tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td[data-error]')].map((td) => Number(td.dataset.error))));
+  assert.deepStrictEqual(errs, expected.report.runs.map((r) => [r.error_before, r.error_after]));
+  assert.match(await page.textContent('[data-testid=calibration-runs] tbody tr'), /[+-]\d+\.\d %/);
+  assert.match(await page.textContent('#calibration-report'), /RMS log error of the iteration time/);
+  if (searchWorks) {
+    // plan with it: the devices become the calibrated ones and the search runs with them
+    await page.fill('[data-path="options.time_limit_s"]', '5');
+    await page.click('[data-testid=calibrate-apply]');
+    await page.waitForFunction(() => /^Calibrated devices/.test(document.querySelector('[data-testid=calibration-status]').textContent));
+    await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 30000 });
+    for (const { device } of fitted) assert.equal(await page.locator(`[data-testid=calibration-status] li[data-device="${device}"]`).count(), 1);
+    const res = JSON.parse(M.plan(JSON.stringify(expected.scenario), JSON.stringify({ top: 5, time_limit_s: 5 })));
+    if (res.stats.complete) assert.equal(await tokensOf(page), Math.round(res.plans[0].tokens_per_s), 'the core\'s best plan for the calibrated scenario');
+    // the calibration travels in the link: a fresh page shows the same plan with the same numbers
+    const tps = await tokensOf(page);
+    const link = await copyLink(page, 3);
+    const { page: fresh, problems: p2 } = await open(t, link);
+    await waitPlan(fresh, /Shared plan: [\d,]+ tokens\/s/);
+    assert.equal(await tokensOf(fresh), tps);
+    assert.match(await fresh.textContent('[data-testid=calibration-status]'), /^Calibrated devices/);
+    for (const { device, k } of fitted) assert.match(await fresh.textContent(`[data-testid=calibration-status] li[data-device="${device}"]`), new RegExp(k));
+    // removing it goes back to the preset devices (and to a format-1 link)
+    await fresh.click('#calibration-remove');
+    await fresh.waitForFunction(() => /^No calibration/.test(document.querySelector('[data-testid=calibration-status]').textContent));
+    await copyLink(fresh, 1);
+    await assertClean(fresh, p2);
+  }
+  // the core's messages next to the runs field, with the path inside the runs; the text is kept
+  const bad = JSON.stringify({ runs: [{ plan: demoPlan, iteration_time_s: -2 }] });
+  const core = JSON.parse(M.calibrate(JSON.stringify(demoScenario), bad)).error;
+  await page.fill('#runs-json', bad);
+  await page.click('[data-testid=calibrate]');
+  await page.waitForFunction(() => document.querySelector('[data-error-for="runs"]').textContent.length > 0);
+  assert.equal(await page.textContent('[data-error-for="runs"]'), `runs[0].iteration_time_s: ${core.message}`);
+  assert.equal(await page.getAttribute('#runs-json', 'aria-invalid'), 'true');
+  assert.match(await page.textContent('[data-testid=error]'), /runs\.runs\[0\]\.iteration_time_s/);
+  assert.equal(await page.inputValue('#runs-json'), bad);
+  await page.fill('#runs-json', '{"runs": [');
+  await page.click('[data-testid=calibrate]');
+  await page.waitForFunction(() => /not valid JSON/.test(document.querySelector('[data-error-for="runs"]').textContent));
+  await page.fill('#runs-json', '');
+  await page.click('[data-testid=calibrate]');
+  await page.waitForFunction(() => /empty/.test(document.querySelector('[data-error-for="runs"]').textContent));
+  await assertClean(page, problems);
+});
