@@ -9,18 +9,15 @@
 
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"
+#include "bench_sweep.hpp"
 
 using namespace poseidon;
-
-namespace {
 
 Json two_types(const char* model, const char* a, int a_nodes, int a_gpn, const char* b, int b_nodes, int b_gpn, double bw, int batch) {
     Json groups = Json::array({{{"device", a}, {"nodes", a_nodes}, {"gpus_per_node", a_gpn}, {"inter_node_bw_GBps", bw}},
                                {{"device", b}, {"nodes", b_nodes}, {"gpus_per_node", b_gpn}, {"inter_node_bw_GBps", bw}}});
     return {{"model", model}, {"training", {{"global_batch_size", batch}}}, {"cluster", {{"name", std::string(a) + " + " + b}, {"groups", groups}}}};
 }
-
-}  // namespace
 
 void group_blocks_bench(double limit, int threads) {
     std::vector<std::pair<std::string, Json>> scenarios;

@@ -17,16 +17,11 @@
 #include "poseidon/estimate.hpp"
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"
+#include "bench_sweep.hpp"
 
 using namespace poseidon;
 
 namespace {
-
-Json two_groups(const char* model, const char* a, int a_nodes, int a_gpn, const char* b, int b_nodes, int b_gpn, double bw, int batch) {
-    Json groups = Json::array({{{"device", a}, {"nodes", a_nodes}, {"gpus_per_node", a_gpn}, {"inter_node_bw_GBps", bw}},
-                               {{"device", b}, {"nodes", b_nodes}, {"gpus_per_node", b_gpn}, {"inter_node_bw_GBps", bw}}});
-    return {{"model", model}, {"training", {{"global_batch_size", batch}}}, {"cluster", {{"name", std::string(a) + " + " + b}, {"groups", groups}}}};
-}
 
 // The time per global batch of a plan (what the search ranks by), or infinity when the plan is
 // invalid or does not fit.
@@ -131,11 +126,11 @@ bool mutate(Plan& p, std::mt19937_64& rng) {
 
 void challenge_bench(double seconds, int threads) {
     std::vector<std::pair<std::string, Json>> cases = {
-        {"opt-350m | 16 A100-80GB (2 x 8) + 16 T4 (4 x 4), 12.5 GB/s | 256", two_groups("opt-350m", "a100-sxm4-80gb", 2, 8, "t4-16gb", 4, 4, 12.5, 256)},
+        {"opt-350m | 16 A100-80GB (2 x 8) + 16 T4 (4 x 4), 12.5 GB/s | 256", two_types("opt-350m", "a100-sxm4-80gb", 2, 8, "t4-16gb", 4, 4, 12.5, 256)},
         {"opt-350m | 16 A100-40GB (2 x 8) + 16 V100-16GB (2 x 8), 12.5 GB/s | 256",
-         two_groups("opt-350m", "a100-sxm4-40gb", 2, 8, "v100-sxm2-16gb", 2, 8, 12.5, 256)},
+         two_types("opt-350m", "a100-sxm4-40gb", 2, 8, "v100-sxm2-16gb", 2, 8, 12.5, 256)},
         {"opt-350m | 16 A100-40GB (2 x 8) + 16 V100-16GB (2 x 8), 200 GB/s | 256",
-         two_groups("opt-350m", "a100-sxm4-40gb", 2, 8, "v100-sxm2-16gb", 2, 8, 200, 256)},
+         two_types("opt-350m", "a100-sxm4-40gb", 2, 8, "v100-sxm2-16gb", 2, 8, 200, 256)},
         {"gpt3-1.7b | metis-t4-a100 | 64", {{"model", "gpt3-1.7b"}, {"training", {{"global_batch_size", 64}}}, {"cluster", "metis-t4-a100"}}},
     };
     std::printf("| model | cluster | batch | search best s | search CPU s | challenger best s | gain | tried, valid, improved |\n");

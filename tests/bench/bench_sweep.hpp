@@ -1,5 +1,6 @@
 // poseidon_bench sweep and shape (bench_sweep.cpp): issue 11's sweep of cluster shapes, and one
-// shape with the progress of its best plan. scale_scenario lives in bench.cpp.
+// shape with the progress of its best plan. scale_scenario lives in bench.cpp, two_types in
+// bench_blocks.cpp.
 #pragma once
 
 #include <string>
@@ -17,3 +18,7 @@ struct SweepOptions {
 poseidon::Json scale_scenario(int gpus, int types, int layers, int batch);
 void sweep_bench(const SweepOptions& so);
 void shape_bench(int types, int gpus, int layers, const SweepOptions& so);
+
+// Two groups of one device each (`a_nodes` x `a_gpn` and `b_nodes` x `b_gpn` GPUs), `bw` GB/s between
+// nodes, model `model` with global batch `batch`: issue 11's mixed clusters.
+poseidon::Json two_types(const char* model, const char* a, int a_nodes, int a_gpn, const char* b, int b_nodes, int b_gpn, double bw, int batch);
