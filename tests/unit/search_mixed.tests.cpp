@@ -105,6 +105,11 @@ TEST_CASE("the exhaustive search evaluates the mixed plans mixed_space_size coun
             for (int a = 1; a * r < mbs; ++a) by_hand += 7;
     CHECK(detail::mixed_space_size(sc, o) == by_hand);
     CHECK(static_cast<double>(with.stats.evaluated - without.stats.evaluated) == by_hand);
+    // interleaved plans only: no mixed stage is searched (a one-stage plan is not interleaved,
+    // and pipelines of mixed stages run 1F1B)
+    o.schedule = "interleaved-1f1b";
+    CHECK(detail::mixed_space_size(sc, o) == 0);
+    for (const auto& p : search(sc, o).plans) CHECK(p.plan.schedule == "interleaved-1f1b");
     CHECK(parse_search_options(Json::parse(R"({"mixed_stages": true})")).mixed_stages);
     CHECK_THROWS_AS(parse_search_options(Json::parse(R"({"mixed_stages": 1})")), InputError);
 }
