@@ -28,6 +28,7 @@ void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule) {
     const int L = sc.model.num_layers;
     c.sched_1f1b = schedule != "interleaved-1f1b";
     c.vs.clear();
+    c.keep_v.clear();
     c.root_order = c.root_bound;
     if (schedule == "1f1b") return;
     for (int V = 2; V <= std::min(search_max_virtual_stages, L / 2); ++V)
@@ -35,6 +36,11 @@ void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule) {
     if (c.vs.empty()) {
         if (!c.sched_1f1b) c.root_bound = kInf;
         return;
+    }
+    c.keep_v.assign(c.vs.size(), std::vector<double>(c.smax + 1));
+    for (std::size_t i = 0; i < c.vs.size(); ++i) {
+        const double keep = 1 - 1 / (static_cast<double>(c.m) * c.vs[i]);
+        for (int n = 0; n <= c.smax; ++n) c.keep_v[i][n] = std::pow(keep, n);
     }
     // Root: every group at its most throughput, no bubble (the LP with phi = 0).
     const double v = std::accumulate(c.rho_a.begin(), c.rho_a.end(), 0.0);
@@ -64,19 +70,19 @@ double Walker::ilv_layout_bound(const MbsCtx& c, std::uint64_t used, int S_all) 
         if (d == 0) return kInf;
     }
     int vmax = 0;
-    for (int V : c.vs)
-        if (S_all > 0 ? interleave_ok(S_all, c.m, V, L_) : d * V <= L_) vmax = V;
+    std::size_t vi = 0;
+    for (std::size_t i = 0; i < c.vs.size(); ++i)
+        if (S_all > 0 ? interleave_ok(S_all, c.m, c.vs[i], L_) : d * c.vs[i] <= L_) vmax = c.vs[vi = i];
     if (vmax == 0) return kInf;
     double v = 0;
     if (S_all == 0)  // a complete layout has no stages after its blocks
         for (int g = 0; g < G_; ++g)
             if (!((used >> g) & 1)) v += c.rho_a[g];
-    const double keep = 1 - 1 / (static_cast<double>(c.m) * vmax);
     double opt_lb = 0;
     for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
         const Rates& r = rates_of(c, *it);
         opt_lb = std::max(opt_lb, r.opt_min);
-        v = lp_steps(v, r.a / vmax, std::pow(keep, it->count));
+        v = lp_steps(v, r.a / vmax, c.keep_pow(vi, it->count));
     }
     return v > 0 ? L_ / v + opt_lb : kInf;
 }
@@ -86,15 +92,15 @@ double Walker::ilv_layout_bound(const MbsCtx& c, std::uint64_t used, int S_all) 
 // table, else the least over TP degrees), m V t* + opt; the least over V.
 double Walker::ilv_tp_bound(const MbsCtx& c, std::size_t upto, int S) {
     double best = kInf;
-    for (int V : c.vs) {
+    for (std::size_t vi = 0; vi < c.vs.size(); ++vi) {
+        const int V = c.vs[vi];
         if (!interleave_ok(S, c.m, V, L_)) continue;
-        const double keep = 1 - 1 / (static_cast<double>(c.m) * V);
         double v = 0, opt_lb = 0;
         for (std::size_t k = blocks_.size(); k-- > 0;) {
             const BlockSel& b = blocks_[k];
             const Rates& r = k <= upto ? c.opts[b.g][b.opt].tps[b.tpi].r : c.opts[b.g][b.opt].best;
             opt_lb = std::max(opt_lb, r.opt_min);
-            v = lp_steps(v, r.a / V, std::pow(keep, b.count));
+            v = lp_steps(v, r.a / V, c.keep_pow(vi, b.count));
         }
         double bound = v > 0 ? L_ / v + opt_lb : kInf;
         tabs_.clear();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -67,6 +68,12 @@ struct MbsCtx {
     // virtual-stage counts V >= 2 of interleaved plans (ascending; empty: none).
     bool sched_1f1b = true;
     std::vector<int> vs;
+    // Per vs[i]: (1 - 1/(m V))^n for n = 0 .. smax, the interleaved LP's decay over n stages.
+    std::vector<std::vector<double>> keep_v;
+    double keep_pow(std::size_t vi, int n) const {
+        const std::vector<double>& t = keep_v[vi];
+        return n < static_cast<int>(t.size()) ? t[n] : std::pow(1 - 1 / (static_cast<double>(m) * vs[vi]), n);
+    }
     // The configurations the dive searched (so that `configurations` counts each once).
     std::set<std::vector<int>> dive_configs;
     std::mutex dive_m;

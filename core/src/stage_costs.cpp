@@ -119,10 +119,18 @@ NodeSpan span_of(const Scenario& sc, const StagePlacement& p) {
     // Replicas are usually placed in GPU order, so neighbours share nodes and the list comes out
     // sorted: drop repeats as they come and sort only when the placement is not in order (hot in
     // the search: three calls per stage evaluation).
-    for (const auto& r : p.replicas) {
-        int gpn = sc.cluster.groups[r.group].gpus_per_node;
-        for (int n = r.first_gpu / gpn; n <= r.last_node(gpn); ++n)
-            if (ns.nodes.empty() || ns.nodes.back() != std::pair<int, int>(r.group, n)) ns.nodes.emplace_back(r.group, n);
+    // A run of replicas placed back to back in one group covers the nodes of its whole GPU range,
+    // so it is walked once (a stage of 2,048 one-GPU replicas is one run of 256 nodes).
+    const auto& reps = p.replicas;
+    for (std::size_t i = 0; i < reps.size();) {
+        const int g = reps[i].group, first = reps[i].first_gpu;
+        int end = first + reps[i].num_gpus;
+        std::size_t j = i + 1;
+        for (; j < reps.size() && reps[j].group == g && reps[j].first_gpu == end; ++j) end += reps[j].num_gpus;
+        const int gpn = sc.cluster.groups[g].gpus_per_node;
+        for (int n = first / gpn; n <= (end - 1) / gpn; ++n)
+            if (ns.nodes.empty() || ns.nodes.back() != std::pair<int, int>(g, n)) ns.nodes.emplace_back(g, n);
+        i = j;
     }
     if (!std::is_sorted(ns.nodes.begin(), ns.nodes.end())) {
         std::sort(ns.nodes.begin(), ns.nodes.end());
@@ -161,7 +169,9 @@ double p2p_send_spans(const Scenario& sc, const Plan& plan, const StagePlacement
     }
     double latency = 0;
     const bool one_node = a.nodes.size() == 1 && b.nodes.size() == 1 && *a.nodes.begin() == *b.nodes.begin();
-    for (const auto& r : from.replicas) latency = std::max(latency, group_latency_s(sc.cluster.groups[r.group], !one_node));
+    for (std::size_t k = 0; k < from.replicas.size(); ++k)  // once per run of one group's replicas
+        if (k == 0 || from.replicas[k].group != from.replicas[k - 1].group)
+            latency = std::max(latency, group_latency_s(sc.cluster.groups[from.replicas[k].group], !one_node));
     // Both stages inside one node: NVLink/PCIe between GPU pairs, every sender in parallel
     // (Megatron's scatter-gather sends 1/tp of the activation from each TP rank).
     if (one_node) {
@@ -177,8 +187,18 @@ double p2p_send_spans(const Scenario& sc, const Plan& plan, const StagePlacement
     double send_bw = 0, recv_bw = 0;
     int gb = to.replicas.empty() ? 0 : to.replicas.front().group;
     int ga = from.replicas.empty() ? 0 : from.replicas.front().group;
-    for (const auto& [g, n] : a.nodes) send_bw += cross_group_node_bw(sc, g, gb);
-    for (const auto& [g, n] : b.nodes) recv_bw += cross_group_node_bw(sc, ga, g);
+    // the spans are sorted by group: one bandwidth per run of a group's nodes, added node by node
+    int last = -1;
+    double node_bw = 0;
+    for (const auto& [g, n] : a.nodes) {
+        if (g != last) node_bw = cross_group_node_bw(sc, last = g, gb);
+        send_bw += node_bw;
+    }
+    last = -1;
+    for (const auto& [g, n] : b.nodes) {
+        if (g != last) node_bw = cross_group_node_bw(sc, ga, last = g);
+        recv_bw += node_bw;
+    }
     double bw = std::min(send_bw, recv_bw);
     return bytes / (bw * GB) + latency;
 }
@@ -190,7 +210,8 @@ double dp_sync_span(const Scenario& sc, const StagePlan& stage, const StagePlace
     for (const auto& r : stage.replicas) tp = std::min(tp, r.tp);
     double bw = 1e300, lat = 0;
     std::vector<int> groups;
-    for (const auto& r : placement.replicas) groups.push_back(r.group);
+    for (const auto& r : placement.replicas)
+        if (groups.empty() || groups.back() != r.group) groups.push_back(r.group);  // runs of one group once
     std::sort(groups.begin(), groups.end());
     groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
     for (int g : groups) lat = std::max(lat, group_latency_s(sc.cluster.groups[g], ns.nodes.size() > 1));

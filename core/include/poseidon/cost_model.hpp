@@ -193,6 +193,7 @@ const Device& replica_device(const Group& g, int tp, Device& buffer);
 // timed as blocks of num_layers / V (the embedding on chunk 0 of stage 0, the head on chunk V-1 of
 // the last stage) with their sends, into StageEval::chunk_times; the stage's F/B times become the
 // sums over its chunks and its activations those of the interleaved order's passes in flight.
+// `stages` are evaluate_stages' results for the plan (their sends to neighbours are reused).
 void evaluate_chunks(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement, std::vector<StageEval>& stages);
 
 // Send time of one micro-batch's activations between two placed stages (same for gradients back).
