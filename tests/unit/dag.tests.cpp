@@ -75,6 +75,28 @@ TEST_CASE("sends delay the dependent stage and overlap with compute elsewhere", 
     CHECK(dag_iteration_time(st, 1, ws) == Approx(7));
 }
 
+TEST_CASE("neighbouring stages with sends lock into a two-micro-batch cycle; a deeper warm-up loosens it", "[dag][communication]") {
+    // Stage 0's backward of micro-batch k waits for stage 1's; in 1F1B stage 0 then runs the
+    // forward of k + 2, and stage 1 runs that forward and then the backward of k + 2. Per two
+    // micro-batches the cycle takes both stages' F + B and both sends: (3 + 3 + 1) / 2 = 3.5 s per
+    // micro-batch, where each stage alone needs 3 (docs/model.md, "Neighbouring stages").
+    DagWorkspace ws;
+    StageTimes a = compute_only(1, 2), b = compute_only(1, 2);
+    a.send_forward_s = 0.5;
+    b.send_backward_s = 0.5;
+    const std::vector<StageTimes> two{a, b};
+    CHECK(dag_iteration_time(two, 42, ws) - dag_iteration_time(two, 40, ws) == Approx(7).epsilon(1e-12));
+    // A stage with no work between them (only its two sends each way) gives stage 0 one more
+    // warm-up forward: the cycle now spans three micro-batches, (3 + 3 + 4 x 0.5) / 3 < 3, so each
+    // stage runs back to back at 3 s per micro-batch although the path is longer.
+    StageTimes empty = compute_only(0, 0);
+    empty.send_forward_s = 0.5;
+    empty.send_backward_s = 0.5;
+    const std::vector<StageTimes> three{a, empty, b};
+    CHECK(dag_iteration_time(three, 42, ws) - dag_iteration_time(three, 40, ws) == Approx(6).epsilon(1e-12));
+    CHECK(dag_iteration_time(three, 40, ws) < dag_iteration_time(two, 40, ws));
+}
+
 TEST_CASE("the optimizer waits for every stage's gradient synchronisation (global norm)", "[dag][communication]") {
     DagWorkspace ws;
     StageTimes a = compute_only(1, 2), b = compute_only(1, 2);
