@@ -42,7 +42,7 @@ std::vector<GroupSplit> group_block_splits(const Scenario& sc, const SearchOptio
     if (options.group_blocks < 2) return out;
     for (std::size_t g = 0; g < G; ++g) {
         const int N = sc.cluster.groups[g].nodes;
-        std::vector<std::vector<int>> ways, parts_now;
+        std::vector<std::vector<int>> ways;
         std::vector<int> parts;
         group_parts(N, options.group_blocks, node_choices(N, options.node_counts == "all"), parts, ways);
         if (out.size() * (ways.size() + 1) > max_group_splits)

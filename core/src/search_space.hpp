@@ -68,11 +68,12 @@ struct MbsCtx {
     // virtual-stage counts V >= 2 of interleaved plans (ascending; empty: none).
     bool sched_1f1b = true;
     std::vector<int> vs;
-    // Per vs[i]: (1 - 1/(m V))^n for n = 0 .. smax, the interleaved LP's decay over n stages.
+    // Per vs[i]: (1 - 1/(m V))^n for n = 0 .. smax, the interleaved LP's decay over n stages
+    // (set_schedules; smax >= 1, so t[1] is the base itself).
     std::vector<std::vector<double>> keep_v;
     double keep_pow(std::size_t vi, int n) const {
         const std::vector<double>& t = keep_v[vi];
-        return n < static_cast<int>(t.size()) ? t[n] : std::pow(1 - 1 / (static_cast<double>(m) * vs[vi]), n);
+        return n < static_cast<int>(t.size()) ? t[n] : std::pow(t[1], n);
     }
     // The configurations the dive searched (so that `configurations` counts each once).
     std::set<std::vector<int>> dive_configs;
