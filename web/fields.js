@@ -45,6 +45,8 @@ export const SEARCH_FIELDS = [
   { key: 'mixed_stages', kind: 'bool', label: 'stages that mix GPU types (data parallelism over several groups)', def: false, omitDefault: true },
   // 2: a group may also be split in two blocks of nodes, anywhere in the pipeline (wider, slower search)
   { key: 'group_blocks', kind: 'select', label: 'blocks per group (2-4: a group in several places or stage sizes)', options: ['1', '2', '3', '4'], def: 1, numeric: true, omitDefault: true },
+  // with 2+ blocks: a node may also be two blocks of half its GPUs (unequal stage sizes in one node)
+  { key: 'split_nodes', kind: 'bool', label: 'half-node blocks (with 2+ blocks per group)', def: false, omitDefault: true },
 ];
 /** human labels for the device keys a custom device shows (docs/formats.md, "device") */
 export const DEVICE_LABELS = {

@@ -88,9 +88,10 @@ export async function runSearch({ live = false } = {}) {
     // several cores: the search in slices on the worker pool, the same result (web/split-search.js)
     const pool = getPool();
     // a tag per search: a search being cancelled cannot touch the next one's jobs
-    // (two blocks per group and mixed stages are searched whole: the core runs them in one call)
+    // (several blocks per group, half-node blocks and mixed stages are searched whole: the core
+    // runs them in one call)
     const opts = searchOptions();
-    onPool = pool.size > 1 && !opts.mixed_stages && (opts.group_blocks ?? 1) < 2 ? `search-${token}` : null;
+    onPool = pool.size > 1 && !opts.mixed_stages && !opts.split_nodes && (opts.group_blocks ?? 1) < 2 ? `search-${token}` : null;
     const onProgress = (p) => {
       if (token !== searchSeq) return;
       state.lastProgress = p;

@@ -83,13 +83,15 @@ void add_stats(SearchStats& total, const SearchStats& s);
 // The search of docs/search.md: one driver, or with options.group_blocks >= 2 one per split of the
 // cluster's groups (search_group_blocks.cpp), sharing the top K.
 SearchRun run_search(const Scenario& sc, const SearchOptions& options, int threads);
-// A split of the cluster's groups: per group the node counts of the parts split off (none: whole).
+// A split of the cluster's groups: per group the node counts of the parts split off (none: whole),
+// first kHalvedNode when one node is used as two halves (options.split_nodes).
 using GroupSplit = std::vector<std::vector<int>>;
+inline constexpr int kHalvedNode = -1;
 // The splits searched, at most options.group_blocks parts per group; the first is the cluster
 // itself. Refused (options.group_blocks) past 10,000 splits.
 std::vector<GroupSplit> group_block_splits(const Scenario& sc, const SearchOptions& options);
-// The cluster with each group g followed by its parts split[g] (what remains of g first); map: per
-// group of the result, the user's group.
+// The cluster with each group g followed by its parts split[g] (what remains of g first, a halved
+// node last as two groups); map: per group of the result, the user's group.
 Scenario split_groups(const Scenario& sc, const GroupSplit& split, std::vector<int>& map);
 // options.mixed_stages (search_mixed.cpp): the one-stage plans whose replicas mix GPU types, into
 // `top` (cut by its threshold unless options.exhaustive), counted in `stats`, until halted().

@@ -38,13 +38,32 @@ constexpr std::size_t max_group_splits = 10000;
 
 std::vector<GroupSplit> group_block_splits(const Scenario& sc, const SearchOptions& options) {
     const std::size_t G = sc.cluster.groups.size();
+    if (options.split_nodes && options.group_blocks < 2)
+        throw InputError("options.split_nodes", "true needs options.group_blocks of 2 or more (got " + std::to_string(options.group_blocks) +
+                                                    "): the two halves of a node are two blocks");
     std::vector<GroupSplit> out{GroupSplit(G)};
     if (options.group_blocks < 2) return out;
     for (std::size_t g = 0; g < G; ++g) {
-        const int N = sc.cluster.groups[g].nodes;
+        const int N = sc.cluster.groups[g].nodes, P = sc.cluster.groups[g].gpus_per_node;
         std::vector<std::vector<int>> ways;
         std::vector<int> parts;
-        group_parts(N, options.group_blocks, node_choices(N, options.node_counts == "all"), parts, ways);
+        const std::vector<int> choices = node_choices(N, options.node_counts == "all");
+        group_parts(N, options.group_blocks, choices, parts, ways);
+        // a node in two halves (two blocks), the other N - 1 nodes whole or in parts as above
+        // (one block fewer for them)
+        if (options.split_nodes && P % 2 == 0 && options.group_blocks >= (N > 1 ? 3 : 2)) {
+            std::vector<std::vector<int>> rest;
+            if (N > 1) {
+                rest.push_back({});
+                group_parts(N - 1, options.group_blocks - 2, choices, parts, rest);
+            } else {
+                rest.push_back({});
+            }
+            for (auto& w : rest) {
+                w.insert(w.begin(), kHalvedNode);
+                ways.push_back(std::move(w));
+            }
+        }
         if (out.size() * (ways.size() + 1) > max_group_splits)
             throw InputError("options.group_blocks", std::to_string(options.group_blocks) + " splits the cluster's groups in over " +
                                                          std::to_string(max_group_splits) +
@@ -63,26 +82,61 @@ Scenario split_groups(const Scenario& sc, const GroupSplit& split, std::vector<i
     Scenario out = sc;
     out.cluster.groups.clear();
     map.clear();
+    std::vector<int> first;  // per part, its first node in the user's group
+    bool halves = false;
     for (std::size_t g = 0; g < sc.cluster.groups.size(); ++g) {
-        Group whole = sc.cluster.groups[g];
-        for (int n : split[g]) whole.nodes -= n;
-        out.cluster.groups.push_back(whole);
-        map.push_back(static_cast<int>(g));
-        for (int n : split[g]) {
-            Group part = sc.cluster.groups[g];
-            part.nodes = n;
+        const Group& user = sc.cluster.groups[g];
+        Group whole = user;
+        for (int n : split[g]) whole.nodes -= n == kHalvedNode ? 1 : n;
+        int node = 0;
+        auto add = [&](const Group& part, int at) {
             out.cluster.groups.push_back(part);
             map.push_back(static_cast<int>(g));
+            first.push_back(at);
+        };
+        if (whole.nodes > 0) add(whole, 0);
+        node = whole.nodes;
+        for (int n : split[g]) {
+            if (n == kHalvedNode) continue;
+            Group part = user;
+            part.nodes = n;
+            add(part, node);
+            node += n;
+        }
+        if (!split[g].empty() && split[g].front() == kHalvedNode) {
+            // the group's last node as two groups of one node and half its GPUs, one node for the
+            // links (group_first_node); the search keeps them next to each other (node_halves)
+            Group half = user;
+            half.nodes = 1;
+            half.gpus_per_node = user.gpus_per_node / 2;
+            add(half, node);
+            add(half, node);
+            halves = true;
         }
     }
     out.cluster.group_origin = map;
+    if (halves) out.cluster.group_first_node = first;
     return out;
 }
 
+NodeHalves node_halves(const Cluster& cluster) {
+    const int G = static_cast<int>(cluster.groups.size());
+    NodeHalves h{std::vector<int>(G, -1), std::vector<int>(G, -1)};
+    const auto& first = cluster.group_first_node;
+    if (first.empty()) return h;
+    for (int g = 0; g + 1 < G; ++g)
+        if (cluster.group_origin[g] == cluster.group_origin[g + 1] && first[g] == first[g + 1]) {
+            h.next[g] = g + 1;
+            h.prev[g + 1] = g;
+        }
+    return h;
+}
+
 SpaceSize group_blocks_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule, const std::string& node_counts,
-                                  int group_blocks) {
+                                  int group_blocks, bool split_nodes) {
     SearchOptions o;
     o.group_blocks = group_blocks;
+    o.split_nodes = split_nodes;
     o.node_counts = node_counts;
     SpaceSize out;
     std::vector<int> map;
@@ -116,7 +170,7 @@ SearchRun run_layouts(const Scenario& sc, const SearchOptions& options, int thre
     std::size_t most = 0;
     for (const auto& s : splits) {
         std::size_t groups = 0;
-        for (const auto& parts : s) groups += 1 + parts.size();
+        for (const auto& parts : s) groups += 1 + parts.size() + (!parts.empty() && parts.front() == kHalvedNode);
         most = std::max(most, groups);
     }
     if (most > 64)

@@ -8,7 +8,13 @@
 namespace poseidon::detail {
 
 Walker::Walker(Shared& sh, bool exhaustive, bool alone)
-    : sh_(sh), sc_(sh.sc), L_(sh.sc.model.num_layers), G_(static_cast<int>(sh.sc.cluster.groups.size())), exhaustive_(exhaustive), alone_(alone) {}
+    : sh_(sh),
+      sc_(sh.sc),
+      L_(sh.sc.model.num_layers),
+      G_(static_cast<int>(sh.sc.cluster.groups.size())),
+      halves_(node_halves(sh.sc.cluster)),
+      exhaustive_(exhaustive),
+      alone_(alone) {}
 
 void Walker::bind(const MbsCtx& c) {
     scale_ = c.scale;
@@ -126,10 +132,14 @@ bool Walker::searched_before(const MbsCtx& c) const {
 }
 
 // The children of a layout node, best bound first: extend with a block of an unused group, or
-// stop here (opt = -1).
+// stop here (opt = -1). The first half of a node is followed by its second half, and only by it
+// (a half-node block is placed where the other half's GPUs are; docs/search.md, step 2).
 void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out) {
+    const int last = blocks_.empty() ? -1 : blocks_.back().g;
+    const int second = last < 0 ? -1 : halves_.next[last];
     for (int g : c.group_order) {
         if ((used >> g) & 1) continue;
+        if (second >= 0 ? g != second : halves_.prev[g] >= 0) continue;
         for (int oi = 0; oi < static_cast<int>(c.opts[g].size()); ++oi) {
             tick();
             const OptInfo& info = c.opts[g][oi];
@@ -156,7 +166,7 @@ void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out)
             out.push_back({b, g, oi, key});
         }
     }
-    if (!blocks_.empty()) {
+    if (!blocks_.empty() && second < 0) {
         if (hostable(c, used, false) < L_)
             ++stats.infeasible["memory"];
         else {

@@ -62,6 +62,7 @@ ShardResult search_shard(const Scenario& sc, const SearchOptions& options) {
     // the spaces of two blocks per group and of mixed stages are searched by search() alone
     if (options.group_blocks > 1) throw InputError("options.group_blocks", std::to_string(options.group_blocks) + " is searched whole (search or plan), not in slices; use 1 with shard_count");
     if (options.mixed_stages) throw InputError("options.mixed_stages", "true is searched whole (search or plan), not in slices; use false with shard_count");
+    if (options.split_nodes) throw InputError("options.split_nodes", "true is searched whole (search or plan) with options.group_blocks of 2 or more, not in slices; use false with shard_count");
     ShardResult out;
     out.index = options.shard_index;
     out.count = options.shard_count;

@@ -223,9 +223,10 @@ using detail::divisors;
 using detail::node_choices;
 using detail::tp_valid;
 
-SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule, const std::string& node_counts, int group_blocks) {
+SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule, const std::string& node_counts, int group_blocks,
+                            bool split_nodes) {
     SpaceSize out;
-    if (group_blocks > 1) return detail::group_blocks_space_size(sc, tp_per_stage, schedule, node_counts, group_blocks);
+    if (group_blocks > 1) return detail::group_blocks_space_size(sc, tp_per_stage, schedule, node_counts, group_blocks, split_nodes);
     const int L = sc.model.num_layers;
     const int G = static_cast<int>(sc.cluster.groups.size());
     if (G > 16) return out;
@@ -270,7 +271,9 @@ SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage, const std::st
         }
         if (!any) continue;
         out.micro_batch_sizes += 1;
-        // f[mask][S] = (layouts, configurations) over ordered sequences of the groups in mask.
+        // f[mask][S] = (layouts, configurations) over ordered sequences of the groups in mask; the
+        // two halves of a node (options.split_nodes) come as one step, first half then second.
+        const detail::NodeHalves halves = detail::node_halves(sc.cluster);
         const std::size_t masks = std::size_t{1} << G;
         std::vector<std::vector<std::pair<double, double>>> f(masks, std::vector<std::pair<double, double>>(smax + 1, {0, 0}));
         f[0][0] = {1, 1};
@@ -279,13 +282,16 @@ SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage, const std::st
                 auto [ly, cf] = f[mask][S];
                 if (ly == 0) continue;
                 for (int g = 0; g < G; ++g) {
-                    if (mask >> g & 1) continue;
-                    for (auto [cnt, ntp] : opts[g]) {
-                        if (S + cnt > smax) continue;
-                        auto& t = f[mask | (std::size_t{1} << g)][S + cnt];
-                        t.first += ly;
-                        t.second += cf * ntp;
-                    }
+                    if (mask >> g & 1 || halves.prev[g] >= 0) continue;
+                    const int h = halves.next[g];
+                    const std::vector<std::pair<int, double>> none{{0, 1.0}};
+                    for (auto [cnt, ntp] : opts[g])
+                        for (auto [cnt2, ntp2] : h >= 0 ? opts[h] : none) {
+                            if (S + cnt + cnt2 > smax) continue;
+                            auto& t = f[mask | (std::size_t{1} << g) | (h >= 0 ? std::size_t{1} << h : 0)][S + cnt + cnt2];
+                            t.first += ly;
+                            t.second += cf * ntp * ntp2;
+                        }
                 }
             }
         for (std::size_t mask = 1; mask < masks; ++mask)

@@ -125,7 +125,14 @@ std::int64_t walker_bytes(const Scenario& sc, std::int64_t m);
 // search_space_size with options.group_blocks >= 2: the sum over the splits of the cluster's
 // groups (search_group_blocks.cpp), a plan that several splits contain counted once in each.
 SpaceSize group_blocks_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule, const std::string& node_counts,
-                                  int group_blocks);
+                                  int group_blocks, bool split_nodes);
+// The two halves of one node in a split cluster (options.split_nodes): per group, the index of its
+// second half when it is a first half (next), of its first half when it is a second (prev); -1 else.
+// They are adjacent groups of one origin and one first node (Cluster::group_first_node).
+struct NodeHalves {
+    std::vector<int> next, prev;
+};
+NodeHalves node_halves(const Cluster& cluster);
 // Stages at most, at micro-batch size mbs (layers, the stage limit, the DAG size).
 int max_stages_at(const Scenario& sc, std::int64_t m);
 

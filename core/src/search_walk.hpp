@@ -195,6 +195,7 @@ private:
     Shared& sh_;
     const Scenario& sc_;
     int L_, G_;
+    NodeHalves halves_;  // the two halves of a node (options.split_nodes) are placed one after the other
     bool exhaustive_, alone_;
     bool abort_ = false;           // ends a dive (not the search)
     bool greedy_ = false;          // a greedy dive (walk)

@@ -139,6 +139,16 @@ NodeSpan span_of(const Scenario& sc, const StagePlacement& p) {
     return ns;
 }
 
+// Whether two (group, node) entries of spans are one machine: a split group's parts are apart
+// unless they are the two halves of one node (Cluster::group_first_node, options.split_nodes).
+bool same_machine(const Scenario& sc, std::pair<int, int> a, std::pair<int, int> b) {
+    if (a == b) return true;
+    const auto& first = sc.cluster.group_first_node;
+    if (first.empty()) return false;
+    const auto& origin = sc.cluster.group_origin;
+    return origin[a.first] == origin[b.first] && first[a.first] + a.second == first[b.first] + b.second;
+}
+
 // Bandwidth a node can push to nodes of another group, per node.
 double cross_group_node_bw(const Scenario& sc, int ga, int gb) {
     const Group& A = sc.cluster.groups[ga];
@@ -168,7 +178,7 @@ double p2p_send_spans(const Scenario& sc, const Plan& plan, const StagePlacement
         bytes *= tp;
     }
     double latency = 0;
-    const bool one_node = a.nodes.size() == 1 && b.nodes.size() == 1 && *a.nodes.begin() == *b.nodes.begin();
+    const bool one_node = a.nodes.size() == 1 && b.nodes.size() == 1 && same_machine(sc, a.nodes.front(), b.nodes.front());
     for (std::size_t k = 0; k < from.replicas.size(); ++k)  // once per run of one group's replicas
         if (k == 0 || from.replicas[k].group != from.replicas[k - 1].group)
             latency = std::max(latency, group_latency_s(sc.cluster.groups[from.replicas[k].group], !one_node));

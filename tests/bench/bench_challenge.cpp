@@ -1,6 +1,6 @@
 // poseidon_bench challenge [--limit S]: does a plan outside the search's space beat what it returns?
-// On issue 11's mixed clusters, the search (every option that widens the space: two blocks per
-// group, every node count, mixed stages) gives its best plans; then a randomized local search over
+// On issue 11's mixed clusters, the search (every option that widens the space: three blocks per
+// group, half-node blocks, every node count, mixed stages) gives its best plans; then a randomized local search over
 // the whole plan format that `estimate` accepts (layers moved between stages, stages swapped, split
 // or merged, TP changed, the micro-batch size changed, samples moved between the replicas of a mixed
 // stage, a stage with no block) starts from them for S seconds and keeps the fastest plan by
@@ -142,7 +142,8 @@ void challenge_bench(double seconds, int threads) {
         o.time_limit_s = 120;
         o.baselines = false;
         o.threads = threads;
-        o.group_blocks = 2;
+        o.group_blocks = 3;
+        o.split_nodes = true;
         o.node_counts = "all";
         o.mixed_stages = true;
         const auto c0 = std::clock();

@@ -203,15 +203,19 @@ TEST_CASE("two blocks per group: the issue's A100 + T4 cluster gets a faster pla
     }
 }
 
-TEST_CASE("two blocks per group and mixed stages are searched whole: a slice with either is refused by name", "[search][group_blocks][mixed]") {
+TEST_CASE("two blocks per group, half-node blocks and mixed stages are searched whole: a slice with any is refused by name", "[search][group_blocks][mixed]") {
     const Scenario sc = two_types();
     SearchOptions o = quiet(1);
     o.shard_count = 2;
     o.group_blocks = 2;
-    for (const char* field : {"options.group_blocks", "options.mixed_stages"}) {
+    for (const char* field : {"options.group_blocks", "options.mixed_stages", "options.split_nodes"}) {
         if (std::string(field) == "options.mixed_stages") {
             o.group_blocks = 1;
             o.mixed_stages = true;
+        }
+        if (std::string(field) == "options.split_nodes") {
+            o.mixed_stages = false;
+            o.split_nodes = true;
         }
         try {
             search_shard(sc, o);

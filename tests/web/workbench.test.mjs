@@ -357,9 +357,17 @@ test('schedule, node counts, batch tolerance and overlap switches: fields that r
   await page.selectOption('[data-path="options.group_blocks"]', '2');
   payload = await withPlan();
   assert.equal(payload.o.group_blocks, 2);
+  // half-node blocks: in the link; with one block per group the search names the option
+  await page.check('[data-path="options.split_nodes"]');
+  payload = await withPlan();
+  assert.equal(payload.o.split_nodes, true);
   await page.selectOption('[data-path="options.group_blocks"]', '1');
+  await page.waitForSelector('[data-testid=error]:not([hidden])');
+  assert.match(await page.textContent('[data-testid=error]'), /options\.split_nodes/);
+  await page.uncheck('[data-path="options.split_nodes"]');
   await settled(page);
   assert.ok(!('group_blocks' in ((await hashPayload(page)).o ?? {})));
+  assert.ok(!('split_nodes' in ((await hashPayload(page)).o ?? {})));
   await page.check('[data-path="options.mixed_stages"]');
   payload = await withPlan();
   assert.equal(payload.o.mixed_stages, true);

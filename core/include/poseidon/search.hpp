@@ -59,6 +59,10 @@ struct SearchOptions {
     // Blocks a group may be used as (docs/search.md, "The space", step 2): 1, or up to 4 (a group
     // also split in whole-node parts placed anywhere in the pipeline, each with its own stage size).
     int group_blocks = 1;
+    // With group_blocks >= 2: a node may also be used as two blocks of half its GPUs, next to each
+    // other in the pipeline, each with its own stage size and TP (docs/search.md, "The space",
+    // step 2: unequal stage sizes within one node).
+    bool split_nodes = false;
     // Also search one-stage plans whose data-parallel replicas mix GPU types, each group's with its
     // own TP and samples (docs/search.md, "The space", step 7).
     bool mixed_stages = false;
@@ -164,7 +168,7 @@ struct SpaceSize {
     double plans = 0;                // ... x layer splits (multiples of V per stage when interleaved)
 };
 SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage = false, const std::string& schedule = "any",
-                            const std::string& node_counts = "halving", int group_blocks = 1);
+                            const std::string& node_counts = "halving", int group_blocks = 1, bool split_nodes = false);
 
 // The layer-split landscape of one stage configuration: the stages of `plan` (groups, TP, DP,
 // micro-batches) with their layer counts free. Every split (when there are at most `max_points`)

@@ -145,6 +145,10 @@ struct Cluster {
     // per group, the index of the group it is part of, so that its parts stay one group for the
     // inter-group link; empty: every group is its own.
     std::vector<int> group_origin;
+    // With group_origin: per group, the index within its origin group of the node its part starts
+    // at, so that the two halves of one node (options.split_nodes) are one node for the links;
+    // empty: parts never share a node.
+    std::vector<int> group_first_node;
     std::string source;
     std::string notes;
     int num_gpus() const {
