@@ -52,13 +52,8 @@ std::vector<GroupSplit> group_block_splits(const Scenario& sc, const SearchOptio
         // a node in two halves (two blocks), the other N - 1 nodes whole or in parts as above
         // (one block fewer for them)
         if (options.split_nodes && P % 2 == 0 && options.group_blocks >= (N > 1 ? 3 : 2)) {
-            std::vector<std::vector<int>> rest;
-            if (N > 1) {
-                rest.push_back({});
-                group_parts(N - 1, options.group_blocks - 2, choices, parts, rest);
-            } else {
-                rest.push_back({});
-            }
+            std::vector<std::vector<int>> rest{{}};
+            if (N > 1) group_parts(N - 1, options.group_blocks - 2, choices, parts, rest);
             for (auto& w : rest) {
                 w.insert(w.begin(), kHalvedNode);
                 ways.push_back(std::move(w));

@@ -18,18 +18,7 @@ using namespace poseidon;
 using search_test::quiet;
 using search_test::random_scenario;
 using search_test::require_pruned_equals_exhaustive;
-
-namespace {
-
-Scenario two_types() {
-    // 16 A100-80GB (2 nodes of 8) + 16 T4 (4 nodes of 4), a slower network between the types
-    return parse_scenario_text(
-        R"({"model": "opt-350m", "training": {"global_batch_size": 256}, "cluster": {"name": "16 A100 + 16 T4", "inter_group_bw_GBps": 3, "groups": [)"
-        R"({"device": "a100-sxm4-80gb", "nodes": 2, "gpus_per_node": 8, "inter_node_bw_GBps": 12.5},)"
-        R"({"device": "t4-16gb", "nodes": 4, "gpus_per_node": 4, "inter_node_bw_GBps": 6.25}]}})");
-}
-
-}  // namespace
+using search_test::two_types;
 
 TEST_CASE("the splits of a cluster's groups and the parts they make", "[search][group_blocks]") {
     const Scenario sc = two_types();

@@ -15,6 +15,14 @@ namespace search_test {
 
 using namespace poseidon;
 
+// Issue 11's 16 A100-80GB (2 nodes of 8) + 16 T4 (4 nodes of 4), a slower network between the
+// types: the cluster of the group-block tests.
+inline Scenario two_types() {
+    return parse_scenario_text(
+        R"({"model": "opt-350m", "training": {"global_batch_size": 256}, "cluster": {"name": "16 A100 + 16 T4", "inter_group_bw_GBps": 3, "groups": [)"
+        R"({"device": "a100-sxm4-80gb", "nodes": 2, "gpus_per_node": 8, "inter_node_bw_GBps": 12.5},)"
+        R"({"device": "t4-16gb", "nodes": 4, "gpus_per_node": 4, "inter_node_bw_GBps": 6.25}]}})");
+}
 
 inline const char* const kDevices[] = {"a100-sxm4-80gb", "a100-sxm4-40gb", "v100-sxm2-16gb", "v100-sxm2-32gb", "t4-16gb", "rtx2080-8gb", "a10-24gb", "h100-sxm5-80gb"};
 
