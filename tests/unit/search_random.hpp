@@ -107,4 +107,13 @@ inline SearchResult require_pruned_equals_exhaustive(const Scenario& sc, const S
     return pr;
 }
 
+// A wider space's search result against a narrower search of the same scenario: never slower;
+// true when faster, or when the narrower search finds no plan.
+inline bool wider_is_better(const Scenario& sc, const SearchResult& wide, const SearchOptions& narrow) {
+    if (wide.plans.empty()) return false;
+    const SearchResult n = search(sc, narrow);
+    if (!n.plans.empty()) REQUIRE(wide.plans[0].iteration_time_s <= n.plans[0].iteration_time_s);
+    return n.plans.empty() || wide.plans[0].iteration_time_s < n.plans[0].iteration_time_s;
+}
+
 }  // namespace search_test
