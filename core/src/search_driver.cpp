@@ -23,7 +23,7 @@ namespace {
 // Tree nodes of the dive per micro-batch size, and of the broad dive per first block
 // (docs/search.md, "Dive").
 constexpr std::int64_t kDiveTicks = 4096;
-constexpr std::int64_t kBroadTicks = 256;
+constexpr std::int64_t kBroadTicks = 1024;
 
 std::string gib(std::int64_t bytes) {
     char b[32];
