@@ -8,7 +8,7 @@
 
 namespace poseidon {
 
-void evaluate_chunks(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement, std::vector<StageEval>& stages) {
+void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval>& stages, const PlacementLinks& links) {
     const int p = static_cast<int>(plan.stages.size()), V = plan.virtual_stages;
     const std::int64_t m = plan.num_micro_batches;
     for (int s = 0; s < p; ++s) {
@@ -50,11 +50,10 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, const std::vector<Sta
         ev.fits = worst_headroom >= 0;
         // Sends between consecutive virtual stages: chunk c of stage s feeds chunk c of s + 1, and
         // the last stage feeds chunk c + 1 of stage 0 (and gradients back the same links).
-        // evaluate_stages has the sends to the stage's neighbours; only the wrap-around ones
-        // (last stage -> stage 0 and back) are new.
-        const int next = (s + 1) % p, prev = (s + p - 1) % p;
-        const double send_next = s + 1 < p ? ev.times.send_forward_s : p2p_send_s(sc, plan, placement[s], placement[next]);
-        const double send_prev = s > 0 ? ev.times.send_backward_s : p2p_send_s(sc, plan, placement[s], placement[prev]);
+        // evaluate_stages has the sends to the stage's neighbours and the wrap-around ones (last
+        // stage -> stage 0 and back).
+        const double send_next = s + 1 < p ? ev.times.send_forward_s : links.wrap_forward_s;
+        const double send_prev = s > 0 ? ev.times.send_backward_s : links.wrap_backward_s;
         ev.times.forward_s = ev.times.backward_s = ev.times.forward_tp_comm_s = ev.times.backward_tp_comm_s = 0;
         for (int c = 0; c < V; ++c) {
             StageTimes& t = ev.chunk_times[c];

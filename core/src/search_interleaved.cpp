@@ -183,8 +183,10 @@ void Walker::ilv_run(MbsCtx& c) {
             continue;
         }
         iplan_ = current_plan();
-        // GPUs are placed by the stages' replicas alone, not their layers: once per configuration
+        // GPUs, spans and sends follow from the stages' replicas alone, not their layers: once per
+        // configuration
         iplace_ = place_plan(sc_, iplan_);
+        ilinks_.clear();
         ilv_dfs(0, U, 0, 0);
     }
 }
@@ -262,7 +264,7 @@ void Walker::ilv_child(int k, int u, int R, double pa, double ma) {
 void Walker::ilv_leaf() {
     const int S = static_cast<int>(cfg_.size()), V = vsched_;
     for (int j = 0; j < S; ++j) iplan_.stages[j].num_layers = layers_[j];
-    const std::vector<StageEval> ev = evaluate_stages(sc_, iplan_, iplace_);
+    const std::vector<StageEval> ev = evaluate_stages(sc_, iplan_, iplace_, &ilinks_);
     ++stats.cost_probes;
     for (const auto& e : ev)
         if (!e.fits) {

@@ -319,6 +319,7 @@ private:
     double iopt_ = 0;
     Plan iplan_;
     std::vector<StagePlacement> iplace_;  // iplan_'s GPUs
+    PlacementLinks ilinks_;               // and their spans and sends (filled by the first split)
     std::vector<const Table*> itab_;  // per stage: its middle-stage table (chunk costs)
     bool one_cut_ = false;            // the 1F1B bounds cut the configuration (tp_dfs)
     // Lower bound on every interleaved plan below the layout node blocks_ (groups `used`; S_all:

@@ -183,7 +183,21 @@ struct StageEval {
     }
 };
 
-std::vector<StageEval> evaluate_stages(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement);
+// What a placement's communication costs that does not depend on the stages' layers: the nodes each
+// stage spans and the sends between stages (also the interleaved wrap-around ones). Filled by the
+// first evaluate_stages call given it; valid for later calls with the same placement, stages'
+// replicas and micro-batch size (the search's layer splits of one configuration). clear() when
+// any of these changes.
+struct PlacementLinks {
+    std::vector<std::vector<std::pair<int, int>>> spans;  // per stage: (group, node), sorted, unique
+    std::vector<double> send_forward_s, send_backward_s;   // per stage, to its neighbours
+    double wrap_forward_s = 0, wrap_backward_s = 0;        // last stage -> stage 0 and back (V > 1)
+    bool filled() const { return !spans.empty(); }
+    void clear() { spans.clear(); }
+};
+
+std::vector<StageEval> evaluate_stages(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement,
+                                       PlacementLinks* links = nullptr);
 
 // The device a replica of `tp` GPUs of group `g` runs on: the group's link overrides, and TP over
 // whole nodes at NIC speed. Returns g.device itself, or `buffer` filled with the modified copy.
@@ -194,7 +208,8 @@ const Device& replica_device(const Group& g, int tp, Device& buffer);
 // the last stage) with their sends, into StageEval::chunk_times; the stage's F/B times become the
 // sums over its chunks and its activations those of the interleaved order's passes in flight.
 // `stages` are evaluate_stages' results for the plan (their sends to neighbours are reused).
-void evaluate_chunks(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement, std::vector<StageEval>& stages);
+// `links`: the wrap-around sends (evaluate_stages fills them).
+void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval>& stages, const PlacementLinks& links);
 
 // Send time of one micro-batch's activations between two placed stages (same for gradients back).
 double p2p_send_s(const Scenario& sc, const Plan& plan, const StagePlacement& from, const StagePlacement& to);
