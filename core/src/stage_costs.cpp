@@ -27,7 +27,7 @@ std::vector<StagePlacement> place_plan(const Scenario& sc, const Plan& plan) {
     std::vector<StagePlacement> out(plan.stages.size());
     Problems problems;
     for (std::size_t s = 0; s < plan.stages.size(); ++s) {
-        std::string sp = "plan.stages[" + std::to_string(s) + "]";
+        out[s].replicas.reserve(static_cast<std::size_t>(plan.stages[s].dp()));
         for (const auto& rs : plan.stages[s].replicas) {
             if (rs.group < 0 || rs.group >= static_cast<int>(cursor.size())) continue;
             const Group& g = sc.cluster.groups[rs.group];
@@ -38,7 +38,7 @@ std::vector<StagePlacement> place_plan(const Scenario& sc, const Plan& plan) {
                 // A TP group spanning nodes must take them whole (its collectives then run at NIC speed).
                 const bool whole_nodes = rp.first_gpu % g.gpus_per_node == 0 && rs.tp % g.gpus_per_node == 0;
                 if (first_node != last_node && !whole_nodes && problems.size() < 10)
-                    problems.add(sp, "a tensor-parallel group of " + std::to_string(rs.tp) + " GPUs would take GPUs " + std::to_string(rp.first_gpu) + ".." +
+                    problems.add("plan.stages[" + std::to_string(s) + "]", "a tensor-parallel group of " + std::to_string(rs.tp) + " GPUs would take GPUs " + std::to_string(rp.first_gpu) + ".." +
                                          std::to_string(rp.first_gpu + rs.tp - 1) + " of group " + std::to_string(rs.group) + ", straddling nodes " +
                                          std::to_string(first_node) + " and " + std::to_string(last_node) +
                                          "; GPUs are taken in stage order, node by node, and a TP group must fit in one node or take whole nodes");
@@ -118,7 +118,6 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
     PlacementLinks local;
     PlacementLinks& links = links_in ? *links_in : local;
     if (!links.filled()) detail::fill_links(sc, plan, placement, links);
-    const auto& spans = links.spans;
     for (int s = 0; s < S; ++s) {
         const StagePlan& st = plan.stages[s];
         StageEval& ev = out[s];
@@ -156,7 +155,7 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             ev.sources.links = std::min(ev.sources.links, rc.sources.links);
         }
         double grad_bytes = max_params * grad_bytes_per_param(sc.training);
-        const double sync_s = detail::dp_sync_span(sc, st, placement[s], grad_bytes, spans[s]);
+        const double sync_s = detail::dp_sync_cached(sc, st, links, s, grad_bytes);
         const double kappa = sc.cluster.groups[st.replicas[ev.slowest_replica].group].device.comm_compute_slowdown;
         // overlap_grad_reduce: the buckets reduce during the last micro-batch's backward (with
         // interleaving, each chunk's during its own last backward: evaluate_chunks).

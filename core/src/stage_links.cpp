@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
 
 namespace poseidon {
 
@@ -177,9 +178,13 @@ double p2p_send_spans(const Scenario& sc, const Plan& plan, const StagePlacement
 
 namespace detail {
 
-double dp_sync_span(const Scenario& sc, const StagePlan& stage, const StagePlacement& placement, double grad_bytes_per_gpu, const NodeSpan& ns) {
-    int d = stage.dp();
-    if (d <= 1) return 0;
+namespace {
+
+// The ring of a stage's gradient synchronisation over the nodes it spans: bus bandwidth and
+// per-step latency, which do not depend on its layers (d <= 1: none, zeros).
+std::pair<double, double> dp_ring(const Scenario& sc, const StagePlan& stage, const StagePlacement& placement, const NodeSpan& ns) {
+    const int d = stage.dp();
+    if (d <= 1) return {0.0, 0.0};
     int tp = stage.replicas.front().tp;
     for (const auto& r : stage.replicas) tp = std::min(tp, r.tp);
     double bw = 1e300, lat = 0;
@@ -201,6 +206,15 @@ double dp_sync_span(const Scenario& sc, const StagePlan& stage, const StagePlace
                 bw = std::min({bw, per_ring, intra_node_bw_eff_GBps(A, std::max(1, A.gpus_per_node / tp))});
             }
     }
+    return {bw, lat};
+}
+
+}  // namespace
+
+double dp_sync_cached(const Scenario& sc, const StagePlan& stage, const PlacementLinks& links, int s, double grad_bytes_per_gpu) {
+    const int d = stage.dp();
+    if (d <= 1) return 0;
+    const double bw = links.dp_bw_GBps[s], lat = links.dp_latency_s[s];
     if (sc.training.distributed_optimizer) return ring_reduce_scatter_s(grad_bytes_per_gpu, d, bw, lat);
     return ring_allreduce_s(grad_bytes_per_gpu, d, bw, lat);
 }
@@ -212,6 +226,9 @@ void fill_links(const Scenario& sc, const Plan& plan, const std::vector<StagePla
     for (int s = 0; s < S; ++s) links.spans[s] = span_of(sc, placement[s]);
     links.send_forward_s.assign(S, 0.0);
     links.send_backward_s.assign(S, 0.0);
+    links.dp_bw_GBps.assign(S, 0.0);
+    links.dp_latency_s.assign(S, 0.0);
+    for (int s = 0; s < S; ++s) std::tie(links.dp_bw_GBps[s], links.dp_latency_s[s]) = dp_ring(sc, plan.stages[s], placement[s], links.spans[s]);
     for (int s = 0; s + 1 < S; ++s)
         links.send_forward_s[s] = p2p_send_spans(sc, plan, placement[s], placement[s + 1], links.spans[s], links.spans[s + 1]);
     for (int s = 1; s < S; ++s)
@@ -230,7 +247,11 @@ double p2p_send_s(const Scenario& sc, const Plan& plan, const StagePlacement& fr
 }
 
 double dp_sync_s(const Scenario& sc, const StagePlan& stage, const StagePlacement& placement, double grad_bytes_per_gpu) {
-    return detail::dp_sync_span(sc, stage, placement, grad_bytes_per_gpu, span_of(sc, placement));
+    PlacementLinks one;
+    one.dp_bw_GBps.resize(1);
+    one.dp_latency_s.resize(1);
+    std::tie(one.dp_bw_GBps[0], one.dp_latency_s[0]) = detail::dp_ring(sc, stage, placement, span_of(sc, placement));
+    return detail::dp_sync_cached(sc, stage, one, 0, grad_bytes_per_gpu);
 }
 
 }  // namespace poseidon

@@ -13,9 +13,8 @@ namespace poseidon::detail {
 // Fills `links` (spans, sends to neighbours, the interleaved wrap-around sends) for `placement`.
 void fill_links(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement, PlacementLinks& links);
 
-// The gradient synchronisation of `stage` (all-reduce, or reduce-scatter with the distributed
-// optimizer) over the nodes it spans (`span`: PlacementLinks::spans of the stage).
-double dp_sync_span(const Scenario& sc, const StagePlan& stage, const StagePlacement& placement, double grad_bytes_per_gpu,
-                    const std::vector<std::pair<int, int>>& span);
+// The gradient synchronisation of stage `s` of the placement `links` were filled for (all-reduce,
+// or reduce-scatter with the distributed optimizer) of grad_bytes_per_gpu.
+double dp_sync_cached(const Scenario& sc, const StagePlan& stage, const PlacementLinks& links, int s, double grad_bytes_per_gpu);
 
 }  // namespace poseidon::detail

@@ -184,13 +184,15 @@ struct StageEval {
 };
 
 // What a placement's communication costs that does not depend on the stages' layers: the nodes each
-// stage spans and the sends between stages (also the interleaved wrap-around ones). Filled by the
+// stage spans, the sends between stages (also the interleaved wrap-around ones) and the rings of
+// the gradient synchronisations. Filled by the
 // first evaluate_stages call given it; valid for later calls with the same placement, stages'
 // replicas and micro-batch size (the search's layer splits of one configuration). clear() when
 // any of these changes.
 struct PlacementLinks {
     std::vector<std::vector<std::pair<int, int>>> spans;  // per stage: (group, node), sorted, unique
     std::vector<double> send_forward_s, send_backward_s;   // per stage, to its neighbours
+    std::vector<double> dp_bw_GBps, dp_latency_s;          // per stage, its gradient synchronisation's ring
     double wrap_forward_s = 0, wrap_backward_s = 0;        // last stage -> stage 0 and back (V > 1)
     bool filled() const { return !spans.empty(); }
     void clear() { spans.clear(); }
