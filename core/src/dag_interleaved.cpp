@@ -38,6 +38,25 @@ std::int64_t interleaved_in_flight(int s, int p, int V, std::int64_t m) {
 
 namespace {
 
+// Every stage's order for (p, V, m): the same for all the layer splits of a configuration, which the
+// search times one after the other, so the last one is kept (per thread).
+const std::vector<std::vector<ChunkPass>>& stage_orders(int p, int V, std::int64_t m) {
+    struct Orders {
+        int p = -1, V = -1;
+        std::int64_t m = -1;
+        std::vector<std::vector<ChunkPass>> of;
+    };
+    thread_local Orders last;
+    if (last.p != p || last.V != V || last.m != m) {
+        last.of.resize(p);
+        for (int s = 0; s < p; ++s) interleaved_order(s, p, V, m, last.of[s]);
+        last.p = p;
+        last.V = V;
+        last.m = m;
+    }
+    return last.of;
+}
+
 // Runs every stage's order as far as its cross-stage inputs allow (the graph-free walk of
 // dag_iteration_time, generalised to chunks), keeping every pass's start and finish.
 // With overlap (chunk times with buckets) each stage also has a dp stream (dag_stream.hpp): the
@@ -51,7 +70,8 @@ struct Sweep {
     std::span<const StageTimes> chunks, stages;
     int p, V;
     std::int64_t m;
-    std::vector<std::vector<ChunkPass>> orders;
+    const std::vector<std::vector<ChunkPass>>* orders_ = nullptr;
+    const std::vector<ChunkPass>& order(int s) const { return (*orders_)[s]; }
     std::vector<double> sf, sb, fwd_fin, bwd_fin, send_f_fin, send_b_fin, fwd_start, bwd_start;
     std::vector<double> clock, link_f, link_b, last_end;
     std::vector<std::size_t> pos;
@@ -114,8 +134,7 @@ struct Sweep {
 
     double run() {
         const std::int64_t PV = static_cast<std::int64_t>(p) * V;
-        orders.resize(p);
-        for (int s = 0; s < p; ++s) interleaved_order(s, p, V, m, orders[s]);
+        orders_ = &stage_orders(p, V, m);
         sf.assign(PV * m, -1.0);
         sb.assign(PV * m, -1.0);
         fwd_fin.assign(PV * m, 0.0);
@@ -146,7 +165,7 @@ struct Sweep {
         double best = 0;
         auto advance = [&](int s) {
             bool moved = false;
-            const auto& ord = orders[s];
+            const auto& ord = order(s);
             while (pos[s] < ord.size()) {
                 const ChunkPass& u = ord[pos[s]];
                 const std::int64_t v = static_cast<std::int64_t>(u.chunk) * p + s, j = u.micro_batch;
@@ -225,7 +244,7 @@ DagResult evaluate_interleaved_dag(std::span<const StageTimes> chunks, std::span
     // what the stream made each stage's passes last beyond their work (contention, waits for gathers)
     std::vector<double> stretch(p, 0.0);
     for (int s = 0; s < p; ++s) {
-        for (const ChunkPass& u : sw.orders[s]) {
+        for (const ChunkPass& u : sw.order(s)) {
             const std::int64_t v = static_cast<std::int64_t>(u.chunk) * p + s, j = u.micro_batch;
             const StageTimes& t = chunks[v];
             const int mb = static_cast<int>(j);
