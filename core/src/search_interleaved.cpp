@@ -184,8 +184,8 @@ void Walker::ilv_run(MbsCtx& c) {
         }
         iplan_ = current_plan();
         // GPUs, spans and sends follow from the stages' replicas alone, not their layers: once per
-        // configuration
-        iplace_ = place_plan(sc_, iplan_);
+        // configuration, at its first split that gets timed (most configurations are cut before)
+        iplace_.clear();
         ilinks_.clear();
         ilv_dfs(0, U, 0, 0);
     }
@@ -264,6 +264,7 @@ void Walker::ilv_child(int k, int u, int R, double pa, double ma) {
 void Walker::ilv_leaf() {
     const int S = static_cast<int>(cfg_.size()), V = vsched_;
     for (int j = 0; j < S; ++j) iplan_.stages[j].num_layers = layers_[j];
+    if (iplace_.empty()) iplace_ = place_plan(sc_, iplan_);
     const std::vector<StageEval> ev = evaluate_stages(sc_, iplan_, iplace_, &ilinks_);
     ++stats.cost_probes;
     for (const auto& e : ev)

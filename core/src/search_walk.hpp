@@ -318,7 +318,7 @@ private:
     std::vector<long long> usuf_;
     double iopt_ = 0;
     Plan iplan_;
-    std::vector<StagePlacement> iplace_;  // iplan_'s GPUs
+    std::vector<StagePlacement> iplace_;  // iplan_'s GPUs (empty: not placed yet)
     PlacementLinks ilinks_;               // and their spans and sends (filled by the first split)
     std::vector<const Table*> itab_;  // per stage: its middle-stage table (chunk costs)
     bool one_cut_ = false;            // the 1F1B bounds cut the configuration (tp_dfs)
