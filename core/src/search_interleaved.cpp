@@ -29,6 +29,7 @@ void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule) {
     c.sched_1f1b = schedule != "interleaved-1f1b";
     c.vs.clear();
     c.keep_v.clear();
+    c.ilv_least_stages.clear();
     c.root_order = c.root_bound;
     if (schedule == "1f1b") return;
     for (int V = 2; V <= std::min(search_max_virtual_stages, L / 2); ++V)
@@ -41,6 +42,11 @@ void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule) {
     for (std::size_t i = 0; i < c.vs.size(); ++i) {
         const double keep = 1 - 1 / (static_cast<double>(c.m) * c.vs[i]);
         for (int n = 0; n <= c.smax; ++n) c.keep_v[i][n] = std::pow(keep, n);
+    }
+    c.ilv_least_stages.assign(c.smax + 1, 0);
+    for (int S = c.smax, next = 0; S >= 0; --S) {
+        if (S >= 2 && c.m % S == 0) next = S;
+        c.ilv_least_stages[S] = next;
     }
     // Root: every group at its most throughput, no bubble (the LP with phi = 0).
     const double v = std::accumulate(c.rho_a.begin(), c.rho_a.end(), 0.0);
@@ -61,12 +67,7 @@ double Walker::ilv_layout_bound(const MbsCtx& c, std::uint64_t used, int S_all) 
     // (an interleaved plan has a multiple of its stage count as micro-batch count)
     long long d = S_all;
     if (S_all == 0) {
-        d = 0;
-        for (long long q = std::max(S, 2); q <= c.smax; ++q)
-            if (c.m % q == 0) {
-                d = q;
-                break;
-            }
+        d = S <= c.smax ? c.ilv_least_stages[S] : 0;
         if (d == 0) return kInf;
     }
     int vmax = 0;

@@ -71,6 +71,9 @@ struct MbsCtx {
     // Per vs[i]: (1 - 1/(m V))^n for n = 0 .. smax, the interleaved LP's decay over n stages
     // (set_schedules; smax >= 1, so t[1] is the base itself).
     std::vector<std::vector<double>> keep_v;
+    // Per stage count S = 0 .. smax: the least divisor of m in [max(S, 2), smax], the fewest stages
+    // an interleaved completion of a layout of S stages can have (0: none).
+    std::vector<int> ilv_least_stages;
     double keep_pow(std::size_t vi, int n) const {
         const std::vector<double>& t = keep_v[vi];
         return n < static_cast<int>(t.size()) ? t[n] : std::pow(t[1], n);
