@@ -272,8 +272,11 @@ test('time to train and cost: days and dollars from a token budget and prices; s
   const usd = await page.$$eval('[data-testid=top-plans] tbody td.cost-1m', (tds) => tds.map((td) => Number(td.dataset.usd)));
   assert.deepStrictEqual(usd, [...usd].sort((x, y) => x - y));
   assert.ok(await page.locator('[data-testid=top-plans] th', { hasText: 'days to train' }).count() === 1);
-  // the budget and prices travel in the link (format 4)
+  // the budget and prices travel in the link (format 4); the link is written after a pause in
+  // typing, so wait until it holds the last budget typed
   await page.waitForFunction(() => location.hash.startsWith('#v=4&'));
+  for (let i = 0; i < 100 && (await hashPayload(page)).b?.t !== '300B'; i++) await page.waitForTimeout(50);
+  assert.equal((await hashPayload(page)).b?.t, '300B');
   const summary = await page.textContent('[data-testid=cost-summary]');
   const { page: fresh } = await open(t, await page.evaluate(() => location.href));
   await fresh.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
