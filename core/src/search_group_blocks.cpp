@@ -83,14 +83,13 @@ Scenario split_groups(const Scenario& sc, const GroupSplit& split, std::vector<i
         const Group& user = sc.cluster.groups[g];
         Group whole = user;
         for (int n : split[g]) whole.nodes -= n == kHalvedNode ? 1 : n;
-        int node = 0;
         auto add = [&](const Group& part, int at) {
             out.cluster.groups.push_back(part);
             map.push_back(static_cast<int>(g));
             first.push_back(at);
         };
         if (whole.nodes > 0) add(whole, 0);
-        node = whole.nodes;
+        int node = whole.nodes;
         for (int n : split[g]) {
             if (n == kHalvedNode) continue;
             Group part = user;
