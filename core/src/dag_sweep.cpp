@@ -28,19 +28,28 @@ double dag_iteration_time_below(std::span<const StageTimes> stages, std::int64_t
     // send + backward per stage), any of which ends in that stage's gradient sync, and the slowest
     // optimizer step follows the barrier. So the iteration takes at least
     //   clock_s + rest_s + drain_s + max optimizer,  drain_s = max(dp_s, sb_s + b_{s-1} + drain_{s-1}).
-    // Once that reaches the cutoff the candidate cannot enter the top K; the margin covers rounding
-    // of these sums against the DAG's node-by-node ones.
+    // Before the stage's last forward has run, its last backward also waits for that micro-batch's
+    // round trip through the stages after it (the pipeline's drain), so then also
+    //   clock_s + (its nodes up to that forward) + trip_s + b_s + drain_s + max optimizer,
+    //   trip_s = sf_s + f_{s+1} + trip_{s+1} + b_{s+1} + sb_{s+1} (0 for the last stage),
+    // the wait from the last forward's end to the last backward's start.
+    // Once either reaches the cutoff the candidate cannot enter the top K; the margin covers
+    // rounding of these sums against the DAG's node-by-node ones.
     const bool early = cutoff < std::numeric_limits<double>::infinity();
     const double stop_at = cutoff / (1 - 1e-9);
     // sf[s*m + j]: finish of the send of activation j from stage s to s+1; sb[s*m + j]: of gradient
     // j from stage s to s-1; negative while not done.
-    ws.finish.assign(static_cast<std::size_t>(2 * S * m + 2 * S), -1.0);
+    ws.finish.assign(static_cast<std::size_t>(2 * S * m + 3 * S), -1.0);
     double* sf = ws.finish.data();
     double* sb = sf + S * m;
     double* clock = sb + S * m;  // finish of the stage's last node so far
     double* drain = clock + S;
+    double* trip = drain + S;
     drain[0] = stages[0].dp_sync_s;
     for (std::int64_t s = 1; s < S; ++s) drain[s] = std::max(stages[s].dp_sync_s, stages[s].send_backward_s + stages[s - 1].backward_s + drain[s - 1]);
+    trip[S - 1] = 0;
+    for (std::int64_t s = S - 2; s >= 0; --s)
+        trip[s] = stages[s].send_forward_s + stages[s + 1].forward_s + trip[s + 1] + stages[s + 1].backward_s + stages[s + 1].send_backward_s;
     for (std::int64_t s = 0; s < S; ++s) clock[s] = 0;
     ws.pending.assign(static_cast<std::size_t>(S), 0);  // position in the stage's 1F1B order
     std::uint32_t* pos = ws.pending.data();
@@ -108,7 +117,15 @@ double dag_iteration_time_below(std::span<const StageTimes> stages, std::int64_t
                 const std::int64_t fdone = p <= w ? p : p <= 2 * m - w ? w + (p - w + 1) / 2 : m;
                 const std::int64_t bdone = p - fdone;
                 const double rest = static_cast<double>(m - fdone) * t.forward_s + static_cast<double>(m - bdone) * t.backward_s;
-                if (clock[s] + rest + drain[s] + opt_max >= stop_at) {
+                double need = rest;
+                // the last forward is node 2m - w - 2 (m - 1 when every forward warms up)
+                const std::int64_t last_f = w >= m ? m - 1 : 2 * m - w - 2;
+                if (p <= last_f) {
+                    const std::int64_t b_by = last_f + 1 - m;  // backwards before the last forward
+                    const double to_f = static_cast<double>(m - fdone) * t.forward_s + static_cast<double>(b_by - bdone) * t.backward_s;
+                    need = std::max(need, to_f + trip[s] + t.backward_s);
+                }
+                if (clock[s] + need + drain[s] + opt_max >= stop_at) {
                     aborted = true;
                     return false;
                 }
