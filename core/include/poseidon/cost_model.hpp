@@ -185,10 +185,9 @@ struct StageEval {
 
 // What a placement's communication costs that does not depend on the stages' layers: the nodes each
 // stage spans, the sends between stages (also the interleaved wrap-around ones) and the rings of
-// the gradient synchronisations. Filled by the
-// first evaluate_stages call given it; valid for later calls with the same placement, stages'
-// replicas and micro-batch size (the search's layer splits of one configuration). clear() when
-// any of these changes.
+// the gradient synchronisations. Filled by the first evaluate_stages call given it; valid for
+// later calls with the same placement, stages' replicas and micro-batch size (the search's layer
+// splits of one configuration). clear() when any of these changes.
 struct PlacementLinks {
     std::vector<std::vector<std::pair<int, int>>> spans;  // per stage: (group, node), sorted, unique
     std::vector<double> send_forward_s, send_backward_s;   // per stage, to its neighbours
