@@ -47,6 +47,8 @@ export const SEARCH_FIELDS = [
   { key: 'group_blocks', kind: 'select', label: 'blocks per group (2-4: a group in several places or stage sizes)', options: ['1', '2', '3', '4'], def: 1, numeric: true, omitDefault: true },
   // with 2+ blocks: a node may also be two blocks of half its GPUs (unequal stage sizes in one node)
   { key: 'split_nodes', kind: 'bool', label: 'half-node blocks (with 2+ blocks per group)', def: false, omitDefault: true },
+  // 1F1B stages may hold no block: only the embedding, only the head, or only forwarding (docs/search.md)
+  { key: 'empty_stages', kind: 'bool', label: 'stages with no block (1F1B: embedding or head only, or pass-through)', def: false, omitDefault: true },
 ];
 /** human labels for the device keys a custom device shows (docs/formats.md, "device") */
 export const DEVICE_LABELS = {

@@ -25,7 +25,7 @@ namespace {
 
 constexpr const char* usage = R"(usage:
   poseidon estimate SCENARIO.json --plan PLAN.json [--json]
-  poseidon plan SCENARIO.json [--top K] [--exhaustive] [--time-limit SECONDS] [--tp-per-stage] [--schedule any|1f1b|interleaved-1f1b] [--node-counts halving|all] [--group-blocks 1-4] [--split-nodes] [--mixed-stages] [--threads N] [--memory-cap GIB] [--json]
+  poseidon plan SCENARIO.json [--top K] [--exhaustive] [--time-limit SECONDS] [--tp-per-stage] [--schedule any|1f1b|interleaved-1f1b] [--node-counts halving|all] [--group-blocks 1-4] [--split-nodes] [--empty-stages] [--mixed-stages] [--threads N] [--memory-cap GIB] [--json]
   poseidon presets [devices|models|clusters|stacks|profiles] [--json]
   poseidon calibrate SCENARIO.json --runs RUNS.json --out CALIBRATED.json [--json]
   poseidon version
@@ -192,6 +192,8 @@ int cmd_plan(const std::vector<std::string>& args) {
             options["mixed_stages"] = true;
         else if (a == "--split-nodes")
             options["split_nodes"] = true;
+        else if (a == "--empty-stages")
+            options["empty_stages"] = true;
         else if (a == "--group-blocks")
             options["group_blocks"] = parse_double(option_value(args, i), "--group-blocks");
         else if (a == "--threads")

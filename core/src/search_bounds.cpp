@@ -10,15 +10,16 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 }
 
-double family_c_cost(const std::vector<JcStage>& st, int L, double t, double slack) {
-    double f = 0, left = static_cast<double>(L) - static_cast<double>(st.size());
+double family_c_cost(const std::vector<JcStage>& st, int L, double t, double slack, int l_min) {
+    const double lm = l_min;
+    double f = 0, left = static_cast<double>(L) - lm * static_cast<double>(st.size());
     if (left < 0) return kInf;
     for (const auto& x : st) {
         double u = static_cast<double>(x.cap);
         if (x.e > 0) u = std::min(u, t / x.e);
-        if (u < 1) return kInf;
-        const double take = std::min(left, u - 1);
-        f += x.a * (1 + take);
+        if (u < lm) return kInf;
+        const double take = std::min(left, u - lm);
+        f += x.a * (lm + take);
         left -= take;
     }
     return left > slack ? kInf : t + f;
@@ -27,22 +28,23 @@ double family_c_cost(const std::vector<JcStage>& st, int L, double t, double sla
 // The sweep. Write u_i(t) = min(cap_i, t / e_i); stage i is "free" while t < b_i = e_i cap_i (its
 // capacity still grows, at 1/e_i per second). Greedy filling puts R = L - S extra layers on the
 // cheapest stages: stages before the marginal stage k are full, k is partly full, the rest hold
-// one layer. Raising t moves layers from k onto the free stages before it, so on a piece where k
+// l_min layers (one; none with options.empty_stages). Raising t moves layers from k onto the free stages before it, so on a piece where k
 // and the free set are fixed the slope of t + fill(t) is
 //     D = 1 + sum_{i < k, i free} (a_i - a_k) / e_i = 1 + Q - a_k P,
 // with P = sum 1/e_i and Q = sum a_i/e_i over those stages. D only grows with t (free stages get
 // capped; k moves to cheaper stages), which is the convexity; the minimum is at the first
 // breakpoint from which D >= 0. Breakpoints: a stage before k reaching its cap (at b_i), and k
 // moving down when the stages before k alone hold R (their capacity grows at P per second).
-double family_c_min(const std::vector<JcStage>& st, int L, std::vector<std::pair<double, std::size_t>>& caps_at) {
+double family_c_min(const std::vector<JcStage>& st, int L, std::vector<std::pair<double, std::size_t>>& caps_at, int l_min) {
     const std::size_t S = st.size();
-    if (S == 0 || static_cast<double>(L) < static_cast<double>(S)) return kInf;
-    const double R = static_cast<double>(L) - static_cast<double>(S);
+    const double lm = l_min;
+    if (S == 0 || static_cast<double>(L) < lm * static_cast<double>(S)) return kInf;
+    const double R = static_cast<double>(L) - lm * static_cast<double>(S);
     double t1 = 0, t_hi = 0;
     for (const auto& x : st) {
-        if (x.cap < 1) return kInf;
+        if (x.cap < l_min) return kInf;
         if (x.e > 0) {
-            t1 = std::max(t1, x.e);
+            t1 = std::max(t1, x.e * lm);
             t_hi = std::max(t_hi, x.e * static_cast<double>(x.cap));
         }
     }
@@ -59,10 +61,10 @@ double family_c_min(const std::vector<JcStage>& st, int L, std::vector<std::pair
         if (free_at(i, t1)) caps_at.push_back({st[i].e * static_cast<double>(st[i].cap), i});
     std::sort(caps_at.begin(), caps_at.end());
 
-    // Smallest feasible t: t >= t1 (one layer each) and total extra capacity C(t) >= R.
+    // Smallest feasible t: t >= t1 (l_min layers each) and total extra capacity C(t) >= R.
     double t = t1, C = 0, slope = 0;
     for (std::size_t i = 0; i < S; ++i) {
-        C += u_at(i, t) - 1;
+        C += u_at(i, t) - lm;
         if (free_at(i, t)) slope += 1 / st[i].e;
     }
     std::size_t ci = 0;
@@ -88,7 +90,7 @@ double family_c_min(const std::vector<JcStage>& st, int L, std::vector<std::pair
     std::size_t k = S - 1;
     double pc = 0, before_k = 0;
     for (std::size_t i = 0; i < S; ++i) {
-        const double c = u_at(i, t) - 1;
+        const double c = u_at(i, t) - lm;
         if (pc + c >= R) {
             k = i;
             break;
@@ -98,7 +100,7 @@ double family_c_min(const std::vector<JcStage>& st, int L, std::vector<std::pair
     before_k = 0;
     double P = 0, Q = 0;
     for (std::size_t i = 0; i < k; ++i) {
-        before_k += u_at(i, t) - 1;
+        before_k += u_at(i, t) - lm;
         if (free_at(i, t)) {
             P += 1 / st[i].e;
             Q += st[i].a / st[i].e;
@@ -120,7 +122,7 @@ double family_c_min(const std::vector<JcStage>& st, int L, std::vector<std::pair
         if (t_k <= t_cap) {
             if (k == 0) break;
             --k;
-            before_k -= u_at(k, t) - 1;
+            before_k -= u_at(k, t) - lm;
             if (free_at(k, t)) {
                 P -= 1 / st[k].e;
                 Q -= st[k].a / st[k].e;
@@ -133,31 +135,33 @@ double family_c_min(const std::vector<JcStage>& st, int L, std::vector<std::pair
         }
     }
     // Rounding in the sweep may leave t a hair inside the infeasible side; step out of it.
-    double v = family_c_cost(st, L, t);
+    double v = family_c_cost(st, L, t, 1e-9, l_min);
     for (int i = 0; i < 4 && !std::isfinite(v); ++i) {
         t = std::nextafter(t + 1e-12 * t, kInf);
-        v = family_c_cost(st, L, t);
+        v = family_c_cost(st, L, t, 1e-9, l_min);
     }
     return v;
 }
 
 double integer_bottleneck_min(const std::vector<const double*>& tables, const std::vector<int>& caps, int L,
-                              std::vector<std::pair<double, std::size_t>>& heap) {
+                              std::vector<std::pair<double, std::size_t>>& heap, int l_min) {
     const std::size_t S = tables.size();
     double lo = 0;
     long long total = 0;
     std::size_t width = 1;
     for (std::size_t j = 0; j < S; ++j) {
-        if (caps[j] < 1) return kInf;
-        lo = std::max(lo, tables[j][1]);
+        if (caps[j] < l_min) return kInf;
+        lo = std::max(lo, tables[j][l_min]);
         total += std::min(caps[j], L);
         width = std::max(width, static_cast<std::size_t>(caps[j]) + 1);
     }
     if (total < L) return kInf;
+    if (L == 0) return lo;
     // k-way merge of the sorted tables; an entry is (value, stage * width + l), smallest on top
     heap.clear();
     auto greater = [](const std::pair<double, std::size_t>& x, const std::pair<double, std::size_t>& y) { return x > y; };
-    for (std::size_t j = 0; j < S; ++j) heap.push_back({tables[j][1], j * width + 1});
+    for (std::size_t j = 0; j < S; ++j)
+        if (caps[j] >= 1) heap.push_back({tables[j][1], j * width + 1});
     std::make_heap(heap.begin(), heap.end(), greater);
     double x = 0;
     for (int n = 0; n < L; ++n) {
@@ -175,7 +179,7 @@ double integer_bottleneck_min(const std::vector<const double*>& tables, const st
 }
 
 void integer_bottleneck_suffixes(const std::vector<const double*>& tables, const std::vector<int>& caps, int L, std::vector<double>& out,
-                                 std::vector<double>& merged, std::vector<double>& scratch) {
+                                 std::vector<double>& merged, std::vector<double>& scratch, int l_min) {
     const std::size_t S = tables.size(), W = static_cast<std::size_t>(L) + 1;
     out.assign((S + 1) * W, kInf);
     out[S * W] = 0;
@@ -183,15 +187,16 @@ void integer_bottleneck_suffixes(const std::vector<const double*>& tables, const
     double lo = 0;
     for (std::size_t k = S; k-- > 0;) {
         const int n = std::min(caps[k], L);
-        if (n < 1) return;  // this stage holds nothing: no suffix through it can be split
-        lo = std::max(lo, tables[k][1]);
+        if (n < l_min) return;  // this stage cannot hold its least: no suffix through it can be split
+        lo = std::max(lo, tables[k][l_min]);
         scratch.resize(merged.size() + static_cast<std::size_t>(n));
         std::merge(merged.begin(), merged.end(), tables[k] + 1, tables[k] + 1 + n, scratch.begin());
         scratch.resize(std::min(scratch.size(), W - 1));
         merged.swap(scratch);
         double* row = &out[k * W];
-        const std::size_t least = S - k;  // every stage holds a layer
-        for (std::size_t R = least; R <= merged.size(); ++R) row[R] = std::max(lo, merged[R - 1]);
+        const std::size_t least = static_cast<std::size_t>(l_min) * (S - k);  // every stage holds l_min layers
+        if (least == 0) row[0] = lo;
+        for (std::size_t R = std::max<std::size_t>(least, 1); R <= merged.size(); ++R) row[R] = std::max(lo, merged[R - 1]);
     }
 }
 

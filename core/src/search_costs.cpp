@@ -5,14 +5,14 @@
 
 namespace poseidon::detail {
 
-Costs::Costs(const Scenario& sc, std::int64_t mbs, std::int64_t m, std::atomic<std::int64_t>* account)
-    : sc_(sc), mbs_(mbs), m_(m), L_(sc.model.num_layers), account_(account), middle_(std::make_shared<Tables>()) {
+Costs::Costs(const Scenario& sc, std::int64_t mbs, std::int64_t m, std::atomic<std::int64_t>* account, bool empty_stages)
+    : sc_(sc), mbs_(mbs), m_(m), L_(sc.model.num_layers), l_min_(empty_stages ? 0 : 1), account_(account), middle_(std::make_shared<Tables>()) {
     plan_.micro_batch_size = mbs;
     plan_.num_micro_batches = m;
 }
 
 Costs::Costs(const Costs& base)
-    : sc_(base.sc_), mbs_(base.mbs_), m_(base.m_), L_(base.L_), account_(base.account_), middle_(base.middle_), owner_(false), plan_(base.plan_),
+    : sc_(base.sc_), mbs_(base.mbs_), m_(base.m_), L_(base.L_), l_min_(base.l_min_), account_(base.account_), middle_(base.middle_), owner_(false), plan_(base.plan_),
       pos_(base.pos_), fits_(base.fits_), links_(base.links_) {
     grow(static_cast<std::int64_t>(pos_.size()) * kTimesBytes + static_cast<std::int64_t>(fits_.size()) * kFitBytes +
          static_cast<std::int64_t>(links_.size()) * kLinkBytes);
@@ -71,11 +71,17 @@ Table& Costs::build_middle(Table& tb, int g, int size, int tp) {
             tb.t[l] = t;
         }
     }
+    if (l_min_ == 0) {
+        // a stage of no layer between two of one: what it still costs (its sends are the links')
+        scratch_.assign({{g, size, tp, 1, 0}, {g, size, tp, 0, 0}, {g, size, tp, 1, 0}});
+        tb.t[0] = probe(scratch_)[1].times;
+        tb.t[0].send_forward_s = tb.t[0].send_backward_s = 0;
+    }
     tb.c.assign(L_ + 1, 0);
     tb.monotone = true;
-    for (int l = 1; l <= L_; ++l) {
+    for (int l = l_min_; l <= L_; ++l) {
         tb.c[l] = tb.t[l].forward_s + tb.t[l].backward_s;
-        if (l > 1 && tb.c[l] < tb.c[l - 1]) tb.monotone = false;
+        if (l > l_min_ && tb.c[l] < tb.c[l - 1]) tb.monotone = false;
     }
     Rates& r = tb.rates;
     r.a = r.phi_f = r.phi_b = r.mu_b = r.dp_min = r.opt_min = kInf;
@@ -89,6 +95,11 @@ Table& Costs::build_middle(Table& tb, int g, int size, int tp) {
         r.mu_b = std::min(r.mu_b, (m * c + t.dp_sync_s) / l);
         r.dp_min = std::min(r.dp_min, t.dp_sync_s);
         r.opt_min = std::min(r.opt_min, t.optimizer_s);
+    }
+    // a stage that may hold no layer syncs and steps at least what it does with none
+    if (l_min_ == 0) {
+        r.dp_min = std::min(r.dp_min, tb.t[0].dp_sync_s);
+        r.opt_min = std::min(r.opt_min, tb.t[0].optimizer_s);
     }
     return tb;
 }

@@ -59,7 +59,7 @@ struct Table {
 inline std::size_t table_bytes(int L) { return static_cast<std::size_t>(L + 1) * (sizeof(StageTimes) + sizeof(double)); }
 
 struct FitMemo {
-    int fit_max = 0;    // every l <= fit_max fits
+    int fit_max = 0;    // every l <= fit_max fits (-1: not even 0 is known to)
     int nofit_min = 0;  // no l >= nofit_min fits
 };
 
@@ -74,13 +74,17 @@ struct ProbeStage {
 // and in `*account` (the search's memory cap).
 class Costs {
 public:
-    Costs(const Scenario& sc, std::int64_t mbs, std::int64_t m, std::atomic<std::int64_t>* account = nullptr);
+    // empty_stages (options.empty_stages): stages may hold no layer, so layer count 0 is costed
+    // (the middle tables' entry 0, and the rates' dp/optimizer minima over it) and its memory fit
+    // is probed rather than assumed.
+    Costs(const Scenario& sc, std::int64_t mbs, std::int64_t m, std::atomic<std::int64_t>* account = nullptr, bool empty_stages = false);
     Costs(const Costs& base);  // shares base's middle tables; copies the rest
     Costs& operator=(const Costs&) = delete;
     ~Costs();
 
     std::int64_t m() const { return m_; }
     std::int64_t probes() const { return probes_; }
+    int l_min() const { return l_min_; }  // fewest layers a stage may hold
     std::int64_t bytes() const { return bytes_; }
 
     // evaluate_stages on a plan of these stages (homogeneous, one replica set each).
@@ -94,7 +98,7 @@ public:
     FitMemo& memo(int g, int size, int tp, Pos pos, int inflight) {
         auto [it, fresh] = fits_.try_emplace(stage_key(g, size, tp, pos, inflight));
         if (fresh) {
-            it->second = FitMemo{0, L_ + 1};
+            it->second = FitMemo{l_min_ - 1, L_ + 1};
             grow(kFitBytes);
         }
         return it->second;
@@ -130,6 +134,7 @@ private:
     const Scenario& sc_;
     std::int64_t mbs_, m_;
     int L_;
+    int l_min_ = 1;
     std::int64_t probes_ = 0, bytes_ = 0;
     std::atomic<std::int64_t>* account_;
     std::shared_ptr<Tables> middle_;  // written only by the cache that created it

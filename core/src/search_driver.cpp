@@ -127,7 +127,7 @@ void Driver::build(Slot& s) {
     s.ctx = build_ctx(sh.sc, s.mbs, s.m, sh.opt.node_counts == "all", tps_, s.build, &sh.bytes, [this] {
         sh.check_clock();
         return sh.stop.load();
-    });
+    }, sh.opt.empty_stages);
     if (s.ctx) {
         s.ctx->id = next_id_.fetch_add(1);
         set_schedules(*s.ctx, sh.sc, sh.opt.schedule);

@@ -127,7 +127,7 @@ NodeHalves node_halves(const Cluster& cluster) {
 }
 
 SpaceSize group_blocks_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule, const std::string& node_counts,
-                                  int group_blocks, bool split_nodes) {
+                                  int group_blocks, bool split_nodes, bool empty_stages) {
     SearchOptions o;
     o.group_blocks = group_blocks;
     o.split_nodes = split_nodes;
@@ -135,7 +135,7 @@ SpaceSize group_blocks_space_size(const Scenario& sc, bool tp_per_stage, const s
     SpaceSize out;
     std::vector<int> map;
     for (const auto& split : group_block_splits(sc, o)) {
-        const SpaceSize s = search_space_size(split_groups(sc, split, map), tp_per_stage, schedule, node_counts, 1);
+        const SpaceSize s = search_space_size(split_groups(sc, split, map), tp_per_stage, schedule, node_counts, 1, false, empty_stages);
         out.micro_batch_sizes = std::max(out.micro_batch_sizes, s.micro_batch_sizes);
         out.stage_layouts += s.stage_layouts;
         out.configurations += s.configurations;

@@ -11,7 +11,7 @@ SearchOptions parse_search_options(const Json& j) {
     ObjectReader r(j, "options", problems);
     if (r.ok()) {
         r.reject_unknown({"top", "exhaustive", "time_limit_s", "baselines", "tp_per_stage", "threads", "memory_cap_gib", "schedule", "node_counts",
-                          "group_blocks", "split_nodes", "mixed_stages", "shard_index", "shard_count", "prune_above_s"});
+                          "group_blocks", "split_nodes", "empty_stages", "mixed_stages", "shard_index", "shard_count", "prune_above_s"});
         if (auto v = r.integer("top", false, 1, 100)) o.top_k = static_cast<int>(*v);
         if (auto v = r.boolean("exhaustive", false)) o.exhaustive = *v;
         if (auto v = r.boolean("tp_per_stage", false)) o.tp_per_stage = *v;
@@ -23,6 +23,7 @@ SearchOptions parse_search_options(const Json& j) {
         if (auto v = r.choice("node_counts", false, {"halving", "all"})) o.node_counts = *v;
         if (auto v = r.integer("group_blocks", false, 1, 4)) o.group_blocks = static_cast<int>(*v);
         if (auto v = r.boolean("split_nodes", false)) o.split_nodes = *v;
+        if (auto v = r.boolean("empty_stages", false)) o.empty_stages = *v;
         if (auto v = r.boolean("mixed_stages", false)) o.mixed_stages = *v;
         // a slice of the search (docs/search.md, "Shards")
         if (auto v = r.integer("shard_count", false, 1, 4096)) o.shard_count = static_cast<int>(*v);

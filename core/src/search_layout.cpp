@@ -12,6 +12,8 @@ Walker::Walker(Shared& sh, bool exhaustive, bool alone)
       sc_(sh.sc),
       L_(sh.sc.model.num_layers),
       G_(static_cast<int>(sh.sc.cluster.groups.size())),
+      lmin_(sh.opt.empty_stages ? 0 : 1),
+      lmin_mid_(sh.opt.empty_stages && !sh.sc.training.stack.stage_needs_parameters ? 0 : 1),
       halves_(node_halves(sh.sc.cluster)),
       exhaustive_(exhaustive),
       alone_(alone) {}
@@ -132,14 +134,14 @@ bool Walker::searched_before(const MbsCtx& c) const {
 }
 
 // The children of a layout node, best bound first: extend with a block of an unused group, or
-// stop here (opt = -1). The first half of a node is followed by its second half, and only by it
-// (a half-node block is placed where the other half's GPUs are; docs/search.md, step 2).
+// stop here (opt = -1). The second half of a node comes after its first, with no other block of
+// the user's group between them, and the pipeline does not end between them: in the user's groups,
+// whose GPUs are taken in stage order, the halves then share one node (docs/search.md, step 2).
 void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out) {
-    const int last = blocks_.empty() ? -1 : blocks_.back().g;
-    const int second = last < 0 ? -1 : halves_.next[last];
+    const bool open_half = halves_.open(used);
     for (int g : c.group_order) {
         if ((used >> g) & 1) continue;
-        if (second >= 0 ? g != second : halves_.prev[g] >= 0) continue;
+        if (!halves_.may_place(g, used, sc_.cluster.group_origin)) continue;
         for (int oi = 0; oi < static_cast<int>(c.opts[g].size()); ++oi) {
             tick();
             const OptInfo& info = c.opts[g][oi];
@@ -166,7 +168,7 @@ void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out)
             out.push_back({b, g, oi, key});
         }
     }
-    if (!blocks_.empty() && second < 0) {
+    if (!blocks_.empty() && !open_half) {
         if (hostable(c, used, false) < L_)
             ++stats.infeasible["memory"];
         else {
@@ -348,7 +350,7 @@ long long Walker::hostable_exact(std::size_t upto) const {
         const BlockSel& b = blocks_[bi];
         for (int q = 0; q < b.count; ++q, ++j) {
             const long long v = scap_of(j, bi <= upto ? b.tpi : -1);
-            if (v < 1) return 0;
+            if (v < lmin_) return 0;
             n += v;
         }
     }

@@ -99,7 +99,7 @@ double Walker::family_c_bound(const MbsCtx& c, int S) {
         }
     }
     const double add = rates_of(c, blocks_.front()).dp_min + opt_lb;
-    return family_c_min(jc_, L_, heap_) + add;
+    return family_c_min(jc_, L_, heap_, lmin_) + add;
 }
 
 // Most layers the pipeline blocks_ (TP as chosen, else the best) plus, when `open`, every group
@@ -147,7 +147,7 @@ double Walker::tp_bottleneck_bound(const MbsCtx& c, std::size_t upto) {
             caps_.push_back(static_cast<int>(std::min<long long>(cap, L_)));
         }
     }
-    return static_cast<double>(c.m) * integer_bottleneck_min(tabs_, caps_, L_, heap_) + dp_lb + opt_lb;
+    return static_cast<double>(c.m) * integer_bottleneck_min(tabs_, caps_, L_, heap_, lmin_) + dp_lb + opt_lb;
 }
 
 }  // namespace poseidon::detail

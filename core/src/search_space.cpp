@@ -89,7 +89,7 @@ std::int64_t walker_bytes(const Scenario& sc, std::int64_t m) {
 }
 
 std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, std::int64_t m_, bool all_nodes, const std::vector<std::vector<int>>& tp_ok_, SearchStats& stats_,
-                                  std::atomic<std::int64_t>* account, const std::function<bool()>& halted) {
+                                  std::atomic<std::int64_t>* account, const std::function<bool()>& halted, bool empty_stages) {
     const int L_ = sc_.model.num_layers;
     const int G_ = static_cast<int>(sc_.cluster.groups.size());
     auto c = std::make_unique<MbsCtx>();
@@ -103,7 +103,7 @@ std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, std::in
         ++stats_.infeasible["DAG size"];
         return nullptr;
     }
-    c->costs = std::make_unique<Costs>(sc_, mbs, c->m, account);
+    c->costs = std::make_unique<Costs>(sc_, mbs, c->m, account, empty_stages);
     c->account = account;
     auto fail = [&]() -> std::unique_ptr<MbsCtx> {  // the probes made are counted all the same
         stats_.cost_probes += c->costs->probes();
@@ -137,7 +137,7 @@ std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, std::in
                         continue;
                     }
                     const int cap = c->costs->cap_anywhere(g, s, tp);
-                    if (cap == 0) {
+                    if (cap < 1) {  // (a stage that holds no layer anywhere is not an option, even with empty stages)
                         ++stats_.infeasible["memory"];
                         continue;
                     }
@@ -189,10 +189,10 @@ std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, std::in
                 auto v = std::make_shared<std::vector<double>>(L_ + 1, kInf);
                 for (const auto& t : info.tps) {
                     const Table& tb = c->costs->middle(g, info.o.size, t.tp);
-                    for (int l = 1; l <= L_; ++l) (*v)[l] = std::min((*v)[l], tb.c[l]);
+                    for (int l = c->costs->l_min(); l <= L_; ++l) (*v)[l] = std::min((*v)[l], tb.c[l]);
                 }
                 mono = true;
-                for (int l = 2; l <= L_; ++l) mono = mono && (*v)[l] >= (*v)[l - 1];
+                for (int l = c->costs->l_min() + 1; l <= L_; ++l) mono = mono && (*v)[l] >= (*v)[l - 1];
                 cm = std::move(v);
                 c->add_bytes(static_cast<std::int64_t>(L_ + 1) * static_cast<std::int64_t>(sizeof(double)));
             }
@@ -224,9 +224,10 @@ using detail::node_choices;
 using detail::tp_valid;
 
 SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule, const std::string& node_counts, int group_blocks,
-                            bool split_nodes) {
+                            bool split_nodes, bool empty_stages) {
     SpaceSize out;
-    if (group_blocks > 1) return detail::group_blocks_space_size(sc, tp_per_stage, schedule, node_counts, group_blocks, split_nodes);
+    if (group_blocks > 1)
+        return detail::group_blocks_space_size(sc, tp_per_stage, schedule, node_counts, group_blocks, split_nodes, empty_stages);
     const int L = sc.model.num_layers;
     const int G = static_cast<int>(sc.cluster.groups.size());
     if (G > 16) return out;
@@ -235,6 +236,15 @@ SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage, const std::st
         double c = 1;
         for (int i = 1; i < S; ++i) c = c * (n - i) / i;
         return S <= n ? c : 0.0;
+    };
+    // 1F1B splits: with empty stages, compositions of L into S parts that may be 0 (of L + S
+    // into S positive parts), or where the stack cannot build a stage without parameters, whose
+    // first and last parts only may be 0; interleaved splits always give each stage a chunk
+    const bool mid_empty = empty_stages && !sc.training.stack.stage_needs_parameters;
+    auto comp_1f1b = [&](int n, int S) {
+        if (!empty_stages || S == 1) return comp(n, S);
+        if (mid_empty) return comp(n + S, S);
+        return comp(n, S) + 2 * comp(n, S - 1) + (S >= 3 ? comp(n, S - 2) : 0.0);
     };
     const bool one_f1b = schedule != "interleaved-1f1b";
     std::vector<int> vs;
@@ -272,7 +282,9 @@ SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage, const std::st
         if (!any) continue;
         out.micro_batch_sizes += 1;
         // f[mask][S] = (layouts, configurations) over ordered sequences of the groups in mask; the
-        // two halves of a node (options.split_nodes) come as one step, first half then second.
+        // two halves of a node (options.split_nodes) come first half, then second, with no other
+        // part of their group between them (NodeHalves::may_place), and a sequence ends only when
+        // no half waits for its second.
         const detail::NodeHalves halves = detail::node_halves(sc.cluster);
         const std::size_t masks = std::size_t{1} << G;
         std::vector<std::vector<std::pair<double, double>>> f(masks, std::vector<std::pair<double, double>>(smax + 1, {0, 0}));
@@ -282,26 +294,24 @@ SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage, const std::st
                 auto [ly, cf] = f[mask][S];
                 if (ly == 0) continue;
                 for (int g = 0; g < G; ++g) {
-                    if (mask >> g & 1 || halves.prev[g] >= 0) continue;
-                    const int h = halves.next[g];
-                    const std::vector<std::pair<int, double>> none{{0, 1.0}};
-                    for (auto [cnt, ntp] : opts[g])
-                        for (auto [cnt2, ntp2] : h >= 0 ? opts[h] : none) {
-                            if (S + cnt + cnt2 > smax) continue;
-                            auto& t = f[mask | (std::size_t{1} << g) | (h >= 0 ? std::size_t{1} << h : 0)][S + cnt + cnt2];
-                            t.first += ly;
-                            t.second += cf * ntp * ntp2;
-                        }
+                    if (mask >> g & 1 || !halves.may_place(g, mask, sc.cluster.group_origin)) continue;
+                    for (auto [cnt, ntp] : opts[g]) {
+                        if (S + cnt > smax) continue;
+                        auto& t = f[mask | (std::size_t{1} << g)][S + cnt];
+                        t.first += ly;
+                        t.second += cf * ntp;
+                    }
                 }
             }
-        for (std::size_t mask = 1; mask < masks; ++mask)
+        for (std::size_t mask = 1; mask < masks; ++mask) {
+            if (halves.open(mask)) continue;
             for (int S = 1; S <= smax; ++S) {
                 const double cf = f[mask][S].second;
                 out.stage_layouts += f[mask][S].first;
                 out.configurations += cf;
                 if (one_f1b) {
                     out.schedules += cf;
-                    out.plans += cf * comp(L, S);
+                    out.plans += cf * comp_1f1b(L, S);
                 }
                 for (int V : vs)
                     if (detail::interleave_ok(S, m, V, L)) {
@@ -309,6 +319,7 @@ SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage, const std::st
                         out.plans += cf * comp(L / V, S);
                     }
             }
+        }
     }
     return out;
 }

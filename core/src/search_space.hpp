@@ -109,9 +109,9 @@ std::vector<std::vector<int>> group_tps(const Scenario& sc, SearchStats& stats);
 // The options of every group at micro-batch size `mbs`, their rates and caps (this fills the
 // middle-stage cost tables), and the root bound; null when nothing is feasible at this size, or
 // when `halted()` turns true while it builds. Rejections are counted in `stats`; the cost cache
-// counts its bytes in `*account`.
+// counts its bytes in `*account`. `empty_stages`: stages may hold no layer (options.empty_stages).
 std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc, std::int64_t mbs, std::int64_t m, bool all_nodes, const std::vector<std::vector<int>>& tps, SearchStats& stats,
-                                  std::atomic<std::int64_t>* account, const std::function<bool()>& halted);
+                                  std::atomic<std::int64_t>* account, const std::function<bool()>& halted, bool empty_stages = false);
 
 // The schedules searched at c's size (options.schedule, the layer count's divisors up to
 // search_max_virtual_stages); lowers c.root_bound to the interleaved plans' bound.
@@ -128,12 +128,27 @@ std::int64_t walker_bytes(const Scenario& sc, std::int64_t m);
 // search_space_size with options.group_blocks >= 2: the sum over the splits of the cluster's
 // groups (search_group_blocks.cpp), a plan that several splits contain counted once in each.
 SpaceSize group_blocks_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule, const std::string& node_counts,
-                                  int group_blocks, bool split_nodes);
+                                  int group_blocks, bool split_nodes, bool empty_stages);
 // The two halves of one node in a split cluster (options.split_nodes): per group, the index of its
 // second half when it is a first half (next), of its first half when it is a second (prev); -1 else.
 // They are adjacent groups of one origin and one first node (Cluster::group_first_node).
 struct NodeHalves {
     std::vector<int> next, prev;
+    // A first half in `used` whose second half is not: the layout may not end yet.
+    bool open(std::uint64_t used) const {
+        for (std::size_t h = 0; h < next.size(); ++h)
+            if (next[h] >= 0 && (used >> h & 1) && !(used >> next[h] & 1)) return true;
+        return false;
+    }
+    // Whether group g may be the next block after the groups `used`: a second half only after its
+    // first, and while a first half waits for its second, no other part of the same user group
+    // (`origin`: per group, its user group).
+    bool may_place(int g, std::uint64_t used, const std::vector<int>& origin) const {
+        if (prev[g] >= 0 && !(used >> prev[g] & 1)) return false;
+        for (std::size_t h = 0; h < next.size(); ++h)
+            if (next[h] >= 0 && next[h] != g && (used >> h & 1) && !(used >> next[h] & 1) && origin[h] == origin[g]) return false;
+        return true;
+    }
 };
 NodeHalves node_halves(const Cluster& cluster);
 // Stages at most, at micro-batch size mbs (layers, the stage limit, the DAG size).

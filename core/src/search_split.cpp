@@ -76,6 +76,8 @@ void Walker::run_config(MbsCtx& c) {
         suf_opt_[j] = std::max(suf_opt_[j + 1], r.opt_min);
         suf_w_[j] = suf_w_[j + 1] + 1.0 / r.a;
     }
+    suf_lmin_.assign(S + 1, 0);
+    for (int j = S - 1; j >= 0; --j) suf_lmin_[j] = suf_lmin_[j + 1] + lmin_at(j, S);
     layers_.assign(S, 0);
     times_.resize(S);
     caps_exact_ = false;
@@ -168,7 +170,7 @@ bool Walker::config_caps() {
     suf_cap_.assign(S + 1, 0);
     for (int j = 0; j < S; ++j) cap_[j] = cap_upper(j);
     for (int j = S - 1; j >= 0; --j) {
-        if (cap_[j] < 1) return false;
+        if (cap_[j] < lmin_at(j, S)) return false;
         suf_cap_[j] = suf_cap_[j + 1] + cap_[j];
     }
     caps_exact_ = true;
@@ -187,12 +189,13 @@ void Walker::fill_tables() {
         auto pos = std::upper_bound(by_rate_.begin(), by_rate_.end(), k, [&](int x, int y) { return cfg_[x].r.a < cfg_[y].r.a; });
         by_rate_.insert(pos, k);
         double* row = &fill_tab_[static_cast<std::size_t>(k) * W];
+        // every stage of k.. holds lmin_ layers, then the cheapest take the rest
         double base = 0;
-        for (int j : by_rate_) base += cfg_[j].r.a;
-        int R = S - k;
+        for (int j : by_rate_) base += lmin_ * cfg_[j].r.a;
+        int R = lmin_ * (S - k);
         if (R <= L_) row[R] = base;
         for (int j : by_rate_)
-            for (int x = 1; x < cap_[j] && R < L_; ++x) {
+            for (int x = lmin_; x < cap_[j] && R < L_; ++x) {
                 base += cfg_[j].r.a;
                 row[++R] = base;
             }
@@ -201,7 +204,7 @@ void Walker::fill_tables() {
     // suffix plus m c_i, and c_i is at least the suffix's integer bottleneck. On stages of one to
     // three layers the LP coverage rate (fractional layers) is far below it.
     if (middle_tables())
-        integer_bottleneck_suffixes(tabs_, caps_, L_, ib_suf_, ib_merged_, ib_scratch_);
+        integer_bottleneck_suffixes(tabs_, caps_, L_, ib_suf_, ib_merged_, ib_scratch_, lmin_);
     else
         ib_suf_.assign(static_cast<std::size_t>(S + 1) * W, 0.0);
     // Family C's steady-state term max_i e_i l_i in whole layers: with one to three layers a
@@ -212,7 +215,7 @@ void Walker::fill_tables() {
         for (int l = 0; l <= L_; ++l) row[l] = e_[j] * l;
         tabs_[j] = row;
     }
-    integer_bottleneck_suffixes(tabs_, caps_, L_, ibe_suf_, ib_merged_, ib_scratch_);
+    integer_bottleneck_suffixes(tabs_, caps_, L_, ibe_suf_, ib_merged_, ib_scratch_, lmin_);
 }
 
 // Prefix summaries of the split search (docs/search.md, "Bounds"): for the stages fixed so far,
@@ -224,7 +227,7 @@ void Walker::fill_tables() {
 // smallest of all stages' c_j(l) merged (search_bounds.cpp).
 // Middle-position costs bound the first and last stages from below (docs/search.md).
 double Walker::integer_bottleneck() {
-    return middle_tables() ? integer_bottleneck_min(tabs_, caps_, L_, heap_) : 0;
+    return middle_tables() ? integer_bottleneck_min(tabs_, caps_, L_, heap_, lmin_) : 0;
 }
 
 bool Walker::middle_tables() {
@@ -258,7 +261,7 @@ double Walker::config_family_c() {
     }
     std::stable_sort(jc_.begin(), jc_.end(), [](const JcStage& x, const JcStage& y) { return x.a < y.a; });
     const double add = sends_ + cfg_[0].r.dp_min + opt_lb;
-    return family_c_min(jc_, L_, heap_) + add;
+    return family_c_min(jc_, L_, heap_, lmin_) + add;
 }
 
 int Walker::cap_upper(int j) {
@@ -277,8 +280,8 @@ void Walker::split_dfs(int k, int R, const SplitState& st) {
         return;
     }
     const long long suffix_cap = suf_cap_[k + 1];
-    const int lo = static_cast<int>(std::max<long long>(1, R - suffix_cap));
-    const int hi = std::min(R - (S - k - 1), cap_upper(k));
+    const int lo = static_cast<int>(std::max<long long>(lmin_at(k, S), R - suffix_cap));
+    const int hi = std::min(R - suf_lmin_[k + 1], cap_upper(k));
     if (lo > hi) {
         ++stats.infeasible["memory"];
         return;

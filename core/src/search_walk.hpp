@@ -195,6 +195,12 @@ private:
     Shared& sh_;
     const Scenario& sc_;
     int L_, G_;
+    // Fewest layers a 1F1B stage holds: 0 with options.empty_stages; a middle stage, which then
+    // holds no parameters, 1 where the stack cannot build such a stage (stage_needs_parameters).
+    // The bounds take lmin_ for every stage (a relaxation where a middle stage needs one).
+    int lmin_ = 1, lmin_mid_ = 1;
+    int lmin_at(int j, int S) const { return j == 0 || j == S - 1 ? lmin_ : lmin_mid_; }
+    std::vector<int> suf_lmin_;  // per stage j of cfg_: the least layers stages j.. hold
     NodeHalves halves_;  // the two halves of a node (options.split_nodes) are placed one after the other
     bool exhaustive_, alone_;
     bool abort_ = false;           // ends a dive (not the search)

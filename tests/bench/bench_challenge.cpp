@@ -144,6 +144,7 @@ void challenge_bench(double seconds, int threads) {
         o.threads = threads;
         o.group_blocks = 3;
         o.split_nodes = true;
+        o.empty_stages = true;
         o.node_counts = "all";
         o.mixed_stages = true;
         const auto c0 = std::clock();

@@ -99,6 +99,45 @@ TEST_CASE("a plan on a halved node costs what the same plan costs on the user's 
     CHECK(far.stages[2].times.send_forward_s > 4 * near.stages[2].times.send_forward_s);
 }
 
+TEST_CASE("a halved node's halves apart in the pipeline cost what the same plan costs on the user's groups", "[search][split_nodes]") {
+    // A100 node 0 | T4 half | A100 node 1 | T4 other half | three whole T4 nodes: the halves are
+    // apart, with no other T4 block between them, so the user's T4 GPUs (taken in stage order) put
+    // both halves on one node, as the split cluster does
+    const Scenario sc = two_types();
+    std::vector<int> map;
+    const Scenario part = detail::split_groups(sc, {{1}, {H}}, map);
+    REQUIRE(map == std::vector<int>{0, 0, 1, 1, 1});
+    const detail::NodeHalves h = detail::node_halves(part.cluster);
+    CHECK(h.next == std::vector<int>{-1, -1, -1, 4, -1});
+    // the walk's rule: the second half only after the first, no T4 block between them
+    const auto& origin = part.cluster.group_origin;
+    CHECK(!h.may_place(4, 0b00001, origin));
+    CHECK(h.may_place(1, 0b01001, origin));
+    CHECK(!h.may_place(2, 0b01001, origin));
+    CHECK(h.may_place(4, 0b01011, origin));
+    CHECK(h.open(0b01011));
+    CHECK(!h.open(0b11011));
+    const std::string stages_split =
+        R"([{"group": 0, "num_layers": 6, "tp": 1, "dp": 8}, {"group": 3, "num_layers": 1, "tp": 1, "dp": 2}, )"
+        R"({"group": 1, "num_layers": 6, "tp": 1, "dp": 8}, {"group": 4, "num_layers": 0, "tp": 1, "dp": 2}, )"
+        R"({"group": 2, "num_layers": 4, "tp": 1, "dp": 4}, {"group": 2, "num_layers": 4, "tp": 1, "dp": 4}, {"group": 2, "num_layers": 3, "tp": 2, "dp": 2}])";
+    const std::string stages_user =
+        R"([{"group": 0, "num_layers": 6, "tp": 1, "dp": 8}, {"group": 1, "num_layers": 1, "tp": 1, "dp": 2}, )"
+        R"({"group": 0, "num_layers": 6, "tp": 1, "dp": 8}, {"group": 1, "num_layers": 0, "tp": 1, "dp": 2}, )"
+        R"({"group": 1, "num_layers": 4, "tp": 1, "dp": 4}, {"group": 1, "num_layers": 4, "tp": 1, "dp": 4}, {"group": 1, "num_layers": 3, "tp": 2, "dp": 2}])";
+    const std::string head = R"({"micro_batch_size": 16, "num_micro_batches": 16, "stages": )";
+    const Estimate a = estimate(part, parse_plan_text(head + stages_split + "}", part), false);
+    const Estimate b = estimate(sc, parse_plan_text(head + stages_user + "}", sc), false);
+    CHECK(a.iteration_time_s == b.iteration_time_s);
+    CHECK(a.memory_fits == b.memory_fits);
+    REQUIRE(a.stages.size() == b.stages.size());
+    for (std::size_t j = 0; j < a.stages.size(); ++j) {
+        INFO("stage " << j);
+        CHECK(a.stages[j].times.send_forward_s == b.stages[j].times.send_forward_s);
+        CHECK(a.stages[j].times.send_backward_s == b.stages[j].times.send_backward_s);
+    }
+}
+
 TEST_CASE("with half-node blocks the pruned search returns the exhaustive top-K on random scenarios", "[search][differential][split_nodes]") {
     for (int blocks : {2, 3}) {
         int checked = 0, better = 0;

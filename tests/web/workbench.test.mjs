@@ -371,6 +371,13 @@ test('schedule, node counts, batch tolerance and overlap switches: fields that r
   await settled(page);
   assert.ok(!('group_blocks' in ((await hashPayload(page)).o ?? {})));
   assert.ok(!('split_nodes' in ((await hashPayload(page)).o ?? {})));
+  // stages with no block: in the link, and the plan is one the search found with them allowed
+  await page.check('[data-path="options.empty_stages"]');
+  payload = await withPlan();
+  assert.equal(payload.o.empty_stages, true);
+  await page.uncheck('[data-path="options.empty_stages"]');
+  await settled(page);
+  assert.ok(!('empty_stages' in ((await hashPayload(page)).o ?? {})));
   await page.check('[data-path="options.mixed_stages"]');
   payload = await withPlan();
   assert.equal(payload.o.mixed_stages, true);

@@ -63,6 +63,10 @@ struct SearchOptions {
     // other in the pipeline, each with its own stage size and TP (docs/search.md, "The space",
     // step 2: unequal stage sizes within one node).
     bool split_nodes = false;
+    // Under 1F1B a stage may hold no transformer block (docs/search.md, "The space", step 5): the
+    // first then holds only the embedding, the last only the head, a middle one only forwards
+    // activations (and deepens the 1F1B warm-up of the stages before it).
+    bool empty_stages = false;
     // Also search one-stage plans whose data-parallel replicas mix GPU types, each group's with its
     // own TP and samples (docs/search.md, "The space", step 7).
     bool mixed_stages = false;
@@ -168,7 +172,8 @@ struct SpaceSize {
     double plans = 0;                // ... x layer splits (multiples of V per stage when interleaved)
 };
 SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage = false, const std::string& schedule = "any",
-                            const std::string& node_counts = "halving", int group_blocks = 1, bool split_nodes = false);
+                            const std::string& node_counts = "halving", int group_blocks = 1, bool split_nodes = false,
+                            bool empty_stages = false);
 
 // The layer-split landscape of one stage configuration: the stages of `plan` (groups, TP, DP,
 // micro-batches) with their layer counts free. Every split (when there are at most `max_points`)
