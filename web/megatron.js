@@ -63,7 +63,8 @@ function splitFlags(layers, virtual) {
   const pp = layers.length;
   if (uniq(layers).length <= 1) return { flags: [], kind: 'even' };
   const middle = layers.slice(1, -1);
-  if (virtual <= 1 && (pp === 2 || uniq(middle).length === 1)) {
+  // a stage with no layer only in the layout (Megatron-Core allows empty stages there: E||t|L)
+  if (virtual <= 1 && !layers.includes(0) && (pp === 2 || uniq(middle).length === 1)) {
     const flags = [];
     if (pp === 2 || layers[0] !== middle[0]) flags.push(['--decoder-first-pipeline-num-layers', layers[0]]);
     if (pp === 2 || layers[pp - 1] !== middle[0]) flags.push(['--decoder-last-pipeline-num-layers', layers[pp - 1]]);

@@ -91,6 +91,15 @@ test('an unset placeholder stops the shell with its message; odd characters stay
   assert.equal(ok.run.status, 0, ok.run.stderr);
   assert.equal(argOf(ok.args, '--pipeline-model-parallel-layout'), 'Ettttt|tt|ttt|ttL');
   assert.equal(argOf(ok.args, '--nnodes'), '1');
+  // stages with no layer (options.empty_stages): only the layout expresses them, even where the
+  // rest would fit the first/last flags
+  for (const [layers, layout] of [[[0, 4, 4, 4], 'E|tttt|tttt|ttttL'], [[6, 0, 6, 0], 'Etttttt||tttttt|L'], [[4, 4, 0, 4], 'Etttt|tttt||ttttL']]) {
+    const e0 = { ...est, stages: est.stages.map((s, i) => ({ ...s, num_layers: layers[i] })) };
+    const z = runStub(megatronArgs(e0, { model, training: {} }, { cluster: { groups: [{ device: 'x', nodes: 1, gpus_per_node: 8 }] } }).text);
+    assert.equal(z.run.status, 0, z.run.stderr);
+    assert.equal(argOf(z.args, '--pipeline-model-parallel-layout'), layout);
+    assert.equal(argOf(z.args, '--decoder-first-pipeline-num-layers'), undefined);
+  }
   assert.equal(argOf(ok.args, '--nproc_per_node'), '8');
   const { DATA_PATH, ...noData } = ENV;
   void DATA_PATH;
