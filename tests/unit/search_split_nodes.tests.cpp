@@ -203,7 +203,7 @@ TEST_CASE("half-node blocks: within a 10 s time limit the search finds the plan 
         sc);
     const double target = estimate(sc, challenger, false).iteration_time_s;
     // three blocks: the A100 group as one whole node and the other's two halves. The whole search
-    // takes about 27 s on one core; the plan is found within 3 s (the name keeps the test out of
+    // takes about 67 s on one core; the plan is found within 3 s (the name keeps the test out of
     // the sanitizer run, tests/run_all.sh)
     SearchOptions o = quiet(1);
     o.group_blocks = 3;
