@@ -137,9 +137,7 @@ TEST_CASE("with empty stages the pruned search returns the exhaustive top-K on r
 }
 
 TEST_CASE("the exhaustive search with empty stages evaluates the plans search_space_size counts", "[search][space][empty_stages]") {
-    const Scenario sc = parse_scenario_text(
-        R"({"model":"tiny-8l","training":{"global_batch_size":4},"cluster":{"name":"small","groups":[)"
-        R"({"device":"a100-sxm4-80gb","nodes":2,"gpus_per_node":4,"inter_node_bw_GBps":25},{"device":"v100-sxm2-32gb","nodes":1,"gpus_per_node":2,"inter_node_bw_GBps":25}]}})");
+    const Scenario sc = search_test::small_two_types();
     SearchOptions o = quiet(1, true);
     o.schedule = "1f1b";
     o.empty_stages = true;

@@ -24,6 +24,14 @@ inline Scenario two_types() {
         R"({"device": "t4-16gb", "nodes": 4, "gpus_per_node": 4, "inter_node_bw_GBps": 6.25}]}})");
 }
 
+// 8 A100-80GB (2 nodes of 4) + 2 V100-32GB, tiny-8l, batch 4: a space the exhaustive search
+// walks in well under a second (the exact-count tests of the space options).
+inline Scenario small_two_types() {
+    return parse_scenario_text(
+        R"({"model":"tiny-8l","training":{"global_batch_size":4},"cluster":{"name":"small","groups":[)"
+        R"({"device":"a100-sxm4-80gb","nodes":2,"gpus_per_node":4,"inter_node_bw_GBps":25},{"device":"v100-sxm2-32gb","nodes":1,"gpus_per_node":2,"inter_node_bw_GBps":25}]}})");
+}
+
 inline const char* const kDevices[] = {"a100-sxm4-80gb", "a100-sxm4-40gb", "v100-sxm2-16gb", "v100-sxm2-32gb", "t4-16gb", "rtx2080-8gb", "a10-24gb", "h100-sxm5-80gb"};
 
 // A small random scenario: 2-3 groups (presets or an inline device), at most 32 GPUs, at most 16
