@@ -1,10 +1,11 @@
 // poseidon_bench challenge [--limit S]: does a plan outside the search's space beat what it returns?
 // On issue 11's mixed clusters, the search (every option that widens the space: three blocks per
-// group, half-node blocks, every node count, mixed stages) gives its best plans; then a randomized local search over
-// the whole plan format that `estimate` accepts (layers moved between stages, stages swapped, split
-// or merged, TP changed, the micro-batch size changed, samples moved between the replicas of a mixed
-// stage, a stage with no block) starts from them for S seconds and keeps the fastest plan by
-// time per sample. A gain means the space misses a better plan (by the project's own model).
+// group, half-node blocks, empty stages, every node count, mixed stages; time limit 120 s) gives
+// its best plans; then a randomized local search over the whole plan format that `estimate`
+// accepts (layers moved between stages, stages swapped, split or merged, TP changed, the
+// micro-batch size changed, samples moved between the replicas of a mixed stage, a stage with no
+// block) starts from them for S seconds and keeps the fastest plan by time per sample. A gain
+// means the space misses a better plan (by the project's own model).
 #include <chrono>
 #include <cmath>
 #include <ctime>
