@@ -65,7 +65,27 @@ export function criticalPath(est) {
   } else {
     sentences.push('Almost all of the iteration is the bottleneck stage computing: little is lost to bubbles or communication.');
   }
+  sentences.push(...emptyStageSentences(est));
   return { bottleneck: bn, parts, stages, dominant, sentences };
+}
+
+/**
+ * What a stage without transformer blocks does (options.empty_stages; docs/search.md, "The space",
+ * step 5): the first holds only the embedding, the last only the head, a middle one only forwards,
+ * which lets every stage before it run one more micro-batch ahead under 1F1B.
+ */
+export function emptyStageSentences(est) {
+  const stages = est?.stages || [];
+  const S = stages.length;
+  const out = [];
+  stages.forEach((st, i) => {
+    if (S < 2 || st.num_layers !== 0) return;
+    const who = `Stage ${st.index ?? i} (${st.device}) holds no transformer block`;
+    if (i === 0) out.push(`${who}: only the embedding.`);
+    else if (i === S - 1) out.push(`${who}: only the output layer and the loss, and every stage before it runs one more micro-batch ahead (1F1B warm-up).`);
+    else out.push(`${who}: it only forwards activations and gradients, and every stage before it runs one more micro-batch ahead (1F1B warm-up), which hides the round trip of slow sends.`);
+  });
+  return out;
 }
 
 /** GPUs per group of the cluster, and how many of each the plan uses */

@@ -210,7 +210,7 @@ test('timeline: small plans draw every event; large ones merge into a bounded nu
 
 // ---------------------------------------------------------------- the planning workbench (issue 12)
 
-import { criticalPath, gpuUsage, idleReasons, stageBusy, BREAKDOWN_PARTS } from '../../web/explain.js';
+import { criticalPath, emptyStageSentences, gpuUsage, idleReasons, stageBusy, BREAKDOWN_PARTS } from '../../web/explain.js';
 import { parseTokens, formatTokens, trainingCost, sortPlans, priceOf, gpusByDevice, presetPrices, formatUsd } from '../../web/cost.js';
 import { pipelineLayout, nearestEvenSplit } from '../../web/megatron.js';
 import { zoomView, panView } from '../../web/render/zoom.js';
@@ -239,6 +239,19 @@ test('critical path: the bottleneck stage, the breakdown parts as shares, per-st
   assert.match(cp.sentences[0], /^Stage 1 \(v100-sxm2-32gb\) bounds the iteration/);
   assert.match(cp.sentences.join(' '), /pipeline bubble/);
   assert.equal(criticalPath({ ...twoStage, breakdown: undefined }), null);
+  assert.deepStrictEqual(emptyStageSentences(twoStage), []);
+});
+
+test('critical path: a stage without blocks is said to hold only the embedding, the head, or to forward', () => {
+  const st = (i, n) => ({ ...twoStage.stages[0], index: i, num_layers: n, device: i === 1 ? 't4-16gb' : 'a100-sxm4-80gb' });
+  const est = { ...twoStage, stages: [st(0, 0), st(1, 0), st(2, 12), st(3, 0)] };
+  const s = emptyStageSentences(est);
+  assert.equal(s.length, 3);
+  assert.match(s[0], /^Stage 0 \(a100-sxm4-80gb\) holds no transformer block: only the embedding\.$/);
+  assert.match(s[1], /^Stage 1 \(t4-16gb\) holds no transformer block: it only forwards activations/);
+  assert.match(s[2], /^Stage 3 .*only the output layer and the loss/);
+  assert.ok(criticalPath({ ...est, breakdown: { ...twoStage.breakdown, bottleneck_stage: 2 } }).sentences.some((x) => /forwards activations/.test(x)));
+  assert.deepStrictEqual(emptyStageSentences({ ...twoStage, stages: [st(0, 0)] }), []);
 });
 
 test('GPUs used and idle, per group, with reasons', () => {
