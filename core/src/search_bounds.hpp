@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace poseidon::detail {
@@ -41,5 +42,23 @@ double integer_bottleneck_min(const std::vector<const double*>& tables, const st
 // smallest entries: O(S L). The tables must be nondecreasing; `merged` and `scratch` are reused.
 void integer_bottleneck_suffixes(const std::vector<const double*>& tables, const std::vector<int>& caps, int L, std::vector<double>& out,
                                  std::vector<double>& merged, std::vector<double>& scratch, int l_min = 1);
+
+// Family R of the path bounds (docs/search.md, "Bounds"): the round trip of 1F1B stages k-1 and k,
+// which repeats every two micro-batches in the steady state. `into`: the path into stage k's first
+// forward (sum over l < k of f_l + sf_l); `down`: the backward path from stage k to stage 0 (sum
+// over l < k of b_l + sb_{l+1}); f_prev, b_prev and f, b: the two stages' forward and backward; sf,
+// sb: the sends between them; wp, wk: their warm-up forwards (min(S - 1 - j, m)). A path length of
+// the DAG without stage 0's gradient sync and the optimizer step that follow it.
+inline double round_trip_path(double into, double down, double f_prev, double b_prev, double f, double b, double sf, double sb, std::int64_t wp,
+                              std::int64_t wk, std::int64_t m) {
+    // Stage k-1 runs one micro-batch further ahead than stage k (wp = wk + 1), so the path
+    // B_k(i) -> B_{k-1}(i) -> F_{k-1}(i + wp + 1) -> F_k(i + wp + 1) -> B_k(i + 2) (a data edge, the
+    // stage order, a data edge, the stage order) exists while i + wp + 1 <= m - 1. It is entered by
+    // micro-batch 0's forward into stage k and stage k's warm-up up to B_k(0), and left down the
+    // backward sends to stage 0, whose remaining backwards lead to its sync.
+    const double enter = into + static_cast<double>(wk + 1 < m ? wk + 1 : m) * f + b;
+    const std::int64_t turns = wp == wk + 1 && m - 2 - wp >= 0 ? (m - 2 - wp) / 2 + 1 : 0;
+    return enter + static_cast<double>(turns) * (sb + b_prev + f_prev + sf + f + b) + down;
+}
 
 }  // namespace poseidon::detail

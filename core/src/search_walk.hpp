@@ -296,8 +296,11 @@ private:
     // pa/pb = path lengths into the next stage (families A and B), ma/mb = the best complete
     // family-A/B paths through a fixed stage, csum = sum of their F+B, q = the most a fixed stage
     // adds to family C beyond its own F+B, qe the same for family E.
+    // For family R: f, b of the last fixed stage, and bdown = sum over fixed stages l of
+    // b_l + sb_{l+1} (the backward path from the next stage down to stage 0).
     struct SplitState {
         double pa = 0, ma = 0, pb = 0, mb = 0, csum = 0, q = -kInf, qe = -kInf, dp0 = 0, optmax = 0;
+        double f = 0, b = 0, bdown = 0;
     };
     void run_config(MbsCtx& c);
     void count_config(MbsCtx& c);
@@ -311,6 +314,7 @@ private:
     int cap_upper(int j);
     void split_dfs(int k, int R, const SplitState& st);
     void child(int k, int l, int R, const SplitState& st);
+    double family_r(int k, const SplitState& st, const StageTimes& t) const;
 
     // ---- a complete plan (search_eval.cpp) ----
     void leaf();

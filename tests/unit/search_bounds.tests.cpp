@@ -1,5 +1,6 @@
-// The two closed-form bound minimisations of the search against brute force on seeded random
-// instances: an exact minimum that came out too high would let the search prune the optimum.
+// The closed-form bound minimisations of the search against brute force on seeded random
+// instances, and the round-trip path bound against the DAG: a bound that came out too high would
+// let the search prune the optimum.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <random>
 
 #include "../../core/src/search_bounds.hpp"
+#include "poseidon/dag.hpp"
 
 using poseidon::detail::family_c_cost;
 using poseidon::detail::family_c_min;
@@ -193,4 +195,59 @@ TEST_CASE("integer bottleneck of every suffix: one merge per stage equals the me
             }
         }
     }
+}
+
+TEST_CASE("family R: the round trip of two neighbouring stages is a path of the 1F1B DAG, and its length where it binds", "[search][bounds][dag]") {
+    // every neighbouring pair of random pipelines: the bound (plus stage 0's sync and the slowest
+    // optimizer step, as the search adds them) never exceeds the DAG's longest path
+    std::mt19937_64 rng(2026);
+    auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+    poseidon::DagWorkspace ws;
+    int binding = 0;
+    for (int n = 0; n < 3000; ++n) {
+        const int S = 2 + static_cast<int>(rng() % 7);
+        const std::int64_t m = 1 + static_cast<std::int64_t>(rng() % 40);
+        std::vector<poseidon::StageTimes> t(S);
+        for (auto& x : t) {
+            x.forward_s = uni(0, 2);
+            x.backward_s = uni(0, 4);
+            x.send_forward_s = rng() % 3 ? uni(0, 1.5) : 0;
+            x.send_backward_s = rng() % 3 ? uni(0, 1.5) : 0;
+            x.dp_sync_s = uni(0, 1);
+            x.optimizer_s = uni(0, 0.5);
+        }
+        t.back().send_forward_s = 0;
+        t.front().send_backward_s = 0;
+        const double T = poseidon::dag_iteration_time(t, m, ws);
+        double opt = 0;
+        for (const auto& x : t) opt = std::max(opt, x.optimizer_s);
+        double into = 0, down = 0;
+        for (int k = 1; k < S; ++k) {
+            into += t[k - 1].forward_s + t[k - 1].send_forward_s;
+            down += t[k - 1].backward_s + t[k].send_backward_s;
+            const std::int64_t wp = std::min<std::int64_t>(S - k, m), wk = std::min<std::int64_t>(S - 1 - k, m);
+            const double r = poseidon::detail::round_trip_path(into, down, t[k - 1].forward_s, t[k - 1].backward_s, t[k].forward_s, t[k].backward_s,
+                                                               t[k - 1].send_forward_s, t[k].send_backward_s, wp, wk, m) +
+                             t[0].dp_sync_s + opt;
+            INFO("instance " << n << ", S " << S << ", m " << m << ", pair " << k - 1 << "-" << k);
+            CHECK(r <= T * (1 + 1e-12));
+            binding += r >= T * (1 - 1e-12);
+        }
+    }
+    CHECK(binding > 0);  // it is exact where the round trip is the critical path
+    // the cycle of docs/model.md, "Neighbouring stages": (1 + 2) x 2 + 0.5 + 0.5 per two
+    // micro-batches, the whole iteration on two stages with 40 micro-batches
+    poseidon::StageTimes a, b;
+    a.forward_s = b.forward_s = 1;
+    a.backward_s = b.backward_s = 2;
+    a.send_forward_s = 0.5;
+    b.send_backward_s = 0.5;
+    const std::vector<poseidon::StageTimes> two{a, b};
+    const double r = poseidon::detail::round_trip_path(1.5, 2.5, 1, 2, 1, 2, 0.5, 0.5, 1, 0, 40);
+    // enter 1.5 + 1 + 2 (into stage 1, its forward and first backward), turns for i = 0, 2, ..,
+    // 36 (F_0(i + 2) must exist): 19 of 7, down 2.5
+    CHECK(r == Approx(4.5 + 19 * 7 + 2.5).epsilon(1e-12));
+    const double T = poseidon::dag_iteration_time(two, 40, ws);
+    CHECK(r <= T * (1 + 1e-12));
+    CHECK(r >= T - 4);  // families A, C and E give at most 125
 }
