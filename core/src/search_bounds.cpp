@@ -26,10 +26,11 @@ double family_c_cost(const std::vector<JcStage>& st, int L, double t, double sla
 }
 
 // The sweep. Write u_i(t) = min(cap_i, t / e_i); stage i is "free" while t < b_i = e_i cap_i (its
-// capacity still grows, at 1/e_i per second). Greedy filling puts R = L - S extra layers on the
-// cheapest stages: stages before the marginal stage k are full, k is partly full, the rest hold
-// l_min layers (one; none with options.empty_stages). Raising t moves layers from k onto the free stages before it, so on a piece where k
-// and the free set are fixed the slope of t + fill(t) is
+// capacity still grows, at 1/e_i per second). Greedy filling puts R = L - l_min S extra layers on
+// the cheapest stages: stages before the marginal stage k are full, k is partly full, the rest
+// hold l_min layers (one; none with options.empty_stages). Raising t moves layers from k onto the
+// free stages before it, so on a piece where k and the free set are fixed the slope of
+// t + fill(t) is
 //     D = 1 + sum_{i < k, i free} (a_i - a_k) / e_i = 1 + Q - a_k P,
 // with P = sum 1/e_i and Q = sum a_i/e_i over those stages. D only grows with t (free stages get
 // capped; k moves to cheaper stages), which is the convexity; the minimum is at the first
