@@ -13,7 +13,7 @@ Walker::Walker(Shared& sh, bool exhaustive, bool alone)
       L_(sh.sc.model.num_layers),
       G_(static_cast<int>(sh.sc.cluster.groups.size())),
       lmin_(sh.opt.empty_stages ? 0 : 1),
-      lmin_mid_(sh.opt.empty_stages && !sh.sc.training.stack.stage_needs_parameters ? 0 : 1),
+      lmin_mid_(middle_may_be_empty(sh.sc, sh.opt.empty_stages) ? 0 : 1),
       halves_(node_halves(sh.sc.cluster)),
       exhaustive_(exhaustive),
       alone_(alone) {}

@@ -240,7 +240,7 @@ SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage, const std::st
     // 1F1B splits: with empty stages, compositions of L into S parts that may be 0 (of L + S
     // into S positive parts), or where the stack cannot build a stage without parameters, whose
     // first and last parts only may be 0; interleaved splits always give each stage a chunk
-    const bool mid_empty = empty_stages && !sc.training.stack.stage_needs_parameters;
+    const bool mid_empty = detail::middle_may_be_empty(sc, empty_stages);
     auto comp_1f1b = [&](int n, int S) {
         if (!empty_stages || S == 1) return comp(n, S);
         if (mid_empty) return comp(n + S, S);

@@ -129,6 +129,11 @@ std::int64_t walker_bytes(const Scenario& sc, std::int64_t m);
 // groups (search_group_blocks.cpp), a plan that several splits contain counted once in each.
 SpaceSize group_blocks_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule, const std::string& node_counts,
                                   int group_blocks, bool split_nodes, bool empty_stages);
+// With options.empty_stages, whether a middle 1F1B stage may hold no layer: it then holds no
+// parameters, which a stack that builds one optimizer per stage refuses (stage_needs_parameters);
+// the first and last stages keep the embedding and the head. The walk and the space size share it.
+inline bool middle_may_be_empty(const Scenario& sc, bool empty_stages) { return empty_stages && !sc.training.stack.stage_needs_parameters; }
+
 // The two halves of one node in a split cluster (options.split_nodes): per group, the index of its
 // second half when it is a first half (next), of its first half when it is a second (prev); -1 else.
 // They are adjacent groups of one origin and one first node (Cluster::group_first_node).

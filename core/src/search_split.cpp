@@ -306,9 +306,7 @@ void Walker::split_dfs(int k, int R, const SplitState& st) {
         b = std::max(b, c_base + l * ((m - warm_[k]) * s.r.phi_f + m * s.r.phi_b));
         if (st.q > -kInf) b = std::max(b, c_base + st.q + l * s.r.a);
         // family R with stage k's work at its per-layer rates
-        if (k >= 1)
-            b = std::max(b, round_trip_path(st.pb, st.bdown, st.f, st.b, s.r.phi_f * l, s.r.phi_b * l, sf_[k - 1], sb_[k], warm_[k - 1], warm_[k],
-                                            ctx_->m) + dp0_lb + opt_lb);
+        if (k >= 1) b = std::max(b, family_r(k, st, s.r.phi_f * l, s.r.phi_b * l) + dp0_lb + opt_lb);
         return b;
     };
     auto down_mono = [&](int l) {
@@ -328,10 +326,11 @@ void Walker::split_dfs(int k, int R, const SplitState& st) {
         [&](int l) { return cut(up_mono(l)); }, [&](int l) { return cut(down_mono(l)); }, [&](int l) { child(k, l, R, st); }, stats.pruned);
 }
 
-// Family R (round_trip_path, search_bounds.cpp) for stages k-1 and k: each turn of their 1F1B
-// round trip pays both stages' work and both sends, where families A, C and E pay a send once.
-double Walker::family_r(int k, const SplitState& st, const StageTimes& t) const {
-    return round_trip_path(st.pb, st.bdown, st.f, st.b, t.forward_s, t.backward_s, sf_[k - 1], sb_[k], warm_[k - 1], warm_[k], ctx_->m);
+// Family R (round_trip_path, search_bounds.hpp) for stages k-1 and k, stage k's forward f and
+// backward b: each turn of their 1F1B round trip pays both stages' work and both sends, where
+// families A, C and E pay a send once.
+double Walker::family_r(int k, const SplitState& st, double f, double b) const {
+    return round_trip_path(st.pb, st.bdown, st.f, st.b, f, b, sf_[k - 1], sb_[k], warm_[k - 1], warm_[k], ctx_->m);
 }
 
 void Walker::child(int k, int l, int R, const SplitState& st) {
@@ -370,7 +369,7 @@ void Walker::child(int k, int l, int R, const SplitState& st) {
         const double e_rest = last ? 0.0 : std::max(R2 / suf_inv_e_[k + 1], ibe_suf_[(k + 1) * (L_ + 1) + R2]);
         const double bC = n.csum + std::max(n.q, e_rest) + rest + sends_;
         const double bE = n.qe + 2 * (n.csum + rest);
-        const double bR = k >= 1 ? family_r(k, st, t) : 0;
+        const double bR = k >= 1 ? family_r(k, st, t.forward_s, t.backward_s) : 0;
         if (cut(std::max({bA + n.dp0 + opt_lb, bB + opt_lb, bC + n.dp0 + opt_lb, bE + n.dp0 + opt_lb, bR + n.dp0 + opt_lb}))) {
             ++stats.pruned;
             return;

@@ -314,7 +314,7 @@ private:
     int cap_upper(int j);
     void split_dfs(int k, int R, const SplitState& st);
     void child(int k, int l, int R, const SplitState& st);
-    double family_r(int k, const SplitState& st, const StageTimes& t) const;
+    double family_r(int k, const SplitState& st, double f, double b) const;
 
     // ---- a complete plan (search_eval.cpp) ----
     void leaf();
