@@ -38,11 +38,15 @@ double dag_iteration_time_below(std::span<const StageTimes> stages, std::int64_t
     const bool early = cutoff < std::numeric_limits<double>::infinity();
     const double stop_at = cutoff / (1 - 1e-9);
     // sf[s*m + j]: finish of the send of activation j from stage s to s+1; sb[s*m + j]: of gradient
-    // j from stage s to s-1; negative while not done.
-    ws.finish.assign(static_cast<std::size_t>(2 * S * m + 3 * S), -1.0);
+    // j from stage s to s-1. Whether one is done is read from its stage's position, so the arrays
+    // need no clearing: filling them cost as much as the nodes an early stop leaves unvisited.
+    // bf[s*m + j]: finish of backward j on stage s (for the window bound below).
+    const std::size_t need_doubles = static_cast<std::size_t>(3 * S * m + 3 * S);
+    if (ws.finish.size() < need_doubles) ws.finish.resize(need_doubles);
     double* sf = ws.finish.data();
     double* sb = sf + S * m;
-    double* clock = sb + S * m;  // finish of the stage's last node so far
+    double* bf = sb + S * m;
+    double* clock = bf + S * m;  // finish of the stage's last node so far
     double* drain = clock + S;
     double* trip = drain + S;
     drain[0] = stages[0].dp_sync_s;
@@ -57,6 +61,77 @@ double dag_iteration_time_below(std::span<const StageTimes> stages, std::int64_t
     std::int64_t done = 0;
     double best = 0, barrier = 0;
     bool aborted = false;
+    // forwards stage s has run: its first w are the warm-up, then one per two nodes, then none
+    auto forwards_done = [&](std::int64_t s) -> std::int64_t {
+        const std::int64_t w = std::min<std::int64_t>(S - s - 1, m), p = pos[s];
+        return p <= w ? p : p <= 2 * m - w ? w + (p - w + 1) / 2 : m;
+    };
+    // The partial estimate of stage s once it has run p nodes and the last ended at clk.
+    auto end_at_least = [&](std::int64_t s, std::int64_t p, double clk) {
+        const StageTimes& t = stages[s];
+        const std::int64_t w = std::min<std::int64_t>(S - s - 1, m);
+        const std::int64_t fdone = p <= w ? p : p <= 2 * m - w ? w + (p - w + 1) / 2 : m;
+        const std::int64_t bdone = p - fdone;
+        double need = static_cast<double>(m - fdone) * t.forward_s + static_cast<double>(m - bdone) * t.backward_s;
+        // the last forward is node 2m - w - 2 (m - 1 when every forward warms up)
+        const std::int64_t last_f = w >= m ? m - 1 : 2 * m - w - 2;
+        if (p <= last_f) {
+            const std::int64_t b_by = last_f + 1 - m;  // backwards before the last forward
+            const double to_f = static_cast<double>(m - fdone) * t.forward_s + static_cast<double>(b_by - bdone) * t.backward_s;
+            need = std::max(need, to_f + trip[s] + t.backward_s);
+        }
+        return clk + need + drain[s] + opt_max;
+    };
+    // The window bound (docs/search.md, "Early stopping in the DAG"): after round r, in which
+    // every stage has run F(w_s + r) and B(r), the cycles below give each stage's backward of a
+    // later round a lower bound, and the partial estimate from there bounds the iteration. It
+    // needs the B finishes by round (bf) and steady rounds 0..R = m - S ahead.
+    const std::int64_t R = m - S;
+    const bool windows_on = early && S >= 2 && R >= 4;
+    std::int64_t round_checked = -1;  // the last round the bound was applied after
+    // Window cycles: micro-batch j's forward runs down stages a..b while backwards run up them,
+    // so B_a(q) -> F_a(j) -> ... -> F_b(j) -> B_b(q+n) -> ... -> B_a(q+n) (j = w_a + q + 1,
+    // n = b - a + 1) is a path of n rounds that pays every stage's forward and backward once
+    // and the sends between them, W = sum(f + b) + sum(sf) + sum(sb) over the window. Through
+    // B_a (and, rotated, through B_b) it repeats while the rounds stay steady, so
+    // B_a(r + nQ) >= B_a(r) + Q W. For a window of one stage this is the stage's own work; a
+    // longer window of near-equal stages adds the sends: on the search's near-equal splits its
+    // mean W/n is the pipeline's rate, which no single stage shows (docs/search.md).
+    constexpr std::int64_t max_window = 32;
+    std::int64_t* win_n = nullptr;  // per anchor: the best window starting (a) and ending (b) there
+    double* win_w = nullptr;
+    if (windows_on) {
+        ws.windows.resize(static_cast<std::size_t>(4 * S + 3 * (S + 1)));
+        double* pre = ws.windows.data();  // prefix sums of f + b, sf and sb
+        double* psf = pre + S + 1;
+        double* psb = psf + S + 1;
+        win_w = psb + S + 1;
+        pre[0] = psf[0] = psb[0] = 0;
+        for (std::int64_t k = 0; k < S; ++k) {
+            pre[k + 1] = pre[k] + stages[k].forward_s + stages[k].backward_s;
+            psf[k + 1] = psf[k] + stages[k].send_forward_s;
+            psb[k + 1] = psb[k] + stages[k].send_backward_s;
+        }
+        ws.window_rounds.resize(static_cast<std::size_t>(2 * S));
+        win_n = ws.window_rounds.data();
+        for (std::int64_t k = 0; k < 2 * S; ++k) win_n[k] = 1;
+        for (std::int64_t k = 0; k < S; ++k) win_w[k] = win_w[S + k] = pre[k + 1] - pre[k];
+        for (std::int64_t a = 0; a < S; ++a)
+            for (std::int64_t b = a + 1; b < std::min(S, a + max_window); ++b) {
+                const std::int64_t n = b - a + 1;
+                const double W = pre[b + 1] - pre[a] + psf[b] - psf[a] + psb[b + 1] - psb[a + 1];
+                if (W * static_cast<double>(win_n[a]) > win_w[a] * static_cast<double>(n)) win_n[a] = n, win_w[a] = W;
+                if (W * static_cast<double>(win_n[S + b]) > win_w[S + b] * static_cast<double>(n)) win_n[S + b] = n, win_w[S + b] = W;
+            }
+    }
+    auto window_bound = [&](std::int64_t r) {
+        double lb = 0;
+        for (std::int64_t k = 0; k < 2 * S; ++k) {
+            const std::int64_t s = k % S, n = win_n[k], Q = (R - r) / n;
+            lb = std::max(lb, end_at_least(s, (S - s - 1) + 2 * (r + n * Q + 1), bf[s * m + r] + static_cast<double>(Q) * win_w[k]));
+        }
+        return lb;
+    };
     auto advance = [&](std::int64_t s) {
         const StageTimes& t = stages[s];
         const std::int64_t w = std::min<std::int64_t>(S - s - 1, m);
@@ -78,9 +153,8 @@ double dag_iteration_time_below(std::span<const StageTimes> stages, std::int64_t
             double start = clock[s];
             if (fwd) {
                 if (s > 0) {
-                    const double in = sf[(s - 1) * m + j];
-                    if (in < 0) break;
-                    start = std::max(start, in);
+                    if (forwards_done(s - 1) <= j) break;
+                    start = std::max(start, sf[(s - 1) * m + j]);
                 }
                 // the first forward waits for the first parameter bucket and is slowed by the
                 // rest (overlap_param_gather; both 0 without it)
@@ -95,13 +169,13 @@ double dag_iteration_time_below(std::span<const StageTimes> stages, std::int64_t
                 }
             } else {
                 if (s < S - 1) {
-                    const double in = sb[(s + 1) * m + j];
-                    if (in < 0) break;
-                    start = std::max(start, in);
+                    if (pos[s + 1] - forwards_done(s + 1) <= j) break;
+                    start = std::max(start, sb[(s + 1) * m + j]);
                 }
                 // the last backward is slowed by the gradient buckets beside it (0 without overlap)
                 const double fin = start + (j == m - 1 ? t.backward_s + t.last_backward_extra_s : t.backward_s);
                 clock[s] = fin;
+                bf[s * m + j] = fin;
                 best = std::max(best, fin);
                 if (s > 0) {
                     const double prev = j > 0 ? sb[s * m + j - 1] : 0.0;
@@ -112,23 +186,9 @@ double dag_iteration_time_below(std::span<const StageTimes> stages, std::int64_t
             }
             ++pos[s];
             moved = true;
-            if (early) {
-                const std::int64_t p = pos[s];
-                const std::int64_t fdone = p <= w ? p : p <= 2 * m - w ? w + (p - w + 1) / 2 : m;
-                const std::int64_t bdone = p - fdone;
-                const double rest = static_cast<double>(m - fdone) * t.forward_s + static_cast<double>(m - bdone) * t.backward_s;
-                double need = rest;
-                // the last forward is node 2m - w - 2 (m - 1 when every forward warms up)
-                const std::int64_t last_f = w >= m ? m - 1 : 2 * m - w - 2;
-                if (p <= last_f) {
-                    const std::int64_t b_by = last_f + 1 - m;  // backwards before the last forward
-                    const double to_f = static_cast<double>(m - fdone) * t.forward_s + static_cast<double>(b_by - bdone) * t.backward_s;
-                    need = std::max(need, to_f + trip[s] + t.backward_s);
-                }
-                if (clock[s] + need + drain[s] + opt_max >= stop_at) {
-                    aborted = true;
-                    return false;
-                }
+            if (early && end_at_least(s, pos[s], clock[s]) >= stop_at) {
+                aborted = true;
+                return false;
             }
         }
         if (moved && pos[s] == ops) {
@@ -145,6 +205,13 @@ double dag_iteration_time_below(std::span<const StageTimes> stages, std::int64_t
         for (std::int64_t i = 0; i < S && !aborted; ++i) moved = advance(down ? i : S - 1 - i) || moved;
         if (aborted) return cutoff;
         if (!moved) return std::numeric_limits<double>::quiet_NaN();  // unreachable: 1F1B never deadlocks
+        if (!windows_on) continue;
+        std::int64_t r = R;  // the last round every stage has completed
+        for (std::int64_t s = 0; s < S; ++s) r = std::min<std::int64_t>(r, (static_cast<std::int64_t>(pos[s]) - (S - s - 1)) / 2 - 1);
+        if (r > round_checked && r < R) {
+            round_checked = r;
+            if (window_bound(r) >= stop_at) return cutoff;
+        }
     }
     best = std::max(best, barrier);
     for (const auto& t : stages) best = std::max(best, barrier + t.optimizer_s);

@@ -63,6 +63,8 @@ struct DagWorkspace {
     std::vector<double> finish;
     std::vector<std::uint32_t> pending;
     std::vector<std::uint32_t> ready;
+    std::vector<double> windows;             // dag_iteration_time_below's window cycles
+    std::vector<std::int64_t> window_rounds;
 };
 
 // Longest path of the 1F1B DAG for `stages` (in pipeline order) and `m` micro-batches, O(S x m).
