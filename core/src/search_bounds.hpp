@@ -2,6 +2,7 @@
 // Internal to core/src; separate from search.cpp so that tests can check them against brute force.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -43,22 +44,33 @@ double integer_bottleneck_min(const std::vector<const double*>& tables, const st
 void integer_bottleneck_suffixes(const std::vector<const double*>& tables, const std::vector<int>& caps, int L, std::vector<double>& out,
                                  std::vector<double>& merged, std::vector<double>& scratch, int l_min = 1);
 
-// Family R of the path bounds (docs/search.md, "Bounds"): the round trip of 1F1B stages k-1 and k,
-// which repeats every two micro-batches in the steady state. `into`: the path into stage k's first
-// forward (sum over l < k of f_l + sf_l); `down`: the backward path from stage k to stage 0 (sum
-// over l < k of b_l + sb_{l+1}); f_prev, b_prev and f, b: the two stages' forward and backward; sf,
-// sb: the sends between them; wp, wk: their warm-up forwards (min(S - 1 - j, m)). A path length of
-// the DAG without stage 0's gradient sync and the optimizer step that follow it.
+// Family W of the path bounds (docs/search.md, "Bounds"): the window cycle of 1F1B stages a..k
+// (n = k - a + 1 of them). Micro-batch j's forward runs down the window while the backwards of a
+// micro-batch n later run up it: B_k(q) -> B_{k-1}(q) -> ... -> B_a(q) -> F_a(j) -> ... -> F_k(j)
+// -> B_k(q + n) with j = w_a + q + 1 (data edges and stage orders), a turn of weight
+// W = sum over the window of f + b, plus sf_l for l < k and sb_l for l > a. It exists while
+// j <= m - 1. The path is entered by micro-batch 0's forward into stage k (`into`: sum over l < k
+// of f_l + sf_l) and stage k's warm-up up to B_k(0); after the last turn it runs stage k's
+// remaining nodes in order and the backward path `down` to stage 0 (sum over l < k of
+// b_l + sb_{l+1}); w_a, w_k are the warm-up forwards min(S - 1 - j, m). A path length of the DAG
+// without stage 0's gradient sync and the optimizer step that follow it. For a run of equal
+// stages the turn's mean W/n approaches f + b + sf + sb, a rate no single stage shows.
+inline double window_path(double into, double down, double f, double b, double W, std::int64_t wa, std::int64_t wk, std::int64_t n,
+                          std::int64_t m) {
+    const double enter = into + static_cast<double>(wk + 1 < m ? wk + 1 : m) * f + b;
+    const std::int64_t turns = m - 2 - wa >= 0 ? (m - 2 - wa) / n + 1 : 0;
+    const std::int64_t q = n * turns;  // B_k(q) ends the last turn
+    const double rest = static_cast<double>(m - 1 - q) * b + static_cast<double>(std::max<std::int64_t>(0, m - 1 - wk - q)) * f;
+    return enter + static_cast<double>(turns) * W + rest + down;
+}
+
+// Family R: the window of stages k-1 and k (f_prev, b_prev and f, b; sf, sb the sends between
+// them, wp, wk their warm-ups), the round trip that repeats every two micro-batches in the steady
+// state. Stage k-1 runs one micro-batch further ahead than stage k, so each turn pays both
+// stages' work and both sends, where families A, C and E pay a send once.
 inline double round_trip_path(double into, double down, double f_prev, double b_prev, double f, double b, double sf, double sb, std::int64_t wp,
                               std::int64_t wk, std::int64_t m) {
-    // Stage k-1 runs one micro-batch further ahead than stage k (wp = wk + 1), so the path
-    // B_k(i) -> B_{k-1}(i) -> F_{k-1}(i + wp + 1) -> F_k(i + wp + 1) -> B_k(i + 2) (a data edge, the
-    // stage order, a data edge, the stage order) exists while i + wp + 1 <= m - 1. It is entered by
-    // micro-batch 0's forward into stage k and stage k's warm-up up to B_k(0), and left down the
-    // backward sends to stage 0, whose remaining backwards lead to its sync.
-    const double enter = into + static_cast<double>(wk + 1 < m ? wk + 1 : m) * f + b;
-    const std::int64_t turns = wp == wk + 1 && m - 2 - wp >= 0 ? (m - 2 - wp) / 2 + 1 : 0;
-    return enter + static_cast<double>(turns) * (sb + b_prev + f_prev + sf + f + b) + down;
+    return window_path(into, down, f, b, f_prev + b_prev + f + b + sf + sb, wp, wk, 2, m);
 }
 
 }  // namespace poseidon::detail

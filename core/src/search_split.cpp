@@ -65,6 +65,10 @@ void Walker::run_config(MbsCtx& c) {
         sends_ += sf_[j] + sb_[j];
     }
     for (int j = S - 1; j >= 0; --j) sends_from_[j] = sends_from_[j + 1] + sf_[j] + sb_[j + 1];
+    psf_.assign(S + 1, 0);
+    psb_.assign(S + 1, 0);
+    pfb_.assign(S + 1, 0);
+    for (int j = 0; j < S; ++j) psf_[j + 1] = psf_[j] + sf_[j], psb_[j + 1] = psb_[j] + sb_[j];
     e_.assign(S, 0);
     for (int j = S - 1; j >= 0; --j) {
         suf_amin_[j] = std::min(suf_amin_[j + 1], cfg_[j].r.a);
@@ -333,6 +337,18 @@ double Walker::family_r(int k, const SplitState& st, double f, double b) const {
     return round_trip_path(st.pb, st.bdown, st.f, st.b, f, b, sf_[k - 1], sb_[k], warm_[k - 1], warm_[k], ctx_->m);
 }
 
+// Family W (window_path, search_bounds.hpp) for the windows of three or more stages ending at
+// stage k, whose forward and backward are f and b; the earlier stages' F+B are in pfb_.
+double Walker::family_w(int k, const SplitState& st, double f, double b) const {
+    constexpr int max_window = 32;
+    double best = 0;
+    for (int a = std::max(0, k + 1 - max_window); a + 2 <= k; ++a) {
+        const double W = pfb_[k] - pfb_[a] + f + b + psf_[k] - psf_[a] + psb_[k + 1] - psb_[a + 1];
+        best = std::max(best, window_path(st.pb, st.bdown, f, b, W, warm_[a], warm_[k], k - a + 1, ctx_->m));
+    }
+    return best;
+}
+
 void Walker::child(int k, int l, int R, const SplitState& st) {
     const int S = static_cast<int>(cfg_.size());
     const CfgStage& s = cfg_[k];
@@ -369,13 +385,14 @@ void Walker::child(int k, int l, int R, const SplitState& st) {
         const double e_rest = last ? 0.0 : std::max(R2 / suf_inv_e_[k + 1], ibe_suf_[(k + 1) * (L_ + 1) + R2]);
         const double bC = n.csum + std::max(n.q, e_rest) + rest + sends_;
         const double bE = n.qe + 2 * (n.csum + rest);
-        const double bR = k >= 1 ? family_r(k, st, t.forward_s, t.backward_s) : 0;
+        const double bR = k >= 1 ? std::max(family_r(k, st, t.forward_s, t.backward_s), family_w(k, st, t.forward_s, t.backward_s)) : 0;
         if (cut(std::max({bA + n.dp0 + opt_lb, bB + opt_lb, bC + n.dp0 + opt_lb, bE + n.dp0 + opt_lb, bR + n.dp0 + opt_lb}))) {
             ++stats.pruned;
             return;
         }
     }
     layers_[k] = l;
+    pfb_[k + 1] = pfb_[k] + c;
     split_dfs(k + 1, R - l, n);
 }
 

@@ -259,6 +259,8 @@ private:
     std::vector<double> e_;  // per stage: family C's steady-state seconds per layer, max(0, m - w - 1) phi_f + (m - 1) phi_b
     std::vector<int> warm_;
     std::vector<double> sends_from_;  // sum over links j >= i of sf_j + sb_{j+1}
+    // family W: prefix sums over stages of sf_ and sb_, and of F+B of the stages fixed so far
+    std::vector<double> psf_, psb_, pfb_;
     double sends_ = 0;
     std::vector<int> layers_;
     // a complete plan (search_eval.cpp)
@@ -315,6 +317,7 @@ private:
     void split_dfs(int k, int R, const SplitState& st);
     void child(int k, int l, int R, const SplitState& st);
     double family_r(int k, const SplitState& st, double f, double b) const;
+    double family_w(int k, const SplitState& st, double f, double b) const;
 
     // ---- a complete plan (search_eval.cpp) ----
     void leaf();
