@@ -146,6 +146,38 @@ TEST_CASE("the DAG stays linear in stages x micro-batches", "[dag][scale]") {
     CHECK(dag_iteration_time(st, 4096, ws) == Approx((64 + 4095) * 0.03).epsilon(1e-9));
 }
 
+TEST_CASE("early stopping on near-equal pipelines (the window bound's case) is exact below the cutoff", "[dag][search]") {
+    // stages of one to three layers with small sends and many micro-batches: the search's
+    // plateaus, where the window bound stops most evaluations after a few steady rounds
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    DagWorkspace ws;
+    for (int n = 0; n < 400; ++n) {
+        const int S = 2 + static_cast<int>(rng() % 40);
+        const std::int64_t m = S + 4 + static_cast<std::int64_t>(rng() % 200);
+        std::vector<StageTimes> st(S);
+        const double send = n % 4 == 0 ? 0.0 : 0.05 * u(rng);
+        for (auto& t : st) {
+            const double layers = 1.0 + static_cast<double>(rng() % 3);
+            t.forward_s = layers;
+            t.backward_s = 2 * layers;
+            t.send_forward_s = rng() % 8 == 0 ? 3 * send : send;
+            t.send_backward_s = send;
+            t.dp_sync_s = u(rng);
+            t.optimizer_s = 0.1 * u(rng);
+        }
+        st.back().send_forward_s = 0;
+        st.front().send_backward_s = 0;
+        INFO("S=" << S << " m=" << m << " instance " << n);
+        const double T = dag_iteration_time(st, m, ws);
+        for (double f : {0.9, 0.999, 0.9999, 0.99999, 1.0, 1.00001, 1.0001, 1.01}) {
+            const double below = dag_iteration_time_below(st, m, f * T, ws);
+            if (T < f * T) REQUIRE(below == T);
+            else REQUIRE(below >= f * T);
+        }
+    }
+}
+
 TEST_CASE("the search's graph-free sweep gives the explicit DAG's longest path bit for bit", "[dag][search]") {
     std::mt19937_64 rng(42);
     std::uniform_real_distribution<double> u(0.0, 1.0);
