@@ -101,7 +101,7 @@ double dag_iteration_time_below(std::span<const StageTimes> stages, std::int64_t
     std::int64_t* win_n = nullptr;  // per anchor: the best window starting (a) and ending (b) there
     double* win_w = nullptr;
     if (windows_on) {
-        ws.windows.resize(static_cast<std::size_t>(4 * S + 3 * (S + 1)));
+        ws.windows.resize(static_cast<std::size_t>(5 * S + 3 * (S + 1)));
         double* pre = ws.windows.data();  // prefix sums of f + b, sf and sb
         double* psf = pre + S + 1;
         double* psb = psf + S + 1;
@@ -124,14 +124,32 @@ double dag_iteration_time_below(std::span<const StageTimes> stages, std::int64_t
                 if (W * static_cast<double>(win_n[S + b]) > win_w[S + b] * static_cast<double>(n)) win_n[S + b] = n, win_w[S + b] = W;
             }
     }
-    auto window_bound = [&](std::int64_t r) {
+    // b_r[s * stride]: stage s's B(r) finish, or a lower bound of it
+    auto window_bound = [&](std::int64_t r, const double* b_r, std::int64_t stride) {
         double lb = 0;
         for (std::int64_t k = 0; k < 2 * S; ++k) {
             const std::int64_t s = k % S, n = win_n[k], Q = (R - r) / n;
-            lb = std::max(lb, end_at_least(s, (S - s - 1) + 2 * (r + n * Q + 1), bf[s * m + r] + static_cast<double>(Q) * win_w[k]));
+            lb = std::max(lb, end_at_least(s, (S - s - 1) + 2 * (r + n * Q + 1), b_r[s * stride] + static_cast<double>(Q) * win_w[k]));
         }
         return lb;
     };
+    if (windows_on) {
+        // Before any node: B_s(0) comes after micro-batch 0's forward through every stage and its
+        // backward back to s, and after stage s's warm-up forwards; from there the window bound
+        // of round 0. On long pipelines it saves the warm-up's S(S-1)/2 nodes.
+        double* b0 = ws.windows.data() + 4 * S + 3 * (S + 1);
+        double fill = 0;
+        for (std::int64_t k = 0; k < S; ++k) fill += stages[k].forward_s + (k + 1 < S ? stages[k].send_forward_s : 0.0);
+        double into = fill, up = fill;
+        for (std::int64_t k = S - 1; k >= 0; --k) {
+            const StageTimes& t = stages[k];
+            up += t.backward_s;
+            into -= t.forward_s + (k + 1 < S ? t.send_forward_s : 0.0);  // sum over l < k of f_l + sf_l
+            b0[k] = std::max(up, into + static_cast<double>(std::min<std::int64_t>(S - k, m)) * t.forward_s + t.backward_s);
+            up += t.send_backward_s;
+        }
+        if (window_bound(0, b0, 1) >= stop_at) return cutoff;
+    }
     auto advance = [&](std::int64_t s) {
         const StageTimes& t = stages[s];
         const std::int64_t w = std::min<std::int64_t>(S - s - 1, m);
@@ -210,7 +228,7 @@ double dag_iteration_time_below(std::span<const StageTimes> stages, std::int64_t
         for (std::int64_t s = 0; s < S; ++s) r = std::min<std::int64_t>(r, (static_cast<std::int64_t>(pos[s]) - (S - s - 1)) / 2 - 1);
         if (r > round_checked && r < R) {
             round_checked = r;
-            if (window_bound(r) >= stop_at) return cutoff;
+            if (window_bound(r, bf + r, m) >= stop_at) return cutoff;
         }
     }
     best = std::max(best, barrier);

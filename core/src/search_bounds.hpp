@@ -55,9 +55,11 @@ void integer_bottleneck_suffixes(const std::vector<const double*>& tables, const
 // b_l + sb_{l+1}); w_a, w_k are the warm-up forwards min(S - 1 - j, m). A path length of the DAG
 // without stage 0's gradient sync and the optimizer step that follow it. For a run of equal
 // stages the turn's mean W/n approaches f + b + sf + sb, a rate no single stage shows.
+// `fill`, if given, is another path to B_k(0): micro-batch 0's forward through every stage and its
+// backward back to stage k.
 inline double window_path(double into, double down, double f, double b, double W, std::int64_t wa, std::int64_t wk, std::int64_t n,
-                          std::int64_t m) {
-    const double enter = into + static_cast<double>(wk + 1 < m ? wk + 1 : m) * f + b;
+                          std::int64_t m, double fill = 0) {
+    const double enter = std::max(fill, into + static_cast<double>(wk + 1 < m ? wk + 1 : m) * f + b);
     const std::int64_t turns = m - 2 - wa >= 0 ? (m - 2 - wa) / n + 1 : 0;
     const std::int64_t q = n * turns;  // B_k(q) ends the last turn
     const double rest = static_cast<double>(m - 1 - q) * b + static_cast<double>(std::max<std::int64_t>(0, m - 1 - wk - q)) * f;

@@ -337,14 +337,18 @@ double Walker::family_r(int k, const SplitState& st, double f, double b) const {
     return round_trip_path(st.pb, st.bdown, st.f, st.b, f, b, sf_[k - 1], sb_[k], warm_[k - 1], warm_[k], ctx_->m);
 }
 
-// Family W (window_path, search_bounds.hpp) for the windows of three or more stages ending at
-// stage k, whose forward and backward are f and b; the earlier stages' F+B are in pfb_.
-double Walker::family_w(int k, const SplitState& st, double f, double b) const {
+// Family W (window_path, search_bounds.hpp) for the windows of two or more stages ending at
+// stage k, whose forward and backward are f and b; the earlier stages' F+B are in pfb_, and
+// `later` is at most the F+B of the stages after k (their cheapest fill of the layers left).
+double Walker::family_w(int k, const SplitState& st, double f, double b, double later) const {
     constexpr int max_window = 32;
+    const int S = static_cast<int>(cfg_.size());
+    // micro-batch 0 forward to the last stage and back to stage k
+    const double fill = st.pb + f + (psf_[S - 1] - psf_[k]) + later + (psb_[S] - psb_[k + 1]) + b;
     double best = 0;
-    for (int a = std::max(0, k + 1 - max_window); a + 2 <= k; ++a) {
+    for (int a = std::max(0, k + 1 - max_window); a + 1 <= k; ++a) {
         const double W = pfb_[k] - pfb_[a] + f + b + psf_[k] - psf_[a] + psb_[k + 1] - psb_[a + 1];
-        best = std::max(best, window_path(st.pb, st.bdown, f, b, W, warm_[a], warm_[k], k - a + 1, ctx_->m));
+        best = std::max(best, window_path(st.pb, st.bdown, f, b, W, warm_[a], warm_[k], k - a + 1, ctx_->m, fill));
     }
     return best;
 }
@@ -385,7 +389,7 @@ void Walker::child(int k, int l, int R, const SplitState& st) {
         const double e_rest = last ? 0.0 : std::max(R2 / suf_inv_e_[k + 1], ibe_suf_[(k + 1) * (L_ + 1) + R2]);
         const double bC = n.csum + std::max(n.q, e_rest) + rest + sends_;
         const double bE = n.qe + 2 * (n.csum + rest);
-        const double bR = k >= 1 ? std::max(family_r(k, st, t.forward_s, t.backward_s), family_w(k, st, t.forward_s, t.backward_s)) : 0;
+        const double bR = k >= 1 ? std::max(family_r(k, st, t.forward_s, t.backward_s), family_w(k, st, t.forward_s, t.backward_s, rest)) : 0;
         if (cut(std::max({bA + n.dp0 + opt_lb, bB + opt_lb, bC + n.dp0 + opt_lb, bE + n.dp0 + opt_lb, bR + n.dp0 + opt_lb}))) {
             ++stats.pruned;
             return;

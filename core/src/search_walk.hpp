@@ -317,7 +317,7 @@ private:
     void split_dfs(int k, int R, const SplitState& st);
     void child(int k, int l, int R, const SplitState& st);
     double family_r(int k, const SplitState& st, double f, double b) const;
-    double family_w(int k, const SplitState& st, double f, double b) const;
+    double family_w(int k, const SplitState& st, double f, double b, double later) const;
 
     // ---- a complete plan (search_eval.cpp) ----
     void leaf();

@@ -277,11 +277,15 @@ TEST_CASE("family W: every window of stages is a cycle of the 1F1B DAG, and on e
         double into = 0, down = 0;
         for (int k = 0; k < S; ++k) {
             if (k > 0) into += t[k - 1].forward_s + t[k - 1].send_forward_s, down += t[k - 1].backward_s + t[k].send_backward_s;
+            // micro-batch 0 through every stage and back to k: the split walk's other entry
+            double fill = 0;
+            for (int l = 0; l < S; ++l) fill += t[l].forward_s + t[l].send_forward_s + (l >= k ? t[l].backward_s : 0) + (l > k ? t[l].send_backward_s : 0);
             double W = 0;
             for (int a = k; a >= 0; --a) {
                 W += t[a].forward_s + t[a].backward_s + (a < k ? t[a].send_forward_s + t[a + 1].send_backward_s : 0);
                 const std::int64_t wa = std::min<std::int64_t>(S - 1 - a, m), wk = std::min<std::int64_t>(S - 1 - k, m);
-                const double w = poseidon::detail::window_path(into, down, t[k].forward_s, t[k].backward_s, W, wa, wk, k - a + 1, m) + t[0].dp_sync_s + opt;
+                const double w = poseidon::detail::window_path(into, down, t[k].forward_s, t[k].backward_s, W, wa, wk, k - a + 1, m, (a + k) % 2 ? fill : 0.0) +
+                                 t[0].dp_sync_s + opt;
                 INFO("instance " << n << ", S " << S << ", m " << m << ", window " << a << ".." << k);
                 CHECK(w <= T * (1 + 1e-12));
                 binding += w >= T * (1 - 1e-12);
