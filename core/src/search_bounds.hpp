@@ -57,13 +57,23 @@ void integer_bottleneck_suffixes(const std::vector<const double*>& tables, const
 // stages the turn's mean W/n approaches f + b + sf + sb, a rate no single stage shows.
 // `fill`, if given, is another path to B_k(0): micro-batch 0's forward through every stage and its
 // backward back to stage k.
-inline double window_path(double into, double down, double f, double b, double W, std::int64_t wa, std::int64_t wk, std::int64_t n,
-                          std::int64_t m, double fill = 0) {
-    const double enter = std::max(fill, into + static_cast<double>(wk + 1 < m ? wk + 1 : m) * f + b);
-    const std::int64_t turns = m - 2 - wa >= 0 ? (m - 2 - wa) / n + 1 : 0;
+inline std::int64_t window_turns(std::int64_t wa, std::int64_t n, std::int64_t m) { return m - 2 - wa >= 0 ? (m - 2 - wa) / n + 1 : 0; }
+
+// The turns and what follows them: from B_k(0) to stage k's last node.
+inline double window_turns_path(double f, double b, double W, std::int64_t turns, std::int64_t n, std::int64_t wk, std::int64_t m) {
     const std::int64_t q = n * turns;  // B_k(q) ends the last turn
     const double rest = static_cast<double>(m - 1 - q) * b + static_cast<double>(std::max<std::int64_t>(0, m - 1 - wk - q)) * f;
-    return enter + static_cast<double>(turns) * W + rest + down;
+    return static_cast<double>(turns) * W + rest;
+}
+
+// Micro-batch 0's way into B_k(0): its forward to stage k and stage k's warm-up, or `fill`.
+inline double window_enter(double into, double f, double b, std::int64_t wk, std::int64_t m, double fill) {
+    return std::max(fill, into + static_cast<double>(wk + 1 < m ? wk + 1 : m) * f + b);
+}
+
+inline double window_path(double into, double down, double f, double b, double W, std::int64_t wa, std::int64_t wk, std::int64_t n,
+                          std::int64_t m, double fill = 0) {
+    return window_enter(into, f, b, wk, m, fill) + window_turns_path(f, b, W, window_turns(wa, n, m), n, wk, m) + down;
 }
 
 // Family R: the window of stages k-1 and k (f_prev, b_prev and f, b; sf, sb the sends between

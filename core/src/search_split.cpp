@@ -69,6 +69,11 @@ void Walker::run_config(MbsCtx& c) {
     psb_.assign(S + 1, 0);
     pfb_.assign(S + 1, 0);
     for (int j = 0; j < S; ++j) psf_[j + 1] = psf_[j] + sf_[j], psb_[j + 1] = psb_[j] + sb_[j];
+    pw_.assign(S + 1, 0);
+    for (int j = 0; j < S; ++j) pw_[j] = psf_[j] + psb_[j + 1];  // + pfb_[j], set as the split is fixed
+    wturns_.assign(static_cast<std::size_t>(S) * kMaxWindow, 0);
+    for (int k = 0; k < S; ++k)
+        for (int n = 1; n <= kMaxWindow && n <= k + 1; ++n) wturns_[static_cast<std::size_t>(k) * kMaxWindow + n - 1] = window_turns(warm_[k - n + 1], n, c.m);
     e_.assign(S, 0);
     for (int j = S - 1; j >= 0; --j) {
         suf_amin_[j] = std::min(suf_amin_[j + 1], cfg_[j].r.a);
@@ -341,16 +346,18 @@ double Walker::family_r(int k, const SplitState& st, double f, double b) const {
 // stage k, whose forward and backward are f and b; the earlier stages' F+B are in pfb_, and
 // `later` is at most the F+B of the stages after k (their cheapest fill of the layers left).
 double Walker::family_w(int k, const SplitState& st, double f, double b, double later) const {
-    constexpr int max_window = 32;
     const int S = static_cast<int>(cfg_.size());
+    const std::int64_t m = ctx_->m;
     // micro-batch 0 forward to the last stage and back to stage k
     const double fill = st.pb + f + (psf_[S - 1] - psf_[k]) + later + (psb_[S] - psb_[k + 1]) + b;
+    const double upto_k = pfb_[k] + psf_[k] + psb_[k + 1] + f + b;  // W = upto_k - pw_[a]
+    const std::int64_t* turns = wturns_.data() + static_cast<std::size_t>(k) * kMaxWindow;  // by n - 1
     double best = 0;
-    for (int a = std::max(0, k + 1 - max_window); a + 1 <= k; ++a) {
-        const double W = pfb_[k] - pfb_[a] + f + b + psf_[k] - psf_[a] + psb_[k + 1] - psb_[a + 1];
-        best = std::max(best, window_path(st.pb, st.bdown, f, b, W, warm_[a], warm_[k], k - a + 1, ctx_->m, fill));
+    for (int a = std::max(0, k + 1 - kMaxWindow); a < k; ++a) {
+        const int n = k - a + 1;
+        best = std::max(best, window_turns_path(f, b, upto_k - pw_[a], turns[n - 1], n, warm_[k], m));
     }
-    return best;
+    return window_enter(st.pb, f, b, warm_[k], m, fill) + best + st.bdown;
 }
 
 void Walker::child(int k, int l, int R, const SplitState& st) {
@@ -389,14 +396,17 @@ void Walker::child(int k, int l, int R, const SplitState& st) {
         const double e_rest = last ? 0.0 : std::max(R2 / suf_inv_e_[k + 1], ibe_suf_[(k + 1) * (L_ + 1) + R2]);
         const double bC = n.csum + std::max(n.q, e_rest) + rest + sends_;
         const double bE = n.qe + 2 * (n.csum + rest);
-        const double bR = k >= 1 ? std::max(family_r(k, st, t.forward_s, t.backward_s), family_w(k, st, t.forward_s, t.backward_s, rest)) : 0;
-        if (cut(std::max({bA + n.dp0 + opt_lb, bB + opt_lb, bC + n.dp0 + opt_lb, bE + n.dp0 + opt_lb, bR + n.dp0 + opt_lb}))) {
+        const double bR = k >= 1 ? family_r(k, st, t.forward_s, t.backward_s) : 0;
+        // family W last: it costs a loop over the windows ending here
+        if (cut(std::max({bA + n.dp0 + opt_lb, bB + opt_lb, bC + n.dp0 + opt_lb, bE + n.dp0 + opt_lb, bR + n.dp0 + opt_lb})) ||
+            (k >= 1 && cut(family_w(k, st, t.forward_s, t.backward_s, rest) + n.dp0 + opt_lb))) {
             ++stats.pruned;
             return;
         }
     }
     layers_[k] = l;
     pfb_[k + 1] = pfb_[k] + c;
+    if (k + 1 < S) pw_[k + 1] = pfb_[k + 1] + psf_[k + 1] + psb_[k + 2];
     split_dfs(k + 1, R - l, n);
 }
 

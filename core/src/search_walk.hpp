@@ -261,6 +261,9 @@ private:
     std::vector<double> sends_from_;  // sum over links j >= i of sf_j + sb_{j+1}
     // family W: prefix sums over stages of sf_ and sb_, and of F+B of the stages fixed so far
     std::vector<double> psf_, psb_, pfb_;
+    std::vector<double> pw_;  // pw_[a] = pfb_[a] + psf_[a] + psb_[a + 1]: W of window a..k is pw_[k] + c_k - pw_[a]
+    static constexpr int kMaxWindow = 32;  // the longest window family W tries
+    std::vector<std::int64_t> wturns_;  // [k * kMaxWindow + n - 1]: turns of the window of n stages ending at k
     double sends_ = 0;
     std::vector<int> layers_;
     // a complete plan (search_eval.cpp)
