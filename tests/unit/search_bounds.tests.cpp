@@ -197,27 +197,39 @@ TEST_CASE("integer bottleneck of every suffix: one merge per stage equals the me
     }
 }
 
+namespace {
+
+// Random stage times for the path families, with free links at times. near_equal: stages of one
+// or two layers (f 1 or 2, b = 2 f) with small sends, the search's plateaus.
+std::vector<poseidon::StageTimes> random_pipeline(std::mt19937_64& rng, int S, bool near_equal) {
+    auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+    const double max_send = near_equal ? 0.2 : 1.5;
+    std::vector<poseidon::StageTimes> t(S);
+    for (auto& x : t) {
+        x.forward_s = near_equal ? 1.0 + static_cast<double>(rng() % 2) : uni(0, 2);
+        x.backward_s = near_equal ? 2 * x.forward_s : uni(0, 4);
+        x.send_forward_s = rng() % 3 ? uni(0, max_send) : 0;
+        x.send_backward_s = rng() % 3 ? uni(0, max_send) : 0;
+        x.dp_sync_s = uni(0, 1);
+        x.optimizer_s = uni(0, 0.5);
+    }
+    t.back().send_forward_s = 0;
+    t.front().send_backward_s = 0;
+    return t;
+}
+
+}  // namespace
+
 TEST_CASE("family R: the round trip of two neighbouring stages is a path of the 1F1B DAG, and its length where it binds", "[search][bounds][dag]") {
     // every neighbouring pair of random pipelines: the bound (plus stage 0's sync and the slowest
     // optimizer step, as the search adds them) never exceeds the DAG's longest path
     std::mt19937_64 rng(2026);
-    auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
     poseidon::DagWorkspace ws;
     int binding = 0;
     for (int n = 0; n < 3000; ++n) {
         const int S = 2 + static_cast<int>(rng() % 7);
         const std::int64_t m = 1 + static_cast<std::int64_t>(rng() % 40);
-        std::vector<poseidon::StageTimes> t(S);
-        for (auto& x : t) {
-            x.forward_s = uni(0, 2);
-            x.backward_s = uni(0, 4);
-            x.send_forward_s = rng() % 3 ? uni(0, 1.5) : 0;
-            x.send_backward_s = rng() % 3 ? uni(0, 1.5) : 0;
-            x.dp_sync_s = uni(0, 1);
-            x.optimizer_s = uni(0, 0.5);
-        }
-        t.back().send_forward_s = 0;
-        t.front().send_backward_s = 0;
+        const std::vector<poseidon::StageTimes> t = random_pipeline(rng, S, false);
         const double T = poseidon::dag_iteration_time(t, m, ws);
         double opt = 0;
         for (const auto& x : t) opt = std::max(opt, x.optimizer_s);
@@ -253,24 +265,13 @@ TEST_CASE("family R: the round trip of two neighbouring stages is a path of the 
 
 TEST_CASE("family W: every window of stages is a cycle of the 1F1B DAG, and on equal stages it is the whole iteration", "[search][bounds][dag]") {
     std::mt19937_64 rng(7);
-    auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
     poseidon::DagWorkspace ws;
     int binding = 0;
     for (int n = 0; n < 2000; ++n) {
         const int S = 1 + static_cast<int>(rng() % 10);
         const std::int64_t m = 1 + static_cast<std::int64_t>(rng() % 60);
-        std::vector<poseidon::StageTimes> t(S);
-        const bool near_equal = rng() % 2;  // the search's plateaus: stages of one or two layers
-        for (auto& x : t) {
-            x.forward_s = near_equal ? 1.0 + (rng() % 2) : uni(0, 2);
-            x.backward_s = near_equal ? 2 * x.forward_s : uni(0, 4);
-            x.send_forward_s = rng() % 3 ? uni(0, near_equal ? 0.2 : 1.5) : 0;
-            x.send_backward_s = rng() % 3 ? uni(0, near_equal ? 0.2 : 1.5) : 0;
-            x.dp_sync_s = uni(0, 1);
-            x.optimizer_s = uni(0, 0.5);
-        }
-        t.back().send_forward_s = 0;
-        t.front().send_backward_s = 0;
+        const bool near_equal = rng() % 2;
+        const std::vector<poseidon::StageTimes> t = random_pipeline(rng, S, near_equal);
         const double T = poseidon::dag_iteration_time(t, m, ws);
         double opt = 0;
         for (const auto& x : t) opt = std::max(opt, x.optimizer_s);
