@@ -1,7 +1,8 @@
 // The layer split of one configuration (docs/search.md, "The ridge walk"): its exact memory caps,
 // the configuration-level bounds (joint family C, integer bottleneck), then stage by stage the
 // layer counts outward from the speed-proportional share, each direction stopped by a bound that
-// is monotone in the layer count, each value cut by the prefix bounds of families A, B, C and E.
+// is monotone in the layer count, each value cut by the prefix bounds of families A, B, C and E,
+// and the window cycles of families R and W (search_split_paths.cpp).
 #include <algorithm>
 #include <cmath>
 
@@ -71,9 +72,10 @@ void Walker::run_config(MbsCtx& c) {
     for (int j = 0; j < S; ++j) psf_[j + 1] = psf_[j] + sf_[j], psb_[j + 1] = psb_[j] + sb_[j];
     pw_.assign(S + 1, 0);
     for (int j = 0; j < S; ++j) pw_[j] = psf_[j] + psb_[j + 1];  // + pfb_[j], set as the split is fixed
-    wturns_.assign(static_cast<std::size_t>(S) * kMaxWindow, 0);
-    for (int k = 0; k < S; ++k)
-        for (int n = 1; n <= kMaxWindow && n <= k + 1; ++n) wturns_[static_cast<std::size_t>(k) * kMaxWindow + n - 1] = window_turns(warm_[k - n + 1], n, c.m);
+    // family W's turns are tabulated row by row when first needed: most configurations of short
+    // pipelines never reach it, and a full table per configuration cost more than it saved
+    if (wturns_.size() < static_cast<std::size_t>(S) * kMaxWindow) wturns_.resize(static_cast<std::size_t>(S) * kMaxWindow);
+    wturns_row_.assign(S, 0);
     e_.assign(S, 0);
     for (int j = S - 1; j >= 0; --j) {
         suf_amin_[j] = std::min(suf_amin_[j + 1], cfg_[j].r.a);
@@ -333,31 +335,6 @@ void Walker::split_dfs(int k, int R, const SplitState& st) {
     walk_outward(
         center, lo, std::min(hi, cap_upper(k)), [&] { return halted() || (greedy_ && stats.evaluated > evaluated0); },
         [&](int l) { return cut(up_mono(l)); }, [&](int l) { return cut(down_mono(l)); }, [&](int l) { child(k, l, R, st); }, stats.pruned);
-}
-
-// Family R (round_trip_path, search_bounds.hpp) for stages k-1 and k, stage k's forward f and
-// backward b: each turn of their 1F1B round trip pays both stages' work and both sends, where
-// families A, C and E pay a send once.
-double Walker::family_r(int k, const SplitState& st, double f, double b) const {
-    return round_trip_path(st.pb, st.bdown, st.f, st.b, f, b, sf_[k - 1], sb_[k], warm_[k - 1], warm_[k], ctx_->m);
-}
-
-// Family W (window_path, search_bounds.hpp) for the windows of two or more stages ending at
-// stage k, whose forward and backward are f and b; the earlier stages' F+B are in pfb_, and
-// `later` is at most the F+B of the stages after k (their cheapest fill of the layers left).
-double Walker::family_w(int k, const SplitState& st, double f, double b, double later) const {
-    const int S = static_cast<int>(cfg_.size());
-    const std::int64_t m = ctx_->m;
-    // micro-batch 0 forward to the last stage and back to stage k
-    const double fill = st.pb + f + (psf_[S - 1] - psf_[k]) + later + (psb_[S] - psb_[k + 1]) + b;
-    const double upto_k = pfb_[k] + psf_[k] + psb_[k + 1] + f + b;  // W = upto_k - pw_[a]
-    const std::int64_t* turns = wturns_.data() + static_cast<std::size_t>(k) * kMaxWindow;  // by n - 1
-    double best = 0;
-    for (int a = std::max(0, k + 1 - kMaxWindow); a < k; ++a) {
-        const int n = k - a + 1;
-        best = std::max(best, window_turns_path(f, b, upto_k - pw_[a], turns[n - 1], n, warm_[k], m));
-    }
-    return window_enter(st.pb, f, b, warm_[k], m, fill) + best + st.bdown;
 }
 
 void Walker::child(int k, int l, int R, const SplitState& st) {

@@ -264,6 +264,7 @@ private:
     std::vector<double> pw_;  // pw_[a] = pfb_[a] + psf_[a] + psb_[a + 1]: W of window a..k is pw_[k] + c_k - pw_[a]
     static constexpr int kMaxWindow = 32;  // the longest window family W tries
     std::vector<std::int64_t> wturns_;  // [k * kMaxWindow + n - 1]: turns of the window of n stages ending at k
+    std::vector<char> wturns_row_;      // whether row k of wturns_ is filled for this configuration
     double sends_ = 0;
     std::vector<int> layers_;
     // a complete plan (search_eval.cpp)
@@ -320,7 +321,7 @@ private:
     void split_dfs(int k, int R, const SplitState& st);
     void child(int k, int l, int R, const SplitState& st);
     double family_r(int k, const SplitState& st, double f, double b) const;
-    double family_w(int k, const SplitState& st, double f, double b, double later) const;
+    double family_w(int k, const SplitState& st, double f, double b, double later);
 
     // ---- a complete plan (search_eval.cpp) ----
     void leaf();

@@ -1,0 +1,39 @@
+// The window cycles of a split's prefix (docs/search.md, "Bounds", families R and W): the paths
+// of the 1F1B DAG that turn through a window of neighbouring stages, every stage's work and the
+// sends inside the window paid once per turn. The split walk adds them to its prefix bounds.
+#include <algorithm>
+
+#include "search_walk.hpp"
+
+namespace poseidon::detail {
+
+// Family R (round_trip_path, search_bounds.hpp) for stages k-1 and k, stage k's forward f and
+// backward b: each turn of their 1F1B round trip pays both stages' work and both sends, where
+// families A, C and E pay a send once.
+double Walker::family_r(int k, const SplitState& st, double f, double b) const {
+    return round_trip_path(st.pb, st.bdown, st.f, st.b, f, b, sf_[k - 1], sb_[k], warm_[k - 1], warm_[k], ctx_->m);
+}
+
+// Family W (window_path, search_bounds.hpp) for the windows of two or more stages ending at
+// stage k, whose forward and backward are f and b; the earlier stages' F+B are in pfb_, and
+// `later` is at most the F+B of the stages after k (their cheapest fill of the layers left).
+double Walker::family_w(int k, const SplitState& st, double f, double b, double later) {
+    const int S = static_cast<int>(cfg_.size());
+    const std::int64_t m = ctx_->m;
+    // micro-batch 0 forward to the last stage and back to stage k
+    const double fill = st.pb + f + (psf_[S - 1] - psf_[k]) + later + (psb_[S] - psb_[k + 1]) + b;
+    const double upto_k = pfb_[k] + psf_[k] + psb_[k + 1] + f + b;  // W = upto_k - pw_[a]
+    std::int64_t* turns = wturns_.data() + static_cast<std::size_t>(k) * kMaxWindow;  // by n - 1
+    if (!wturns_row_[k]) {
+        for (int n = 1; n <= kMaxWindow && n <= k + 1; ++n) turns[n - 1] = window_turns(warm_[k - n + 1], n, m);
+        wturns_row_[k] = 1;
+    }
+    double best = 0;
+    for (int a = std::max(0, k + 1 - kMaxWindow); a < k; ++a) {
+        const int n = k - a + 1;
+        best = std::max(best, window_turns_path(f, b, upto_k - pw_[a], turns[n - 1], n, warm_[k], m));
+    }
+    return window_enter(st.pb, f, b, warm_[k], m, fill) + best + st.bdown;
+}
+
+}  // namespace poseidon::detail
