@@ -1,5 +1,6 @@
-// Closed-form minimisations behind two of the search's lower bounds (docs/search.md, "Bounds").
-// Internal to core/src; separate from search.cpp so that tests can check them against brute force.
+// Closed-form minimisations behind two of the search's lower bounds, and the window paths of
+// families R and W (docs/search.md, "Bounds"). Internal to core/src; apart from the walk so that
+// tests can check them against brute force and the DAG.
 #pragma once
 
 #include <algorithm>
