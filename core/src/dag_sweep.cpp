@@ -239,7 +239,7 @@ double dag_iteration_time_below(std::span<const StageTimes> stages, std::int64_t
     // within 0.06 % of the time where the window bound is 0.15-0.55 % under it. The arrays need
     // no restoring afterwards: the sweep rewrites every entry before reading it.
     bool drain_tried = false;
-    double* saved_clock = ws.windows.data() + 5 * S + 3 * (S + 1);
+    double* saved_clock = windows_on ? ws.windows.data() + 5 * S + 3 * (S + 1) : nullptr;
     auto b_at_least = [&](std::int64_t s, std::int64_t r, std::int64_t q) {  // of B_s(q), from round r
         const double c = stages[s].forward_s + stages[s].backward_s;
         double v = bf[s * m + r] + static_cast<double>(q - r) * c;
