@@ -61,16 +61,18 @@ double dag_iteration_time_below(std::span<const StageTimes> stages, std::int64_t
     std::int64_t done = 0;
     double best = 0, barrier = 0;
     bool aborted = false;
-    // forwards stage s has run: its first w are the warm-up, then one per two nodes, then none
-    auto forwards_done = [&](std::int64_t s) -> std::int64_t {
-        const std::int64_t w = std::min<std::int64_t>(S - s - 1, m), p = pos[s];
+    // forwards among stage s's first p nodes: its first w are the warm-up, then one per two nodes,
+    // then none
+    auto forwards_in = [&](std::int64_t s, std::int64_t p) -> std::int64_t {
+        const std::int64_t w = std::min<std::int64_t>(S - s - 1, m);
         return p <= w ? p : p <= 2 * m - w ? w + (p - w + 1) / 2 : m;
     };
+    auto forwards_done = [&](std::int64_t s) { return forwards_in(s, pos[s]); };
     // The partial estimate of stage s once it has run p nodes and the last ended at clk.
     auto end_at_least = [&](std::int64_t s, std::int64_t p, double clk) {
         const StageTimes& t = stages[s];
         const std::int64_t w = std::min<std::int64_t>(S - s - 1, m);
-        const std::int64_t fdone = p <= w ? p : p <= 2 * m - w ? w + (p - w + 1) / 2 : m;
+        const std::int64_t fdone = forwards_in(s, p);
         const std::int64_t bdone = p - fdone;
         double need = static_cast<double>(m - fdone) * t.forward_s + static_cast<double>(m - bdone) * t.backward_s;
         // the last forward is node 2m - w - 2 (m - 1 when every forward warms up)

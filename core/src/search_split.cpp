@@ -66,12 +66,7 @@ void Walker::run_config(MbsCtx& c) {
         sends_ += sf_[j] + sb_[j];
     }
     for (int j = S - 1; j >= 0; --j) sends_from_[j] = sends_from_[j + 1] + sf_[j] + sb_[j + 1];
-    psf_.assign(S + 1, 0);
-    psb_.assign(S + 1, 0);
-    pfb_.assign(S + 1, 0);
-    for (int j = 0; j < S; ++j) psf_[j + 1] = psf_[j] + sf_[j], psb_[j + 1] = psb_[j] + sb_[j];
-    pw_.assign(S + 1, 0);
-    for (int j = 0; j < S; ++j) pw_[j] = psf_[j] + psb_[j + 1];  // + pfb_[j], set as the split is fixed
+    pa_at_.assign(S + 1, 0);
     // family W's turns are tabulated row by row when first needed: most configurations of short
     // pipelines never reach it, and a full table per configuration cost more than it saved
     if (wturns_.size() < static_cast<std::size_t>(S) * kMaxWindow) wturns_.resize(static_cast<std::size_t>(S) * kMaxWindow);
@@ -382,8 +377,7 @@ void Walker::child(int k, int l, int R, const SplitState& st) {
         }
     }
     layers_[k] = l;
-    pfb_[k + 1] = pfb_[k] + c;
-    if (k + 1 < S) pw_[k + 1] = pfb_[k + 1] + psf_[k + 1] + psb_[k + 2];
+    pa_at_[k + 1] = n.pa;
     split_dfs(k + 1, R - l, n);
 }
 

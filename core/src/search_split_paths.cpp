@@ -15,14 +15,14 @@ double Walker::family_r(int k, const SplitState& st, double f, double b) const {
 }
 
 // Family W (window_path, search_bounds.hpp) for the windows of two or more stages ending at
-// stage k, whose forward and backward are f and b; the earlier stages' F+B are in pfb_, and
-// `later` is at most the F+B of the stages after k (their cheapest fill of the layers left).
+// stage k, whose forward and backward are f and b; `later` is at most the F+B of the stages after
+// k (their cheapest fill of the layers left).
 double Walker::family_w(int k, const SplitState& st, double f, double b, double later) {
-    const int S = static_cast<int>(cfg_.size());
     const std::int64_t m = ctx_->m;
-    // micro-batch 0 forward to the last stage and back to stage k
-    const double fill = st.pb + f + (psf_[S - 1] - psf_[k]) + later + (psb_[S] - psb_[k + 1]) + b;
-    const double upto_k = pfb_[k] + psf_[k] + psb_[k + 1] + f + b;  // W = upto_k - pw_[a]
+    // micro-batch 0 forward to the last stage and back to stage k (sends_from_ holds the sends)
+    const double fill = st.pb + f + sends_from_[k] + later + b;
+    // pa_at_[a] = sum over l < a of c_l + sf_l + sb_{l+1}, so the window a..k weighs W = upto_k - pa_at_[a]
+    const double upto_k = st.pa + f + b;
     std::int64_t* turns = wturns_.data() + static_cast<std::size_t>(k) * kMaxWindow;  // by n - 1
     if (!wturns_row_[k]) {
         for (int n = 1; n <= kMaxWindow && n <= k + 1; ++n) turns[n - 1] = window_turns(warm_[k - n + 1], n, m);
@@ -31,7 +31,7 @@ double Walker::family_w(int k, const SplitState& st, double f, double b, double 
     double best = 0;
     for (int a = std::max(0, k + 1 - kMaxWindow); a < k; ++a) {
         const int n = k - a + 1;
-        best = std::max(best, window_turns_path(f, b, upto_k - pw_[a], turns[n - 1], n, warm_[k], m));
+        best = std::max(best, window_turns_path(f, b, upto_k - pa_at_[a], turns[n - 1], n, warm_[k], m));
     }
     return window_enter(st.pb, f, b, warm_[k], m, fill) + best + st.bdown;
 }

@@ -259,9 +259,8 @@ private:
     std::vector<double> e_;  // per stage: family C's steady-state seconds per layer, max(0, m - w - 1) phi_f + (m - 1) phi_b
     std::vector<int> warm_;
     std::vector<double> sends_from_;  // sum over links j >= i of sf_j + sb_{j+1}
-    // family W: prefix sums over stages of sf_ and sb_, and of F+B of the stages fixed so far
-    std::vector<double> psf_, psb_, pfb_;
-    std::vector<double> pw_;  // pw_[a] = pfb_[a] + psf_[a] + psb_[a + 1]: W of window a..k is pw_[k] + c_k - pw_[a]
+    // family W: SplitState::pa at each depth of the split walk (the prefix's F+B and sends)
+    std::vector<double> pa_at_;
     static constexpr int kMaxWindow = 32;  // the longest window family W tries
     std::vector<std::int64_t> wturns_;  // [k * kMaxWindow + n - 1]: turns of the window of n stages ending at k
     std::vector<char> wturns_row_;      // whether row k of wturns_ is filled for this configuration
