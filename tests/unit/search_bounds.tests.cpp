@@ -263,7 +263,7 @@ TEST_CASE("family R: the round trip of two neighbouring stages is a path of the 
     CHECK(r == Approx(T).epsilon(1e-12));  // families A, C and E give at most 125
 }
 
-TEST_CASE("family W: every window of stages is a cycle of the 1F1B DAG, and on equal stages it is the whole iteration", "[search][bounds][dag]") {
+TEST_CASE("family W: every window of stages is a cycle of the 1F1B DAG, and on equal stages it is within one turn's sends of the iteration", "[search][bounds][dag]") {
     std::mt19937_64 rng(7);
     poseidon::DagWorkspace ws;
     int binding = 0;
