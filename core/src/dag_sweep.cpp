@@ -240,6 +240,8 @@ double dag_iteration_time_below(std::span<const StageTimes> stages, std::int64_t
     // evaluation, it costs the drain's ~1.5 S^2 nodes; on the sweep's near-equal splits it is
     // within 0.06 % of the time where the window bound is 0.15-0.55 % under it. The arrays need
     // no restoring afterwards: the sweep rewrites every entry before reading it.
+    // once every stage is done: the last finish, or the barrier and the slowest optimizer step
+    auto iteration_end = [&] { return std::max(best, barrier + opt_max); };
     bool drain_tried = false;
     double* saved_clock = windows_on ? ws.windows.data() + 5 * S + 3 * (S + 1) : nullptr;
     auto b_at_least = [&](std::int64_t s, std::int64_t r, std::int64_t q) {  // of B_s(q), from round r
@@ -270,9 +272,7 @@ double dag_iteration_time_below(std::span<const StageTimes> stages, std::int64_t
         best = 0;
         while (done < S)
             if (!sweep()) return true;  // stopped early (or stuck: the caller reports NaN)
-        double end = std::max(best, barrier);
-        for (const auto& t : stages) end = std::max(end, barrier + t.optimizer_s);
-        if (end >= stop_at) return true;
+        if (iteration_end() >= stop_at) return true;
         std::copy(saved_pos.begin(), saved_pos.end(), pos);
         std::copy(saved_clock, saved_clock + S, clock);
         best = saved_best;
@@ -291,9 +291,7 @@ double dag_iteration_time_below(std::span<const StageTimes> stages, std::int64_t
             if (!drain_tried && drain_reaches_cutoff(r)) return stuck ? std::numeric_limits<double>::quiet_NaN() : cutoff;
         }
     }
-    best = std::max(best, barrier);
-    for (const auto& t : stages) best = std::max(best, barrier + t.optimizer_s);
-    return best;
+    return iteration_end();
 }
 
 double closed_form_time_s(std::span<const StageTimes> stages, std::int64_t m, int V) {
