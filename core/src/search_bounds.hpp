@@ -77,6 +77,23 @@ inline double window_path(double into, double down, double f, double b, double W
     return window_enter(into, f, b, wk, m, fill) + window_turns_path(f, b, W, window_turns(wa, n, m), n, wk, m) + down;
 }
 
+// Family D's turns (docs/search.md, "Bounds"): between micro-batch 0's round trip through every
+// stage and the last micro-batch's, stage 0's D = m - 2 - w_0 steady-state micro-batches are
+// covered by turns around the window of stages 0..k (weight w1, n = k + 1 micro-batches a turn),
+// turns around the window 0..k-1 (w2, n - 1; used when n >= 2) and stage 0's own F, B pairs (c0,
+// one micro-batch each). Returns the longest of: D / n turns of 0..k and the rest in pairs; a
+// turns of 0..k and b of 0..k-1 with a n + b (n - 1) = D exactly; D pairs.
+inline double window_turns_d(std::int64_t D, std::int64_t n, double w1, double w2, double c0) {
+    double best = static_cast<double>(D) * c0;
+    const std::int64_t a = D / n;
+    best = std::max(best, static_cast<double>(a) * w1 + static_cast<double>(D - a * n) * c0);
+    if (n >= 2) {
+        const std::int64_t q = (D + n - 1) / n, bn = q * n - D, an = q - bn;
+        if (an >= 0) best = std::max(best, static_cast<double>(an) * w1 + static_cast<double>(bn) * w2);
+    }
+    return best;
+}
+
 // Family R: the window of stages k-1 and k (f_prev, b_prev and f, b; sf, sb the sends between
 // them, wp, wk their warm-ups), the round trip that repeats every two micro-batches in the steady
 // state. Stage k-1 runs one micro-batch further ahead than stage k, so each turn pays both

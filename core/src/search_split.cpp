@@ -369,9 +369,14 @@ void Walker::child(int k, int l, int R, const SplitState& st) {
         const double bC = n.csum + std::max(n.q, e_rest) + rest + sends_;
         const double bE = n.qe + 2 * (n.csum + rest);
         const double bR = k >= 1 ? family_r(k, st, t.forward_s, t.backward_s) : 0;
-        // family W last: it costs a loop over the windows ending here
-        if (cut(std::max({bA + n.dp0 + opt_lb, bB + opt_lb, bC + n.dp0 + opt_lb, bE + n.dp0 + opt_lb, bR + n.dp0 + opt_lb})) ||
-            (k >= 1 && cut(family_w(k, st, t.forward_s, t.backward_s, rest) + n.dp0 + opt_lb))) {
+        // family D: two round trips around the longest turns of the windows from stage 0
+        n.dturns = std::max(st.dturns, family_d_turns(k, st, t.forward_s, t.backward_s));
+        const double bD = 2 * (n.csum + rest + sends_) + n.dturns;
+        double b = std::max({bA + n.dp0 + opt_lb, bB + opt_lb, bC + n.dp0 + opt_lb, bE + n.dp0 + opt_lb, bR + n.dp0 + opt_lb,
+                             bD + n.dp0 + opt_lb});
+        // family W of the windows ending here last: it costs a loop over them
+        if (!cut(b) && k >= 1) b = std::max(b, family_w(k, st, t.forward_s, t.backward_s, rest) + n.dp0 + opt_lb);
+        if (cut(b)) {
             ++stats.pruned;
             return;
         }

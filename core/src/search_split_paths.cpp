@@ -36,4 +36,22 @@ double Walker::family_w(int k, const SplitState& st, double f, double b, double 
     return window_enter(st.pb, f, b, warm_[k], m, fill) + best + st.bdown;
 }
 
+// Family D (docs/search.md, "Bounds"): micro-batch 0's round trip through every stage to B_0(0);
+// then turns around windows 0..k: F_0(y) up to F_k(y), which stage k follows with B_k(y - w_k),
+// down to B_0(y - w_k), which stage 0 follows with F_0(y - w_k + w_0 + 1), n = w_0 + 1 - w_k = k + 1
+// micro-batches further, and stage 0's own F, B pairs (window_turns_d), up to B_0(m - 2 - w_0),
+// which stage 0 follows with F_0(m - 1); then the last micro-batch's round trip through every
+// stage. Both round trips weigh the F+B of every stage and every send, so
+// T >= 2 (sum c + sends) + turns + dp_0 + opt. Returns the turns' part (-kInf: no steady state).
+double Walker::family_d_turns(int k, const SplitState& st, double f, double b) const {
+    const std::int64_t m = ctx_->m;
+    const int S = static_cast<int>(cfg_.size());
+    // every warm-up below m (w_j = S - 1 - j), and F_0(m - 1) after a steady-state B_0
+    if (warm_[0] != S - 1 || warm_[0] + 2 > m) return -kInf;
+    const double w1 = st.pa + f + b;  // window 0..k (pa_at_[0] = 0)
+    const double w2 = k >= 1 ? pa_at_[k] - sf_[k - 1] - sb_[k] : 0;  // window 0..k-1
+    const double c0 = k == 0 ? f + b : pa_at_[1] - sf_[0] - sb_[1];
+    return window_turns_d(m - 2 - warm_[0], k + 1, w1, w2, c0);
+}
+
 }  // namespace poseidon::detail

@@ -306,6 +306,7 @@ private:
     struct SplitState {
         double pa = 0, ma = 0, pb = 0, mb = 0, csum = 0, q = -kInf, qe = -kInf, dp0 = 0, optmax = 0;
         double f = 0, b = 0, bdown = 0;
+        double dturns = -kInf;  // family D: the longest turns of the windows from stage 0 so far
     };
     void run_config(MbsCtx& c);
     void count_config(MbsCtx& c);
@@ -320,6 +321,8 @@ private:
     void split_dfs(int k, int R, const SplitState& st);
     void child(int k, int l, int R, const SplitState& st);
     double family_r(int k, const SplitState& st, double f, double b) const;
+    // Family D's turns with windows 0..k and 0..k-1 (search_split_paths.cpp); -kInf: none
+    double family_d_turns(int k, const SplitState& st, double f, double b) const;
     double family_w(int k, const SplitState& st, double f, double b, double later);
 
     // ---- a complete plan (search_eval.cpp) ----

@@ -309,3 +309,48 @@ TEST_CASE("family W: every window of stages is a cycle of the 1F1B DAG, and on e
         CHECK(T > poseidon::closed_form_time_s(t, m) + 0.1 * (m / S - 1));
     }
 }
+
+TEST_CASE("family D: two round trips around the turns of windows from stage 0 are a path of the 1F1B DAG, exact on a slow run at the front", "[search][bounds][dag]") {
+    std::mt19937_64 rng(11);
+    poseidon::DagWorkspace ws;
+    int binding = 0;
+    for (int n = 0; n < 2000; ++n) {
+        const int S = 1 + static_cast<int>(rng() % 12);
+        const std::int64_t m = S + 1 + static_cast<std::int64_t>(rng() % 60);  // every warm-up below m
+        const std::vector<poseidon::StageTimes> t = random_pipeline(rng, S, rng() % 2);
+        const double T = poseidon::dag_iteration_time(t, m, ws);
+        double opt = 0, R = 0;
+        for (const auto& x : t) opt = std::max(opt, x.optimizer_s), R += x.forward_s + x.backward_s + x.send_forward_s + x.send_backward_s;
+        const double c0 = t[0].forward_s + t[0].backward_s;
+        double w1 = 0, w2 = 0;
+        for (int k = 0; k < S; ++k) {
+            w2 = w1;
+            w1 += t[k].forward_s + t[k].backward_s + (k > 0 ? t[k - 1].send_forward_s + t[k].send_backward_s : 0);
+            const double d = 2 * R + poseidon::detail::window_turns_d(m - 2 - (S - 1), k + 1, w1, w2, c0) + t[0].dp_sync_s + opt;
+            INFO("instance " << n << ", S " << S << ", m " << m << ", window 0.." << k);
+            CHECK(d <= T * (1 + 1e-12));
+            binding += d >= T * (1 - 1e-12);
+        }
+    }
+    CHECK(binding > 20);
+    // issue 11's 3x4096x48 optimum in miniature: four slow stages (f 1, b 3, sends 0.4) before two
+    // fast ones (f 0.3, b 0.9, sends 0.05), 40 micro-batches. Turns around stages 0..3 (n 4) and
+    // 0..2 (n 3) cover D = 40 - 2 - 5 = 33 = 6 x 4 + 3 x 3 exactly: within 2 % of the DAG, where
+    // the closed form (m - 1) max c + sum c + sends misses the sends every turn pays.
+    std::vector<poseidon::StageTimes> t(6);
+    for (int k = 0; k < 6; ++k) {
+        const bool slow = k < 4;
+        t[k].forward_s = slow ? 1 : 0.3;
+        t[k].backward_s = slow ? 3 : 0.9;
+        t[k].send_forward_s = k + 1 < 6 ? (k < 3 ? 0.4 : 0.05) : 0;
+        t[k].send_backward_s = k > 0 ? (k <= 3 ? 0.4 : 0.05) : 0;
+    }
+    const double T = poseidon::dag_iteration_time(t, 40, ws);
+    const double R = 4 * 4 + 2 * 1.2 + 3 * 0.8 + 2 * 0.1;       // 21
+    const double w1 = 4 * 4 + 3 * 0.8, w2 = 3 * 4 + 2 * 0.8;      // 18.4, 13.6
+    const double turns = poseidon::detail::window_turns_d(33, 4, w1, w2, 4);
+    CHECK(turns == Approx(6 * 18.4 + 3 * 13.6));
+    CHECK(2 * R + turns <= T * (1 + 1e-12));
+    CHECK(2 * R + turns >= 0.98 * T);
+    CHECK(poseidon::closed_form_time_s(t, 40) < 0.95 * T);
+}
