@@ -2,7 +2,7 @@
 // the configuration-level bounds (joint family C, integer bottleneck), then stage by stage the
 // layer counts outward from the speed-proportional share, each direction stopped by a bound that
 // is monotone in the layer count, each value cut by the prefix bounds of families A, B, C and E,
-// and the window cycles of families R and W (search_split_paths.cpp).
+// and the window cycles of families R, W and D (search_split_paths.cpp).
 #include <algorithm>
 #include <cmath>
 

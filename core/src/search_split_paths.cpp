@@ -1,4 +1,4 @@
-// The window cycles of a split's prefix (docs/search.md, "Bounds", families R and W): the paths
+// The window cycles of a split's prefix (docs/search.md, "Bounds", families R, W and D): the paths
 // of the 1F1B DAG that turn through a window of neighbouring stages, every stage's work and the
 // sends inside the window paid once per turn. The split walk adds them to its prefix bounds.
 #include <algorithm>
