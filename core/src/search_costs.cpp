@@ -2,6 +2,7 @@
 #include "search_costs.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace poseidon::detail {
 
@@ -13,8 +14,8 @@ Costs::Costs(const Scenario& sc, std::int64_t mbs, std::int64_t m, std::atomic<s
 
 Costs::Costs(const Costs& base)
     : sc_(base.sc_), mbs_(base.mbs_), m_(base.m_), L_(base.L_), l_min_(base.l_min_), account_(base.account_), middle_(base.middle_), owner_(false), plan_(base.plan_),
-      pos_(base.pos_), fits_(base.fits_), links_(base.links_) {
-    grow(static_cast<std::int64_t>(pos_.size()) * kTimesBytes + static_cast<std::int64_t>(fits_.size()) * kFitBytes +
+      pos_(base.pos_), fits_(base.fits_), extra_(base.extra_), links_(base.links_) {
+    grow(static_cast<std::int64_t>(pos_.size()) * kTimesBytes + static_cast<std::int64_t>(fits_.size() + extra_.size()) * kFitBytes +
          static_cast<std::int64_t>(links_.size()) * kLinkBytes);
 }
 
@@ -117,6 +118,28 @@ const StageTimes& Costs::times(int g, int size, int tp, Pos pos, int l) {
     t.send_forward_s = t.send_backward_s = 0;
     grow(kTimesBytes);
     return pos_.emplace(stage_key(g, size, tp, pos, l), t).first->second;
+}
+
+// The cost model adds the embedding and the head once per stage, whatever its layer count
+// (cost_model.cpp), so the extra is the difference at the fewest and the most layers. Where the
+// two differ (a model that is not additive) it is taken as zero, the bound of the middle tables.
+const PosExtra& Costs::pos_extra(int g, int size, int tp, Pos pos) {
+    static const PosExtra none;
+    if (pos == kMiddle) return none;
+    const std::uint64_t key = stage_key(g, size, tp, pos);
+    if (auto it = extra_.find(key); it != extra_.end()) return it->second;
+    const Table& mid = middle(g, size, tp);
+    const StageTimes lo = times(g, size, tp, pos, l_min_), hi = times(g, size, tp, pos, L_);
+    auto extra = [](double at_lo, double mid_lo, double at_hi, double mid_hi) {
+        const double d_lo = at_lo - mid_lo, d_hi = at_hi - mid_hi;
+        if (std::abs(d_lo - d_hi) > 1e-12 * std::max(at_lo, at_hi)) return 0.0;
+        return std::max(0.0, std::min(d_lo, d_hi));
+    };
+    PosExtra x;
+    x.forward_s = extra(lo.forward_s, mid.t[l_min_].forward_s, hi.forward_s, mid.t[L_].forward_s);
+    x.backward_s = extra(lo.backward_s, mid.t[l_min_].backward_s, hi.backward_s, mid.t[L_].backward_s);
+    grow(kFitBytes);
+    return extra_.emplace(key, x).first->second;
 }
 
 void Costs::store_times(int g, int size, int tp, Pos pos, int l, const StageTimes& times) {

@@ -58,6 +58,13 @@ struct Table {
 };
 inline std::size_t table_bytes(int L) { return static_cast<std::size_t>(L + 1) * (sizeof(StageTimes) + sizeof(double)); }
 
+// What a first, last or only stage computes per micro-batch beyond a middle stage of as many
+// layers: the embedding, the final norm, LM head and loss (docs/search.md, "Bounds": the suffix
+// bounds add it to the stage that does it).
+struct PosExtra {
+    double forward_s = 0, backward_s = 0;
+};
+
 struct FitMemo {
     int fit_max = 0;    // every l <= fit_max fits (-1: not even 0 is known to)
     int nofit_min = 0;  // no l >= nofit_min fits
@@ -93,6 +100,8 @@ public:
     const Table& middle(int g, int size, int tp);
     // Stage times at a position; first/last/only stages are probed on first use.
     const StageTimes& times(int g, int size, int tp, Pos pos, int l);
+    // The least extra work of a stage at `pos` over every layer count (zero for a middle stage).
+    const PosExtra& pos_extra(int g, int size, int tp, Pos pos);
     void store_times(int g, int size, int tp, Pos pos, int l, const StageTimes& times);
 
     FitMemo& memo(int g, int size, int tp, Pos pos, int inflight) {
@@ -146,6 +155,7 @@ private:
     std::vector<ProbeStage> scratch_;
     std::unordered_map<std::uint64_t, StageTimes> pos_;  // first/last/only stages, key with l
     std::unordered_map<std::uint64_t, FitMemo> fits_;
+    std::unordered_map<std::uint64_t, PosExtra> extra_;
     std::map<std::array<int, 7>, std::pair<double, double>> links_;
 
     void grow(std::int64_t b) {

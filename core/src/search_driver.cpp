@@ -24,6 +24,8 @@ namespace {
 // (docs/search.md, "Dive").
 constexpr std::int64_t kDiveTicks = 4096;
 constexpr std::int64_t kBroadTicks = 1024;
+// ... and of the dive into the best plan's configuration
+constexpr std::int64_t kBestTicks = 1024;
 
 std::string gib(std::int64_t bytes) {
     char b[32];
@@ -221,8 +223,21 @@ void Driver::pass(bool first) {
             for (Slot* s : order) s->ctx->dive_configs.clear();
         }
     }
+    if (!sh.stop && !exhaustive && !slice && sh.top.k() > 1) dive_best_config(order);
     if (!sh.stop) walk_all(order);
     for (Slot& s : slots) free_ctx(s.ctx);
+}
+
+// The dive into the best plan's configuration (docs/search.md, "Dive"): near-equal splits of one
+// configuration (which of a run of equal stages hold one layer more) differ by fractions of a
+// percent. While the K-th plan is far above the best, the full walk has to list every split of
+// such a run that lies between them before it reaches the configurations of the optimum; the
+// best plan's own near-equal splits, found first, bring the K-th plan down to it.
+void Driver::dive_best_config(std::vector<Slot*>& order) {
+    Found best;
+    if (!sh.group_map.empty() || !sh.top.best(best)) return;  // (a split's plans are in the user's groups)
+    for (Slot* s : order)
+        if (s->mbs == best.plan.micro_batch_size && s->m == best.plan.num_micro_batches) walkers_[0]->dive_config_of(*s->ctx, best.plan, kBestTicks);
 }
 
 void Driver::for_roots(std::vector<Slot*>& order, std::unordered_map<const MbsCtx*, std::size_t>* index, bool count,

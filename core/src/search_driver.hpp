@@ -59,6 +59,7 @@ private:
     // cut ones are counted as pruned when `count`; `index` (if given) maps every context to k.
     void for_roots(std::vector<Slot*>& order, std::unordered_map<const MbsCtx*, std::size_t>* index, bool count,
                    const std::function<void(std::size_t, MbsCtx&)>& fn);
+    void dive_best_config(std::vector<Slot*>& order);  // the dive into the best plan's configuration
     void walk_all(std::vector<Slot*>& order);  // the full walk of these contexts, in this order
     void walk_shard(std::vector<Slot*>& order);  // the same, of this slice's units only
     void run_tasks(std::vector<Slot*>& order, const std::unordered_map<const MbsCtx*, std::size_t>& index, std::vector<Task>& tasks);

@@ -120,6 +120,15 @@ void Walker::run_single(MbsCtx& c, const Plan& plan, std::vector<std::vector<int
     run_config(c);
 }
 
+void Walker::dive_config_of(MbsCtx& c, const Plan& plan, std::int64_t ticks) {
+    for (const auto& st : plan.stages)
+        if (st.replicas.size() != 1) return;  // a stage of mixed replicas: no configuration of the walk
+    dive_left_ = ticks;
+    run_single(c, plan, nullptr);
+    dive_left_ = -1;
+    abort_ = false;
+}
+
 // Whether an earlier pass searched the configuration blocks_ describes.
 bool Walker::searched_before(const MbsCtx& c) const {
     if (first_pass) return false;

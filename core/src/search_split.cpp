@@ -34,11 +34,18 @@ void Walker::run_config(MbsCtx& c) {
     const int S = static_cast<int>(cfg_.size());
     const double m = static_cast<double>(c.m);
     count_config(c);
+    xf_.assign(S, 0);
+    xb_.assign(S, 0);
     for (int j = 0; j < S; ++j) {
         CfgStage& cs = cfg_[j];
         cs.pos = pos_of(j, S);
         cs.inflight = static_cast<int>(std::min<std::int64_t>(S - j, c.m));
         cs.r = costs.middle(cs.g, cs.size, cs.tp).rates;
+        if (cs.pos != kMiddle && !exhaustive_) {
+            const PosExtra& x = costs.pos_extra(cs.g, cs.size, cs.tp, cs.pos);
+            xf_[j] = x.forward_s;
+            xb_[j] = x.backward_s;
+        }
     }
     sf_.assign(S + 1, 0);
     sb_.assign(S + 1, 0);
@@ -206,6 +213,14 @@ void Walker::fill_tables() {
                 row[++R] = base;
             }
     }
+    // the first and last stages' embedding, head and loss, whatever their layers
+    double extra = 0;
+    for (int k = S - 1; k >= 0; --k) {
+        extra += xf_[k] + xb_[k];
+        if (extra == 0) continue;
+        double* row = &fill_tab_[static_cast<std::size_t>(k) * W];
+        for (int R = 0; R <= L_; ++R) row[R] += extra;
+    }
     // Family A's integer form: a path through a later stage i is at least the path into the
     // suffix plus m c_i, and c_i is at least the suffix's integer bottleneck. On stages of one to
     // three layers the LP coverage rate (fractional layers) is far below it.
@@ -215,10 +230,12 @@ void Walker::fill_tables() {
         ib_suf_.assign(static_cast<std::size_t>(S + 1) * W, 0.0);
     // Family C's steady-state term max_i e_i l_i in whole layers: with one to three layers a
     // stage, some stage holds ceil(R / n) of them, far above the fractional R / sum(1 / e_i).
+    const double m = static_cast<double>(ctx_->m);
     e_tab_.resize(static_cast<std::size_t>(S) * W);
     for (int j = 0; j < S; ++j) {
         double* row = &e_tab_[static_cast<std::size_t>(j) * W];
-        for (int l = 0; l <= L_; ++l) row[l] = e_[j] * l;
+        const double x = std::max(0.0, m - warm_[j] - 1) * xf_[j] + (m - 1) * xb_[j];
+        for (int l = 0; l <= L_; ++l) row[l] = e_[j] * l + x;
         tabs_[j] = row;
     }
     integer_bottleneck_suffixes(tabs_, caps_, L_, ibe_suf_, ib_merged_, ib_scratch_, lmin_);
@@ -246,6 +263,12 @@ bool Walker::middle_tables() {
         monotone = monotone && tb.monotone;
         tabs_[j] = tb.c.data();
         caps_[j] = std::min(cap_upper(j), L_);
+        if (xf_[j] + xb_[j] > 0) {
+            std::vector<double>& tab = end_tab_[j == 0 ? 0 : 1];
+            tab.resize(L_ + 1);
+            for (int l = 0; l <= L_; ++l) tab[l] = tb.c[l] + xf_[j] + xb_[j];
+            tabs_[j] = tab.data();
+        }
     }
     return monotone;
 }
@@ -266,7 +289,8 @@ double Walker::config_family_c() {
         opt_lb = std::max(opt_lb, r.opt_min);
     }
     std::stable_sort(jc_.begin(), jc_.end(), [](const JcStage& x, const JcStage& y) { return x.a < y.a; });
-    const double add = sends_ + cfg_[0].r.dp_min + opt_lb;
+    double add = sends_ + cfg_[0].r.dp_min + opt_lb;
+    for (int j = 0; j < S; ++j) add += xf_[j] + xb_[j];
     return family_c_min(jc_, L_, heap_, lmin_) + add;
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <atomic>
 #include <cstdint>
@@ -186,6 +187,8 @@ public:
     void run_task(const Task& t, std::int64_t dive_ticks = -1, bool greedy = false);
     // The layer split of the configuration of `plan` only (ridge_report).
     void run_single(MbsCtx& c, const Plan& plan, std::vector<std::vector<int>>* visited);
+    // The same for at most `ticks` tree nodes, as a dive (docs/search.md, "Dive").
+    void dive_config_of(MbsCtx& c, const Plan& plan, std::int64_t ticks);
     // Drops the private copies of the contexts' cost caches (their probes go to stats).
     void leave();
     // Publishes the counts for progress reports.
@@ -256,6 +259,10 @@ private:
     std::vector<const FitMemo*> memo_p_;  // per stage of cfg_: its fit memo and times table
     std::vector<const Table*> table_p_;  // null for first/last/only stages
     std::vector<double> sf_, sb_, va_, vb_, suf_opt_, suf_w_, suf_amin_, suf_inv_e_;
+    // per stage: the extra forward and backward of its position (Costs::pos_extra), and the
+    // first and last stages' F+B tables with it (middle_tables)
+    std::vector<double> xf_, xb_;
+    std::array<std::vector<double>, 2> end_tab_;
     std::vector<double> e_;  // per stage: family C's steady-state seconds per layer, max(0, m - w - 1) phi_f + (m - 1) phi_b
     std::vector<int> warm_;
     std::vector<double> sends_from_;  // sum over links j >= i of sf_j + sb_{j+1}
@@ -313,8 +320,9 @@ private:
     bool config_caps();
     void fill_tables();
     double integer_bottleneck();
-    // tabs_/caps_: every stage's middle-position F+B table and cap (at most L); false when one
-    // table decreases somewhere (the integer bottlenecks need nondecreasing tables)
+    // tabs_/caps_: every stage's F+B table (the middle-position one, plus the first and last
+    // stages' extra) and cap (at most L); false when one table decreases somewhere (the integer
+    // bottlenecks need nondecreasing tables)
     bool middle_tables();
     double config_family_c();
     int cap_upper(int j);
