@@ -201,4 +201,27 @@ void integer_bottleneck_suffixes(const std::vector<const double*>& tables, const
     }
 }
 
+double interleaved_family_c(const std::vector<double>& f, const std::vector<double>& b, const std::vector<double>& sf, const std::vector<double>& sb,
+                            int S, int V, std::int64_t m, std::vector<double>& back) {
+    const std::int64_t PV = static_cast<std::int64_t>(S) * V, total = m * V;
+    double fill = 0;  // micro-batch 0's forward through every virtual stage
+    for (std::int64_t v = 0; v < PV; ++v) fill += f[v] + (v % S < S - 1 ? sf[v % S] : 0.0);
+    back.assign(PV, 0);  // back[v]: from the start of B(PV-1, 0) to the start of B(v, 0)
+    for (std::int64_t v = PV - 2; v >= 0; --v) back[v] = back[v + 1] + b[v + 1] + ((v + 1) % S != 0 ? sb[(v + 1) % S] : 0.0);
+    double best = 0, down = 0;  // down: chunk 0's backward from stage s to stage 0
+    for (int s = 0; s < S; ++s) {
+        if (s > 0) down += b[s - 1] + sb[s];
+        // Megatron's warm-up (interleaved_order, dag_interleaved.cpp)
+        const std::int64_t warm = m == S ? total : std::min<std::int64_t>(2 * static_cast<std::int64_t>(S - s - 1) + static_cast<std::int64_t>(V - 1) * S, total);
+        double bsum = 0, fmin = std::numeric_limits<double>::infinity();
+        for (int c = 0; c < V; ++c) {
+            bsum += b[static_cast<std::size_t>(c) * S + s];
+            fmin = std::min(fmin, f[static_cast<std::size_t>(c) * S + s]);
+        }
+        const double own = static_cast<double>(m) * bsum + static_cast<double>(std::max<std::int64_t>(0, total - warm - 1)) * fmin;
+        best = std::max(best, fill + back[static_cast<std::size_t>(V - 1) * S + s] + own + down);
+    }
+    return best;
+}
+
 }  // namespace poseidon::detail

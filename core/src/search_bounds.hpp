@@ -103,4 +103,16 @@ inline double round_trip_path(double into, double down, double f_prev, double b_
     return window_path(into, down, f, b, f_prev + b_prev + f + b + sf + sb, wp, wk, 2, m);
 }
 
+// Family C of the interleaved 1F1B DAG (docs/search.md, "Bounds of interleaved plans"), for S
+// stages of V chunks and m micro-batches (a multiple of S, as Megatron requires): f[v], b[v] the
+// times of virtual stage v = c S + s (chunk c of stage s), sf[s] and sb[s] the sends from stage s
+// to s + 1 and to s - 1 (across the wrap-around link from stage S-1 to stage 0 they count 0).
+// The longest over s of: micro-batch 0's forward through every virtual stage and its backward
+// back to chunk V-1 of stage s, s's first backward in Megatron's order; s's passes from there,
+// every backward and the forwards after its warm-up and one more; s's last pass, chunk 0's
+// backward of micro-batch m-1, and that backward on down chunk 0 of the stages before s. Without
+// the syncs and the optimizer. `back`: scratch.
+double interleaved_family_c(const std::vector<double>& f, const std::vector<double>& b, const std::vector<double>& sf, const std::vector<double>& sb,
+                            int S, int V, std::int64_t m, std::vector<double>& back);
+
 }  // namespace poseidon::detail

@@ -10,6 +10,8 @@
 // A chunk of l_j / V layers costs at least a_j l_j / V (the middle-stage rate, assumption A1 for
 // the first and last chunks), so T >= sum_{j<i} a_j l_j / V + m a_i l_i + opt: the LP of family A
 // with phi = a / V (gradient syncs are left out; the sends of the prefix are added in the split).
+// A complete split is also cut by family C of the interleaved DAG (interleaved_family_c) before
+// it is costed.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -260,10 +262,41 @@ void Walker::ilv_child(int k, int u, int R, double pa, double ma) {
     ilv_dfs(k + 1, R - u, npa, nma);
 }
 
+// Family C of the interleaved DAG (interleaved_family_c, search_bounds.cpp) for the split
+// layers_, before it is costed: chunks cost at least the cache's middle chunks of as many layers
+// (A1; the first chunk of stage 0 and the last of stage S-1 the cache holds exactly), the sends
+// between neighbouring stages are the 1F1B plan's links, and the optimizer follows.
+double Walker::ilv_family_c() {
+    const int S = static_cast<int>(cfg_.size()), V = vsched_;
+    const std::size_t PV = static_cast<std::size_t>(S) * V;
+    ifv_.resize(PV);
+    ibv_.resize(PV);
+    for (int s = 0; s < S; ++s) {
+        const StageTimes& mid = itab_[s]->t[layers_[s] / V];
+        for (int c = 0; c < V; ++c) {
+            ifv_[static_cast<std::size_t>(c) * S + s] = mid.forward_s;
+            ibv_[static_cast<std::size_t>(c) * S + s] = mid.backward_s;
+        }
+    }
+    const CfgStage& first = cfg_[0];
+    const StageTimes& tf = costs_->times(first.g, first.size, first.tp, kFirst, layers_[0] / V);
+    ifv_[0] = tf.forward_s;
+    ibv_[0] = tf.backward_s;
+    const CfgStage& last = cfg_[S - 1];
+    const StageTimes& tl = costs_->times(last.g, last.size, last.tp, kLast, layers_[S - 1] / V);
+    ifv_[PV - 1] = tl.forward_s;
+    ibv_[PV - 1] = tl.backward_s;
+    return interleaved_family_c(ifv_, ibv_, sf_, sb_, S, V, ctx_->m, iback_) + iopt_;
+}
+
 // A complete interleaved plan, costed and scored as `estimate` does (estimate.cpp): the stages
 // with their chunks (evaluate_stages), blocking sends folded into the chunks, the interleaved DAG.
 void Walker::ilv_leaf() {
     const int S = static_cast<int>(cfg_.size()), V = vsched_;
+    if (!exhaustive_ && cut(ilv_family_c())) {
+        ++stats.pruned;
+        return;
+    }
     for (int j = 0; j < S; ++j) iplan_.stages[j].num_layers = layers_[j];
     if (iplace_.empty()) iplace_ = place_plan(sc_, iplan_);
     const std::vector<StageEval> ev = evaluate_stages(sc_, iplan_, iplace_, &ilinks_);

@@ -363,6 +363,9 @@ private:
     void ilv_dfs(int k, int R, double pa, double ma);
     void ilv_child(int k, int u, int R, double pa, double ma);
     void ilv_leaf();
+    // Family C of the interleaved DAG for the split layers_ (a lower bound of its time).
+    double ilv_family_c();
+    std::vector<double> ifv_, ibv_, iback_;  // its chunk times and backward path sums
 };
 
 }  // namespace poseidon::detail
