@@ -158,21 +158,36 @@ double integer_bottleneck_min(const std::vector<const double*>& tables, const st
     }
     if (total < L) return kInf;
     if (L == 0) return lo;
-    // k-way merge of the sorted tables; an entry is (value, stage * width + l), smallest on top
+    // Adjacent stages with one table and one cap (the stages of a block) merge as one, each entry
+    // counting once per stage: the same multiset of entries, a heap of blocks rather than stages.
+    struct Run {
+        const double* table;
+        int cap, count;
+    };
+    thread_local std::vector<Run> runs;
+    runs.clear();
+    for (std::size_t j = 0; j < S; ++j) {
+        if (caps[j] < 1) continue;
+        if (!runs.empty() && runs.back().table == tables[j] && runs.back().cap == caps[j])
+            ++runs.back().count;
+        else
+            runs.push_back({tables[j], caps[j], 1});
+    }
+    // k-way merge of the sorted tables; an entry is (value, run * width + l), smallest on top
     heap.clear();
     auto greater = [](const std::pair<double, std::size_t>& x, const std::pair<double, std::size_t>& y) { return x > y; };
-    for (std::size_t j = 0; j < S; ++j)
-        if (caps[j] >= 1) heap.push_back({tables[j][1], j * width + 1});
+    for (std::size_t r = 0; r < runs.size(); ++r) heap.push_back({runs[r].table[1], r * width + 1});
     std::make_heap(heap.begin(), heap.end(), greater);
     double x = 0;
-    for (int n = 0; n < L; ++n) {
+    for (long long n = 0; n < L;) {
         std::pop_heap(heap.begin(), heap.end(), greater);
         const auto [v, key] = heap.back();
         heap.pop_back();
         x = v;
-        const std::size_t j = key / width, l = key % width;
-        if (static_cast<int>(l) < caps[j]) {
-            heap.push_back({tables[j][l + 1], key + 1});
+        const std::size_t r = key / width, l = key % width;
+        n += runs[r].count;
+        if (static_cast<int>(l) < runs[r].cap) {
+            heap.push_back({runs[r].table[l + 1], key + 1});
             std::push_heap(heap.begin(), heap.end(), greater);
         }
     }

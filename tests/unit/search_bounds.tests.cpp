@@ -168,6 +168,31 @@ TEST_CASE("integer bottleneck: the merged L-th smallest equals the bisection ove
     }
 }
 
+TEST_CASE("integer bottleneck: a block's stages that share one table merge as the same stages with copies of it", "[search][bounds]") {
+    // integer_bottleneck_min merges adjacent stages with one table and cap as one run; the
+    // result must be that of the same stages each with its own copy of the table
+    std::mt19937_64 rng(8);
+    std::vector<std::pair<double, std::size_t>> heap;
+    for (int n = 0; n < 1000; ++n) {
+        const int blocks = 1 + static_cast<int>(rng() % 5);
+        const RandomTables rt(rng, blocks, 20, 5);
+        std::vector<const double*> shared;
+        std::vector<int> caps;
+        std::vector<std::vector<double>> copies;
+        for (int b = 0; b < blocks; ++b)
+            for (int r = 1 + static_cast<int>(rng() % 6); r > 0; --r) {
+                shared.push_back(rt.ptrs[b]);
+                caps.push_back(rt.caps[b]);
+                copies.push_back(rt.tabs[b]);
+            }
+        std::vector<const double*> own;
+        for (const auto& c : copies) own.push_back(c.data());
+        const int L = static_cast<int>(shared.size()) + static_cast<int>(rng() % 60);
+        INFO("instance " << n);
+        CHECK(integer_bottleneck_min(shared, caps, L, heap) == integer_bottleneck_min(own, caps, L, heap));
+    }
+}
+
 TEST_CASE("integer bottleneck of every suffix: one merge per stage equals the merge of each suffix", "[search][bounds]") {
     std::mt19937_64 rng(11);
     std::vector<std::pair<double, std::size_t>> heap;
