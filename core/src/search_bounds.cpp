@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "poseidon/dag.hpp"
+
 namespace poseidon::detail {
 
 namespace {
@@ -226,14 +228,16 @@ double interleaved_family_c(const std::vector<double>& f, const std::vector<doub
     double best = 0, down = 0;  // down: chunk 0's backward from stage s to stage 0
     for (int s = 0; s < S; ++s) {
         if (s > 0) down += b[s - 1] + sb[s];
-        // Megatron's warm-up (interleaved_order, dag_interleaved.cpp)
-        const std::int64_t warm = m == S ? total : std::min<std::int64_t>(2 * static_cast<std::int64_t>(S - s - 1) + static_cast<std::int64_t>(V - 1) * S, total);
+        // the forwards after s's first backward: all but its warm-up and the one before that
+        // backward, i.e. all but its passes in flight (interleaved_in_flight: the warm-up and one,
+        // or every pass when m = S)
+        const std::int64_t later = total - interleaved_in_flight(s, S, V, m);
         double bsum = 0, fmin = std::numeric_limits<double>::infinity();
         for (int c = 0; c < V; ++c) {
             bsum += b[static_cast<std::size_t>(c) * S + s];
             fmin = std::min(fmin, f[static_cast<std::size_t>(c) * S + s]);
         }
-        const double own = static_cast<double>(m) * bsum + static_cast<double>(std::max<std::int64_t>(0, total - warm - 1)) * fmin;
+        const double own = static_cast<double>(m) * bsum + static_cast<double>(later) * fmin;
         best = std::max(best, fill + back[static_cast<std::size_t>(V - 1) * S + s] + own + down);
     }
     return best;
