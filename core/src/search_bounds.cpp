@@ -218,6 +218,55 @@ void integer_bottleneck_suffixes(const std::vector<const double*>& tables, const
     }
 }
 
+// Increments of the greatest convex minorant of c on [lo, hi]: the lower hull of the points
+// (l, c[l]) (a monotone chain), each hull edge's slope once per layer it spans.
+static void convex_increments(const double* c, int lo, int hi, std::vector<int>& hull, std::vector<double>& inc) {
+    hull.clear();
+    for (int x = lo; x <= hi; ++x) {
+        // drop the last point while it lies on or above the chord from the one before it to x
+        while (hull.size() >= 2) {
+            const int a = hull[hull.size() - 2], b = hull.back();
+            if ((c[b] - c[a]) * (x - a) < (c[x] - c[a]) * (b - a)) break;
+            hull.pop_back();
+        }
+        hull.push_back(x);
+    }
+    inc.clear();
+    for (std::size_t i = 1; i < hull.size(); ++i) {
+        const int p = hull[i - 1], q = hull[i];
+        const double slope = (c[q] - c[p]) / (q - p);
+        for (int x = p; x < q; ++x) inc.push_back(slope);
+    }
+}
+
+void fill_suffixes(const std::vector<const double*>& tables, const std::vector<int>& caps, int L, int l_min, std::vector<double>& out,
+                   std::vector<double>& merged, std::vector<double>& scratch, std::vector<double>& inc) {
+    const std::size_t S = tables.size(), W = static_cast<std::size_t>(L) + 1;
+    out.assign((S + 1) * W, kInf);
+    out[S * W] = 0;
+    merged.clear();
+    thread_local std::vector<int> hull;
+    double base = 0;  // every stage of the suffix at l_min
+    for (std::size_t k = S; k-- > 0;) {
+        const int n = std::min(caps[k], L);
+        if (n < l_min) return;  // this stage cannot hold its least: no suffix through it can be split
+        base += tables[k][l_min];
+        convex_increments(tables[k], l_min, n, hull, inc);
+        // the hull's slopes grow up to rounding; sorted, the merge stays a lower bound either way
+        std::sort(inc.begin(), inc.end());
+        scratch.resize(merged.size() + inc.size());
+        std::merge(merged.begin(), merged.end(), inc.begin(), inc.end(), scratch.begin());
+        scratch.resize(std::min(scratch.size(), W - 1));
+        merged.swap(scratch);
+        const std::size_t least = static_cast<std::size_t>(l_min) * (S - k);
+        if (least > static_cast<std::size_t>(L)) continue;
+        double* row = &out[k * W];
+        double v = base;
+        row[least] = v;
+        for (std::size_t i = 0; i < merged.size() && least + i + 1 < W; ++i) row[least + i + 1] = v += merged[i];
+    }
+}
+
 double interleaved_family_c(const std::vector<double>& f, const std::vector<double>& b, const std::vector<double>& sf, const std::vector<double>& sb,
                             int S, int V, std::int64_t m, std::vector<double>& back) {
     const std::int64_t PV = static_cast<std::int64_t>(S) * V, total = m * V;

@@ -45,6 +45,18 @@ double integer_bottleneck_min(const std::vector<const double*>& tables, const st
 void integer_bottleneck_suffixes(const std::vector<const double*>& tables, const std::vector<int>& caps, int L, std::vector<double>& out,
                                  std::vector<double>& merged, std::vector<double>& scratch, int l_min = 1);
 
+// The cheapest sum of F+B over every suffix of the stages and every layer count: out[k * (L + 1) + R]
+// is at most sum_{j >= k} c_j(l_j) for every split of R layers over the stages k..S-1 with
+// l_min <= l_j <= caps[j] (0 for k = S, R = 0; infinity where they cannot hold R). Each table is
+// replaced by its greatest convex minorant on [l_min, cap] (no higher than the table, and no
+// lower than the line a l through the origin, a = min c(l) / l), whose increments grow, so the
+// cheapest split takes the smallest increments of all stages: every stage at l_min, then the
+// R - l_min (S - k) smallest increments merged, the list kept to its L smallest (O(S L)). Exact
+// for convex tables; a stage's fixed cost per pass (c(l) = alpha + beta l) counts in full, where
+// the rate a = alpha / cap + beta leaves most of it out. `merged`, `scratch`, `inc`: reused.
+void fill_suffixes(const std::vector<const double*>& tables, const std::vector<int>& caps, int L, int l_min, std::vector<double>& out,
+                   std::vector<double>& merged, std::vector<double>& scratch, std::vector<double>& inc);
+
 // Family W of the path bounds (docs/search.md, "Bounds"): the window cycle of 1F1B stages a..k
 // (n = k - a + 1 of them). Micro-batch j's forward runs down the window while the backwards of a
 // micro-batch n later run up it: B_k(q) -> B_{k-1}(q) -> ... -> B_a(q) -> F_a(j) -> ... -> F_k(j)

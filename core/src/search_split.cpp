@@ -195,24 +195,15 @@ bool Walker::config_caps() {
 void Walker::fill_tables() {
     const int S = static_cast<int>(cfg_.size());
     const int W = L_ + 1;
-    fill_tab_.assign(static_cast<std::size_t>(S + 1) * W, kInf);
-    fill_tab_[static_cast<std::size_t>(S) * W + 0] = 0;
-    by_rate_.clear();
-    for (int k = S - 1; k >= 0; --k) {
-        auto pos = std::upper_bound(by_rate_.begin(), by_rate_.end(), k, [&](int x, int y) { return cfg_[x].r.a < cfg_[y].r.a; });
-        by_rate_.insert(pos, k);
-        double* row = &fill_tab_[static_cast<std::size_t>(k) * W];
-        // every stage of k.. holds lmin_ layers, then the cheapest take the rest
-        double base = 0;
-        for (int j : by_rate_) base += lmin_ * cfg_[j].r.a;
-        int R = lmin_ * (S - k);
-        if (R <= L_) row[R] = base;
-        for (int j : by_rate_)
-            for (int x = lmin_; x < cap_[j] && R < L_; ++x) {
-                base += cfg_[j].r.a;
-                row[++R] = base;
-            }
+    // the cheapest F+B of every suffix holding R layers, from the middle tables (the first and
+    // last stages' extra work is added below)
+    fill_tabs_.resize(S);
+    fill_caps_.resize(S);
+    for (int j = 0; j < S; ++j) {
+        fill_tabs_[j] = costs_->middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp).c.data();
+        fill_caps_[j] = cap_[j];
     }
+    fill_suffixes(fill_tabs_, fill_caps_, L_, lmin_, fill_tab_, ib_merged_, ib_scratch_, fill_inc_);
     // the first and last stages' embedding, head and loss, whatever their layers
     double extra = 0;
     for (int k = S - 1; k >= 0; --k) {

@@ -248,13 +248,15 @@ private:
     std::vector<CfgStage> cfg_;
     std::vector<int> cap_;
     std::vector<long long> suf_cap_;
-    std::vector<double> fill_tab_;  // [k * (L + 1) + R]: cheapest sum a_j l_j over stages k.. holding R layers
+    std::vector<double> fill_tab_;  // [k * (L + 1) + R]: at most the F+B of stages k.. holding R layers (fill_suffixes)
     // [k * (L + 1) + R]: least bottleneck F+B of stages k.. holding R layers (integer_bottleneck_suffixes; 0: unknown)
     std::vector<double> ib_suf_, ib_merged_, ib_scratch_;
     // [k * (L + 1) + R]: least max_i e_i l_i of stages k.. holding R whole layers (family C's
     // steady-state term in integers), and the tables e_i l it merges
     std::vector<double> ibe_suf_, e_tab_;
-    std::vector<int> by_rate_;
+    std::vector<const double*> fill_tabs_;  // fill_tables' inputs and scratch
+    std::vector<int> fill_caps_;
+    std::vector<double> fill_inc_;
     bool caps_exact_ = false;
     std::vector<const FitMemo*> memo_p_;  // per stage of cfg_: its fit memo and times table
     std::vector<const Table*> table_p_;  // null for first/last/only stages

@@ -1,0 +1,105 @@
+// The split walk's suffix fill (fill_suffixes): the cheapest F+B that the stages after a prefix
+// can have when they hold the layers left. A fill that came out too high would let the families
+// C, D, E and W prune the optimum; one too low only costs cuts.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "../../core/src/search_bounds.hpp"
+
+using poseidon::detail::fill_suffixes;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// min over splits of R layers on stages k.. (l_min <= l_j <= caps[j]) of sum_j cost(j, l_j)
+template <class Cost>
+std::vector<double> brute_suffixes(int S, int L, int l_min, const std::vector<int>& caps, Cost cost) {
+    const int W = L + 1;
+    std::vector<double> best(static_cast<std::size_t>(S + 1) * W, kInf);
+    best[static_cast<std::size_t>(S) * W] = 0;
+    for (int k = S - 1; k >= 0; --k)
+        for (int R = 0; R <= L; ++R)
+            for (int l = l_min; l <= std::min(caps[k], R); ++l) {
+                const double rest = best[static_cast<std::size_t>(k + 1) * W + (R - l)];
+                if (rest < kInf) best[static_cast<std::size_t>(k) * W + R] = std::min(best[static_cast<std::size_t>(k) * W + R], cost(k, l) + rest);
+            }
+    return best;
+}
+
+}  // namespace
+
+TEST_CASE("suffix fill: at most every split's F+B, exact on convex tables, never below the per-layer rates' fill", "[search][bounds]") {
+    std::mt19937_64 rng(23);
+    auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+    std::vector<double> out, merged, scratch, inc;
+    int convex_cases = 0;
+    for (int n = 0; n < 2000; ++n) {
+        const int S = 1 + static_cast<int>(rng() % 6);
+        const int l_min = static_cast<int>(rng() % 2);
+        const int kind = n % 3;  // 0: a fixed cost per pass plus a rate, 1: convex, 2: any nondecreasing
+        std::vector<std::vector<double>> tabs(S);
+        std::vector<const double*> ptrs(S);
+        std::vector<int> caps(S);
+        int room = 0;
+        for (int j = 0; j < S; ++j) {
+            caps[j] = l_min + static_cast<int>(rng() % 8);
+            room += caps[j];
+            tabs[j].assign(static_cast<std::size_t>(caps[j]) + 1, 0);
+            const double alpha = uni(0, 0.5), beta = uni(0.1, 2);
+            double step = uni(0.05, 1), v = alpha;
+            tabs[j][0] = alpha;
+            for (int l = 1; l <= caps[j]; ++l) {
+                if (kind == 0) v = alpha + beta * l;
+                else if (kind == 1) v += step, step += uni(0, 0.5);
+                else v += rng() % 4 == 0 ? 0 : uni(0, 2);
+                tabs[j][l] = v;
+            }
+            ptrs[j] = tabs[j].data();
+        }
+        const int L = static_cast<int>(rng() % (room + 3));
+        fill_suffixes(ptrs, caps, L, l_min, out, merged, scratch, inc);
+        const auto exact = brute_suffixes(S, L, l_min, caps, [&](int j, int l) { return tabs[j][l]; });
+        // the fill before: every stage at its per-layer rate a = min_l c(l) / l
+        std::vector<double> a(S, kInf);
+        for (int j = 0; j < S; ++j)
+            for (int l = 1; l <= caps[j]; ++l) a[j] = std::min(a[j], tabs[j][l] / l);
+        const auto linear = brute_suffixes(S, L, l_min, caps, [&](int j, int l) { return l == 0 ? 0.0 : a[j] * l; });
+        const bool convex = kind != 2;
+        convex_cases += convex;
+        INFO("instance " << n << ", S " << S << ", L " << L << ", l_min " << l_min);
+        for (std::size_t i = 0; i < exact.size(); ++i) {
+            INFO("entry " << i);
+            if (exact[i] == kInf) {
+                REQUIRE(out[i] == kInf);
+                continue;
+            }
+            REQUIRE(out[i] <= exact[i] * (1 + 1e-12) + 1e-12);
+            REQUIRE(out[i] >= linear[i] * (1 - 1e-12) - 1e-12);
+            if (convex) REQUIRE(out[i] == Approx(exact[i]).epsilon(1e-12).margin(1e-12));
+        }
+    }
+    CHECK(convex_cases > 1000);
+}
+
+TEST_CASE("suffix fill: a fixed cost per pass counts once per stage, where the per-layer rate drops most of it", "[search][bounds]") {
+    // three stages of c(l) = 0.1 + l, at most 4 layers each: any split of R layers costs 0.3 + R;
+    // the per-layer rate min_l c(l) / l = 1.025 (at l = 4) gives 1.025 R
+    std::vector<double> tab = {0.1, 1.1, 2.1, 3.1, 4.1};
+    const std::vector<const double*> ptrs(3, tab.data());
+    const std::vector<int> caps(3, 4);
+    std::vector<double> out, merged, scratch, inc;
+    fill_suffixes(ptrs, caps, 12, 1, out, merged, scratch, inc);
+    const int W = 13;
+    CHECK(out[0 * W + 6] == Approx(6.3));
+    CHECK(out[0 * W + 12] == Approx(12.3));
+    CHECK(out[0 * W + 2] == kInf);   // three stages hold at least three layers
+    CHECK(out[1 * W + 8] == Approx(8.2));
+    CHECK(out[2 * W + 5] == kInf);   // one stage holds at most four
+    CHECK(out[3 * W + 0] == 0);
+    CHECK(1.025 * 6 < out[0 * W + 6]);
+}
