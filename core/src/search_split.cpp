@@ -221,12 +221,24 @@ void Walker::fill_tables() {
         ib_suf_.assign(static_cast<std::size_t>(S + 1) * W, 0.0);
     // Family C's steady-state term max_i e_i l_i in whole layers: with one to three layers a
     // stage, some stage holds ceil(R / n) of them, far above the fractional R / sum(1 / e_i).
+    // The stage's own term, (m - w - 1) f(l) + (m - 1) b(l), from its middle table where that
+    // grows with l (it carries the fixed cost of every pass, m times, which e l leaves out), else
+    // at the rates.
     const double m = static_cast<double>(ctx_->m);
     e_tab_.resize(static_cast<std::size_t>(S) * W);
     for (int j = 0; j < S; ++j) {
         double* row = &e_tab_[static_cast<std::size_t>(j) * W];
-        const double x = std::max(0.0, m - warm_[j] - 1) * xf_[j] + (m - 1) * xb_[j];
-        for (int l = 0; l <= L_; ++l) row[l] = e_[j] * l + x;
+        const double wf = std::max(0.0, m - warm_[j] - 1);
+        const double x = wf * xf_[j] + (m - 1) * xb_[j];
+        const std::vector<StageTimes>& t = costs_->middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp).t;
+        bool grows = true;
+        for (int l = lmin_; l <= L_ && grows; ++l) {
+            row[l] = wf * t[l].forward_s + (m - 1) * t[l].backward_s + x;
+            grows = l == lmin_ || row[l] >= row[l - 1];
+        }
+        if (!grows || lmin_ > 0) row[0] = x;
+        if (!grows)
+            for (int l = 0; l <= L_; ++l) row[l] = e_[j] * l + x;
         tabs_[j] = row;
     }
     integer_bottleneck_suffixes(tabs_, caps_, L_, ibe_suf_, ib_merged_, ib_scratch_, lmin_);
