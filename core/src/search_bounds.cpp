@@ -247,13 +247,18 @@ void fill_suffixes(const std::vector<const double*>& tables, const std::vector<i
     merged.clear();
     thread_local std::vector<int> hull;
     double base = 0;  // every stage of the suffix at l_min
+    const double* inc_of = nullptr;  // the table and cap `inc` holds (a block's stages share both)
+    int inc_cap = -1;
     for (std::size_t k = S; k-- > 0;) {
         const int n = std::min(caps[k], L);
         if (n < l_min) return;  // this stage cannot hold its least: no suffix through it can be split
         base += tables[k][l_min];
-        convex_increments(tables[k], l_min, n, hull, inc);
-        // the hull's slopes grow up to rounding; sorted, the merge stays a lower bound either way
-        std::sort(inc.begin(), inc.end());
+        if (tables[k] != inc_of || n != inc_cap) {
+            convex_increments(tables[k], l_min, n, hull, inc);
+            // the hull's slopes grow up to rounding; sorted, the merge stays a lower bound either way
+            std::sort(inc.begin(), inc.end());
+            inc_of = tables[k], inc_cap = n;
+        }
         scratch.resize(merged.size() + inc.size());
         std::merge(merged.begin(), merged.end(), inc.begin(), inc.end(), scratch.begin());
         scratch.resize(std::min(scratch.size(), W - 1));
