@@ -65,11 +65,18 @@ const std::vector<std::vector<ChunkPass>>& stage_orders(int p, int V, std::int64
 // chunk c's first forward waits, sub-step by sub-step, for its buckets; chunk c's gradient buckets
 // leave the sub-steps of its last backward. Every pass runs at rate 1 - kappa beside a bucket.
 struct Sweep {
+    Sweep() = default;
     Sweep(std::span<const StageTimes> chunks_, std::span<const StageTimes> stages_, int p_, int V_, std::int64_t m_)
         : chunks(chunks_), stages(stages_), p(p_), V(V_), m(m_) {}
     std::span<const StageTimes> chunks, stages;
-    int p, V;
-    std::int64_t m;
+    int p = 0, V = 1;
+    std::int64_t m = 0;
+    // detailed: keep every pass's start and finish for the timeline; cutoff: stop as soon as a
+    // stage's clock, its passes left and the slowest optimizer step reach it (the search's early
+    // stop; run() then returns the cutoff)
+    bool detailed = true;
+    double cutoff = std::numeric_limits<double>::infinity();
+    std::vector<double> rest;  // per stage: the work of its passes not run yet
     const std::vector<std::vector<ChunkPass>>* orders_ = nullptr;
     const std::vector<ChunkPass>& order(int s) const { return (*orders_)[s]; }
     std::vector<double> sf, sb, fwd_fin, bwd_fin, send_f_fin, send_b_fin, fwd_start, bwd_start;
@@ -137,12 +144,13 @@ struct Sweep {
         orders_ = &stage_orders(p, V, m);
         sf.assign(PV * m, -1.0);
         sb.assign(PV * m, -1.0);
-        fwd_fin.assign(PV * m, 0.0);
-        bwd_fin.assign(PV * m, 0.0);
-        send_f_fin.assign(PV * m, 0.0);
-        send_b_fin.assign(PV * m, 0.0);
-        fwd_start.assign(PV * m, 0.0);
-        bwd_start.assign(PV * m, 0.0);
+        const std::int64_t kept = detailed ? PV * m : 0;
+        fwd_fin.assign(kept, 0.0);
+        bwd_fin.assign(kept, 0.0);
+        send_f_fin.assign(kept, 0.0);
+        send_b_fin.assign(kept, 0.0);
+        fwd_start.assign(kept, 0.0);
+        bwd_start.assign(kept, 0.0);
         clock.assign(p, 0.0);
         link_f.assign(p, 0.0);
         link_b.assign(p, 0.0);
@@ -161,6 +169,19 @@ struct Sweep {
             }
         for (int s = 0; s < p; ++s)
             for (int c = 0; c < std::min(V, 2); ++c) dispatch_gathers(s, c, 0.0);
+        const bool early = cutoff < std::numeric_limits<double>::infinity();
+        // the margin covers rounding of these sums against the walk's pass by pass ones
+        const double stop_at = cutoff / (1 - 1e-9);
+        double opt_max = 0;
+        rest.assign(p, 0.0);
+        for (int s = 0; s < p; ++s) {
+            opt_max = std::max(opt_max, stages[s].optimizer_s);
+            for (int c = 0; c < V; ++c) {
+                const StageTimes& t = chunks[static_cast<std::int64_t>(c) * p + s];
+                rest[s] += static_cast<double>(m) * (t.forward_s + t.backward_s);
+            }
+        }
+        bool aborted = false;
         int done = 0;
         double best = 0;
         auto advance = [&](int s) {
@@ -178,13 +199,14 @@ struct Sweep {
                         start = std::max(start, in);
                     }
                     if (j == 0 && u.chunk + 1 >= 2 && u.chunk + 1 < V) dispatch_gathers(s, u.chunk + 1, start);
-                    fwd_start[v * m + j] = start;
                     const double f = run_pass(s, v, start, true, j);
-                    clock[s] = fwd_fin[v * m + j] = f;
+                    clock[s] = f;
+                    if (detailed) fwd_start[v * m + j] = start, fwd_fin[v * m + j] = f;
                     best = std::max(best, f);
                     if (v < PV - 1) {
                         const double sfin = std::max(f, link_f[s]) + t.send_forward_s;
-                        link_f[s] = sf[v * m + j] = send_f_fin[v * m + j] = sfin;
+                        link_f[s] = sf[v * m + j] = sfin;
+                        if (detailed) send_f_fin[v * m + j] = sfin;
                         best = std::max(best, sfin);
                     }
                 } else {
@@ -193,18 +215,28 @@ struct Sweep {
                         if (in < 0) break;
                         start = std::max(start, in);
                     }
-                    bwd_start[v * m + j] = start;
                     const double f = run_pass(s, v, start, false, j);
-                    clock[s] = bwd_fin[v * m + j] = f;
+                    clock[s] = f;
+                    if (detailed) bwd_start[v * m + j] = start, bwd_fin[v * m + j] = f;
                     best = std::max(best, f);
                     if (v > 0) {
                         const double sfin = std::max(f, link_b[s]) + t.send_backward_s;
-                        link_b[s] = sb[v * m + j] = send_b_fin[v * m + j] = sfin;
+                        link_b[s] = sb[v * m + j] = sfin;
+                        if (detailed) send_b_fin[v * m + j] = sfin;
                         best = std::max(best, sfin);
                     }
                 }
                 ++pos[s];
                 moved = true;
+                // a pass lasts at least its work (beside a bucket it runs slower), and the stage's
+                // last pass precedes its gradient sync, the barrier and every optimizer step
+                if (early) {
+                    rest[s] -= u.forward ? t.forward_s : t.backward_s;
+                    if (clock[s] + rest[s] + opt_max >= stop_at) {
+                        aborted = true;
+                        return false;
+                    }
+                }
             }
             if (moved && pos[s] == ord.size()) {
                 last_end[s] = clock[s];
@@ -214,7 +246,8 @@ struct Sweep {
         };
         for (bool down = true; done < p; down = !down) {
             bool moved = false;
-            for (int i = 0; i < p; ++i) moved = advance(down ? i : p - 1 - i) || moved;
+            for (int i = 0; i < p && !aborted; ++i) moved = advance(down ? i : p - 1 - i) || moved;
+            if (aborted) return cutoff;
             if (!moved) return std::numeric_limits<double>::quiet_NaN();  // unreachable: Megatron's order never deadlocks
         }
         double barrier = 0;
@@ -228,7 +261,20 @@ struct Sweep {
 }  // namespace
 
 double interleaved_iteration_time(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m) {
-    Sweep sw{chunks, stages, static_cast<int>(stages.size()), V, m};
+    return interleaved_iteration_time_below(chunks, stages, V, m, std::numeric_limits<double>::infinity());
+}
+
+double interleaved_iteration_time_below(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m,
+                                        double cutoff) {
+    // one walk per thread, its arrays reused: the search times one split after another
+    thread_local Sweep sw;
+    sw.chunks = chunks;
+    sw.stages = stages;
+    sw.p = static_cast<int>(stages.size());
+    sw.V = V;
+    sw.m = m;
+    sw.detailed = false;
+    sw.cutoff = cutoff;
     return sw.run();
 }
 

@@ -289,11 +289,51 @@ double Walker::ilv_family_c() {
     return interleaved_family_c(ifv_, ibv_, sf_, sb_, S, V, ctx_->m, iback_) + iopt_;
 }
 
+// The interleaved DAG of the split layers_ on the times ilv_family_c put in ifv_ and ibv_, each at
+// most its chunk's, with the 1F1B plan's links between neighbouring stages (0 across the
+// wrap-around link), no bucket and no gradient sync, and the least slowest optimizer step: every
+// node at most the plan's, so its longest path is at most the plan's time (finishes are maxima
+// and sums, monotone in every duration; blocking sends folded as for the plan). Run with the cut
+// as cutoff, it returns at least that when the split cannot enter the top K.
+double Walker::ilv_lower_dag() {
+    const int S = static_cast<int>(cfg_.size()), V = vsched_;
+    const std::size_t PV = static_cast<std::size_t>(S) * V;
+    ilb_chunks_.assign(PV, StageTimes{});
+    for (std::size_t v = 0; v < PV; ++v) {
+        const std::size_t s = v % S;
+        StageTimes& t = ilb_chunks_[v];
+        t.forward_s = ifv_[v];
+        t.backward_s = ibv_[v];
+        t.send_forward_s = v + 1 < PV && s + 1 < static_cast<std::size_t>(S) ? sf_[s] : 0.0;
+        t.send_backward_s = v > 0 && s > 0 ? sb_[s] : 0.0;
+    }
+    fold_blocking_sends(sc_.training.stack, ilb_chunks_);
+    ilb_stages_.assign(S, StageTimes{});
+    for (auto& t : ilb_stages_) t.optimizer_s = iopt_;
+    const double cut_at = sh_.threshold() * scale_ / (1 - kBoundSlack);
+    return interleaved_iteration_time_below(ilb_chunks_, ilb_stages_, V, ctx_->m, cut_at);
+}
+
+// Whether ilv_lower_dag cuts the split. Where it seldom does (long walks of many micro-batches
+// whose splits are near the threshold), running it doubles the walks for the costing of a few
+// splits, so it runs while it cut at least one in three of its recent runs, and every 16th split
+// otherwise to notice when that changes. Either way only what it cuts is skipped: the plans found
+// are the same.
+bool Walker::ilv_lower_cut() {
+    if (ilb_runs_ >= 32 && 3 * ilb_cuts_ < ilb_runs_ && (++ilb_skipped_ & 15) != 0) return false;
+    const bool cuts = cut(ilv_lower_dag());
+    ++ilb_runs_;
+    ilb_cuts_ += cuts;
+    if (ilb_runs_ == 256) ilb_runs_ /= 2, ilb_cuts_ /= 2;
+    return cuts;
+}
+
 // A complete interleaved plan, costed and scored as `estimate` does (estimate.cpp): the stages
 // with their chunks (evaluate_stages), blocking sends folded into the chunks, the interleaved DAG.
+// Family C, then the DAG on its chunk times, cut it first without costing it.
 void Walker::ilv_leaf() {
     const int S = static_cast<int>(cfg_.size()), V = vsched_;
-    if (!exhaustive_ && cut(ilv_family_c())) {
+    if (!exhaustive_ && (cut(ilv_family_c()) || ilv_lower_cut())) {
         ++stats.pruned;
         return;
     }
@@ -313,9 +353,11 @@ void Walker::ilv_leaf() {
         for (int c = 0; c < V; ++c) chunks[static_cast<std::size_t>(c) * S + s] = ev[s].chunk_times[c];
     }
     fold_blocking_sends(sc_.training.stack, chunks);
-    const double T = interleaved_iteration_time(chunks, times_, V, ctx_->m);
+    // as for 1F1B (search_eval.cpp): one ulp above the threshold, so a tie gets its exact time
+    const double cutoff = std::nextafter(sh_.threshold() * scale_, kInf);
+    const double T = interleaved_iteration_time_below(chunks, times_, V, ctx_->m, cutoff);
     ++stats.evaluated;
-    insert(T);
+    if (T < cutoff) insert(T);
     if (static_cast<std::int64_t>(S) * V * ctx_->m > 20000 || (stats.evaluated & 15) == 0) check();
 }
 

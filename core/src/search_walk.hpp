@@ -368,6 +368,14 @@ private:
     // Family C of the interleaved DAG for the split layers_ (a lower bound of its time).
     double ilv_family_c();
     std::vector<double> ifv_, ibv_, iback_;  // its chunk times and backward path sums
+    // The interleaved DAG on family C's chunk times (a lower bound of the split's time), run
+    // only as far as it stays below the cut.
+    double ilv_lower_dag();
+    std::vector<StageTimes> ilb_chunks_, ilb_stages_;
+    // how often it ran and cut lately (halved every 256 runs): it costs about the plan's own walk,
+    // so it runs while it cuts at least one split in three, and every 16th split regardless
+    int ilb_runs_ = 0, ilb_cuts_ = 0, ilb_skipped_ = 0;
+    bool ilv_lower_cut();
 };
 
 }  // namespace poseidon::detail

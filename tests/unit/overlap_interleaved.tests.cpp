@@ -328,3 +328,21 @@ TEST_CASE("estimate, interleaved with overlap: buckets per chunk, on the dp reso
     const auto& bd = e.dag.breakdown;
     CHECK(bd.compute_s + bd.bubble_s + bd.tp_comm_s + bd.pp_comm_s + bd.dp_comm_s + bd.optimizer_s == Approx(e.iteration_time_s).epsilon(1e-12));
 }
+
+TEST_CASE("the interleaved walk with a cutoff: exact below it, never below it above it", "[overlap][dag][interleaved][search]") {
+    std::mt19937_64 rng(29);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    for (int n = 0; n < 1500; ++n) {
+        Instance in = random_instance(rng, n % 3 == 0 ? 0.0 : 0.9 * u(rng));
+        if (n % 4 == 0)  // no overlap: no stream
+            for (auto& t : in.chunks) t.grad_buckets = t.param_gather_buckets = 0;
+        INFO("p=" << in.p << " V=" << in.V << " m=" << in.m << " instance " << n);
+        const double T = evaluate_interleaved_dag(in.chunks, in.stages, in.V, in.m, true).iteration_time_s;
+        REQUIRE(interleaved_iteration_time(in.chunks, in.stages, in.V, in.m) == T);
+        for (double f : {0.5, 0.9, 0.99, 0.999, 1.0, 1.001, 1.5}) {
+            const double below = interleaved_iteration_time_below(in.chunks, in.stages, in.V, in.m, f * T);
+            if (T < f * T) REQUIRE(below == T);
+            else REQUIRE(below >= f * T);
+        }
+    }
+}

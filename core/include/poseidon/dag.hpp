@@ -103,6 +103,11 @@ std::int64_t interleaved_in_flight(int s, int p, int V, std::int64_t m);
 // and sends to the next (send_forward_s) and previous (send_backward_s) virtual stage; `stages`:
 // the p stages' dp_sync_s and optimizer_s. The same node durations and edge kinds as the 1F1B DAG.
 double interleaved_iteration_time(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m);
+// The same, for the search: the exact time when it is below `cutoff`, and otherwise some value
+// >= cutoff, stopping once a stage's clock, the work of its passes left and the slowest optimizer
+// step reach it.
+double interleaved_iteration_time_below(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m,
+                                        double cutoff);
 DagResult evaluate_interleaved_dag(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m, bool detailed);
 
 }  // namespace poseidon
