@@ -175,6 +175,15 @@ double integer_bottleneck_min(const std::vector<const double*>& tables, const st
         else
             runs.push_back({tables[j], caps[j], 1});
     }
+    // When L entries are at most lo (every stage's cost at its least count is), the answer is lo:
+    // the common case of the interleaved bounds' few chunks per stage, found without the merge.
+    long long at_lo = 0;
+    for (const Run& r : runs) {
+        int l = 1;
+        while (l <= r.cap && r.table[l] <= lo) ++l;
+        at_lo += static_cast<long long>(l - 1) * r.count;
+        if (at_lo >= L) return lo;
+    }
     // k-way merge of the sorted tables; an entry is (value, run * width + l), smallest on top
     heap.clear();
     auto greater = [](const std::pair<double, std::size_t>& x, const std::pair<double, std::size_t>& y) { return x > y; };

@@ -106,6 +106,8 @@ double Walker::ilv_tp_bound(const MbsCtx& c, std::size_t upto, int S) {
             v = lp_steps(v, r.a / V, c.keep_pow(vi, b.count));
         }
         double bound = v > 0 ? L_ / v + opt_lb : kInf;
+        // the bottleneck only raises a bound that the caller cuts already (it reads only the cut)
+        if (cut(bound)) continue;
         tabs_.clear();
         caps_.clear();
         bool mono = true;
@@ -172,7 +174,7 @@ void Walker::ilv_run(MbsCtx& c) {
         // family A with no prefix at the bottleneck: T >= m V min_split max_j c_j(l_j / V) + opt
         // (every chunk of a stage costs at least a middle chunk of as many layers, A1)
         double t = 0;
-        if (mono && !exhaustive_) {
+        if (mono && !exhaustive_ && !cut(L_ / iva_[0] + iopt_)) {
             tabs_.resize(S);
             caps_.resize(S);
             for (int j = 0; j < S; ++j) {
