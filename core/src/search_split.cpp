@@ -1,5 +1,6 @@
 // The layer split of one configuration (docs/search.md, "The ridge walk"): its exact memory caps,
-// the configuration-level bounds (joint family C, integer bottleneck), then stage by stage the
+// the configuration-level bounds (joint family C, integer bottleneck; their tables in
+// search_split_tables.cpp), then stage by stage the
 // layer counts outward from the speed-proportional share, each direction stopped by a bound that
 // is monotone in the layer count, each value cut by the prefix bounds of families A, B, C and E,
 // and the window cycles of families R, W and D (search_split_paths.cpp).
@@ -190,119 +191,16 @@ bool Walker::config_caps() {
     return suf_cap_[0] >= L_;
 }
 
-// Tables for the split search's family-C bound (built only for configurations that the
-// configuration-level bounds keep).
-void Walker::fill_tables() {
-    const int S = static_cast<int>(cfg_.size());
-    const int W = L_ + 1;
-    // the cheapest F+B of every suffix holding R layers, from the middle tables (the first and
-    // last stages' extra work is added below)
-    fill_tabs_.resize(S);
-    fill_caps_.resize(S);
-    for (int j = 0; j < S; ++j) {
-        fill_tabs_[j] = costs_->middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp).c.data();
-        fill_caps_[j] = cap_[j];
-    }
-    fill_suffixes(fill_tabs_, fill_caps_, L_, lmin_, fill_tab_, ib_merged_, ib_scratch_, fill_inc_);
-    // the first and last stages' embedding, head and loss, whatever their layers
-    double extra = 0;
-    for (int k = S - 1; k >= 0; --k) {
-        extra += xf_[k] + xb_[k];
-        if (extra == 0) continue;
-        double* row = &fill_tab_[static_cast<std::size_t>(k) * W];
-        for (int R = 0; R <= L_; ++R) row[R] += extra;
-    }
-    // Family A's integer form: a path through a later stage i is at least the path into the
-    // suffix plus m c_i, and c_i is at least the suffix's integer bottleneck. On stages of one to
-    // three layers the LP coverage rate (fractional layers) is far below it.
-    if (middle_tables())
-        integer_bottleneck_suffixes(tabs_, caps_, L_, ib_suf_, ib_merged_, ib_scratch_, lmin_);
-    else
-        ib_suf_.assign(static_cast<std::size_t>(S + 1) * W, 0.0);
-    // Family C's steady-state term max_i e_i l_i in whole layers: with one to three layers a
-    // stage, some stage holds ceil(R / n) of them, far above the fractional R / sum(1 / e_i).
-    // The stage's own term, (m - w - 1) f(l) + (m - 1) b(l), from its middle table where that
-    // grows with l (it carries the fixed cost of every pass, m times, which e l leaves out), else
-    // at the rates.
-    const double m = static_cast<double>(ctx_->m);
-    e_tab_.resize(static_cast<std::size_t>(S) * W);
-    for (int j = 0; j < S; ++j) {
-        double* row = &e_tab_[static_cast<std::size_t>(j) * W];
-        const double wf = std::max(0.0, m - warm_[j] - 1);
-        const double x = wf * xf_[j] + (m - 1) * xb_[j];
-        const std::vector<StageTimes>& t = costs_->middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp).t;
-        bool grows = true;
-        for (int l = lmin_; l <= L_ && grows; ++l) {
-            row[l] = wf * t[l].forward_s + (m - 1) * t[l].backward_s + x;
-            grows = l == lmin_ || row[l] >= row[l - 1];
-        }
-        if (!grows || lmin_ > 0) row[0] = x;
-        if (!grows)
-            for (int l = 0; l <= L_; ++l) row[l] = e_[j] * l + x;
-        tabs_[j] = row;
-    }
-    integer_bottleneck_suffixes(tabs_, caps_, L_, ibe_suf_, ib_merged_, ib_scratch_, lmin_);
-}
-
-// Prefix summaries of the split search (docs/search.md, "Bounds"): for the stages fixed so far,
-// pa/pb = path lengths into the next stage (families A and B), ma/mb = the best complete
-// family-A/B paths through a fixed stage, csum = sum of their F+B, q = the most a fixed stage adds
-// to family C beyond its own F+B.
-// Smallest bottleneck F+B any split of cfg_ within the memory caps can have: stage j holds at
-// most max{l <= cap_j : c_j(l) <= t} layers below t, so the bottleneck is at least the L-th
-// smallest of all stages' c_j(l) merged (search_bounds.cpp).
-// Middle-position costs bound the first and last stages from below (docs/search.md).
-double Walker::integer_bottleneck() {
-    return middle_tables() ? integer_bottleneck_min(tabs_, caps_, L_, heap_, lmin_) : 0;
-}
-
-bool Walker::middle_tables() {
-    const int S = static_cast<int>(cfg_.size());
-    tabs_.resize(S);
-    caps_.resize(S);
-    bool monotone = true;
-    for (int j = 0; j < S; ++j) {
-        const Table& tb = costs_->middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp);
-        monotone = monotone && tb.monotone;
-        tabs_[j] = tb.c.data();
-        caps_[j] = std::min(cap_upper(j), L_);
-        if (xf_[j] + xb_[j] > 0) {
-            std::vector<double>& tab = end_tab_[j == 0 ? 0 : 1];
-            tab.resize(L_ + 1);
-            for (int l = 0; l <= L_; ++l) tab[l] = tb.c[l] + xf_[j] + xb_[j];
-            tabs_[j] = tab.data();
-        }
-    }
-    return monotone;
-}
-
-// Family C over a whole configuration (docs/search.md, "Bounds"): for every split,
-// T >= sum_j a_j l_j + max_i e_i l_i + sends + tails. With t = max_i e_i l_i the split is feasible
-// for l_i <= u_i(t) = min(cap_i, t / e_i), so T >= min_t [t + fill(t)] where fill(t) is the
-// cheapest sum_j a_j l_j with 1 <= l_j <= u_j(t), sum l_j = L (convex and piecewise linear in
-// t; its exact minimum is one sweep over the breakpoints, search_bounds.cpp).
-// jc_ holds (a, e, cap) per stage, sorted by a; returns the bound without sends and tails.
-double Walker::config_family_c() {
-    const int S = static_cast<int>(cfg_.size());
-    jc_.resize(S);
-    double opt_lb = 0;
-    for (int j = 0; j < S; ++j) {
-        const Rates& r = cfg_[j].r;
-        jc_[j] = {r.a, e_[j], cap_upper(j)};
-        opt_lb = std::max(opt_lb, r.opt_min);
-    }
-    std::stable_sort(jc_.begin(), jc_.end(), [](const JcStage& x, const JcStage& y) { return x.a < y.a; });
-    double add = sends_ + cfg_[0].r.dp_min + opt_lb;
-    for (int j = 0; j < S; ++j) add += xf_[j] + xb_[j];
-    return family_c_min(jc_, L_, heap_, lmin_) + add;
-}
-
 int Walker::cap_upper(int j) {
     if (caps_exact_) return cap_[j];
     const CfgStage& s = cfg_[j];
     return costs_->cap_upper(s.g, s.size, s.tp, s.pos, s.inflight);
 }
 
+// Prefix summaries of the split search (docs/search.md, "Bounds"): for the stages fixed so far,
+// pa/pb = path lengths into the next stage (families A and B), ma/mb = the best complete
+// family-A/B paths through a fixed stage, csum = sum of their F+B, q = the most a fixed stage adds
+// to family C beyond its own F+B.
 void Walker::split_dfs(int k, int R, const SplitState& st) {
     const double PA = st.pa, PB = st.pb, dp0 = st.dp0, optmax = st.optmax;
     if (halted()) return;
