@@ -266,8 +266,11 @@ double interleaved_iteration_time(std::span<const StageTimes> chunks, std::span<
 
 double interleaved_iteration_time_below(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m,
                                         double cutoff) {
-    // one walk per thread, its arrays reused: the search times one split after another
-    thread_local Sweep sw;
+    // one walk per thread, its arrays reused: the search times one split after another (a walk of
+    // over a million passes gets its own arrays, freed after it, so that none stays held)
+    thread_local Sweep kept;
+    Sweep large;
+    Sweep& sw = static_cast<std::int64_t>(stages.size()) * V * m > (1 << 20) ? large : kept;
     sw.chunks = chunks;
     sw.stages = stages;
     sw.p = static_cast<int>(stages.size());
