@@ -17,12 +17,8 @@ void Walker::fill_tables() {
     // the cheapest F+B of every suffix holding R layers, from the middle tables (the first and
     // last stages' extra work is added below)
     fill_tabs_.resize(S);
-    fill_caps_.resize(S);
-    for (int j = 0; j < S; ++j) {
-        fill_tabs_[j] = costs_->middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp).c.data();
-        fill_caps_[j] = cap_[j];
-    }
-    fill_suffixes(fill_tabs_, fill_caps_, L_, lmin_, fill_tab_, ib_merged_, ib_scratch_, fill_inc_);
+    for (int j = 0; j < S; ++j) fill_tabs_[j] = costs_->middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp).c.data();
+    fill_suffixes(fill_tabs_, cap_, L_, lmin_, fill_tab_, ib_merged_, ib_scratch_, fill_inc_);
     // the first and last stages' embedding, head and loss, whatever their layers
     double extra = 0;
     for (int k = S - 1; k >= 0; --k) {
@@ -55,9 +51,10 @@ void Walker::fill_tables() {
             row[l] = wf * t[l].forward_s + (m - 1) * t[l].backward_s + x;
             grows = l == lmin_ || row[l] >= row[l - 1];
         }
-        if (!grows || lmin_ > 0) row[0] = x;
         if (!grows)
             for (int l = 0; l <= L_; ++l) row[l] = e_[j] * l + x;
+        else if (lmin_ > 0)
+            row[0] = x;  // not read (the merge starts at one layer), but not left unset
         tabs_[j] = row;
     }
     integer_bottleneck_suffixes(tabs_, caps_, L_, ibe_suf_, ib_merged_, ib_scratch_, lmin_);

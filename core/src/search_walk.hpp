@@ -255,7 +255,6 @@ private:
     // steady-state term in integers), and the tables e_i l it merges
     std::vector<double> ibe_suf_, e_tab_;
     std::vector<const double*> fill_tabs_;  // fill_tables' inputs and scratch
-    std::vector<int> fill_caps_;
     std::vector<double> fill_inc_;
     bool caps_exact_ = false;
     std::vector<const FitMemo*> memo_p_;  // per stage of cfg_: its fit memo and times table
