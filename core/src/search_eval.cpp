@@ -53,10 +53,7 @@ void Walker::leaf() {
     }
     fold_blocking_sends(sc_.training.stack, times_);
     // a candidate that cannot enter the top K stops early (docs/search.md, "Early stopping")
-    // The cutoff is one ulp above the threshold, so that a plan that ties the K-th gets its
-    // exact time and enters by the tie-break (search_topk.hpp); a stopped evaluation returns the
-    // cutoff, which is above the threshold and does not enter.
-    const double cutoff = std::nextafter(sh_.threshold() * scale_, kInf);
+    const double cutoff = eval_cutoff();
     const double T = dag_iteration_time_below(times_, ctx_->m, cutoff, ws_);
     ++stats.evaluated;
     if (visited_) visited_->push_back(layers_);

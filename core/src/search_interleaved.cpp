@@ -355,8 +355,7 @@ void Walker::ilv_leaf() {
         for (int c = 0; c < V; ++c) chunks[static_cast<std::size_t>(c) * S + s] = ev[s].chunk_times[c];
     }
     fold_blocking_sends(sc_.training.stack, chunks);
-    // as for 1F1B (search_eval.cpp): one ulp above the threshold, so a tie gets its exact time
-    const double cutoff = std::nextafter(sh_.threshold() * scale_, kInf);
+    const double cutoff = eval_cutoff();
     const double T = interleaved_iteration_time_below(chunks, times_, V, ctx_->m, cutoff);
     ++stats.evaluated;
     if (T < cutoff) insert(T);

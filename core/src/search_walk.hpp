@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <chrono>
 #include <atomic>
@@ -221,6 +222,10 @@ private:
     void enter(MbsCtx& c);       // bind, and the cost cache to use
     double scale_ = 1;  // the context's scale (bounds / scale compare with the top-K keys)
     bool cut(double bound) const { return !exhaustive_ && !no_cut && sh_.cut(bound / scale_); }
+    // The cutoff of a complete plan's DAG walk, one ulp above the threshold: a plan that ties the
+    // K-th gets its exact time and enters by the tie-break (search_topk.hpp); a stopped walk
+    // returns the cutoff, which is above the threshold and does not enter.
+    double eval_cutoff() const { return std::nextafter(sh_.threshold() * scale_, kInf); }
     void check() {
         flush();
         sh_.check_clock();
