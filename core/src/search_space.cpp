@@ -85,7 +85,8 @@ std::int64_t ctx_bytes(const Scenario& sc, std::int64_t mbs, std::int64_t m, con
 }
 
 std::int64_t walker_bytes(const Scenario& sc, std::int64_t m) {
-    return (static_cast<std::int64_t>(max_stages_at(sc, m)) + 1) * (sc.model.num_layers + 1) * static_cast<std::int64_t>(sizeof(double));
+    const std::int64_t entries = (static_cast<std::int64_t>(max_stages_at(sc, m)) + 1) * (sc.model.num_layers + 1);
+    return kSuffixTables * (entries > suffix_table_entries_max ? sc.model.num_layers + 1 : entries) * static_cast<std::int64_t>(sizeof(double));
 }
 
 std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, std::int64_t m_, bool all_nodes, const std::vector<std::vector<int>>& tp_ok_, SearchStats& stats_,

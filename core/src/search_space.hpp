@@ -120,9 +120,16 @@ void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule);
 // constraints, plan_format.cpp: S >= 2, m a multiple of S; the search: V divides the layer count).
 bool interleave_ok(int S, std::int64_t m, int V, int num_layers);
 
+// Entries ((stages + 1) x (layers + 1)) of one whole-layer suffix table of the split walk above
+// which a configuration goes without its four such tables (its bounds keep their per-layer rates):
+// on 976 stages x 10,000 layers they took 312 MB and a second to fill, while the time limit ran.
+// Variable so that tests can send small configurations down that path.
+inline std::int64_t suffix_table_entries_max = std::int64_t{1} << 20;
+inline constexpr int kSuffixTables = 4;  // fill, integer bottleneck, family C's term and its inputs
+
 // Bytes a context of micro-batch size `mbs` will take at most (its middle-stage tables and the
 // per-stage-size minima), and those each walker needs for a configuration of it (the split
-// search's fill table), computed before anything is allocated (docs/search.md, "Memory").
+// search's whole-layer suffix tables), computed before anything is allocated (docs/search.md, "Memory").
 std::int64_t ctx_bytes(const Scenario& sc, std::int64_t mbs, std::int64_t m, const std::vector<std::vector<int>>& tps, bool all_nodes);
 std::int64_t walker_bytes(const Scenario& sc, std::int64_t m);
 // search_space_size with options.group_blocks >= 2: the sum over the splits of the cluster's

@@ -242,10 +242,10 @@ void Walker::split_dfs(int k, int R, const SplitState& st) {
     };
     auto down_mono = [&](int l) {
         if (k + 1 >= S) return 0.0;
-        const double rest_a = std::max((R - l) / va_[k + 1], m * ib_suf_[(k + 1) * (L_ + 1) + (R - l)]);
+        const double rest_a = std::max((R - l) / va_[k + 1], m * ib_suf_[(k + 1) * tw_ + (R - l)]);
         double b = std::max(PA + rest_a + dp0_lb + opt_lb, PB + (R - l) / vb_[k + 1] + opt_lb);
-        const double e_rest = std::max((R - l) / suf_inv_e_[k + 1], ibe_suf_[(k + 1) * (L_ + 1) + (R - l)]);
-        b = std::max(b, c_base + std::max(st.q, e_rest) + fill_tab_[(k + 1) * (L_ + 1) + (R - l)]);
+        const double e_rest = std::max((R - l) / suf_inv_e_[k + 1], ibe_suf_[(k + 1) * tw_ + (R - l)]);
+        b = std::max(b, c_base + std::max(st.q, e_rest) + fill_tab_[(k + 1) * tw_ + (R - l)]);
         return b;
     };
     // A dive is greedy here: the first value whose subtree reaches a plan ends the level, so that
@@ -287,10 +287,10 @@ void Walker::child(int k, int l, int R, const SplitState& st) {
         const int R2 = R - l;
         const bool last = k + 1 >= S;
         const double opt_lb = std::max(n.optmax, last ? 0.0 : suf_opt_[k + 1]);
-        const double bA = last ? n.ma : std::max(n.ma, n.pa + std::max(R2 / va_[k + 1], m * ib_suf_[(k + 1) * (L_ + 1) + R2]));
+        const double bA = last ? n.ma : std::max(n.ma, n.pa + std::max(R2 / va_[k + 1], m * ib_suf_[(k + 1) * tw_ + R2]));
         const double bB = last ? n.mb : std::max(n.mb, n.pb + R2 / vb_[k + 1]);
-        const double rest = last ? 0.0 : fill_tab_[(k + 1) * (L_ + 1) + R2];
-        const double e_rest = last ? 0.0 : std::max(R2 / suf_inv_e_[k + 1], ibe_suf_[(k + 1) * (L_ + 1) + R2]);
+        const double rest = last ? 0.0 : fill_tab_[(k + 1) * tw_ + R2];
+        const double e_rest = last ? 0.0 : std::max(R2 / suf_inv_e_[k + 1], ibe_suf_[(k + 1) * tw_ + R2]);
         const double bC = n.csum + std::max(n.q, e_rest) + rest + sends_;
         const double bE = n.qe + 2 * (n.csum + rest);
         const double bR = k >= 1 ? family_r(k, st, t.forward_s, t.backward_s) : 0;

@@ -14,6 +14,13 @@ namespace poseidon::detail {
 void Walker::fill_tables() {
     const int S = static_cast<int>(cfg_.size());
     const int W = L_ + 1;
+    if (static_cast<std::int64_t>(S + 1) * W > suffix_table_entries_max) {
+        // one row of zeros each, read at stride 0: bounds of nothing, so the rates decide
+        tw_ = 0;
+        for (auto* t : {&fill_tab_, &ib_suf_, &ibe_suf_}) t->assign(static_cast<std::size_t>(W), 0.0);
+        return;
+    }
+    tw_ = static_cast<std::size_t>(W);
     // the cheapest F+B of every suffix holding R layers, from the middle tables (the first and
     // last stages' extra work is added below)
     fill_tabs_.resize(S);

@@ -253,10 +253,13 @@ private:
     std::vector<CfgStage> cfg_;
     std::vector<int> cap_;
     std::vector<long long> suf_cap_;
-    std::vector<double> fill_tab_;  // [k * (L + 1) + R]: at most the F+B of stages k.. holding R layers (fill_suffixes)
-    // [k * (L + 1) + R]: least bottleneck F+B of stages k.. holding R layers (integer_bottleneck_suffixes; 0: unknown)
+    // The whole-layer suffix tables below, row k at k * tw_: tw_ = L + 1, or 0 where a
+    // configuration goes without them (suffix_table_entries_max) and each is one row of zeros.
+    std::size_t tw_ = 0;
+    std::vector<double> fill_tab_;  // [k * tw_ + R]: at most the F+B of stages k.. holding R layers (fill_suffixes)
+    // [k * tw_ + R]: least bottleneck F+B of stages k.. holding R layers (integer_bottleneck_suffixes; 0: unknown)
     std::vector<double> ib_suf_, ib_merged_, ib_scratch_;
-    // [k * (L + 1) + R]: least max_i e_i l_i of stages k.. holding R whole layers (family C's
+    // [k * tw_ + R]: least max_i e_i l_i of stages k.. holding R whole layers (family C's
     // steady-state term in integers), and the tables e_i l it merges
     std::vector<double> ibe_suf_, e_tab_;
     std::vector<const double*> fill_tabs_;  // fill_tables' inputs and scratch

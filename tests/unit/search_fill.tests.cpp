@@ -9,6 +9,10 @@
 #include <random>
 
 #include "../../core/src/search_bounds.hpp"
+#include "../../core/src/search_space.hpp"
+#include "poseidon/scenario.hpp"
+#include "poseidon/search.hpp"
+#include "search_random.hpp"
 
 using poseidon::detail::fill_suffixes;
 
@@ -102,4 +106,29 @@ TEST_CASE("suffix fill: a fixed cost per pass counts once per stage, where the p
     CHECK(out[2 * W + 5] == kInf);   // one stage holds at most four
     CHECK(out[3 * W + 0] == 0);
     CHECK(1.025 * 6 < out[0 * W + 6]);
+}
+
+TEST_CASE("without the whole-layer suffix tables the pruned search still returns the exhaustive top-K", "[search][differential][fill]") {
+    // A configuration over suffix_table_entries_max (976 stages x 10,000 layers, say) reads one
+    // row of zeros at stride 0 in place of each table; with the limit at 0 every configuration does.
+    using namespace poseidon;
+    struct Limit {  // restored however the test ends
+        std::int64_t saved = detail::suffix_table_entries_max;
+        ~Limit() { detail::suffix_table_entries_max = saved; }
+    } restore;
+    detail::suffix_table_entries_max = 0;
+    int checked = 0, feasible = 0;
+    std::int64_t pruned_evals = 0, exhaustive_evals = 0;
+    const SearchOptions pruned = search_test::quiet(3), exhaustive = search_test::quiet(3, true);
+    for (std::uint64_t seed = 4100; checked < 80; ++seed) {
+        std::mt19937_64 rng(seed);
+        const Scenario sc = parse_scenario(search_test::random_scenario(rng));
+        if (search_space_size(sc).plans > 3e5) continue;
+        INFO("seed " << seed << ": " << to_json(sc).dump());
+        feasible += !search_test::require_pruned_equals_exhaustive(sc, pruned, exhaustive, pruned_evals, exhaustive_evals).plans.empty();
+        ++checked;
+    }
+    INFO("feasible " << feasible << ", evaluations " << pruned_evals << " / " << exhaustive_evals);
+    CHECK(feasible >= 50);
+    CHECK(pruned_evals * 2 < exhaustive_evals);
 }
