@@ -4,7 +4,9 @@
 
 #include <random>
 #include <string>
+#include <vector>
 
+#include "../../core/src/search_space.hpp"
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"
 #include "search_random.hpp"
@@ -44,10 +46,10 @@ TEST_CASE("with every node count the pruned search returns the exhaustive top-K 
 }
 
 TEST_CASE("the exhaustive search evaluates exactly the plans search_space_size counts with every node count", "[search][space][nodes]") {
-    // 3 and 5 nodes: halving offers {3, 2, 1} and {5, 3, 2, 1}; every count {3, 2, 1}, {5, 4, 3, 2, 1}
+    // 3 and 6 nodes: halving offers {3, 2, 1} and {6, 4, 3, 2, 1}; every count {3, 2, 1}, {6, 5, 4, 3, 2, 1}
     const Scenario sc = parse_scenario_text(
         R"({"model":"tiny-8l","training":{"global_batch_size":4},"cluster":{"name":"odd","groups":[)"
-        R"({"device":"a100-sxm4-80gb","nodes":3,"gpus_per_node":2,"inter_node_bw_GBps":25},{"device":"v100-sxm2-32gb","nodes":5,"gpus_per_node":1,"inter_node_bw_GBps":25}]}})");
+        R"({"device":"a100-sxm4-80gb","nodes":3,"gpus_per_node":2,"inter_node_bw_GBps":25},{"device":"v100-sxm2-32gb","nodes":6,"gpus_per_node":1,"inter_node_bw_GBps":25}]}})");
     for (const char* counts : {"halving", "all"}) {
         SearchOptions o = quiet(1, true);
         o.node_counts = counts;
@@ -62,4 +64,17 @@ TEST_CASE("the exhaustive search evaluates exactly the plans search_space_size c
     CHECK(search_space_size(sc, false, "1f1b", "all").stage_layouts > search_space_size(sc, false, "1f1b", "halving").stage_layouts);
     CHECK(parse_search_options(Json::parse(R"({"node_counts": "all"})")).node_counts == "all");
     CHECK_THROWS_AS(parse_search_options(Json::parse(R"({"node_counts": "some"})")), InputError);
+}
+
+TEST_CASE("the default node counts are the halving sequence and every power of two below the group's nodes", "[search][space][nodes]") {
+    using poseidon::detail::node_choices;
+    using V = std::vector<int>;
+    CHECK(node_choices(1) == V{1});
+    CHECK(node_choices(3) == V{3, 2, 1});
+    CHECK(node_choices(6) == V{6, 4, 3, 2, 1});
+    CHECK(node_choices(32) == V{32, 16, 8, 4, 2, 1});
+    // the sweep's 3-type groups at 4096 GPUs: halving alone (170, 85, 43, 22, ...) reaches a
+    // power-of-two GPU count, which a power-of-two batch needs for its data parallelism, at 2 nodes
+    CHECK(node_choices(170) == V{170, 128, 85, 64, 43, 32, 22, 16, 11, 8, 6, 4, 3, 2, 1});
+    CHECK(node_choices(5, true) == V{5, 4, 3, 2, 1});
 }
