@@ -41,7 +41,7 @@ export const SEARCH_FIELDS = [
   { key: 'tp_per_stage', kind: 'bool', label: 'TP per stage (wider, slower search)', def: false },
   // docs/search.md: the schedule is a searched dimension; 'all' lets a group use any whole number of its nodes
   { key: 'schedule', kind: 'select', label: 'pipeline schedule (any: 1F1B or interleaved)', options: ['any', '1f1b', 'interleaved-1f1b'], def: 'any', omitDefault: true },
-  { key: 'node_counts', kind: 'select', label: 'nodes per group (halving: n, n/2, ...; all: any count)', options: ['halving', 'all'], def: 'halving', omitDefault: true },
+  { key: 'node_counts', kind: 'select', label: 'nodes per group (halving: n, n/2, ... and powers of two; all: any count)', options: ['halving', 'all'], def: 'halving', omitDefault: true },
   { key: 'mixed_stages', kind: 'bool', label: 'stages that mix GPU types (data parallelism over several groups)', def: false, omitDefault: true },
   // 2: a group may also be split in two blocks of nodes, anywhere in the pipeline (wider, slower search)
   { key: 'group_blocks', kind: 'select', label: 'blocks per group (2-4: a group in several places or stage sizes)', options: ['1', '2', '3', '4'], def: 1, numeric: true, omitDefault: true },

@@ -97,7 +97,8 @@ struct MbsCtx {
     }
 };
 
-// Node counts a group may use: all of them, then halving down to one node; `all`
+// Node counts a group may use: all of them, then halving down to one node, and every power of two
+// below them; `all`
 // (options.node_counts "all"): every count from all of them down to one.
 std::vector<int> node_choices(int nodes, bool all = false);
 // TP degrees the model allows (heads, KV heads, FFN, and the sequence with sequence parallelism).

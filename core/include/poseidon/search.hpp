@@ -54,7 +54,8 @@ struct SearchOptions {
     // interleaved 1F1B with every allowed virtual-stage count), "1f1b" or "interleaved-1f1b".
     std::string schedule = "any";
     // Whole-node counts a group may use (docs/search.md, "The space", step 2): "halving" (all its
-    // nodes, then halving down to one) or "all" (every count; a wider, slower space).
+    // nodes, then halving down to one, and every power of two below them) or "all" (every count;
+    // a wider, slower space).
     std::string node_counts = "halving";
     // Blocks a group may be used as (docs/search.md, "The space", step 2): 1, or up to 4 (a group
     // also split in whole-node parts placed anywhere in the pipeline, each with its own stage size).
