@@ -204,7 +204,7 @@ void Driver::pass(bool first) {
             root.ctx = &c;
             walkers_[0]->expand(c, root, firsts);
         });
-        std::stable_sort(firsts.begin(), firsts.end(), [](const Task& a, const Task& b) { return a.bound / a.ctx->scale < b.bound / b.ctx->scale; });
+        std::stable_sort(firsts.begin(), firsts.end(), [](const Task& a, const Task& b) { return a.order / a.ctx->scale < b.order / b.ctx->scale; });
         parallel(firsts.size(), [&](Walker& w, std::size_t i) {
             if (!sh.stop) w.run_task(firsts[i], kBroadTicks, true);
         });

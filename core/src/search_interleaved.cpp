@@ -32,7 +32,6 @@ void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule) {
     c.vs.clear();
     c.keep_v.clear();
     c.ilv_least_stages.clear();
-    c.root_order = c.root_bound;
     if (schedule == "1f1b") return;
     for (int V = 2; V <= std::min(search_max_virtual_stages, L / 2); ++V)
         if (L % V == 0) c.vs.push_back(V);
@@ -44,6 +43,13 @@ void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule) {
     for (std::size_t i = 0; i < c.vs.size(); ++i) {
         const double keep = 1 - 1 / (static_cast<double>(c.m) * c.vs[i]);
         for (int n = 0; n <= c.smax; ++n) c.keep_v[i][n] = std::pow(keep, n);
+    }
+    c.suf_ilv.clear();
+    for (std::size_t i = 0; i < c.vs.size(); ++i) {
+        std::vector<double> r = suffix_rates(c, [&](const OptInfo& o, double v) { return lp_steps(v, o.best.a / c.vs[i], c.keep_pow(i, o.o.count)); });
+        if (r.empty()) break;
+        c.add_bytes(static_cast<std::int64_t>(r.size() * sizeof(double)));
+        c.suf_ilv.push_back(std::move(r));
     }
     c.ilv_least_stages.assign(c.smax + 1, 0);
     for (int S = c.smax, next = 0; S >= 0; --S) {
@@ -62,7 +68,7 @@ void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule) {
 // largest count the stages allow: V d <= L with d the least stage count a completion can have
 // (a divisor of m, at least the stages placed; a complete layout: S_all itself, which must
 // divide m); none: no interleaved plan below.
-double Walker::ilv_layout_bound(const MbsCtx& c, std::uint64_t used, int S_all) {
+double Walker::ilv_layout_bound(const MbsCtx& c, std::uint64_t used, int S_all, bool exact) {
     int S = 0;
     for (const auto& b : blocks_) S += b.count;
     // a partial layout ends with at least d stages, d the least divisor of m that is >= max(S, 2)
@@ -78,9 +84,11 @@ double Walker::ilv_layout_bound(const MbsCtx& c, std::uint64_t used, int S_all) 
         if (S_all > 0 ? interleave_ok(S_all, c.m, c.vs[i], L_) : d * c.vs[i] <= L_) vmax = c.vs[vi = i];
     if (vmax == 0) return kInf;
     double v = 0;
-    if (S_all == 0)  // a complete layout has no stages after its blocks
+    if (S_all == 0) {  // a complete layout has no stages after its blocks
         for (int g = 0; g < G_; ++g)
             if (!((used >> g) & 1)) v += c.rho_a[g];
+        if (exact && !c.suf_ilv.empty()) v = std::min(v, c.suf_ilv[vi][(c.suf_ilv[vi].size() - 1) & ~used]);
+    }
     double opt_lb = 0;
     for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
         const Rates& r = rates_of(c, *it);

@@ -65,6 +65,7 @@ void Walker::expand(MbsCtx& c, const Task& node, std::vector<Task>& out) {
         Task t;
         t.ctx = &c;
         t.bound = k.bound;
+        t.order = k.order;
         t.prefix = node.prefix;
         t.S = node.S;
         t.used = node.used;
@@ -162,19 +163,24 @@ void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out)
                 ++stats.infeasible["memory"];
                 continue;
             }
-            double b = 0, key = 0;
+            double b = 0, key = 0, order = 0;
             if (!exhaustive_) {
+                const std::uint64_t with = used | (std::uint64_t{1} << g);
+                const int open = c.smax - S - info.o.count;
                 blocks_.push_back({g, oi, -1, 0, info.o.count});
-                const double one = layout_bound(c, used | (std::uint64_t{1} << g), c.smax - S - info.o.count);
-                b = sched_bound(c, one, used | (std::uint64_t{1} << g), 0);
-                key = c.sched_1f1b ? one : b;
+                b = sched_bound(c, layout_bound(c, with, open), with, 0);
+                if (!cut(b)) {
+                    const double one = layout_bound(c, with, open, false);
+                    order = sched_bound(c, one, with, 0, false);
+                    key = c.sched_1f1b ? one : order;
+                }
                 blocks_.pop_back();
                 if (cut(b)) {
                     ++stats.pruned;
                     continue;
                 }
             }
-            out.push_back({b, g, oi, key});
+            out.push_back({b, g, oi, key, order});
         }
     }
     if (!blocks_.empty() && !open_half) {
@@ -188,7 +194,7 @@ void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out)
                 b = sched_bound(c, one, used, S);
                 key = c.sched_1f1b ? one : b;
             }
-            out.push_back({b, -1, -1, key});
+            out.push_back({b, -1, -1, key, b});
         }
     }
     if (!exhaustive_) std::stable_sort(out.begin(), out.end(), [](const Child& x, const Child& y) { return x.key < y.key; });

@@ -12,7 +12,21 @@ namespace poseidon::detail {
 
 // v <= sum of the per-stage rates, and since each LP step is v -> max(v, (1 - rho) v + 1/mu),
 // v <= (1 - (1 - rho_min)^n) / (mu_min rho_min).
-std::pair<double, double> suffix_cap(const MbsCtx& c, SuffixCache& cache, std::uint64_t used, int n) {
+std::vector<double> suffix_rates(const MbsCtx& c, const std::function<double(const OptInfo&, double)>& step) {
+    const int G = static_cast<int>(c.opts.size());
+    if (G > kSuffixDpGroups) return {};
+    std::vector<double> best(std::size_t{1} << G, 0.0);
+    for (std::size_t U = 1; U < best.size(); ++U)
+        for (int g = 0; g < G; ++g) {
+            if (!((U >> g) & 1)) continue;
+            const double after = best[U & ~(std::size_t{1} << g)];
+            best[U] = std::max(best[U], after);  // g not used
+            for (const OptInfo& o : c.opts[g]) best[U] = std::max(best[U], step(o, after));
+        }
+    return best;
+}
+
+std::pair<double, double> suffix_cap(const MbsCtx& c, SuffixCache& cache, std::uint64_t used, int n, bool exact) {
     if (n <= 0) return {0, 0};
     const int G = static_cast<int>(c.opts.size());
     auto [it, fresh] = cache.try_emplace(used);
@@ -40,7 +54,9 @@ std::pair<double, double> suffix_cap(const MbsCtx& c, SuffixCache& cache, std::u
     if (!si.any) return {0, 0};
     const double ga = (1 - c.keep_a[std::min(n, c.smax)]) / si.amin;
     const double gb = si.mub_min > 0 ? (1 - std::exp(n * si.log_keep_b)) / si.mub_min : kInf;
-    return {std::min(si.sa, ga), std::min(si.sb, gb)};
+    if (c.suf_a.empty() || !exact) return {std::min(si.sa, ga), std::min(si.sb, gb)};
+    const std::size_t U = (c.suf_a.size() - 1) & ~used;
+    return {std::min({si.sa, ga, c.suf_a[U]}), std::min({si.sb, gb, c.suf_b[U]})};
 }
 
 const Rates& Walker::rates_of(const MbsCtx& c, const BlockSel& b) const {
@@ -50,8 +66,8 @@ const Rates& Walker::rates_of(const MbsCtx& c, const BlockSel& b) const {
 
 // Lower bound for every plan whose pipeline starts with blocks_ and continues with at most
 // `open_stages` stages of the groups not in `used`.
-double Walker::layout_bound(const MbsCtx& c, std::uint64_t used, int open_stages) {
-    auto [va, vb] = suffix_cap(c, suffix_, used, open_stages);
+double Walker::layout_bound(const MbsCtx& c, std::uint64_t used, int open_stages, bool exact) {
+    auto [va, vb] = suffix_cap(c, suffix_, used, open_stages, exact);
     double opt_lb = 0;
     for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
         const Rates& r = rates_of(c, *it);

@@ -206,6 +206,11 @@ std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, std::in
             info.cmin_monotone = mono;
         }
     }
+    // the exact suffix rates per set of groups, with each option at its best rates and decays as
+    // layout_bound takes a block whose TP is open
+    c->suf_a = suffix_rates(*c, [](const OptInfo& o, double v) { return lp_steps(v, o.best.a, o.decay_a); });
+    c->suf_b = suffix_rates(*c, [](const OptInfo& o, double v) { return lp_steps(v, o.best.phi_f, o.decay_b); });
+    c->add_bytes(static_cast<std::int64_t>(c->suf_a.size() + c->suf_b.size()) * static_cast<std::int64_t>(sizeof(double)));
     c->group_order.resize(G_);
     std::iota(c->group_order.begin(), c->group_order.end(), 0);
     std::stable_sort(c->group_order.begin(), c->group_order.end(), [&](int x, int y) { return c->rho_a[x] > c->rho_a[y]; });
@@ -218,6 +223,9 @@ std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, std::in
     SuffixCache cache;
     auto [va, vb] = suffix_cap(*c, cache, 0, c->smax);
     c->root_bound = va > 0 ? std::max(L_ / va + dp0, L_ / vb) : kInf;
+    // the sizes are visited in the order of the bound at the per-group summaries (Walker::Child)
+    auto [oa, ob] = suffix_cap(*c, cache, 0, c->smax, false);
+    c->root_order = oa > 0 ? std::max(L_ / oa + dp0, L_ / ob) : kInf;
     return c;
 }
 

@@ -59,6 +59,12 @@ struct MbsCtx {
     std::unique_ptr<Costs> costs;
     std::vector<std::vector<OptInfo>> opts;  // [group]
     std::vector<double> rho_a, rho_b;        // per group: the most LP rate its options offer
+    // With at most kSuffixDpGroups groups: per set U of groups (a bit mask), the most LP coverage
+    // rate (families A and B) any suffix of blocks of U can reach, each group once in any order
+    // (suffix_rates); empty otherwise. suf_ilv[vi][U]: the same under the interleaved LP with
+    // V = vs[vi] (set_schedules).
+    std::vector<double> suf_a, suf_b;
+    std::vector<std::vector<double>> suf_ilv;
     std::vector<long long> host;             // per group: the most layers its options can hold
     std::vector<int> group_order;
     double root_bound = 0;
@@ -117,6 +123,12 @@ std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc, std::int64_t mbs, std::int
 // The schedules searched at c's size (options.schedule, the layer count's divisors up to
 // search_max_virtual_stages); lowers c.root_bound to the interleaved plans' bound.
 void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule);
+// Groups up to which MbsCtx keeps the suffix rates per set of groups (2^G entries each).
+inline constexpr int kSuffixDpGroups = 8;
+// best[U] = max(0, max over g in U and g's options o of step(g, o, best[U \ {g}])) for every U,
+// `step` monotone in its last argument: the most LP rate a suffix of blocks of U reaches, the
+// first block of the suffix taken last (search_layout_bounds.cpp).
+std::vector<double> suffix_rates(const MbsCtx& c, const std::function<double(const OptInfo&, double)>& step);
 // Whether interleaved plans of S stages, m micro-batches and V chunks a stage exist (Megatron's
 // constraints, plan_format.cpp: S >= 2, m a multiple of S; the search: V divides the layer count).
 bool interleave_ok(int S, std::int64_t m, int V, int num_layers);
