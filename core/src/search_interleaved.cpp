@@ -32,6 +32,7 @@ void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule) {
     c.vs.clear();
     c.keep_v.clear();
     c.ilv_least_stages.clear();
+    c.ilv_vi_open.clear();
     if (schedule == "1f1b") return;
     for (int V = 2; V <= std::min(search_max_virtual_stages, L / 2); ++V)
         if (L % V == 0) c.vs.push_back(V);
@@ -56,6 +57,13 @@ void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule) {
         if (S >= 2 && c.m % S == 0) next = S;
         c.ilv_least_stages[S] = next;
     }
+    // a partial layout of S stages ends with at least d = ilv_least_stages[S] (an interleaved plan
+    // has a multiple of its stage count as micro-batch count): its bound takes the largest V with
+    // V d <= L
+    c.ilv_vi_open.assign(c.smax + 1, -1);
+    for (int S = 0; S <= c.smax; ++S)
+        for (std::size_t i = 0; i < c.vs.size(); ++i)
+            if (c.ilv_least_stages[S] > 0 && static_cast<long long>(c.ilv_least_stages[S]) * c.vs[i] <= L) c.ilv_vi_open[S] = static_cast<int>(i);
     // Root: every group at its most throughput, no bubble (the LP with phi = 0).
     const double v = std::accumulate(c.rho_a.begin(), c.rho_a.end(), 0.0);
     const double b = v > 0 ? L / v : kInf;
@@ -71,29 +79,31 @@ void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule) {
 double Walker::ilv_layout_bound(const MbsCtx& c, std::uint64_t used, int S_all, bool exact) {
     int S = 0;
     for (const auto& b : blocks_) S += b.count;
-    // a partial layout ends with at least d stages, d the least divisor of m that is >= max(S, 2)
-    // (an interleaved plan has a multiple of its stage count as micro-batch count)
-    long long d = S_all;
-    if (S_all == 0) {
-        d = S <= c.smax ? c.ilv_least_stages[S] : 0;
-        if (d == 0) return kInf;
-    }
     int vmax = 0;
     std::size_t vi = 0;
-    for (std::size_t i = 0; i < c.vs.size(); ++i)
-        if (S_all > 0 ? interleave_ok(S_all, c.m, c.vs[i], L_) : d * c.vs[i] <= L_) vmax = c.vs[vi = i];
-    if (vmax == 0) return kInf;
+    if (S_all == 0) {
+        const int i = S <= c.smax ? c.ilv_vi_open[S] : -1;
+        if (i < 0) return kInf;
+        vmax = c.vs[vi = static_cast<std::size_t>(i)];
+    } else {
+        for (std::size_t i = 0; i < c.vs.size(); ++i)
+            if (interleave_ok(S_all, c.m, c.vs[i], L_)) vmax = c.vs[vi = i];
+        if (vmax == 0) return kInf;
+    }
     double v = 0;
     if (S_all == 0) {  // a complete layout has no stages after its blocks
-        for (int g = 0; g < G_; ++g)
-            if (!((used >> g) & 1)) v += c.rho_a[g];
-        if (exact && !c.suf_ilv.empty()) v = std::min(v, c.suf_ilv[vi][(c.suf_ilv[vi].size() - 1) & ~used]);
+        if (exact && !c.suf_ilv.empty())  // never above the sum below: a group adds at most its no-bubble rate
+            v = c.suf_ilv[vi][(c.suf_ilv[vi].size() - 1) & ~used];
+        else
+            for (int g = 0; g < G_; ++g)
+                if (!((used >> g) & 1)) v += c.rho_a[g];
     }
     double opt_lb = 0;
     for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
         const Rates& r = rates_of(c, *it);
         opt_lb = std::max(opt_lb, r.opt_min);
-        v = lp_steps(v, r.a / vmax, c.keep_pow(vi, it->count));
+        const double vs = it->tpi < 0 ? vmax * c.opts[it->g][it->opt].vs_a : vmax / r.a;
+        v = lp_steps_to(v, vs, c.keep_pow(vi, it->count));
     }
     return v > 0 ? L_ / v + opt_lb : kInf;
 }

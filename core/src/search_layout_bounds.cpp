@@ -26,31 +26,40 @@ std::vector<double> suffix_rates(const MbsCtx& c, const std::function<double(con
     return best;
 }
 
+SuffixInfo suffix_info(const MbsCtx& c, std::uint64_t used) {
+    SuffixInfo si;
+    double rho_min = kInf;
+    si.amin = si.mub_min = kInf;
+    for (int g = 0; g < static_cast<int>(c.opts.size()); ++g) {
+        if ((used >> g) & 1) continue;
+        si.sa += c.rho_a[g];
+        si.sb += c.rho_b[g];
+        for (const auto& o : c.opts[g]) {
+            si.any = true;
+            si.amin = std::min(si.amin, o.best.a);
+            si.mub_min = std::min(si.mub_min, o.best.mu_b);
+            for (const auto& t : o.tps) rho_min = std::min(rho_min, t.r.phi_f / t.r.mu_b);
+        }
+    }
+    si.log_keep_b = rho_min > 0 && rho_min < 1 ? std::log1p(-rho_min) : 0;
+    if (si.any && rho_min > 0 && rho_min < 1)
+        si.mub_min *= rho_min;  // mu_min rho_min
+    else
+        si.mub_min = 0;
+    return si;
+}
+
 std::pair<double, double> suffix_cap(const MbsCtx& c, SuffixCache& cache, std::uint64_t used, int n, bool exact) {
     if (n <= 0) return {0, 0};
-    const int G = static_cast<int>(c.opts.size());
-    auto [it, fresh] = cache.try_emplace(used);
-    SuffixInfo& si = it->second;
-    if (fresh) {
-        double rho_min = kInf;
-        si.amin = si.mub_min = kInf;
-        for (int g = 0; g < G; ++g) {
-            if ((used >> g) & 1) continue;
-            si.sa += c.rho_a[g];
-            si.sb += c.rho_b[g];
-            for (const auto& o : c.opts[g]) {
-                si.any = true;
-                si.amin = std::min(si.amin, o.best.a);
-                si.mub_min = std::min(si.mub_min, o.best.mu_b);
-                for (const auto& t : o.tps) rho_min = std::min(rho_min, t.r.phi_f / t.r.mu_b);
-            }
-        }
-        si.log_keep_b = rho_min > 0 && rho_min < 1 ? std::log1p(-rho_min) : 0;
-        if (si.any && rho_min > 0 && rho_min < 1)
-            si.mub_min *= rho_min;  // mu_min rho_min
-        else
-            si.mub_min = 0;
+    const SuffixInfo* sip;
+    if (!c.suf_info.empty()) {  // a table per set of groups (no hashing)
+        sip = &c.suf_info[(c.suf_info.size() - 1) & ~used];
+    } else {
+        auto [it, fresh] = cache.try_emplace(used);
+        if (fresh) it->second = suffix_info(c, used);
+        sip = &it->second;
     }
+    const SuffixInfo& si = *sip;
     if (!si.any) return {0, 0};
     const double ga = (1 - c.keep_a[std::min(n, c.smax)]) / si.amin;
     const double gb = si.mub_min > 0 ? (1 - std::exp(n * si.log_keep_b)) / si.mub_min : kInf;
@@ -73,7 +82,10 @@ double Walker::layout_bound(const MbsCtx& c, std::uint64_t used, int open_stages
         const Rates& r = rates_of(c, *it);
         opt_lb = std::max(opt_lb, r.opt_min);
         const OptInfo& info = c.opts[it->g][it->opt];
-        if (it->count == info.o.count) {
+        if (it->tpi < 0 && it->count == info.o.count) {  // TP open: the option's best rates
+            va = lp_steps_to(va, info.vs_a, info.decay_a);
+            vb = lp_steps_to(vb, info.vs_b, info.decay_b);
+        } else if (it->count == info.o.count) {
             va = lp_steps(va, r.a, it->tpi >= 0 ? info.tps[it->tpi].decay_a : info.decay_a);
             vb = lp_steps(vb, r.phi_f, it->tpi >= 0 ? info.tps[it->tpi].decay_b : info.decay_b);
         } else {  // a run of a split option: the same decays over its own stage count

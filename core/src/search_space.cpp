@@ -165,6 +165,8 @@ std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, std::in
                     t.decay_a = std::pow(1 - t.r.a / (m * t.r.a), info.o.count);
                     t.decay_b = std::pow(1 - t.r.phi_f / t.r.mu_b, info.o.count);
                 }
+                info.vs_a = 1 / b.a;
+                info.vs_b = 1 / b.phi_f;
                 info.decay_a = std::pow(1 - b.a / (m * b.a), info.o.count);
                 info.decay_b = std::pow(1 - b.phi_f / b.mu_b, info.o.count);
                 c->rho_a[g] = std::max(c->rho_a[g], info.o.count / (m * b.a));
@@ -211,6 +213,11 @@ std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, std::in
     c->suf_a = suffix_rates(*c, [](const OptInfo& o, double v) { return lp_steps(v, o.best.a, o.decay_a); });
     c->suf_b = suffix_rates(*c, [](const OptInfo& o, double v) { return lp_steps(v, o.best.phi_f, o.decay_b); });
     c->add_bytes(static_cast<std::int64_t>(c->suf_a.size() + c->suf_b.size()) * static_cast<std::int64_t>(sizeof(double)));
+    if (!c->suf_a.empty()) {
+        const std::uint64_t all = c->suf_a.size() - 1;
+        for (std::uint64_t U = 0; U <= all; ++U) c->suf_info.push_back(suffix_info(*c, all & ~U));
+        c->add_bytes(static_cast<std::int64_t>(c->suf_info.size() * sizeof(SuffixInfo)));
+    }
     c->group_order.resize(G_);
     std::iota(c->group_order.begin(), c->group_order.end(), 0);
     std::stable_sort(c->group_order.begin(), c->group_order.end(), [&](int x, int y) { return c->rho_a[x] > c->rho_a[y]; });

@@ -34,6 +34,7 @@ struct OptInfo {
     GroupOpt o;
     std::vector<TpChoice> tps;  // valid at this micro-batch size, by rate
     Rates best;                 // componentwise minimum over tps
+    double vs_a = 0, vs_b = 0;  // 1 / best.a, 1 / best.phi_f: fixed points of the LP steps (lp_steps_to)
     int cap = 0;                // max over tps of TpChoice::cap
     double decay_a = 0, decay_b = 0;
     // per layer count, the least middle F+B over tps (shared by the options of one stage size)
@@ -65,6 +66,7 @@ struct MbsCtx {
     // V = vs[vi] (set_schedules).
     std::vector<double> suf_a, suf_b;
     std::vector<std::vector<double>> suf_ilv;
+    std::vector<SuffixInfo> suf_info;  // per set of unused groups: suffix_info (the same bound)
     std::vector<long long> host;             // per group: the most layers its options can hold
     std::vector<int> group_order;
     double root_bound = 0;
@@ -80,6 +82,7 @@ struct MbsCtx {
     // Per stage count S = 0 .. smax: the least divisor of m in [max(S, 2), smax], the fewest stages
     // an interleaved completion of a layout of S stages can have (0: none).
     std::vector<int> ilv_least_stages;
+    std::vector<int> ilv_vi_open;  // per S: the index in vs of the V a partial layout's bound takes (-1: none)
     double keep_pow(std::size_t vi, int n) const {
         const std::vector<double>& t = keep_v[vi];
         return n < static_cast<int>(t.size()) ? t[n] : std::pow(t[1], n);
@@ -125,6 +128,8 @@ std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc, std::int64_t mbs, std::int
 void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule);
 // Groups up to which MbsCtx keeps the suffix rates per set of groups (2^G entries each).
 inline constexpr int kSuffixDpGroups = 8;
+// The per-group summaries of the groups not in `used` (suffix_cap).
+SuffixInfo suffix_info(const MbsCtx& c, std::uint64_t used);
 // best[U] = max(0, max over g in U and g's options o of step(g, o, best[U \ {g}])) for every U,
 // `step` monotone in its last argument: the most LP rate a suffix of blocks of U reaches, the
 // first block of the suffix taken last (search_layout_bounds.cpp).

@@ -163,6 +163,8 @@ inline double lp_steps(double v, double phi, double decay) {
     const double vs = 1 / phi;
     return vs - (vs - v) * decay;
 }
+// lp_steps with the fixed point vs = 1/phi given (no division: the layout walk's hot loop).
+inline double lp_steps_to(double v, double vs, double decay) { return v >= vs ? v : vs - (vs - v) * decay; }
 // Upper bound on the LP coverage rate v of a suffix made of at most `n` stages of the groups not
 // in `used` (search_layout_bounds.cpp); cached in `cache`. `exact`: also within the suffix rates
 // per set of groups (MbsCtx::suf_a), else only the per-group summaries.
@@ -302,6 +304,7 @@ private:
     };
     // The children of the node blocks_ (S stages, groups `used`), best bound first.
     void kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out);
+    std::vector<std::vector<Child>> kid_lists_;  // layout_dfs' lists of children, per depth
     void layout_dfs(MbsCtx& c, int S, std::uint64_t used);
     void stop_here(MbsCtx& c, int S, std::uint64_t used);
     void tp_dfs(MbsCtx& c, std::size_t bi, int S, std::uint64_t used);
