@@ -10,8 +10,8 @@
 
 namespace poseidon::detail {
 
-// v <= sum of the per-stage rates, and since each LP step is v -> max(v, (1 - rho) v + 1/mu),
-// v <= (1 - (1 - rho_min)^n) / (mu_min rho_min).
+// Subsets in increasing order: every U \ {g} is done before U. Exact because each step is
+// monotone in the rate after it, so the best suffix of U \ {g} is the best one to put behind g.
 std::vector<double> suffix_rates(const MbsCtx& c, const std::function<double(const OptInfo&, double)>& step) {
     const int G = static_cast<int>(c.opts.size());
     if (G > kSuffixDpGroups) return {};
@@ -49,6 +49,8 @@ SuffixInfo suffix_info(const MbsCtx& c, std::uint64_t used) {
     return si;
 }
 
+// v <= sum of the per-stage rates, and since each LP step is v -> max(v, (1 - rho) v + 1/mu),
+// v <= (1 - (1 - rho_min)^n) / (mu_min rho_min); with the table, v <= the exact suffix rate.
 std::pair<double, double> suffix_cap(const MbsCtx& c, SuffixCache& cache, std::uint64_t used, int n, bool exact) {
     if (n <= 0) return {0, 0};
     const SuffixInfo* sip;

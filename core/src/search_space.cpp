@@ -24,8 +24,9 @@ std::vector<int> node_choices(int nodes, bool all) {
         if (out.empty() || out.back() != n) out.push_back(n);
         if (n == 1) break;
     }
-    // Powers of two as well: data parallelism must divide a power-of-two batch, so a group of
-    // 170 nodes whose halvings are 85, 42, 21, ... could otherwise only form pipelines of 85 stages.
+    // Powers of two as well: data parallelism must divide a power-of-two batch, and the halvings of
+    // 170 nodes (85, 43, 22, ...) reach a power-of-two GPU count only at 2 nodes: a pipeline on
+    // more of them had 85, 43, 11 or 3 stages or a multiple.
     for (int p = 1; p < nodes; p *= 2) out.push_back(p);
     std::sort(out.begin(), out.end(), std::greater<int>());
     out.erase(std::unique(out.begin(), out.end()), out.end());
