@@ -253,13 +253,27 @@ void Driver::for_roots(std::vector<Slot*>& order, std::unordered_map<const MbsCt
     }
 }
 
-// The full walk of the contexts in `order`, each freed when its last task is done: the subtrees
-// below the first one or two layout levels of every micro-batch size, best bound first across the
-// sizes, shared by the threads (docs/search.md, "Threads").
+// The full walk of the contexts in `order`, each freed when its walk is done. One thread walks
+// them in turn; several share tasks: the subtrees below the first one or two layout levels, in
+// the same best-first order (docs/search.md, "Threads").
 void Driver::walk_all(std::vector<Slot*>& order) {
     const bool exhaustive = sh.opt.exhaustive;
     if (sh.opt.shard_count > 0) {
         walk_shard(order);
+        return;
+    }
+    if (threads_ == 1) {
+        Walker& w = *walkers_[0];
+        for (Slot* s : order) {
+            if (sh.stop) break;
+            if (!exhaustive && sh.cut(s->ctx->root_bound / s->ctx->scale)) {
+                ++stats_.pruned;
+                free_ctx(s->ctx);
+                continue;
+            }
+            w.walk(*s->ctx);
+            free_ctx(s->ctx);
+        }
         return;
     }
     Walker& w0 = *walkers_[0];
@@ -281,10 +295,6 @@ void Driver::walk_all(std::vector<Slot*>& order) {
         }
         tasks.swap(finer);
     }
-    // Across the sizes: their root bounds are often within 0.1 % of each other and say little
-    // (4 x 4096 x 80: micro-batch 256 was walked whole before 128, which holds the optimum, with
-    // the K-th plan 2 % above it), while the first blocks' bounds differ. Ordered as the broad dive.
-    if (!exhaustive) std::stable_sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) { return a.order / a.ctx->scale < b.order / b.ctx->scale; });
     run_tasks(order, index, tasks);
 }
 
