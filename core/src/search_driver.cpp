@@ -262,6 +262,14 @@ void Driver::walk_all(std::vector<Slot*>& order) {
         walk_shard(order);
         return;
     }
+    // The sizes whose dives found the best plans first (the root bounds of the 4-type sweep shapes
+    // lie within 0.1 % of each other: 4 x 4096 x 80 walked micro-batch 256 whole, with the K-th
+    // plan 2 % above the optimum, before 128, which holds it and where the dive found its best);
+    // the others after them in the order they came.
+    if (!exhaustive)
+        std::stable_sort(order.begin(), order.end(), [](const Slot* a, const Slot* b) {
+            return a->ctx->best_key.load(std::memory_order_relaxed) < b->ctx->best_key.load(std::memory_order_relaxed);
+        });
     if (threads_ == 1) {
         Walker& w = *walkers_[0];
         for (Slot* s : order) {

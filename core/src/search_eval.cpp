@@ -85,6 +85,8 @@ Plan Walker::current_plan() const {
 // time itself when the plan trains exactly that batch (scale_ 1: x / 1 is x).
 void Walker::insert(double time) {
     const double key = time / scale_;
+    for (double was = ctx_->best_key.load(std::memory_order_relaxed); key < was && !ctx_->best_key.compare_exchange_weak(was, key, std::memory_order_relaxed);) {
+    }
     if (!sh_.top.admits(key) || key > sh_.prune_above) return;
     Plan p = current_plan();
     // a split group's parts enter as the user's group (options.group_blocks)

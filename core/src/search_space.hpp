@@ -71,6 +71,9 @@ struct MbsCtx {
     std::vector<int> group_order;
     double root_bound = 0;
     double root_order = 0;  // the order of the sizes: the 1F1B root bound when 1F1B is searched
+    // The best ranking key of a plan found at this size so far (the dives'; infinite: none): the
+    // full walk visits the sizes in its order first.
+    std::atomic<double> best_key{std::numeric_limits<double>::infinity()};
     std::vector<double> keep_a;  // (1 - 1/m)^n
     // Schedules at this size (search_interleaved.cpp): whether 1F1B plans are searched, and the
     // virtual-stage counts V >= 2 of interleaved plans (ascending; empty: none).
