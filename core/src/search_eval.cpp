@@ -85,7 +85,9 @@ Plan Walker::current_plan() const {
 // time itself when the plan trains exactly that batch (scale_ 1: x / 1 is x).
 void Walker::insert(double time) {
     const double key = time / scale_;
-    for (double was = ctx_->best_key.load(std::memory_order_relaxed); key < was && !ctx_->best_key.compare_exchange_weak(was, key, std::memory_order_relaxed);) {
+    // the size's best so far, whatever the threshold: the full walk's order of sizes (walk_all)
+    double was = ctx_->best_key.load(std::memory_order_relaxed);
+    while (key < was && !ctx_->best_key.compare_exchange_weak(was, key, std::memory_order_relaxed)) {
     }
     if (!sh_.top.admits(key) || key > sh_.prune_above) return;
     Plan p = current_plan();
