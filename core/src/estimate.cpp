@@ -166,7 +166,7 @@ Estimate estimate(const Scenario& sc, const Plan& plan, bool detailed) {
             e.num_gpus += r.tp * r.count;
             peak += r.tp * r.count * sc.cluster.groups[r.group].device.peak_tflops * 1e12;
         }
-    const double flops = model_flops_per_iteration(sc.model, sc.training.global_batch_size);
+    const double flops = model_flops_per_iteration(sc.model, plan.micro_batch_size * plan.num_micro_batches);
     e.mfu = flops / (e.iteration_time_s * peak);
     e.model_tflops_per_gpu = flops / e.iteration_time_s / e.num_gpus / 1e12;
     for (std::size_t s = 0; s < e.stages.size(); ++s) {
@@ -299,7 +299,11 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
 
 std::string to_text(const Scenario& sc, const Estimate& e) {
     std::ostringstream o;
-    o << "model        " << sc.model.name << " (" << fmt(model_params(sc.model) / 1e9, 2) << " B parameters), global batch " << sc.training.global_batch_size << "\n";
+    const std::int64_t trained = e.plan.micro_batch_size * e.plan.num_micro_batches;
+    o << "model        " << sc.model.name << " (" << fmt(model_params(sc.model) / 1e9, 2) << " B parameters), global batch " << trained;
+    if (trained != sc.training.global_batch_size)
+        o << " (training.global_batch_size " << sc.training.global_batch_size << ", within global_batch_tolerance " << fmt(sc.training.global_batch_tolerance, 3) << ")";
+    o << "\n";
     o << "cluster      " << sc.cluster.name << ", " << e.num_gpus << " of " << sc.cluster.num_gpus() << " GPUs used\n";
     o << "plan         " << e.plan.stages.size() << (e.plan.stages.size() == 1 ? " stage" : " stages") << ", micro-batch " << e.plan.micro_batch_size << " x " << e.plan.num_micro_batches;
     if (e.plan.virtual_stages > 1) o << ", interleaved 1F1B with " << e.plan.virtual_stages << " chunks per stage";

@@ -72,6 +72,14 @@ TEST_CASE("a batch tolerance lets the search use non-power-of-two data paralleli
     CHECK(j["plans"][0]["global_batch_size"].get<std::int64_t>() == trained(b.plans[0]));
     CHECK(estimate(loose, b.plans[0].plan).iteration_time_s == b.plans[0].iteration_time_s);
     CHECK_THROWS_AS(estimate(exact, b.plans[0].plan), InputError);
+    // MFU counts the samples the plan trains, as tokens/s does: the same as with that batch exact
+    Scenario same = loose;
+    same.training.global_batch_size = trained(b.plans[0]);
+    same.training.global_batch_tolerance = 0;
+    const Estimate e = estimate(same, b.plans[0].plan);
+    CHECK(e.mfu == Approx(b.plans[0].mfu).epsilon(1e-12));
+    CHECK(e.model_tflops_per_gpu == Approx(b.plans[0].model_tflops_per_gpu).epsilon(1e-12));
+    CHECK(e.tokens_per_s == Approx(b.plans[0].tokens_per_s).epsilon(1e-12));
 }
 
 TEST_CASE("global_batch_tolerance is checked and counted in the space", "[search][batch][space]") {
