@@ -139,13 +139,18 @@ public:
             if (msg.rfind("parse error ", 0) == 0) msg = msg.substr(12);  // "at line L, column C: ..."
             if (auto p = msg.find("; last read: '"); p != std::string::npos) msg = msg.substr(0, p) + "; last read: '" + printable(last_token, 40) + "'";
             std::string hint;
+            // a string still open at the end reads as a missing quote
+            const bool cut_short = msg.find("unexpected end of input") != std::string::npos || msg.find("missing closing quote") != std::string::npos;
             if (msg.find("UTF-8") != std::string::npos)
                 hint = " (text must be UTF-8)";
+            else if (cut_short)
+                hint = " (the document ends early: a brace, bracket or string is not closed)";
             else if (msg.find("expected end of input") != std::string::npos)
                 hint = " (one JSON value per document; nothing may follow it)";
             else if (msg.find("invalid literal") != std::string::npos)
                 hint = " (JSON has no NaN, Infinity, comments or unquoted words)";
-            add(here(), "is not valid JSON " + printable(msg, 300) + hint);
+            // cut short, the value that is not closed is the one to name, not the slot after it
+            add(here(cut_short), "is not valid JSON " + printable(msg, 300) + hint);
         }
         return false;
     }
@@ -161,12 +166,13 @@ private:
         if (problems_.size() < 20) problems_.push_back({std::move(path), std::move(message)});
     }
 
-    // The path of the value being read now.
-    std::string here() const {
+    // The path of the value being read now (`open`: of the innermost open object or array).
+    std::string here(bool open = false) const {
         std::string p = what_;
         for (std::size_t i = 0; i < stack_.size(); ++i) {
             const Frame& f = stack_[i];
             const bool top = i + 1 == stack_.size();
+            if (top && open) break;
             if (f.node->is_array()) {
                 std::size_t n = f.node->size();
                 p += '[';

@@ -1,6 +1,7 @@
 #include "poseidon/profile.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 
 #include "poseidon/presets.hpp"
@@ -33,7 +34,37 @@ const char* to_string(CostSource s) {
     }
 }
 
-Profile parse_profile(const Json& j, const std::string& path, const Cluster& cluster, Problems& problems) {
+namespace {
+// A measured layer cannot beat its matrix products at the device's dense peak (the attention
+// scores are left out: causal kernels skip up to half of them). Checked for the cluster's devices,
+// the only ones a plan uses.
+void check_point(const ModelSpec& m, const Cluster& cluster, const std::string& device, const ProfilePoint& pt, const ObjectReader& p, Problems& problems) {
+    const Device* d = nullptr;
+    for (const auto& g : cluster.groups)
+        if (g.device.id == device || g.device.name == device) d = &g.device;
+    if (!d || d->peak_tflops <= 0) return;
+    const double b = pt.samples, s = m.seq_length, h = m.hidden_size, f = m.ffn_hidden_size;
+    const double kv_dim = h * m.num_kv_heads / m.num_attention_heads;
+    const double gemm_flops = 2 * b * s * h * (h + 2 * kv_dim) + 2 * b * s * h * h + 2 * b * s * h * f * (m.gated_mlp ? 3.0 : 2.0);
+    const double least_s = gemm_flops / pt.tp / (d->peak_tflops * 1e12);
+    const auto g3 = [](double x) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.3g", x);
+        return std::string(buf);
+    };
+    const auto check = [&](const char* key, double t, double factor) {
+        if (t >= factor * least_s) return;
+        problems.add(p.path_of(key), show(Json(t)) + " s is faster than the device can compute: one layer's matrix products for " + std::to_string(pt.samples) +
+                                         (pt.samples == 1 ? " sample" : " samples") + " at tp " + std::to_string(pt.tp) + " take at least " +
+                                         g3(factor * least_s) + " s at " + device + "'s peak of " + g3(d->peak_tflops) +
+                                         " TFLOP/s; expected a measured time");
+    };
+    check("layer_forward_s", pt.layer_forward_s, 1);
+    check("layer_backward_s", pt.layer_backward_s, 2);
+}
+}  // namespace
+
+Profile parse_profile(const Json& j, const std::string& path, const Cluster& cluster, Problems& problems, const ModelSpec* model) {
     Profile prof;
     if (j.is_string()) {
         // A profile preset (presets/profiles/<id>.json).
@@ -45,7 +76,7 @@ Profile parse_profile(const Json& j, const std::string& path, const Cluster& clu
             problems.add(path, show(j) + " is not a profile preset; expected an inline profile object or one of: " + (ids.empty() ? "(none)" : ids));
             return prof;
         }
-        return parse_profile(*preset, path, cluster, problems);
+        return parse_profile(*preset, path, cluster, problems, model);
     }
     if (!j.is_object()) {
         problems.add(path, show(j) + " is not an object; expected a measured profile (docs/formats.md, Profile) or a profile preset id");
@@ -98,6 +129,8 @@ Profile parse_profile(const Json& j, const std::string& path, const Cluster& clu
                 points = nullptr;
             }
         }
+        if (points && points->empty() && !dp.optimizer_s_per_billion_params && !dp.intra_node_bw_GBps && !dp.inter_node_bw_GBps)
+            problems.add(d.path_of("points"), "is empty; a device profile needs points, optimizer_s_per_billion_params or a measured bandwidth");
         if (!points && !dp.optimizer_s_per_billion_params && !dp.intra_node_bw_GBps && !dp.inter_node_bw_GBps && d.get("points") == nullptr)
             problems.add(d.path_of("points"), "is missing; a device profile needs points, optimizer_s_per_billion_params or a measured bandwidth");
         if (points) {
@@ -125,6 +158,7 @@ Profile parse_profile(const Json& j, const std::string& path, const Cluster& clu
                 pt.samples = static_cast<int>(*samples);
                 pt.layer_forward_s = *lf;
                 pt.layer_backward_s = *lb;
+                if (model) check_point(*model, cluster, dp.device, pt, p, problems);
                 if (!seen.insert({pt.tp, pt.samples}).second) {
                     problems.add(ppath, "repeats tp " + std::to_string(pt.tp) + " and samples " + std::to_string(pt.samples) + "; expected one point per (tp, samples)");
                     continue;

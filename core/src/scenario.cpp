@@ -293,7 +293,7 @@ Scenario parse_scenario(const Json& j) {
     } else {
         problems.add("scenario.training", "is missing; expected an object with at least global_batch_size");
     }
-    if (const Json* p = r.get("profile")) sc.profile = parse_profile(*p, "scenario.profile", sc.cluster, problems);
+    if (const Json* p = r.get("profile")) sc.profile = parse_profile(*p, "scenario.profile", sc.cluster, problems, problems.empty() ? &sc.model : nullptr);
     problems.throw_if_any();
     return sc;
 }

@@ -79,7 +79,9 @@ case("single-quoted strings", d(S).replace('"', "'"), SP, "scenario", "not valid
 case("unquoted key", d(S).replace('"model"', "model"), SP, "scenario", "not valid JSON")
 case("trailing comma in object", d(S)[:-1] + ",}", SP, "scenario", "not valid JSON")
 case("trailing comma in array", d(cluster(groups=[GROUP]))[:-3] + ",]}}", SP, "scenario.cluster.groups", "not valid JSON")
-case("truncated document", d(S)[:25], SP, "scenario", "not valid JSON")
+case("truncated document", d(S)[:25], SP, "scenario", "the document ends early")
+case("truncated inside an array", '{"model": ["a"', SP, "scenario.model", "the document ends early")
+case("trailing value", d(S) + " 2", SP, "scenario", "nothing may follow it")
 case("raw control character in a string", d(S)[:-1] + ', "name": "a\tb"}', SP, "scenario.name", "not valid JSON")
 case("nesting 65 deep", d(S)[:-1] + ', "notes": ' + "[" * 65 + "]" * 65 + "}", SP, "scenario.notes", "nesting deeper than 64")
 case("nesting 20000 deep", "[" * 20000, SP, "scenario", "nesting deeper than 64")
@@ -105,6 +107,11 @@ case("sequence_parallel is a string", d(training(sequence_parallel="yes")), SP, 
 case("scenario name is a number", d(with_(S, name=5)), SP, "scenario.name", "expected a string")
 case("scenario notes is an array", d(with_(S, notes=[{}] * 3)), SP, "scenario.notes", "expected a string")
 case("profile is a number", d(with_(S, profile=3)), SP, "scenario.profile")
+case("profile layer faster than the device's peak", d(with_(S, profile={"devices": [{"device": "a100-sxm4-80gb", "points": [
+    {"tp": 1, "samples": 2, "layer_forward_s": 1e-9, "layer_backward_s": 1}]}]})), SP,
+    "scenario.profile.devices[0].points[0].layer_forward_s", "faster than the device can compute")
+case("profile with no points and nothing else", d(with_(S, profile={"devices": [{"device": "a100-sxm4-80gb", "points": []}]})), SP,
+    "scenario.profile.devices[0].points", "is empty")
 case("heads do not divide hidden_size", d(model(num_attention_heads=7)), SP, "scenario.model.num_attention_heads", "does not divide hidden_size")
 case("kv heads do not divide heads", d(model(num_kv_heads=3)), SP, "scenario.model.num_kv_heads", "does not divide num_attention_heads")
 case("10001 layers", d(model(num_layers=10001)), SP, "scenario.model.num_layers", "out of range")

@@ -16,7 +16,9 @@ inline constexpr std::size_t max_profile_points = 4096;
 
 // Validates `j` strictly against docs/formats.md and reports every problem with its path. Device
 // names must be a device preset id or the id/name of a device in `cluster`.
-Profile parse_profile(const Json& j, const std::string& path, const Cluster& cluster, Problems& problems);
+// `model` (null when it is not valid) lets the points be checked against the cluster devices'
+// peak rates: a layer faster than its matrix products at peak is refused.
+Profile parse_profile(const Json& j, const std::string& path, const Cluster& cluster, Problems& problems, const ModelSpec* model = nullptr);
 Json to_json(const Profile& p);
 
 // Where a number came from. Ordered from least to most measured.
