@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -96,6 +98,9 @@ const std::string& option_value(const std::vector<std::string>& args, std::size_
 }
 
 double parse_double(const std::string& s, const std::string& flag) {
+    // decimal only: std::stod also reads hex ("0x10"), inf and nan
+    static const std::regex decimal(R"([+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)");
+    if (s.size() > 64 || !std::regex_match(s, decimal)) throw Usage{flag + ": \"" + poseidon::printable(s, 60) + "\" is not a decimal number"};
     try {
         std::size_t n = 0;
         double v = std::stod(s, &n);
@@ -172,8 +177,10 @@ int cmd_plan(const std::vector<std::string>& args) {
     std::string scenario_path;
     bool json = false;
     poseidon::Json options = poseidon::Json::object();
+    std::set<std::string> given;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const auto& a = args[i];
+        if (a.size() > 2 && a.rfind("--", 0) == 0 && !given.insert(a).second) throw Usage{"plan: " + poseidon::printable(a, 60) + " given twice"};
         if (a == "--json")
             json = true;
         else if (a == "--exhaustive")
@@ -199,7 +206,7 @@ int cmd_plan(const std::vector<std::string>& args) {
         else if (a == "--threads")
             options["threads"] = parse_double(option_value(args, i), "--threads");
         else if (a == "--memory-cap")
-            options["memory_cap_gib"] = parse_double(option_value(args, i), "--memory-cap");
+            options["memory_cap_GiB"] = parse_double(option_value(args, i), "--memory-cap");
         else if (a.size() > 1 && a[0] == '-')
             throw Usage{"plan: unknown option \"" + poseidon::printable(a, 60) + "\""};
         else if (scenario_path.empty())
@@ -216,15 +223,25 @@ int cmd_plan(const std::vector<std::string>& args) {
     } else {
         if (!result.plans.empty()) {
             std::cout << "best plan\n" << poseidon::to_text(sc, result.plans.front()) << "\n";
-            for (std::size_t k = 1; k < result.plans.size(); ++k)
-                std::printf("#%zu  %.4f s  %.0f tokens/s  MFU %.1f %%\n", k + 1, result.plans[k].iteration_time_s, result.plans[k].tokens_per_s, 100 * result.plans[k].mfu);
+            // with a batch tolerance the plans train different batches: ranked by tokens/s, and each shows its batch
+            const bool batches = sc.training.global_batch_tolerance > 0;
+            for (std::size_t k = 1; k < result.plans.size(); ++k) {
+                const auto& p = result.plans[k];
+                std::printf("#%zu  %.4f s  %.0f tokens/s  MFU %.1f %%", k + 1, p.iteration_time_s, p.tokens_per_s, 100 * p.mfu);
+                if (batches) std::printf("  batch %lld", static_cast<long long>(p.plan.micro_batch_size * p.plan.num_micro_batches));
+                std::printf("\n");
+            }
         }
         for (const auto& b : result.baselines) {
-            if (b.estimate)
-                std::printf("baseline %-18s %.4f s (best plan is %.2fx faster)\n", b.name.c_str(), b.estimate->iteration_time_s,
-                            result.plans.empty() ? 0.0 : b.estimate->iteration_time_s / result.plans.front().iteration_time_s);
-            else
+            if (b.estimate) {
+                std::printf("baseline %-18s %.4f s  %.0f tokens/s", b.name.c_str(), b.estimate->iteration_time_s, b.estimate->tokens_per_s);
+                if (const auto x = poseidon::baseline_speedup(sc, result, b)) std::printf(" (best plan is %.2fx faster)", *x);
+                std::printf("\n");
+            } else if (b.reason.rfind("not computed", 0) == 0) {
+                std::printf("baseline %-18s %s\n", b.name.c_str(), b.reason.c_str());
+            } else {
                 std::printf("baseline %-18s no feasible plan: %s\n", b.name.c_str(), b.reason.c_str());
+            }
         }
         const auto& st = result.stats;
         std::printf("search: %lld evaluated, %lld pruned, %.3f s, %d thread%s%s\n", static_cast<long long>(st.evaluated),
@@ -271,6 +288,11 @@ int cmd_calibrate(const std::vector<std::string>& args) {
     }
     if (scenario_path.empty() || runs_path.empty() || out_path.empty()) throw Usage{"calibrate: needs SCENARIO.json, --runs RUNS.json and --out CALIBRATED.json"};
     if (out_path == "-") throw Usage{"calibrate: --out needs a file name (standard output carries the report)"};
+    for (const auto& [input, what] : {std::pair{scenario_path, "the scenario"}, std::pair{runs_path, "the runs file"}}) {
+        std::error_code ec;
+        if (out_path == input || std::filesystem::equivalent(out_path, input, ec))
+            throw Usage{"calibrate: --out \"" + poseidon::printable(out_path, 200) + "\" is " + what + "; expected a new file name (the calibrated scenario would overwrite it)"};
+    }
     check_stdin_once({scenario_path, runs_path});
     const poseidon::Json scenario_json = poseidon::parse_json(read_file(scenario_path, "scenario"), "scenario");
     auto sc = poseidon::parse_scenario(scenario_json);
@@ -315,6 +337,7 @@ int main(int argc, char** argv) {
         if (verb == "presets") return cmd_presets(rest);
         if (verb == "calibrate") return cmd_calibrate(rest);
         if (verb == "version" || verb == "--version") {
+            if (!rest.empty()) throw Usage{"version: unexpected argument \"" + poseidon::printable(rest.front(), 60) + "\""};
             std::cout << "poseidon " << poseidon::version() << "\n";
             return 0;
         }

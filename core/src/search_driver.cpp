@@ -106,9 +106,9 @@ std::vector<Driver::Slot> Driver::plan_slots(bool first, bool& retain) {
         walk_max = std::max(walk_max, walk);
         slots.push_back(std::move(s));
     }
-    const std::string cap = gib(sh.cap_bytes) + " (--memory-cap, options.memory_cap_gib)";
+    const std::string cap = gib(sh.cap_bytes) + " (--memory-cap, options.memory_cap_GiB)";
     if (!over.empty() && slots.empty())
-        throw InputError("options.memory_cap_gib", "the search needs at least " + gib(least_over) +
+        throw InputError("options.memory_cap_GiB", "the search needs at least " + gib(least_over) +
                                                        " for the cost tables of any micro-batch size, over the memory cap of " + cap +
                                                        "; raise the cap, or plan fewer layers or groups");
     skipped_ = skipped_ || !over.empty();

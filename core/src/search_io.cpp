@@ -10,7 +10,7 @@ SearchOptions parse_search_options(const Json& j) {
     SearchOptions o;
     ObjectReader r(j, "options", problems);
     if (r.ok()) {
-        r.reject_unknown({"top", "exhaustive", "time_limit_s", "baselines", "tp_per_stage", "threads", "memory_cap_gib", "schedule", "node_counts",
+        r.reject_unknown({"top", "exhaustive", "time_limit_s", "baselines", "tp_per_stage", "threads", "memory_cap_GiB", "memory_cap_gib", "schedule", "node_counts",
                           "group_blocks", "split_nodes", "empty_stages", "mixed_stages", "shard_index", "shard_count", "prune_above_s"});
         if (auto v = r.integer("top", false, 1, 100)) o.top_k = static_cast<int>(*v);
         if (auto v = r.boolean("exhaustive", false)) o.exhaustive = *v;
@@ -18,7 +18,11 @@ SearchOptions parse_search_options(const Json& j) {
         if (auto v = r.number("time_limit_s", false, 0, false, 86400)) o.time_limit_s = *v;
         if (auto v = r.boolean("baselines", false)) o.baselines = *v;
         if (auto v = r.integer("threads", false, 0, 256)) o.threads = static_cast<int>(*v);
-        if (auto v = r.number("memory_cap_gib", false, 0, false, 1e6)) o.memory_cap_gib = *v;
+        // memory_cap_GiB, with the unit as every other key spells it; memory_cap_gib is its first spelling, still read
+        if (r.has("memory_cap_GiB") && r.has("memory_cap_gib"))
+            problems.add(r.path_of("memory_cap_gib"), "is given with options.memory_cap_GiB, its other spelling; give one");
+        else if (auto v = r.number(r.has("memory_cap_gib") ? "memory_cap_gib" : "memory_cap_GiB", false, 0, false, 1e6))
+            o.memory_cap_gib = *v;
         if (auto v = r.choice("schedule", false, {"any", "1f1b", "interleaved-1f1b"})) o.schedule = *v;
         if (auto v = r.choice("node_counts", false, {"halving", "all"})) o.node_counts = *v;
         if (auto v = r.integer("group_blocks", false, 1, 4)) o.group_blocks = static_cast<int>(*v);
@@ -60,6 +64,13 @@ Json stats_json(const SearchStats& s) {
 }
 }  // namespace
 
+std::optional<double> baseline_speedup(const Scenario& sc, const SearchResult& r, const Baseline& b) {
+    if (r.plans.empty() || !b.estimate) return std::nullopt;
+    const Estimate& best = r.plans.front();
+    if (sc.training.global_batch_tolerance <= 0) return b.estimate->iteration_time_s / best.iteration_time_s;
+    return best.samples_per_s / b.estimate->samples_per_s;
+}
+
 Json to_json(const Scenario& sc, const SearchResult& r) {
     Json plans = Json::array();
     for (std::size_t k = 0; k < r.plans.size(); ++k) {
@@ -69,15 +80,13 @@ Json to_json(const Scenario& sc, const SearchResult& r) {
         plans.back()["global_batch_size"] = r.plans[k].plan.micro_batch_size * r.plans[k].plan.num_micro_batches;
     }
     Json baselines = Json::array();
-    const double best = r.plans.empty() ? 0.0 : r.plans.front().iteration_time_s;
-    const bool exact = sc.training.global_batch_tolerance <= 0;
     for (const auto& b : r.baselines) {
         Json j;
         if (b.estimate) {
             j = to_json(sc, *b.estimate, false);
-            // their time over the best plan's; with a batch tolerance, per sample (the batches differ)
-            const double speedup = exact ? b.estimate->iteration_time_s / best : r.plans.front().samples_per_s / b.estimate->samples_per_s;
-            j["speedup"] = best > 0 ? Json(round_output(speedup)) : Json(nullptr);
+            j["global_batch_size"] = b.estimate->plan.micro_batch_size * b.estimate->plan.num_micro_batches;
+            const auto speedup = baseline_speedup(sc, r, b);
+            j["speedup"] = speedup ? Json(round_output(*speedup)) : Json(nullptr);
         } else {
             j = Json::object();
             j["iteration_time_s"] = nullptr;

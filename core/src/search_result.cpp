@@ -35,11 +35,17 @@ int search_threads(const SearchOptions& options) {
 
 namespace detail {
 
+namespace {
+// the timeline's JSON takes about 5 us an event: at most a tenth of the time limit
+std::int64_t timeline_cap(const SearchOptions& options) {
+    return static_cast<std::int64_t>(std::min(static_cast<double>(search_max_timeline_events), 2e4 * options.time_limit_s));
+}
+}  // namespace
+
 void list_found(const Scenario& sc, const std::vector<Found>& found, const SearchOptions& options, Clock::time_point t0, SearchResult& res) {
     std::int64_t stages = 0;
     bool big_noted = false;
-    // the timeline's JSON takes about 5 us an event: at most a tenth of the time limit
-    const auto timeline_cap = static_cast<std::int64_t>(std::min(static_cast<double>(search_max_timeline_events), 2e4 * options.time_limit_s));
+    const std::int64_t timeline_cap = detail::timeline_cap(options);
     for (std::size_t k = 0; k < found.size(); ++k) {
         const auto S = static_cast<std::int64_t>(found[k].plan.stages.size());
         if (k > 0 && stages + S > search_max_listed_stages) {
@@ -98,6 +104,58 @@ void add_baselines(const Scenario& sc, const SearchOptions& options, Clock::time
     res.baselines = compute_baselines(sc, left > 0.005 ? left : 0.0);
 }
 
+// A search the limit stopped may list plans slower than the baselines beside them: a baseline
+// plan ranks among the plans then (docs/search.md, "Results"), so that no plan shown as a
+// baseline beats the best one, and a stopped search that found none still gives a plan.
+void adopt_baselines(const Scenario& sc, const SearchOptions& options, SearchResult& res) {
+    if (res.stats.complete) return;
+    const double B = static_cast<double>(sc.training.global_batch_size);
+    const auto key = [B](const Estimate& e) {  // the search's ranking key: seconds per global_batch_size samples
+        return e.iteration_time_s * B / static_cast<double>(e.plan.micro_batch_size * e.plan.num_micro_batches);
+    };
+    const auto k_max = static_cast<std::size_t>(std::max(options.top_k, 1));
+    for (const Baseline& b : res.baselines) {
+        if (!b.estimate || !b.estimate->feasible) continue;
+        const Estimate& e = *b.estimate;
+        if (options.schedule != "any" && e.plan.schedule != options.schedule) continue;
+        if (std::any_of(res.plans.begin(), res.plans.end(), [&](const Estimate& p) { return p.plan == e.plan; })) continue;
+        std::size_t at = 0;
+        while (at < res.plans.size() && key(res.plans[at]) <= key(e)) ++at;
+        if (at >= k_max) continue;
+        bool detailed = false;
+        Estimate listed = e;
+        if (at == 0) {  // the best plan carries the breakdown and the timeline
+            const auto cells = static_cast<std::int64_t>(e.plan.stages.size()) * e.plan.num_micro_batches;
+            if (cells <= search_max_detailed_cells) {
+                listed = estimate(sc, e.plan, true);
+                detailed = true;
+            }
+            res.timeline = detailed && static_cast<std::int64_t>(listed.dag.timeline.size()) <= timeline_cap(options);
+            if (!res.timeline) std::vector<TimelineEvent>().swap(listed.dag.timeline);
+            if (!res.plans.empty()) std::vector<TimelineEvent>().swap(res.plans.front().dag.timeline);
+        }
+        res.plans.insert(res.plans.begin() + static_cast<std::ptrdiff_t>(at), std::move(listed));
+        res.detailed.insert(res.detailed.begin() + static_cast<std::ptrdiff_t>(at), detailed);
+        res.scores.insert(res.scores.begin() + static_cast<std::ptrdiff_t>(at), e.iteration_time_s);
+        if (res.plans.size() > k_max) {
+            res.plans.pop_back();
+            res.detailed.pop_back();
+            res.scores.pop_back();
+        }
+        res.stats.notes.push_back("plan " + std::to_string(at + 1) + " is the " + b.name + " baseline: the search stopped (" +
+                                  (res.stats.stopped_by.empty() ? std::string("memory cap") : res.stats.stopped_by) +
+                                  ") before it reached a plan as fast");
+    }
+}
+
+// A search restricted to interleaving that found nothing: the constraints that remove the plans
+// are the schedule's, not the counts' (a plan of one stage or one micro-batch is counted nowhere).
+void explain_empty(const Scenario& sc, const SearchOptions& options, SearchResult& res) {
+    if (!res.plans.empty() || options.schedule != "interleaved-1f1b") return;
+    res.stats.notes.push_back("interleaved 1F1B (--schedule interleaved-1f1b) needs at least 2 stages, a micro-batch count that is a multiple of the stage count, and " +
+                              std::to_string(sc.model.num_layers) + " layers split into V >= 2 equal chunks per stage; plain 1F1B (--schedule any) has no such limits");
+}
+
 }  // namespace detail
 
 SearchResult search(const Scenario& sc, const SearchOptions& options) {
@@ -108,6 +166,8 @@ SearchResult search(const Scenario& sc, const SearchOptions& options) {
     // The result: each listed plan re-estimated (the first with its timeline), within the caps.
     detail::list_found(sc, run.found, options, run.t0, res);
     detail::add_baselines(sc, options, run.t0, run.soft_deadline_s, res);
+    detail::adopt_baselines(sc, options, res);
+    detail::explain_empty(sc, options, res);
     res.stats.elapsed_s = detail::seconds_since(run.t0);
     return res;
 }

@@ -129,6 +129,8 @@ SearchResult merge_shards(const Scenario& sc, const std::vector<ShardResult>& sh
     detail::list_found(sc, found, options, t0, res);
     const double L = options.time_limit_s;
     detail::add_baselines(sc, options, t0, L - std::min(0.15 * L, 1.0), res);
+    detail::adopt_baselines(sc, options, res);
+    detail::explain_empty(sc, options, res);
     st.elapsed_s = slowest_s + detail::seconds_since(t0);
     return res;
 }

@@ -202,9 +202,12 @@ int files(const std::string& bin, const fs::path& work) {
         {"extra argument", {bin, "estimate", s, s, "--plan", p}, "/dev/null", "", "unexpected argument"},
         {"unknown command", {bin, "estimat", s}, "/dev/null", "", "unknown command"},
         {"no command", {bin}, "/dev/null", "", "usage"},
-        {"--top not a number", {bin, "plan", s, "--top", "three"}, "/dev/null", "", "not a finite number"},
-        {"--time-limit nan", {bin, "plan", s, "--time-limit", "nan"}, "/dev/null", "", "not a finite number"},
-        {"--time-limit inf", {bin, "plan", s, "--time-limit", "inf"}, "/dev/null", "", "not a finite number"},
+        {"--top not a number", {bin, "plan", s, "--top", "three"}, "/dev/null", "", "not a decimal number"},
+        {"--time-limit nan", {bin, "plan", s, "--time-limit", "nan"}, "/dev/null", "", "not a decimal number"},
+        {"--time-limit inf", {bin, "plan", s, "--time-limit", "inf"}, "/dev/null", "", "not a decimal number"},
+        {"--time-limit in hex", {bin, "plan", s, "--time-limit", "0x10"}, "/dev/null", "", "not a decimal number"},
+        {"--top twice", {bin, "plan", s, "--top", "3", "--top", "4"}, "/dev/null", "", "--top given twice"},
+        {"version with an argument", {bin, "version", "extra"}, "/dev/null", "", "unexpected argument"},
         {"--time-limit without a value", {bin, "plan", s, "--time-limit"}, "/dev/null", "", "needs a value"},
         {"--top out of range", {bin, "plan", s, "--top", "0"}, "/dev/null", "options.top", "out of range"},
         {"--top not an integer", {bin, "plan", s, "--top", "2.5"}, "/dev/null", "options.top", "not an integer"},
@@ -232,6 +235,8 @@ int files(const std::string& bin, const fs::path& work) {
         {"calibrate runs is a directory", {bin, "calibrate", s, "--runs", work.string(), "--out", out}, "/dev/null", "runs", "is a directory"},
         {"calibrate a bad time", {bin, "calibrate", s, "--runs", bad_runs, "--out", out}, "/dev/null", "runs.runs[0].iteration_time_s", "out of range"},
         {"calibrate into a directory", {bin, "calibrate", s, "--runs", runs, "--out", work.string()}, "/dev/null", "out", "cannot write file"},
+        {"calibrate over its runs", {bin, "calibrate", s, "--runs", runs, "--out", runs}, "/dev/null", "", "is the runs file"},
+        {"calibrate over its scenario", {bin, "calibrate", s, "--runs", runs, "--out", (work / "." / fs::path(s).filename()).string()}, "/dev/null", "", "is the scenario"},
     };
     for (const auto& c : calibrate_cases) check_refusal(c.name, run(c.argv, c.stdin_path), c.path_sub, c.msg_sub);
     std::cout << cases.size() + calibrate_cases.size() + 7 << " file and argument cases, " << failures << " failures\n";

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <string>
 
+#include "../../core/src/search_driver.hpp"
+#include "poseidon/estimate.hpp"
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"
 #include "search_random.hpp"
@@ -74,6 +76,77 @@ TEST_CASE("a complete search without plans says that none exists", "[search][tim
     CHECK(to_json(sc, r)["stats"]["stopped_by"].is_null());
 }
 
+TEST_CASE("a stopped search lists a baseline that beats its plans, at its rank, and a complete one never", "[search][time][baselines]") {
+    const Scenario sc = parse_scenario_text(kDemo);
+    SearchOptions o = quiet(3);
+    o.baselines = true;
+    const SearchResult full = search(sc, o);
+    REQUIRE(full.plans.size() == 3);
+    REQUIRE(full.stats.complete);
+    // A result as a stopped search leaves it: its plans are the complete search's 2nd and 3rd,
+    // and a baseline is the complete search's best plan.
+    SearchResult r;
+    r.stats.complete = false;
+    r.stats.stopped_by = "time limit";
+    for (std::size_t k : {1, 2}) {
+        r.plans.push_back(full.plans[k]);
+        r.detailed.push_back(true);
+        r.scores.push_back(full.scores[k]);
+    }
+    Baseline b;
+    b.name = "megatron-uniform";
+    b.estimate = estimate(sc, full.plans[0].plan, false);
+    r.baselines = {b, Baseline{"metis-heuristic", "", std::nullopt, "no feasible plan"}};
+    SearchResult complete = r;
+    complete.stats.complete = true;
+    detail::adopt_baselines(sc, o, complete);
+    CHECK(complete.plans.size() == 2);  // a complete search has proven its plans: nothing adopted
+    detail::adopt_baselines(sc, o, r);
+    REQUIRE(r.plans.size() == 3);
+    CHECK(r.plans[0].plan == full.plans[0].plan);
+    CHECK(r.plans[1].plan == full.plans[1].plan);
+    CHECK(r.scores == full.scores);
+    CHECK(r.detailed[0]);
+    CHECK(r.timeline);
+    CHECK(r.plans[0].dag.timeline.size() == full.plans[0].dag.timeline.size());  // re-estimated in detail, as the best plan is listed
+    REQUIRE(r.stats.notes.size() == 1);
+    CHECK(r.stats.notes[0] == "plan 1 is the megatron-uniform baseline: the search stopped (time limit) before it reached a plan as fast");
+    detail::adopt_baselines(sc, o, r);  // listed once
+    CHECK(r.plans.size() == 3);
+    // the top K stays K: a baseline slower than the K-th is not listed, one faster pushes the last out
+    SearchResult two = r;
+    two.plans.resize(2), two.detailed.resize(2), two.scores.resize(2), two.stats.notes.clear();
+    SearchOptions k2 = o;
+    k2.top_k = 2;
+    two.baselines = {Baseline{"slow", "", full.plans[2], ""}};
+    detail::adopt_baselines(sc, k2, two);
+    CHECK(two.plans.size() == 2);
+    CHECK(two.stats.notes.empty());
+    // a search restricted to another schedule does not adopt the baseline
+    SearchResult none;
+    none.stats.complete = false;
+    none.baselines = {b};
+    SearchOptions other = o;
+    other.schedule = b.estimate->plan.schedule == "1f1b" ? "interleaved-1f1b" : "1f1b";
+    detail::adopt_baselines(sc, other, none);
+    CHECK(none.plans.empty());
+    detail::adopt_baselines(sc, o, none);  // with no plan found, the baseline is the plan
+    CHECK(none.plans.size() == 1);
+}
+
+TEST_CASE("a search restricted to interleaving that finds nothing says why", "[search][schedule]") {
+    const Scenario sc = parse_scenario_text(R"({"model":"tiny-8l","training":{"global_batch_size":1},"cluster":"dgx-a100-1"})");
+    SearchOptions o = quiet(3);
+    o.schedule = "interleaved-1f1b";
+    const SearchResult r = search(sc, o);
+    CHECK(r.plans.empty());
+    CHECK(r.stats.complete);
+    REQUIRE_FALSE(r.stats.notes.empty());
+    CHECK(r.stats.notes.back().find("needs at least 2 stages, a micro-batch count that is a multiple of the stage count") != std::string::npos);
+    o.schedule = "any";
+    CHECK_FALSE(search(sc, o).plans.empty());
+}
+
 TEST_CASE("a very large input stays within its time limit and memory cap", "[search][time][memory]") {
     const Scenario sc = huge();
     SearchOptions o = quiet(3, false, 2);
@@ -125,11 +198,20 @@ TEST_CASE("the memory cap refuses a search it cannot hold, before allocating", "
         FAIL("no refusal");
     } catch (const InputError& e) {
         REQUIRE_FALSE(e.problems().empty());
-        CHECK(e.problems().front().path == "options.memory_cap_gib");
+        CHECK(e.problems().front().path == "options.memory_cap_GiB");
         CHECK(e.problems().front().message.find("memory cap") != std::string::npos);
     }
     CHECK(parse_search_options(Json::parse(R"({"memory_cap_gib": 0.5})")).memory_cap_gib == 0.5);
     CHECK_THROWS_AS(parse_search_options(Json::parse(R"({"memory_cap_gib": 0})")), InputError);
+    // the unit spelled as in every other key; the first spelling is still read, not both at once
+    CHECK(parse_search_options(Json::parse(R"({"memory_cap_GiB": 0.25})")).memory_cap_gib == 0.25);
+    try {
+        parse_search_options(Json::parse(R"({"memory_cap_GiB": 1, "memory_cap_gib": 1})"));
+        FAIL("both spellings accepted");
+    } catch (const InputError& e) {
+        CHECK(e.problems().front().path == "options.memory_cap_gib");
+        CHECK(e.problems().front().message.find("memory_cap_GiB") != std::string::npos);
+    }
 }
 
 TEST_CASE("under the memory cap sizes are skipped or built one at a time with the same plans", "[search][memory]") {

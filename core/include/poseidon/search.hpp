@@ -144,6 +144,9 @@ SearchOptions parse_search_options(const Json& j);
 int search_threads(const SearchOptions& options);
 SearchResult search(const Scenario& sc, const SearchOptions& options);
 Json to_json(const Scenario& sc, const SearchResult& r);
+// How many times faster the best plan trains than baseline `b`: time over the best plan's, per
+// sample with a batch tolerance (the batches differ); empty without a plan or a baseline plan.
+std::optional<double> baseline_speedup(const Scenario& sc, const SearchResult& r, const Baseline& b);
 
 // Slices of the search (docs/search.md, "Shards"). search_shard runs the slice options names
 // (shard_count >= 1; no baselines). merge_shards: the top K of all slices by ranked_before (equal
