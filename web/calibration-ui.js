@@ -1,6 +1,6 @@
 // The "Calibrate with my measurements" box (docs/calibration.md).
 import { h, clear, $, fmt, fmtTime } from './dom.js';
-import { CALIBRATION_KEYS, STACK_CALIBRATION_KEYS, MAX_RUNS_BYTES, RunsInputError, checkRunsText, calibrationFromScenario, fittedValues, signedPercent } from './calibration.js';
+import { CALIBRATION_KEYS, STACK_CALIBRATION_KEYS, MAX_RUNS_BYTES, RunsInputError, checkRunsText, calibrationFromScenario, fittedValues, runsProblemText, signedPercent } from './calibration.js';
 import { byId, deviceOf, isEmpty, scenario, state } from './state.js';
 import { call, restartWorker } from './engine.js';
 import { onInputChanged } from './forms.js';
@@ -46,9 +46,16 @@ export function showCalibrationError(error) {
   const inRuns = (p) => p.path === 'runs' || p.path.startsWith('runs.') || p.path.startsWith('runs[');
   const runs = problems.filter(inRuns);
   const others = problems.filter((p) => !inRuns(p));
-  if (runs.length) runsFieldError(runs.map((p) => { const rel = p.path.replace(/^runs\.?/, ''); return rel ? `${rel}: ${p.message}` : p.message; }).join('; '));
+  if (runs.length) runsFieldError(runs.map(runsProblemText).join('; '));
   if (others.length) { clearFieldErrors(); markFieldErrors(others); }
-  showError(`The calibration failed:\n${problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('\n')}`);
+  // the runs' problems as next to the field (runs[0].plan, not the core's runs.runs[0].plan)
+  showError(`The calibration failed:\n${problems.map((p) => (inRuns(p) ? runsSummaryText(p) : p.path ? `${p.path}: ${p.message}` : p.message)).join('\n')}`);
+}
+
+/** a runs problem in the error summary: "In the runs: runs[0].plan: …", or "The runs document …" */
+function runsSummaryText(p) {
+  const t = runsProblemText(p);
+  return /^The runs document/.test(t) ? t : `In the runs: ${t}`;
 }
 
 export let calibrating = false;

@@ -31,6 +31,23 @@ export function checkRunsText(text) {
   return t;
 }
 
+/**
+ * A problem calibrate found in the runs, as the page says it. The core's path starts with its
+ * argument's name, "runs", and the document's own key is "runs" too: "runs.runs[0].plan" is
+ * runs[0].plan inside RUNS.json, said so; "runs" alone is the document (not valid JSON, not an
+ * object), said as "The runs document …" rather than a bare "is not valid JSON"; so is a JSON
+ * syntax error, whatever value the parser stopped in.
+ */
+export function runsProblemText({ path, message }) {
+  const rel = String(path ?? '').replace(/^runs(?=$|[.[])\.?/, '');
+  const m = String(message ?? '');
+  // a syntax error is the text's, wherever the parser was (the core names the value it was in:
+  // "runs", "runs[0]"); its line and column say where
+  if (/^is not valid JSON\b/.test(m)) return `The runs document ${m}`;
+  if (rel) return `${rel}: ${m}`;
+  return /^is /.test(m) ? `The runs document ${m}` : `The runs document: ${m}`;
+}
+
 const isObj = (x) => x !== null && typeof x === 'object' && !Array.isArray(x);
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 

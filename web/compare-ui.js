@@ -40,7 +40,10 @@ export function renderCompare() {
   // is large too): it comes with the plan's timeline when the plan is selected, not fetched here
   const missing = [...new Set(pair)].filter((i) => !plans[i].breakdown).map((i) => `#${i + 1}`);
   box.append(h('div', { class: 'fields compare-pick' }, select('compare-a', 'plan A', plans, ia, 0), select('compare-b', 'plan B', plans, ib, 1)),
-    ...compareTables(compareRows(a, b, costOf(a), costOf(b)), comparePairs(a, b), ia, ib),
-    missing.length ? h('p', { class: 'muted note', 'data-testid': 'compare-missing' }, `The search did not break down the iteration of ${missing.join(' and ')} `
-      + '(a large pipeline): select it in the top plans to compute it; its bubble, sync and send rows stay empty until then.') : null);
+    ...compareTables(compareRows(a, b, costOf(a), costOf(b)), comparePairs(a, b), ia, ib));
+  // (Element.append writes a null as the text "null": the note only when there is one)
+  if (missing.length) {
+    box.append(h('p', { class: 'muted note', 'data-testid': 'compare-missing' }, `The search did not break down the iteration of ${missing.join(' and ')} `
+      + '(a large pipeline): select it in the top plans to compute it; its bubble, sync and send rows stay empty until then.'));
+  }
 }

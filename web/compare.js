@@ -1,7 +1,7 @@
 // Side-by-side comparison of two plans of the top list: the figures of each (speed, cost, memory,
 // shape) and their stages, with what differs marked and, for figures with a direction, which plan
 // is better. Pure functions (no DOM), tested in node; web/render/compare.js draws them.
-import { stageSummary } from './exports.js';
+import { scheduleLabel, stageSummary } from './exports.js';
 
 const peakShare = (est) => Math.max(0, ...(est?.stages || []).map((st) => (st.memory_capacity_GiB > 0 ? st.memory_GiB / st.memory_capacity_GiB : 0)));
 const perReplica = (st) => (Number.isFinite(st.samples_per_replica) ? String(st.samples_per_replica)
@@ -21,6 +21,7 @@ export const COMPARE_FIGURES = [
   ['days', 'days to train', (e, c) => c?.days ?? null, 'low', 'days'],
   ['total_usd', 'total cost', (e, c) => c?.totalUsd ?? null, 'low', 'usd'],
   ['stages', 'stages (PP)', (e) => (e.stages || []).length, null, 'int'],
+  ['schedule', 'schedule (model chunks per stage)', (e) => scheduleLabel(e), null, 'text'],
   ['tp_dp', 'TP × DP per stage', (e) => stageSummary(e).join(', '), null, 'text'],
   ['layers', 'layers per stage', (e) => (e.stages || []).map((s) => s.num_layers).join(' / '), null, 'text'],
   ['devices', 'devices per stage', (e) => (e.stages || []).map(devicesOf).join(' / '), null, 'text'],

@@ -129,11 +129,11 @@ export function idleReasons(est, cluster, result, trainingBatch) {
   const more = plans.map((p, i) => ({ p, i })).filter(({ p }) => p !== est && p.num_gpus > u.used);
   if (more.length) {
     const { p, i } = more[0];
-    reasons.push(`Plan #${i + 1} uses ${p.num_gpus} GPUs and is ${(100 * (p.iteration_time_s / est.iteration_time_s - 1)).toFixed(1)} % slower per iteration.`);
+    reasons.push(`Plan #${i + 1} uses ${p.num_gpus} GPU${p.num_gpus === 1 ? '' : 's'} and is ${(100 * (p.iteration_time_s / est.iteration_time_s - 1)).toFixed(1)} % slower per iteration.`);
   }
   for (const b of result?.baselines || []) {
     if (b.num_gpus > u.used && b.iteration_time_s > 0 && est.iteration_time_s > 0) {
-      reasons.push(`The ${b.name} baseline uses ${b.num_gpus} GPUs and takes ${(b.iteration_time_s / est.iteration_time_s).toFixed(2)}× as long per iteration.`);
+      reasons.push(`The ${b.name} baseline uses ${b.num_gpus} GPU${b.num_gpus === 1 ? '' : 's'} and takes ${(b.iteration_time_s / est.iteration_time_s).toFixed(2)}× as long per iteration.`);
     }
   }
   const inf = Object.entries(result?.stats?.infeasible || {}).filter(([, n]) => n > 0);

@@ -3,7 +3,7 @@ import { h, clear, $, fmt } from './dom.js';
 import { planJson, topPlansCsv, chromeTrace } from './exports.js';
 import { megatronArgs } from './megatron.js';
 import { timelineSvg, timelinePng } from './render/timeline.js';
-import { byId, isEmbed, presetModel, scenario, state } from './state.js';
+import { byId, deviceOf, isEmbed, presetModel, scenario, state } from './state.js';
 import { clearErrors, showError } from './errors.js';
 import { ensureTimeline, selectedEstimate } from './results.js';
 import { clusterOfResult, costOptions } from './cost-ui.js';
@@ -101,7 +101,7 @@ export function wireExports() {
     const cluster = clusterOfResult();
     const r = megatronArgs(selectedEstimate(), { model, training: sc.training }, {
       cluster, modelId: typeof sc.model === 'string' ? sc.model : state.modelPreset, tokens: costOptions().tokens, version: state.version,
-      stack: stackOf(sc.training) });
+      stack: stackOf(sc.training), deviceOf });
     const box = $('#megatron-box');
     const pre = $('#megatron');
     const notes = clear($('#megatron-notes'));

@@ -66,12 +66,22 @@ export function stageSummary(est) {
   });
 }
 
+/** model chunks per pipeline stage (virtual stages): 1 for plain 1F1B */
+export const virtualStages = (est) => (Number.isInteger(est?.plan?.virtual_stages) && est.plan.virtual_stages > 1 ? est.plan.virtual_stages : 1);
+
+/** the plan's pipeline schedule in words: "1F1B" or "interleaved 1F1B, V chunks per stage" */
+export function scheduleLabel(est) {
+  const v = virtualStages(est);
+  return v > 1 ? `interleaved 1F1B, ${v} chunks per stage` : '1F1B';
+}
+
 export function topPlansCsv(plans) {
   const head = ['rank', 'iteration_time_s', 'tokens_per_s', 'mfu', 'num_gpus', 'memory_fits', 'num_stages',
-    'micro_batch_size', 'num_micro_batches', 'tp_x_dp_per_stage', 'layers_per_stage', 'devices_per_stage'];
+    'micro_batch_size', 'num_micro_batches', 'tp_x_dp_per_stage', 'layers_per_stage', 'devices_per_stage', 'schedule', 'virtual_stages'];
   const rows = plans.map((p, i) => [i + 1, p.iteration_time_s, p.tokens_per_s, p.mfu, p.num_gpus, p.memory_fits,
     (p.stages || []).length, p.plan?.micro_batch_size, p.plan?.num_micro_batches, stageSummary(p).join(' '),
-    (p.stages || []).map((s) => s.num_layers).join(' '), (p.stages || []).map((s) => s.device).join(' ')]);
+    (p.stages || []).map((s) => s.num_layers).join(' '), (p.stages || []).map((s) => s.device).join(' '),
+    virtualStages(p) > 1 ? 'interleaved-1f1b' : '1f1b', virtualStages(p)]);
   return [head, ...rows].map((r) => r.map(csvCell).join(',')).join('\n') + '\n';
 }
 
@@ -119,7 +129,7 @@ export function chromeTrace(est, title = 'Poseidon plan') {
   const order = [...resources].sort(compareResources);
   for (const [stage, list] of [...byStage.entries()].sort((a, b) => a[0] - b[0])) {
     const st = stages[stage] || {};
-    const pname = `stage ${stage}: ${st.device ?? ''} ${st.num_layers ?? '?'} layers, ${st.gpus ?? '?'} GPUs`.replace(/\s+/g, ' ');
+    const pname = `stage ${stage}: ${st.device ?? ''} ${st.num_layers ?? '?'} layers, ${st.gpus ?? '?'} GPU${st.gpus === 1 ? '' : 's'}`.replace(/\s+/g, ' ');
     events.push({ ph: 'M', pid: stage, tid: 0, name: 'process_name', args: { name: pname } });
     events.push({ ph: 'M', pid: stage, tid: 0, name: 'process_sort_index', args: { sort_index: stage } });
     const byRes = new Map();

@@ -119,6 +119,44 @@ function overlapFlags(training, { tp, stack, notes, unsupported }) {
   return args;
 }
 
+/**
+ * What a device can run, from its data (docs/presets.md, "Devices"): the device JSON has no BF16 or
+ * architecture field, but TF32 (tf32_tflops above 0) exists on exactly the NVIDIA generations
+ * that have BF16 and that FlashAttention supports (Ampere, Ada, Hopper and newer); V100 (Volta),
+ * T4 and the other Turing cards have neither. So an NVIDIA device (vendor "NVIDIA", or no vendor:
+ * custom devices drop it) without tf32_tflops is taken as pre-Ampere: no BF16, no FlashAttention.
+ * AMD devices (vendor "AMD" or an Infinity Fabric link; MI250X has BF16 but no TF32) are left as
+ * they are. dev: the device object, or null when unknown (then nothing is assumed).
+ */
+export function deviceCaps(dev) {
+  if (!dev || typeof dev !== 'object') return { known: false, bf16: true, flashAttn: true };
+  const amd = /^amd$/i.test(String(dev.vendor ?? '')) || dev.intra_node_link === 'infinity_fabric';
+  const nvidia = !amd && (dev.vendor === undefined || dev.vendor === null || dev.vendor === '' || /^nvidia$/i.test(String(dev.vendor)));
+  const preAmpere = nvidia && !(Number(dev.tf32_tflops) > 0);
+  return { known: true, bf16: !preAmpere, flashAttn: !preAmpere };
+}
+
+/**
+ * The device objects of a plan's GPUs: each stage's (or replica's) cluster group's device, an
+ * object inline in the cluster or an id resolved by deviceOf(id); [{ref, dev}] by the estimate's
+ * device label.
+ */
+function planDevices(stages, cluster, deviceOf) {
+  const groups = cluster?.groups || [];
+  const out = new Map();
+  const add = (label, group) => {
+    const ref = Number.isInteger(group) ? groups[group]?.device : undefined;
+    let dev = ref && typeof ref === 'object' ? ref : null;
+    if (!dev && typeof deviceOf === 'function') dev = deviceOf(typeof ref === 'string' ? ref : label) ?? null;
+    if (!out.has(label) || (!out.get(label) && dev)) out.set(label, dev);
+  };
+  for (const st of stages) {
+    if (Array.isArray(st.replicas) && st.replicas.length) for (const r of st.replicas) add(String(r.device ?? st.device), r.group ?? st.group);
+    else add(String(st.device), st.group);
+  }
+  return [...out].map(([label, dev]) => ({ label, dev, caps: deviceCaps(dev) }));
+}
+
 /** GPUs per node and nodes for torchrun from the cluster groups the plan uses */
 function nodeCounts(est, cluster, world) {
   const groups = cluster?.groups || [];
@@ -133,9 +171,11 @@ function nodeCounts(est, cluster, world) {
 /**
  * {ok, text, args, notes, unsupported, evenSplit, world, nnodes, nproc}. ok is false only for a
  * plan without stages. scenario: {model (object), training}; options: cluster (object with
- * groups), modelId (preset id or name, for the rotary base), tokens (token budget: --train-iters).
+ * groups), modelId (preset id or name, for the rotary base), tokens (token budget: --train-iters),
+ * deviceOf (device id → device object: presets or custom devices; decides --bf16/--fp16 and
+ * --use-flash-attn, deviceCaps()).
  */
-export function megatronArgs(est, scenario, { cluster = null, modelId = null, tokens = null, version = '', stack = null } = {}) {
+export function megatronArgs(est, scenario, { cluster = null, modelId = null, tokens = null, version = '', stack = null, deviceOf = null } = {}) {
   const stages = est?.stages || [];
   const plan = est?.plan || {};
   if (!stages.length) return { ok: false, reasons: ['the plan has no stages'], unsupported: [], notes: [] };
@@ -168,7 +208,7 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
     notes.push(`Without that flag, the nearest even split is ${even.layers.join('/')} layers${even.flags.length ? ` (${even.flags.map((f) => f.join(' ')).join(' ')})` : ''}: replace the layout flag with ${even.flags.length ? 'those flags' : 'nothing'}; the plan's timing then changes (load it in the planner to see by how much).`);
   }
   if (split.kind === 'unexpressed') unsupported.push(`the layers are split ${layers.join('/')} with ${virtual} virtual stages, and not every stage's layers divide into ${virtual} equal chunks; write the layout for all virtual stages by hand (--pipeline-model-parallel-layout lists the stages of virtual rank 0, then 1, ...)`);
-  if (split.kind === 'layout' && virtual > 1) notes.push(`Interleaved schedule with uneven stages: the layout lists the ${pp} × ${virtual} virtual stages (virtual rank 0 of every stage, then 1, ...), each chunk a ${virtual}th of its stage's layers; Megatron-Core takes the virtual pipeline size from it (add --num-virtual-stages-per-pipeline-rank ${virtual} if your release asks for it).`);
+  if (split.kind === 'layout' && virtual > 1) notes.push(`Interleaved schedule with uneven stages: the layout lists the ${pp} × ${virtual} virtual stages (virtual rank 0 of every stage, then 1, ...), each chunk 1/${virtual} of its stage's layers; Megatron-Core takes the virtual pipeline size from it (add --num-virtual-stages-per-pipeline-rank ${virtual} if your release asks for it).`);
 
   const args = [];
   args.push(['--tensor-model-parallel-size', tp ?? need('TP', `the plan uses TP ${stages.map((s) => s.tp).join('/')} per stage; stock Megatron-LM needs one TP`)]);
@@ -202,14 +242,24 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
     unsupported.push('the model is not known here: add its shape flags (--num-layers, --hidden-size, ...)');
   }
   const precision = training.precision ?? 'bf16';
-  if (precision === 'bf16') args.push(['--bf16']);
+  const devs = planDevices(stages, cluster, deviceOf);
+  const noBf16 = devs.filter((d) => !d.caps.bf16).map((d) => d.label);
+  const noFlash = devs.filter((d) => !d.caps.flashAttn).map((d) => d.label);
+  const list = (xs) => xs.join(', ');
+  if (precision === 'bf16' && noBf16.length) {
+    args.push(['--fp16']);
+    notes.push(`--fp16, not --bf16: ${list(noBf16)} ${noBf16.length === 1 ? 'has' : 'have'} no BF16 (a pre-Ampere NVIDIA GPU: no TF32 in its device data, docs/presets.md), so the planner costed this bf16 plan as fp16 mixed precision there, and Megatron-LM's --bf16 would not run on it. FP16 training uses Megatron's dynamic loss scaling (its default with --fp16).`);
+  } else if (precision === 'bf16') args.push(['--bf16']);
   if (precision === 'fp16') args.push(['--fp16']);
   if (training.sequence_parallel && tp !== null && tp > 1) args.push(['--sequence-parallel']);
   if (training.distributed_optimizer) args.push(['--use-distributed-optimizer']);
   args.push(...overlapFlags(training, { tp, stack, notes, unsupported }));
   if (training.recompute === 'selective') args.push(['--recompute-activations']);
   if (training.recompute === 'full') args.push(['--recompute-granularity', 'full'], ['--recompute-method', 'uniform'], ['--recompute-num-layers', 1]);
-  if (training.flash_attention !== false) args.push(['--use-flash-attn']);
+  if (training.flash_attention !== false) {
+    if (noFlash.length) notes.push(`--use-flash-attn is left out: FlashAttention needs an Ampere or newer GPU, and ${list(noFlash)} ${noFlash.length === 1 ? 'is' : 'are'} older (no TF32 in its device data, docs/presets.md). Attention then materialises the s × s scores, which the plan (flash_attention on) did not count: check the memory, or plan with flash_attention off.`);
+    else args.push(['--use-flash-attn']);
+  }
   const seq = model?.seq_length;
   const gbs = plan.micro_batch_size * plan.num_micro_batches;
   if (tokens && seq && gbs) {
@@ -236,7 +286,7 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
     ['--master_addr', need('MASTER_ADDR', "set MASTER_ADDR to node 0's address")],
     ['--master_port', '"${MASTER_PORT:-6000}"'],
   ];
-  const head = [`# Megatron-LM launch for this plan (Poseidon${version ? ` ${version}` : ''}): ${world} GPUs = ${pp} pipeline stage${pp === 1 ? '' : 's'}`
+  const head = [`# Megatron-LM launch for this plan (Poseidon${version ? ` ${version}` : ''}): ${world} GPU${world === 1 ? '' : 's'} = ${pp} pipeline stage${pp === 1 ? '' : 's'}`
     + ` × ${tp === null ? 'TP per stage' : `TP ${tp}`} × ${dp === null ? 'DP per stage' : `DP ${dp}`}${devices.length ? ` on ${devices.join(' + ')}` : ''}.`];
   if (nodes && tp !== null && dp !== null) {
     // Megatron's rank order puts TP fastest, then DP, then PP: stage s holds ranks [s*tp*dp, (s+1)*tp*dp)

@@ -32,7 +32,7 @@ export function bestSummary(est, { partial = false, label = 'Best plan' } = {}) 
   el.append(
     h('strong', {}, `${label}: `),
     h('span', { class: 'tps', 'data-testid': 'best-tokens' }, `${fmtInt(est.tokens_per_s)} tokens/s`),
-    ' · iteration ', fmtTime(est.iteration_time_s), ' · ', abbr('MFU'), ` ${fmtPct(est.mfu)} · ${est.num_gpus} GPUs · ${stages.length} stage${stages.length === 1 ? '' : 's'}`,
+    ' · iteration ', fmtTime(est.iteration_time_s), ' · ', abbr('MFU'), ` ${fmtPct(est.mfu)} · ${est.num_gpus} GPU${est.num_gpus === 1 ? '' : 's'} · ${stages.length} stage${stages.length === 1 ? '' : 's'}`,
     (est.plan?.virtual_stages ?? 1) > 1 ? ` (interleaved 1F1B, ${est.plan.virtual_stages} chunks per stage)` : '',
     ` · micro-batch ${replicaMicroBatch(est)} per replica`,
     est.memory_fits === false ? ' · does not fit in memory' : '',
@@ -42,7 +42,7 @@ export function bestSummary(est, { partial = false, label = 'Best plan' } = {}) 
   el.append(h('span', { class: 'costline', 'data-testid': 'cost-summary' },
     o.tokens ? `${formatTokens(o.tokens)} tokens in ${fmt(c.days, 1)} days · ` : '',
     `${formatUsd(c.usdPer1M)} per 1M tokens`, o.tokens ? ` · ${formatUsd(c.totalUsd)} in all` : '',
-    ` (${fmtInt(c.gpus)} GPUs at ${formatUsd(c.usdPerHour)}/hour${c.missing.length ? `; no price for ${c.missing.join(', ')}` : ''})`));
+    ` (${fmtInt(c.gpus)} GPU${c.gpus === 1 ? '' : 's'} at ${formatUsd(c.usdPerHour)}/hour${c.missing.length ? `; no price for ${c.missing.join(', ')}` : ''})`));
   if (est.memory_fits === false && est.problems?.length) el.append(h('div', { class: 'muted' }, est.problems.join('; ')));
 }
 
@@ -151,7 +151,9 @@ export function renderCosts() {
   const r = state.result;
   const plans = r?.plans || [];
   if (r) {
-    bestSummary(plans[0] ?? null, { label: planLabel(r) });
+    // the summary follows the selected plan (docs/web.md: "the best or selected plan's" numbers)
+    const i = plans[state.selected] ? state.selected : 0;
+    bestSummary(plans[i] ?? null, { label: i > 0 ? `Selected plan #${i + 1}` : planLabel(r) });
     const top = clear($('#top-plans'));
     if (plans.length) {
       const opts = costOptions();
@@ -177,7 +179,7 @@ export function renderResult() {
   const adviceSec = $('#advice-sec');
   adviceSec.hidden = !(r && !plans.length && state.advice);
   clear($('#advice'));
-  if (!adviceSec.hidden) $('#advice').append(adviceView(state.advice, applyVariant));
+  if (!adviceSec.hidden) $('#advice').append(adviceView(state.advice, isEmbed ? null : applyVariant));
   const sel = selectedEstimate();
   const pending = fetchTimeline() || timelineRequests.has(`${state.selected}`);
   renderPlan(sel, { sources: Boolean(r?.profiled), pending });

@@ -20,6 +20,15 @@ export const MIN_SLICE_S = 0.02;
  */
 export const PROBE_S = 0.5;
 
+/**
+ * the core's range of options.time_limit_s (core/src/search_io.cpp: > 0 and <= 86400). A value
+ * outside it (0, -1, text the field could not read as a number) is not split: the slices' own
+ * limits would be computed from it (NaN goes to JSON as null) and the core would judge those, not
+ * what was typed; run whole, the core's message names the value typed.
+ */
+export const MAX_TIME_LIMIT_S = 86400;
+export const validTimeLimit = (v) => v === undefined || (typeof v === 'number' && Number.isFinite(v) && v > 0 && v <= MAX_TIME_LIMIT_S);
+
 export const sliceCount = (workers) => Math.max(1, Math.floor(workers) || 1) * SLICES_PER_WORKER;
 
 /** the k-th smallest key (Infinity while fewer than k): plans above it cannot enter the top k */
@@ -62,6 +71,8 @@ const better = (a, b) => !b || (a && a.tokens_per_s > b.tokens_per_s);
  */
 export function splitSearch({ pool, scenario, options, onProgress = null, tag = 'search', now = () => performance.now(), probeS = PROBE_S,
   runFirst = (msg, progress) => pool.run(msg, progress, tag) }) {
+  // a time limit the core refuses: one call with the options as given, so its message names the value
+  if (!validTimeLimit(options.time_limit_s)) return runFirst({ type: 'plan', scenario, options }, onProgress);
   const k = options.top ?? 3; // the core's default
   const limitS = options.time_limit_s ?? 10;
   const reserveS = Math.min(0.15 * limitS, 1); // the single search keeps as much for its result

@@ -63,6 +63,20 @@ test('an invalid field shows the core message next to the field and in the error
   }
   await page.fill('[data-path="model.hidden_size"]', '2304');
   await page.waitForFunction(() => document.querySelector('[data-testid=error]').hidden);
+  // the search time limit: a value the core refuses is sent as typed; the field shows the core's
+  // range message naming it, and no cut-short search says "No feasible plan"
+  if (searchWorks) {
+    for (const [typed, re] of [['0', /^0 is out of range; expected a finite number > 0/], ['-1', /^-1 is out of range/], ['abc', /^"abc" is a string; expected a finite number/]]) {
+      await page.fill('[data-path="options.time_limit_s"]', typed);
+      await page.click('[data-testid=run]');
+      await page.waitForFunction(() => /fix the inputs/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 30000 });
+      assert.match(await page.textContent('[data-error-for="options.time_limit_s"]'), re, typed);
+      assert.match(await page.textContent('[data-testid=error]'), /options\.time_limit_s/);
+      assert.doesNotMatch(await page.textContent('[data-testid=best-plan]'), /No feasible plan/);
+    }
+    await page.fill('[data-path="options.time_limit_s"]', '2');
+    await page.waitForFunction(() => document.querySelector('[data-testid=error]').hidden);
+  }
   await assertClean(page, problems);
 });
 

@@ -369,11 +369,15 @@ test('calibrate with my measurements: upload runs, see the fit, plan with it, sh
   await page.waitForFunction(() => document.querySelector('[data-error-for="runs"]').textContent.length > 0);
   assert.equal(await page.textContent('[data-error-for="runs"]'), `runs[0].iteration_time_s: ${core.message}`);
   assert.equal(await page.getAttribute('#runs-json', 'aria-invalid'), 'true');
-  assert.match(await page.textContent('[data-testid=error]'), /runs\.runs\[0\]\.iteration_time_s/);
+  // the summary names the same path inside the runs, not the core's doubled runs.runs[0]
+  assert.match(await page.textContent('[data-testid=error]'), /In the runs: runs\[0\]\.iteration_time_s: /);
+  assert.doesNotMatch(await page.textContent('[data-testid=error]'), /runs\.runs/);
   assert.equal(await page.inputValue('#runs-json'), bad);
   await page.fill('#runs-json', '{"runs": [');
   await page.click('[data-testid=calibrate]');
   await page.waitForFunction(() => /not valid JSON/.test(document.querySelector('[data-error-for="runs"]').textContent));
+  assert.match(await page.textContent('[data-error-for="runs"]'), /^The runs document is not valid JSON at line 1/);
+  assert.match(await page.textContent('[data-testid=error]'), /The calibration failed:\nThe runs document is not valid JSON/);
   await page.fill('#runs-json', '');
   await page.click('[data-testid=calibrate]');
   await page.waitForFunction(() => /empty/.test(document.querySelector('[data-error-for="runs"]').textContent));

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { loadModule } from './load-module.mjs';
-import { megatronArgs, gradReduceDtype, pipelineLayout } from '../../web/megatron.js';
+import { megatronArgs, gradReduceDtype, pipelineLayout, deviceCaps } from '../../web/megatron.js';
 
 const ENV = { NODE_RANK: '0', MASTER_ADDR: '10.0.0.1', DATA_PATH: '/data/corpus_text_document', TOKENIZER_MODEL: 'meta-llama/Meta-Llama-3-8B',
   VOCAB_FILE: '/data/vocab.json', MERGE_FILE: '/data/merges.txt', LR: '3e-4', TRAIN_ITERS: '1000', TP: '1', MICRO_BATCH: '1', NNODES: '1', NPROC_PER_NODE: '8' };
@@ -206,4 +206,58 @@ test('the gradient reduction dtype follows the core: the switch, else the stack 
   const model = { name: 'm', num_layers: 4, hidden_size: 256, num_attention_heads: 4, seq_length: 128 };
   const r = megatronArgs(est, { model, training: { precision: 'bf16' } }, { stack: { grad_fp32: false } });
   assert.ok(r.text.includes('--grad-reduce-in-bf16'), 'a stack without fp32 gradients reduces in bf16: the flag keeps the plan\'s timing');
+});
+
+// ---------------------------------------------------------------- pre-Ampere GPUs: no BF16, no FlashAttention
+
+test('plans on V100 or T4 get --fp16 and no --use-flash-attn, each with a note; Ampere and newer keep --bf16 --use-flash-attn', async () => {
+  const M = await loadModule();
+  const presets = JSON.parse(M.presets());
+  const deviceOf = (id) => presets.devices.find((d) => d.id === id) ?? null;
+  // the device data tells the generations apart (tf32_tflops): every preset without BF16 (docs/presets.md) is caught, no other NVIDIA one
+  const noBf16 = new Set(['v100-sxm2-16gb', 'v100-sxm2-32gb', 't4-16gb', 'rtx2080-8gb', 'rtx2080ti-11gb', 'titan-rtx-24gb']);
+  for (const d of presets.devices) assert.equal(deviceCaps(d).bf16, !noBf16.has(d.id), d.id);
+  for (const d of presets.devices) assert.equal(deviceCaps(d).flashAttn, !noBf16.has(d.id), d.id);
+  assert.equal(deviceCaps(null).bf16, true, 'an unknown device is left as planned');
+  const cases = [['demo-mixed-16', 'gpt3-1.7b', true], ['aws-g4dn-12xlarge-4', 'gpt3-1.7b', true], ['dgx-h100-16', 'llama3-8b', false]];
+  for (const [clusterId, modelId, old] of cases) {
+    const cluster = presets.clusters.find((c) => c.id === clusterId);
+    assert.ok(cluster, clusterId);
+    const training = { global_batch_size: 64 };
+    const res = JSON.parse(M.plan(JSON.stringify({ model: modelId, training, cluster: clusterId }), JSON.stringify({ top: 1, time_limit_s: 1, baselines: false })));
+    assert.ok(!res.error && res.plans.length, `${clusterId}: ${JSON.stringify(res.error)}`);
+    const model = presets.models.find((m) => m.id === modelId);
+    const r = megatronArgs(res.plans[0], { model, training }, { cluster, modelId, deviceOf });
+    const { check, run, args } = runStub(r.text);
+    assert.equal(check.status, 0, check.stderr);
+    assert.equal(run.status, 0, run.stderr);
+    assert.equal(args.includes('--bf16'), !old, clusterId);
+    assert.equal(args.includes('--fp16'), old, clusterId);
+    assert.equal(args.includes('--use-flash-attn'), !old, clusterId);
+    assert.equal(r.notes.some((n) => /^--fp16, not --bf16: .*no BF16/.test(n)), old, `${clusterId}: ${r.notes.join(' | ')}`);
+    assert.equal(r.notes.some((n) => /^--use-flash-attn is left out: FlashAttention needs an Ampere or newer GPU/.test(n)), old, clusterId);
+    if (old) assert.ok(r.notes.some((n) => /(v100|t4)/.test(n) && /no BF16/.test(n)), 'the note names the device');
+  }
+  // an inline device in the cluster (no id to look up) is judged from its own data
+  const est = { plan: { micro_batch_size: 4, num_micro_batches: 4 }, stages: [{ device: 'my gpu', group: 0, tp: 1, dp: 8, gpus: 8, num_layers: 24, samples_per_replica: 1 }] };
+  const inline = (dev) => megatronArgs(est, { model: presets.models.find((m) => m.id === 'gpt3-1.7b'), training: {} },
+    { cluster: { groups: [{ device: dev, nodes: 1, gpus_per_node: 8 }] } }).args.map((a) => a[0]);
+  assert.ok(inline({ ...deviceOf('v100-sxm2-32gb'), id: undefined, vendor: undefined }).includes('--fp16'));
+  assert.ok(inline(deviceOf('a100-sxm4-80gb')).includes('--bf16'));
+  assert.ok(inline(deviceOf('mi250x-128gb')).includes('--bf16'), 'AMD MI250X has BF16 (and no TF32)');
+  // fp16 and fp32 plans are written as they are
+  const fp32 = megatronArgs(est, { model: null, training: { precision: 'fp32' } }, { cluster: { groups: [{ device: 'v100-sxm2-32gb', nodes: 1, gpus_per_node: 8 }] }, deviceOf });
+  assert.ok(!fp32.args.some((a) => a[0] === '--fp16' || a[0] === '--bf16'));
+});
+
+test('words: "1 GPU" in the header; an uneven interleaved layout says each chunk is 1/V of its stage', () => {
+  const model = { name: 'm', num_layers: 12, hidden_size: 512, num_attention_heads: 8, seq_length: 1024 };
+  const one = megatronArgs({ plan: { micro_batch_size: 1, num_micro_batches: 4 }, stages: [{ device: 'x', group: 0, tp: 1, dp: 1, gpus: 1, num_layers: 12, samples_per_replica: 1 }] },
+    { model, training: {} }, { cluster: { groups: [{ device: 'x', nodes: 1, gpus_per_node: 1 }] } });
+  assert.match(one.text, /: 1 GPU = 1 pipeline stage × TP 1 × DP 1/);
+  const uneven = megatronArgs({ plan: { micro_batch_size: 2, num_micro_batches: 4, schedule: 'interleaved-1f1b', virtual_stages: 2 },
+    stages: [4, 8].map((n, i) => ({ device: 'x', group: 0, tp: 1, dp: 2, gpus: 2, num_layers: n, index: i, samples_per_replica: 1 })) },
+  { model, training: {} }, { cluster: { groups: [{ device: 'x', nodes: 1, gpus_per_node: 4 }] } });
+  assert.ok(uneven.notes.some((n) => /each chunk 1\/2 of its stage's layers/.test(n)), uneven.notes.join(' | '));
+  assert.ok(!uneven.notes.some((n) => /\dth of/.test(n)));
 });

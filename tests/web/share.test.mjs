@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeShare, decodeShare, ShareLinkError, toBase64Url, SHARE_VERSION, diff, applyDiff, payloadVersion } from '../../web/share.js';
-import { CALIBRATION_KEYS, calibrationFromScenario, calibratedDevice, fittedValues, signedPercent, checkRunsText, RunsInputError } from '../../web/calibration.js';
+import { CALIBRATION_KEYS, calibrationFromScenario, calibratedDevice, fittedValues, signedPercent, checkRunsText, RunsInputError, runsProblemText } from '../../web/calibration.js';
 
 const payload = { app: '0.1.0', m: 'gpt3-1.7b', c: { id: 'demo-mixed-16', o: { groups: [{ device: 'custom-1', nodes: 1, gpus_per_node: 8, inter_node_bw_GBps: 25 }] } },
   d: { 'custom-1': { name: 'My GPU <b>"x"</b>', peak_tflops: 100, memory_GiB: 40 } }, t: { global_batch_size: 64 }, o: { top: 3 },
@@ -109,6 +109,18 @@ test('calibration: overrides per device from a calibrated scenario, sent as base
   assert.throws(() => checkRunsText('  '), RunsInputError);
   assert.equal(checkRunsText(' {"runs": []} '), '{"runs": []}');
   assert.deepStrictEqual([0.052, -0.15, -1e-7, 0, NaN].map((x) => signedPercent(x)), ['+5.2 %', '-15.0 %', '0.0 %', '0.0 %', '–']);
+});
+
+test('calibrate problems in the runs: the path inside RUNS.json (not the core\'s runs.runs), the document itself named', () => {
+  assert.equal(runsProblemText({ path: 'runs.runs[0].iteration_time_s', message: '-2 is out of range' }), 'runs[0].iteration_time_s: -2 is out of range');
+  assert.equal(runsProblemText({ path: 'runs.runs', message: 'is empty' }), 'runs: is empty');
+  assert.equal(runsProblemText({ path: 'runs', message: 'is not valid JSON at line 1, column 3' }), 'The runs document is not valid JSON at line 1, column 3');
+  assert.equal(runsProblemText({ path: 'runs', message: '[1] is an array; expected an object' }), 'The runs document: [1] is an array; expected an object');
+  assert.equal(runsProblemText({ path: 'runsx', message: 'm' }), 'runsx: m', 'only the argument name is taken off');
+  // a syntax error belongs to the text, not to the value the parser stopped in
+  for (const where of ['runs.runs', 'runs.runs[0]']) {
+    assert.equal(runsProblemText({ path: where, message: 'is not valid JSON at line 1, column 11: unexpected end' }), 'The runs document is not valid JSON at line 1, column 11: unexpected end');
+  }
 });
 
 test('broken share links give a ShareLinkError with a message', async () => {

@@ -239,3 +239,22 @@ test('wasm: splitSearch on a pool of module workers equals the single search', {
   assert.ok(compared >= 4);
   assert.ok(shared >= 2);
 });
+
+test('wasm: a time limit the core refuses (0, -1, text, too long) is sent as typed, once, and the core names it', { skip }, async () => {
+  const answer = (msg) => (msg.type === 'merge'
+    ? JSON.parse(M.merge(JSON.stringify(msg.scenario), JSON.stringify(msg.options), JSON.stringify(msg.shards)))
+    : JSON.parse(M.plan(JSON.stringify(msg.scenario), JSON.stringify(msg.options))));
+  const scenario = { model: 'gpt3-1.7b', training: { global_batch_size: 64 }, cluster: 'demo-mixed-16' };
+  for (const [typed, named] of [[0, /^0 is out of range; expected a finite number > 0(\.0)? and <= 86400/], [-1, /^-1 is out of range/],
+    ['abc', /^"abc" is a string; expected a finite number/], [1e6, /^1000000 is out of range/]]) {
+    for (const probeS of [PROBE_S, 0]) {
+      const f = fakePool(2, answer, { delay: 0 });
+      const res = await splitSearch({ pool: f.pool, scenario, options: { top: 5, time_limit_s: typed }, probeS, runFirst: (msg, p) => f.pool.run(msg, p, 'search') });
+      assert.ok(res.error, `${typed}: ${JSON.stringify(res).slice(0, 200)}`);
+      assert.equal(res.error.path, 'options.time_limit_s');
+      assert.match(res.error.message, named, String(typed));
+      assert.deepStrictEqual(f.seen.map((m) => [m.type, m.options.time_limit_s, m.options.shard_count]), [['plan', typed, undefined]], 'one call with the options as given');
+      f.pool.close();
+    }
+  }
+});

@@ -185,6 +185,11 @@ test('compare: figures that differ, the better side by direction, stages side by
   assert.equal(by.layers.a, '16 / 8');
   assert.equal(by.devices.b, 'a100-sxm4-80gb');
   assert.equal(by.mfu.differs, false);
+  assert.equal(by.schedule.a, '1F1B');
+  assert.equal(by.schedule.differs, false);
+  // plans that differ only in their model chunks per stage: the schedule row tells them apart
+  const chunks = compareRows(a, { ...a, plan: { ...a.plan, schedule: 'interleaved-1f1b', virtual_stages: 2 } });
+  assert.deepStrictEqual(chunks.filter((r) => r.differs).map((r) => [r.key, r.a, r.b]), [['schedule', '1F1B', 'interleaved 1F1B, 2 chunks per stage']]);
   // no prices: the cost rows are empty on both sides and never "better"
   const noCost = compareRows(a, b);
   assert.deepStrictEqual(noCost.filter((r) => r.key === 'usd_per_1m').map((r) => [r.a, r.b, r.differs, r.better]), [[null, null, false, null]]);

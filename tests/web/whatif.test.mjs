@@ -175,6 +175,13 @@ test('compare two plans: figures and stages side by side, differences marked, th
   assert.equal(bubbles.length, 2);
   assert.ok(bubbles.every((x) => x !== '–'), bubbles.join(', '));
   assert.equal(await page.locator('[data-testid=compare-missing]').count(), 0);
+  // no optional note: nothing at all under the tables (not the text "null")
+  assert.doesNotMatch(await page.textContent('[data-testid=compare]'), /null/);
+  assert.equal(await page.$eval('[data-testid=compare]', (el) => [...el.childNodes].filter((n) => n.nodeType === 3).length), 0, 'no stray text node');
+  // the schedule row: 1F1B or interleaved with its chunks per stage, as each plan has it
+  const sched = (est) => ((est.plan?.virtual_stages ?? 1) > 1 ? `interleaved 1F1B, ${est.plan.virtual_stages} chunks per stage` : '1F1B');
+  assert.deepStrictEqual(await page.$$eval('[data-testid=compare-table] tr[data-key=schedule] td[data-side]', (tds) => tds.map((td) => td.textContent)),
+    [sched(res.plans[0]), sched(res.plans[2])]);
   const stages = await page.locator('[data-testid=compare-stages] tbody tr').count();
   assert.equal(stages, Math.max(res.plans[0].stages.length, res.plans[2].stages.length));
   await assertClean(page, problems);

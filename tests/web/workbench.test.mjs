@@ -190,6 +190,15 @@ test('no feasible plan: the engine says what would make one fit, and one click a
   if (res.stats.complete) assert.equal(await tokensOf(page), Math.round(res.plans[0].tokens_per_s));
   assert.equal(await page.isHidden('#advice-sec'), true);
   await assertClean(page, problems);
+  // the embed (no inputs on screen) lists the same advice without Apply buttons, and says where to apply one
+  const { page: embed, problems: p2 } = await open(t, (await link({ m: sc.model, c: { o: cluster }, t: sc.training, o: { top: 5, time_limit_s: 10 } })).replace('index.html', 'embed.html'));
+  await embed.waitForSelector('[data-testid=advice] table', { timeout: 60000 });
+  assert.ok(await embed.evaluate(() => document.documentElement.classList.contains('embed')));
+  assert.ok(await embed.locator('[data-testid=advice] tr[data-status=feasible]').count() > 0);
+  assert.equal(await embed.locator('[data-testid=advice] button').count(), 0, 'no Apply in the embed');
+  assert.match(await embed.textContent('[data-testid=advice-embed-note]'), /open the full planner/);
+  assert.equal(await embed.isHidden('[data-testid=stale]'), true);
+  await assertClean(embed, p2);
 });
 
 test('every listed plan gets a timeline and its exports; the timeline zooms and pans; Perfetto without uploading', async (t) => {
@@ -201,6 +210,14 @@ test('every listed plan gets a timeline and its exports; the timeline zooms and 
   await page.waitForFunction(() => document.querySelectorAll('#timeline svg rect.tl-ev').length > 0);
   const plan3 = (await hashPayload(page)).p;
   const est3 = JSON.parse(M.estimate(JSON.stringify(demoScenario), JSON.stringify(plan3)));
+  // the sticky summary follows the selection: plan #3's figures, said to be the selected plan
+  assert.match(await page.textContent('[data-testid=best-plan]'), /^Selected plan #3: /);
+  // the caption names the lanes the chart draws (compute, p2p sends, DP comm), not two bars
+  const caption = await page.textContent('[data-testid=timeline-caption]');
+  assert.match(caption, /compute .*p2p sends.*DP comm/s);
+  assert.doesNotMatch(caption, /Upper bar|lower bar/);
+  assert.equal(await tokensOf(page), Math.round(est3.tokens_per_s));
+  assert.match(await page.textContent('[data-testid=best-plan]'), new RegExp(`· ${est3.num_gpus} GPUs? · ${est3.stages.length} stage`));
   const grab = async (id) => {
     const [dl] = await Promise.all([page.waitForEvent('download'), page.click(id)]);
     return { name: dl.suggestedFilename(), body: fs.readFileSync(await dl.path()) };
@@ -319,6 +336,11 @@ test('units and words: micro-batch per replica, Gb/s next to GB/s, explained ter
   assert.match(text, /--pipeline-model-parallel-size 2 \\/);
   assert.match(text, /--decoder-first-pipeline-num-layers 16 \\\n {2}--decoder-last-pipeline-num-layers 8/);
   assert.match(await page.textContent('#megatron-notes'), /different device types/);
+  // half the GPUs are V100s: no BF16 there (fp16, said why), no FlashAttention (pre-Ampere, said why)
+  assert.match(text, /\n {2}--fp16 \\/);
+  assert.doesNotMatch(text, /--bf16|--use-flash-attn/);
+  assert.match(await page.textContent('#megatron-notes'), /--fp16, not --bf16: v100-sxm2-32gb has no BF16/);
+  assert.match(await page.textContent('#megatron-notes'), /--use-flash-attn is left out: FlashAttention needs an Ampere or newer GPU/);
   await assertClean(page, problems);
 });
 

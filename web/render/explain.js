@@ -60,7 +60,11 @@ export function gpuUsageView(est, cluster, result, batch) {
 
 const STATUS_TEXT = { feasible: 'a plan fits', infeasible: 'still no plan', not_applicable: 'does not apply', skipped: 'not tried (time)' };
 
-/** the advice: each variant, whether a plan fits, its tokens/s; onApply(variant) for an "Apply" button */
+/**
+ * the advice: each variant, whether a plan fits, its tokens/s; onApply(variant) for an "Apply"
+ * button, or null for none (the embed: its inputs are not on screen, so a change is made in the
+ * full planner, which the note points to)
+ */
 export function adviceView(advice, onApply) {
   if (!advice || advice.pending) return h('p', { class: 'muted' }, 'Searching variants of these inputs (recompute, distributed optimizer, more nodes, …) with a short time limit each…');
   if (advice.error) return h('p', {}, `The advice could not be computed: ${advice.error.message ?? 'unknown error'}.`);
@@ -71,15 +75,16 @@ export function adviceView(advice, onApply) {
     h('p', {}, `No plan fits these inputs${why ? ` (the search rejected layouts: ${why})` : ''}. The core searched these variants, ${fmt(advice.elapsed_s, 1)} s in all:`),
     h('div', { class: 'scroll-x' }, h('table', { class: 'data advice' },
       h('caption', {}, feasible.length ? `${feasible.length} variant${feasible.length === 1 ? '' : 's'} make${feasible.length === 1 ? 's' : ''} a plan fit` : 'None of the variants makes a plan fit'),
-      h('thead', {}, h('tr', {}, ['change', 'result', 'tokens/s', 'GPUs', ''].map((t) => h('th', { scope: 'col' }, t)))),
+      h('thead', {}, h('tr', {}, ['change', 'result', 'tokens/s', 'GPUs', ...(onApply ? [''] : [])].map((t) => h('th', { scope: 'col' }, t)))),
       h('tbody', {}, (advice.variants || []).map((v) => {
-        const apply = v.status === 'feasible' && Object.keys(v.changes || {}).length
+        const apply = onApply && v.status === 'feasible' && Object.keys(v.changes || {}).length
           ? h('button', { type: 'button', class: 'apply-variant', 'data-variant': v.id, onclick: () => onApply(v) }, 'Apply') : null;
         return h('tr', { 'data-variant': v.id, 'data-status': v.status },
           h('th', { scope: 'row' }, v.label),
           h('td', { class: `status-${v.status}`, title: v.reason || null }, STATUS_TEXT[v.status] ?? v.status, v.reason && v.status !== 'feasible' ? h('span', { class: 'muted' }, `: ${v.reason}`) : null),
           h('td', {}, v.best ? fmtInt(v.best.tokens_per_s) : '–'),
           h('td', {}, v.best ? fmtInt(v.best.num_gpus) : '–'),
-          h('td', {}, apply));
-      })))));
+          onApply ? h('td', {}, apply) : null);
+      })))),
+    !onApply && feasible.length ? h('p', { class: 'muted', 'data-testid': 'advice-embed-note' }, 'To apply a change, open the full planner (link above).') : null);
 }

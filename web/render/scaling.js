@@ -33,7 +33,7 @@ export function scalingChart(series, { width = 560, height = 260 } = {}) {
     const grp = s('g', { 'data-group': line.group });
     if (line.points.length > 1) grp.append(s('path', { d: line.d, fill: 'none', stroke: color, 'stroke-width': 2 }));
     for (const p of line.points) {
-      const title = s('title', {}, `${line.label}: ${p.nodes} node${p.nodes === 1 ? '' : 's'}, ${p.x} GPUs → ${p.status === 'plan' ? `${Math.round(p.y).toLocaleString('en-US')} tokens/s${p.complete ? '' : ' (time limit: best found)'}` : 'no feasible plan'}${p.current ? ' (the current cluster)' : ''}`);
+      const title = s('title', {}, `${line.label}: ${p.nodes} node${p.nodes === 1 ? '' : 's'}, ${p.x} GPU${p.x === 1 ? '' : 's'} → ${p.status === 'plan' ? `${Math.round(p.y).toLocaleString('en-US')} tokens/s${p.complete ? '' : ' (time limit: best found)'}` : 'no feasible plan'}${p.current ? ' (the current cluster)' : ''}`);
       const attrs = { 'data-gpus': p.x, 'data-tokens': p.status === 'plan' ? p.y : 0, 'data-status': p.status, 'data-current': p.current ? 'true' : null };
       if (p.status === 'plan') {
         grp.append(s('circle', { ...attrs, cx: p.cx, cy: p.cy, r: p.current ? 6 : 3.5, fill: p.current ? 'none' : color, stroke: color, 'stroke-width': 2, class: 'chart-point' }, title));

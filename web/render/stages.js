@@ -28,7 +28,7 @@ export function stageDiagram(est) {
       h('div', { class: 'stage-head' }, swatches, h('strong', {}, `Stage ${st.index ?? stages.indexOf(st)}`)),
       h('div', { class: 'stage-dev' }, stageDevices(st).join(' + ')),
       h('div', {}, `${st.num_layers} layers`),
-      h('div', {}, `${st.gpus} GPUs · ${parallel}`),
+      h('div', {}, `${st.gpus} GPU${st.gpus === 1 ? '' : 's'} · ${parallel}`),
       h('div', { class: 'muted' }, `F ${fmtTime(st.forward_s)} · B ${fmtTime(st.backward_s)}`),
       h('div', { class: 'mem', role: 'meter', 'aria-valuemin': 0, 'aria-valuemax': fmt(cap, 1), 'aria-valuenow': fmt(mem, 1),
         'aria-label': `memory ${fmt(mem, 1)} of ${fmt(cap, 1)} GiB` }, fill),
