@@ -98,7 +98,7 @@ bool select_parameters(const std::vector<std::vector<double>>& columns, std::siz
                 const double cosine = std::abs(dot(columns[o], columns[k])) / std::sqrt(sum_sq(columns[o]) * sum_sq(columns[k]));
                 if (cosine > best) best = cosine, closest = o;
             }
-            fp.reason = "not determined: the runs cannot tell it apart from " + labels[closest] + "; runs that differ more (micro-batch size, TP degree, stages, nodes) would";
+            fp.reason = "not determined: the runs cannot tell it apart from " + labels[closest] + "; runs that differ more (micro-batch size, TP degree, stages, nodes) would tell them apart";
         }
     }
     return added;

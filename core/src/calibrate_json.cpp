@@ -1,5 +1,6 @@
 // JSON and text front ends of calibration (docs/formats.md, "Measured runs" and "Calibration
 // output"): RUNS.json, the report, the calibrated scenario and the device's provenance key.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <span>
@@ -211,11 +212,16 @@ std::string to_text(const CalibrationResult& res) {
       << fixed(res.rms_log_error_after, 4) << " after (" << res.iterations << " iterations)\n";
     if (res.memory_rms_log_error_before)
         o << "peak memory: RMS log error " << fixed(*res.memory_rms_log_error_before, 4) << " before, " << fixed(*res.memory_rms_log_error_after, 4) << " after\n";
-    o << "\n" << pad("device", 24) << pad("parameter", 28) << "    before     after\n";
-    auto rows = [&o](const std::string& owner, const std::vector<FittedParameter>& list) {
+    // the owner column as wide as its longest label (devices, the stack), within 48
+    std::size_t width = 24;
+    const std::string stack_label = printable("stack " + res.stack.stack, 46);
+    for (const auto& d : res.devices) width = std::max(width, printable(d.device, 46).size() + 2);
+    if (!res.stack.parameters.empty()) width = std::max(width, stack_label.size() + 2);
+    o << "\n" << pad("device", width) << pad("parameter", 28) << "    before     after\n";
+    auto rows = [&o, width](const std::string& owner, const std::vector<FittedParameter>& list) {
         bool first = true;
         for (const auto& p : list) {
-            o << pad(first ? printable(owner, 22) : "", 24) << pad(p.name, 28);
+            o << pad(first ? printable(owner, 46) : "", width) << pad(p.name, 28);
             char buf[64];
             std::snprintf(buf, sizeof buf, "%10.4f%10.4f", p.from, p.to);
             o << buf << "  " << (p.status == FitStatus::fitted ? (p.at_bound ? "fitted, at its bound" : "fitted") : p.reason) << "\n";
@@ -223,7 +229,7 @@ std::string to_text(const CalibrationResult& res) {
         }
     };
     for (const auto& d : res.devices) rows(d.device, d.parameters);
-    rows("stack " + res.stack.stack, res.stack.parameters);
+    rows(stack_label, res.stack.parameters);
     bool memory = false;
     for (const auto& r : res.runs) memory |= r.measured_memory_GiB.has_value();
     o << "\n" << pad("run", 24) << "measured_s  before_s    error   after_s    error" << (memory ? "  peak_GiB  before   after" : "") << "\n";

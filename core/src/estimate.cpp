@@ -7,6 +7,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 
 namespace poseidon {
@@ -317,34 +318,48 @@ std::string to_text(const Scenario& sc, const Estimate& e) {
     const auto& b = e.dag.breakdown;
     o << "breakdown    compute " << fmt(b.compute_s, 4) << " s, bubble " << fmt(b.bubble_s, 4) << " s, TP " << fmt(b.tp_comm_s, 4) << " s, PP " << fmt(b.pp_comm_s, 4)
       << " s, DP " << fmt(b.dp_comm_s, 4) << " s, optimizer " << fmt(b.optimizer_s, 4) << " s; bottleneck stage " << b.bottleneck_stage << "\n\n";
-    o << "stage  device               gpus  tp  dp  layers  fwd_ms   bwd_ms   send_ms  dp_ms    mem_GiB / cap\n";
+    // A stage of mixed replicas lists every device and TP degree, and names the device whose
+    // memory the column shows (the one with the least headroom).
+    struct Row {
+        std::string dev, tps, tight;
+    };
+    std::vector<Row> rows;
+    std::size_t width = 20;  // the device column: as wide as the longest name, within 48
     for (std::size_t s = 0; s < e.stages.size(); ++s) {
         const auto& ev = e.stages[s];
         const auto& sp = e.plan.stages[s];
-        // A stage of mixed replicas lists every device and TP degree, and names the device whose
-        // memory the column shows (the one with the least headroom).
         auto id_of = [&](const ReplicaSet& r) {
             const auto& d = sc.cluster.groups[r.group].device;
             return d.id.empty() ? d.name : d.id;
         };
-        std::string dev, tps, tight;
+        Row row;
         double least = 1e300;
         for (std::size_t k = 0; k < sp.replicas.size(); ++k) {
             const auto& r = sp.replicas[k];
             const std::string id = id_of(r), tp = std::to_string(r.tp);
-            if (("+" + dev + "+").find("+" + id + "+") == std::string::npos) dev += (dev.empty() ? "" : "+") + id;
-            if (("/" + tps + "/").find("/" + tp + "/") == std::string::npos) tps += (tps.empty() ? "" : "/") + tp;
+            if (("+" + row.dev + "+").find("+" + id + "+") == std::string::npos) row.dev += (row.dev.empty() ? "" : "+") + id;
+            if (("/" + row.tps + "/").find("/" + tp + "/") == std::string::npos) row.tps += (row.tps.empty() ? "" : "/") + tp;
             const double headroom = sc.cluster.groups[r.group].device.memory_GiB - ev.replica_costs[k].memory.total_GiB();
             if (headroom < least) {
                 least = headroom;
-                tight = id;
+                row.tight = id;
             }
         }
-        const bool mixed = dev.find('+') != std::string::npos;
-        char line[320];
-        std::snprintf(line, sizeof line, "%-6zu %-20s %5d %3s %3d %7d %8.2f %8.2f %8.3f %8.2f %7.2f / %.0f%s%s\n", s, dev.c_str(), sp.gpus(), tps.c_str(), sp.dp(),
-                      sp.num_layers, 1e3 * ev.times.forward_s, 1e3 * ev.times.backward_s, 1e3 * ev.times.send_forward_s, 1e3 * ev.times.dp_sync_s, ev.memory.total_GiB(),
-                      ev.memory_capacity_GiB, mixed ? (" (" + tight + ")").c_str() : "", ev.fits ? "" : "  OOM");
+        if (row.dev.size() > 48) row.dev = row.dev.substr(0, 45) + "...";
+        width = std::max(width, row.dev.size());
+        rows.push_back(std::move(row));
+    }
+    o << "stage  " << std::string("device") + std::string(width - 5, ' ') << "gpus  tp  dp  layers  fwd_ms   bwd_ms   send_ms  dp_ms    mem_GiB / cap\n";
+    for (std::size_t s = 0; s < e.stages.size(); ++s) {
+        const auto& ev = e.stages[s];
+        const auto& sp = e.plan.stages[s];
+        const Row& row = rows[s];
+        const bool mixed = row.dev.find('+') != std::string::npos;
+        char line[400];
+        std::snprintf(line, sizeof line, "%-6zu %-*s %5d %3s %3d %7d %8.2f %8.2f %8.3f %8.2f %7.2f / %.0f%s%s\n", s, static_cast<int>(width), row.dev.c_str(), sp.gpus(),
+                      row.tps.c_str(), sp.dp(), sp.num_layers, 1e3 * ev.times.forward_s, 1e3 * ev.times.backward_s, 1e3 * ev.times.send_forward_s,
+                      1e3 * ev.times.dp_sync_s, ev.memory.total_GiB(), ev.memory_capacity_GiB, mixed ? (" (" + printable(row.tight, 48) + ")").c_str() : "",
+                      ev.fits ? "" : "  OOM");
         o << line;
     }
     return o.str();

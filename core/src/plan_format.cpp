@@ -97,6 +97,7 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
         for (std::size_t k = 0; k < st.replicas.size(); ++k) {
             const auto& rs = st.replicas[k];
             std::string rp = st.homogeneous_form ? sp : sp + ".replicas[" + std::to_string(k) + "]";
+            samples += static_cast<std::int64_t>(rs.samples) * rs.count;  // counted whatever the group: one mistake, one message
             if (rs.group < 0 || rs.group >= static_cast<int>(sc.cluster.groups.size())) {
                 problems.add(rp + ".group", std::to_string(rs.group) + " is not a group of the cluster; expected 0.." + std::to_string(static_cast<int>(sc.cluster.groups.size()) - 1));
                 continue;
@@ -113,7 +114,6 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
                                              " and is not a multiple of it; a tensor-parallel group fits in one node or takes whole nodes");
             if (sc.training.sequence_parallel && m.seq_length % rs.tp != 0)
                 problems.add(rp + ".tp", std::to_string(rs.tp) + " does not divide seq_length " + std::to_string(m.seq_length) + "; sequence parallelism splits the sequence over TP");
-            samples += static_cast<std::int64_t>(rs.samples) * rs.count;
             used[rs.group] += static_cast<std::int64_t>(rs.tp) * rs.count;
         }
         if (st.homogeneous_form && st.replicas.size() == 1) {
@@ -138,6 +138,10 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
 Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path) {
     Problems problems;
     Plan plan;
+    // an entry of `plan --json` or an `estimate --json` output carries the plan under "plan", which
+    // a plan never has: one line, not one per key
+    if (j.is_object() && j.contains("plan") && j["plan"].is_object())
+        throw InputError(path, "is an estimate or an entry of a search result (it has a \"plan\" object); expected the plan itself: the value of its \"plan\" key");
     ObjectReader r(j, path, problems);
     if (!r.ok()) problems.throw_if_any();
     r.reject_unknown({"micro_batch_size", "num_micro_batches", "schedule", "virtual_stages", "stages", "notes"});
@@ -148,6 +152,8 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path) {
     if (nmb) plan.num_micro_batches = *nmb;
     if (auto v = r.choice("schedule", false, {"1f1b", "interleaved-1f1b"})) plan.schedule = *v;
     if (auto v = r.integer("virtual_stages", false, 1, max_virtual_stages)) plan.virtual_stages = static_cast<int>(*v);
+    else if (plan.schedule == "interleaved-1f1b" && !r.has("virtual_stages"))
+        problems.add(path + ".virtual_stages", "is missing; schedule \"interleaved-1f1b\" needs virtual_stages, the model chunks per stage (2 or more)");
     const Json* stages = r.get("stages");
     if (!stages) {
         problems.add(path + ".stages", "is missing; expected an array of 1 to " + std::to_string(max_stages) + " stages");
@@ -161,7 +167,12 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path) {
             if (!st.ok()) continue;
             if (auto v = st.integer("num_layers", true, 0, max_num_layers)) stage.num_layers = static_cast<int>(*v);
             if (st.has("replicas")) {
-                st.reject_unknown({"num_layers", "replicas"});
+                std::string both;
+                for (const char* k : {"group", "tp", "dp"})
+                    if (st.has(k)) both += (both.empty() ? "" : ", ") + std::string(k);
+                if (!both.empty())
+                    problems.add(sp, "gives both replicas and " + both + "; expected one form: {num_layers, group, tp, dp} or {num_layers, replicas}");
+                st.reject_unknown({"num_layers", "replicas", "group", "tp", "dp"});
                 stage.homogeneous_form = false;
                 const Json& reps = *st.get("replicas");
                 if (!reps.is_array() || reps.empty() || reps.size() > static_cast<std::size_t>(max_replicas)) {

@@ -30,12 +30,15 @@ constexpr std::int64_t kBestTicks = 1024;
 std::string gib(std::int64_t bytes) {
     char b[32];
     const double x = static_cast<double>(bytes);
+    // four significant digits: a need just over the cap must not read as equal to it
     if (x >= 1073741824.0)
-        std::snprintf(b, sizeof b, "%.2f GiB", x / 1073741824.0);
+        std::snprintf(b, sizeof b, "%.4g GiB", x / 1073741824.0);
     else if (x >= 1048576.0)
-        std::snprintf(b, sizeof b, "%.1f MiB", x / 1048576.0);
+        std::snprintf(b, sizeof b, "%.4g MiB", x / 1048576.0);
+    else if (x >= 1024.0)
+        std::snprintf(b, sizeof b, "%.4g KiB", x / 1024.0);
     else
-        std::snprintf(b, sizeof b, "%.0f KiB", x / 1024.0);
+        std::snprintf(b, sizeof b, "%lld bytes", static_cast<long long>(bytes));
     return b;
 }
 

@@ -47,6 +47,13 @@ struct Malformed {
 
 const Malformed kMalformed[] = {
     {"empty scenario", "", nullptr, "scenario: empty input; expected a JSON object"},
+    {"a replica in no group: one message, not also a wrong sum", nullptr,
+     R"({"micro_batch_size":8,"num_micro_batches":8,"stages":[{"group":0,"num_layers":4,"tp":2,"dp":4},)"
+     R"({"num_layers":4,"replicas":[{"group":1,"tp":2,"samples":4},{"group":9,"tp":2,"samples":4}]}]})",
+     "plan.stages[1].replicas[1].group: 9 is not a group of the cluster; expected 0..1"},
+    {"a document cut short names the value left open", R"({"model":{"name":"m","layers":[1,2)", nullptr,
+     "scenario.model.layers: is not valid JSON at line 1, column 35: syntax error while parsing array - unexpected end of input; expected ']' (the document "
+     "ends early: a brace, bracket or string is not closed)"},
     {"top-level array", "[]", nullptr, "scenario: [] is an array; expected an object"},
     {"trailing garbage", R"({"model":"tiny-8l"} x)", nullptr,
      "scenario: is not valid JSON at line 1, column 21: syntax error while parsing value - invalid literal; last read: '\"tiny-8l\"} x' (JSON has no NaN, "
