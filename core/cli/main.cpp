@@ -248,7 +248,9 @@ int cmd_plan(const std::vector<std::string>& args) {
                     static_cast<long long>(st.pruned), st.elapsed_s, st.threads, st.threads == 1 ? "" : "s",
                     st.complete ? "" : (" (incomplete: " + (st.stopped_by.empty() ? std::string("memory cap") : st.stopped_by) + ")").c_str());
         for (const auto& [reason, n] : st.infeasible) std::printf("  infeasible (%s): %lld\n", reason.c_str(), static_cast<long long>(n));
-        for (const auto& note : st.notes) std::printf("  note: %s\n", note.c_str());
+        for (const auto& note : st.notes)  // the scenario's notes were printed with the best plan
+            if (result.plans.empty() || std::find(result.plans.front().notes.begin(), result.plans.front().notes.end(), note) == result.plans.front().notes.end())
+                std::printf("  note: %s\n", note.c_str());
     }
     if (result.plans.empty()) {
         const auto& st = result.stats;

@@ -156,6 +156,7 @@ Estimate estimate(const Scenario& sc, const Plan& plan, bool detailed) {
         e.dag = evaluate_dag(times, plan.num_micro_batches, detailed, ws);
     }
     e.iteration_time_s = e.dag.iteration_time_s;
+    e.notes = scenario_notes(sc);
     e.closed_form_time_s = closed_form_time_s(times, plan.num_micro_batches, plan.virtual_stages);
     // the batch the plan trains (training.global_batch_tolerance lets it differ from the scenario's)
     const double gbs = static_cast<double>(plan.micro_batch_size * plan.num_micro_batches);
@@ -278,6 +279,7 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
               {"closed_form_time_s", r12(e.closed_form_time_s)},
               {"stages", stages},
               {"problems", e.problems},
+              {"notes", e.notes},
               {"plan", to_json(e.plan)}};
     const auto& b = e.dag.breakdown;
     j["breakdown"] = {{"compute_s", r12(b.compute_s)},     {"bubble_s", r12(b.bubble_s)},   {"tp_comm_s", r12(b.tp_comm_s)},
@@ -315,6 +317,7 @@ std::string to_text(const Scenario& sc, const Estimate& e) {
     o << "MFU          " << fmt(100 * e.mfu, 1) << " %  (" << fmt(e.model_tflops_per_gpu, 1) << " model TFLOP/s per GPU)\n";
     o << "memory       " << (e.memory_fits ? "fits" : "DOES NOT FIT") << (e.memory_fits && !e.feasible ? "; the stack cannot build this plan" : "") << "\n";
     for (const auto& p : e.problems) o << "             " << p << "\n";
+    for (const auto& n : e.notes) o << "note         " << n << "\n";
     const auto& b = e.dag.breakdown;
     o << "breakdown    compute " << fmt(b.compute_s, 4) << " s, bubble " << fmt(b.bubble_s, 4) << " s, TP " << fmt(b.tp_comm_s, 4) << " s, PP " << fmt(b.pp_comm_s, 4)
       << " s, DP " << fmt(b.dp_comm_s, 4) << " s, optimizer " << fmt(b.optimizer_s, 4) << " s; bottleneck stage " << b.bottleneck_stage << "\n\n";

@@ -300,4 +300,29 @@ Scenario parse_scenario(const Json& j) {
 
 Scenario parse_scenario_text(std::string_view text) { return parse_scenario(parse_json(text, "scenario")); }
 
+std::vector<std::string> scenario_notes(const Scenario& sc) {
+    std::vector<std::string> notes;
+    const Training& tr = sc.training;
+    if (tr.tf32 && tr.precision != Precision::fp32)
+        notes.push_back("training.tf32 changes nothing with precision " + to_string(tr.precision) + ": TF32 is a rate for fp32 matrix products");
+    if (tr.tp_comm_overlap && tr.stack.tp_comm_overlap_fraction <= 0)
+        notes.push_back("training.tp_comm_overlap changes nothing with the " + (tr.stack.id.empty() ? tr.stack.name : tr.stack.id) +
+                        " stack: its tp_comm_overlap_fraction is 0 (no Transformer Engine userbuffers)");
+    const auto& groups = sc.cluster.groups;
+    if (sc.cluster.inter_group_bw_GBps) {
+        // the cap binds where it is below both groups' NICs (cross_group_node_bw, stage_links.cpp)
+        double widest = 0;
+        for (std::size_t a = 0; a < groups.size(); ++a)
+            for (std::size_t b = a + 1; b < groups.size(); ++b)
+                widest = std::max(widest, std::min(groups[a].inter_node_bw_GBps, groups[b].inter_node_bw_GBps));
+        if (groups.size() < 2)
+            notes.push_back("cluster.inter_group_bw_GBps changes nothing: the cluster has one group");
+        else if (*sc.cluster.inter_group_bw_GBps >= widest)
+            notes.push_back("cluster.inter_group_bw_GBps " + show(Json(*sc.cluster.inter_group_bw_GBps)) +
+                            " changes nothing: traffic between two groups is already limited by the slower NIC of the two, at most " + show(Json(widest)) +
+                            " GB/s per node here");
+    }
+    return notes;
+}
+
 }  // namespace poseidon

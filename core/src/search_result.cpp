@@ -6,6 +6,7 @@
 #include <system_error>
 #include <thread>
 
+#include "poseidon/scenario.hpp"
 #include "search_driver.hpp"
 
 namespace poseidon {
@@ -168,6 +169,7 @@ SearchResult search(const Scenario& sc, const SearchOptions& options) {
     detail::add_baselines(sc, options, run.t0, run.soft_deadline_s, res);
     detail::adopt_baselines(sc, options, res);
     detail::explain_empty(sc, options, res);
+    for (auto& n : scenario_notes(sc)) res.stats.notes.push_back(std::move(n));
     res.stats.elapsed_s = detail::seconds_since(run.t0);
     return res;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "poseidon/scenario.hpp"
 #include "search_driver.hpp"
 
 namespace poseidon {
@@ -131,6 +132,8 @@ SearchResult merge_shards(const Scenario& sc, const std::vector<ShardResult>& sh
     detail::add_baselines(sc, options, t0, L - std::min(0.15 * L, 1.0), res);
     detail::adopt_baselines(sc, options, res);
     detail::explain_empty(sc, options, res);
+    for (auto& n : scenario_notes(sc))  // a slice does not report them: the merge does, once
+        res.stats.notes.push_back(std::move(n));
     st.elapsed_s = slowest_s + detail::seconds_since(t0);
     return res;
 }

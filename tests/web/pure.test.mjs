@@ -7,6 +7,7 @@ import path from 'node:path';
 import { MEMORY_COMPONENTS, memoryRows, memoryLevel, WARN_SHARE } from '../../web/render/memory.js';
 import { chromeTrace, topPlansCsv, megatronArgs, planJson, resourceOf } from '../../web/exports.js';
 import { modelFromHfConfig, HfConfigError } from '../../web/hf.js';
+import { inputsFromScenario, ScenarioFileError } from '../../web/scenario-file.js';
 import { PROFILE_PRESET_IDS, parseProfileText, ProfileInputError, clusterDeviceNames, profileMatch, profileDevices,
   sourceSummary, hasMeasuredSource } from '../../web/profile.js';
 import { timelineMarks, timelineStats, aggregationNote, AGGREGATE_ABOVE, MAX_BARS } from '../../web/render/timeline.js';
@@ -114,6 +115,49 @@ test('Hugging Face config.json import', () => {
   assert.equal(gpt2.gated_mlp, false);
   assert.throws(() => modelFromHfConfig('{nope'), HfConfigError);
   assert.throws(() => modelFromHfConfig('[1]'), HfConfigError);
+  // a config without the shape of a language model is refused, naming what it lacks (the page keeps the model)
+  assert.throws(() => modelFromHfConfig('{"model_type":"bert"}'), (e) => e instanceof HfConfigError
+    && ['num_hidden_layers', 'hidden_size', 'num_attention_heads', 'vocab_size'].every((k) => e.message.includes(k)) && /model is unchanged/.test(e.message));
+  assert.throws(() => modelFromHfConfig(JSON.stringify({ model_type: 'gpt2', n_layer: 2, n_embd: 64, n_head: '2', n_positions: 1024 })),
+    (e) => e instanceof HfConfigError && /num_attention_heads/.test(e.message) && /vocab_size/.test(e.message) && !/hidden_size/.test(e.message));
+});
+
+test('scenario files: presets, {"base"} overrides, inline devices, profiles; errors name the JSON path', () => {
+  const presets = { models: [{ id: 'gpt3-1.7b', name: 'GPT-3 1.7B', hidden_size: 2304 }], clusters: [{ id: 'demo-mixed-16', name: 'demo', groups: [{ device: 'a100-sxm4-80gb', nodes: 1, gpus_per_node: 8, inter_node_bw_GBps: 100 }] }],
+    devices: [{ id: 'a100-sxm4-80gb', name: 'A100 80GB', memory_GiB: 80, source: 'x', price_usd_per_gpu_hour: 4 }] };
+  const demo = fs.readFileSync(path.join(ROOT, 'docs/examples/demo.scenario.json'), 'utf8');
+  const a = inputsFromScenario(demo, presets, []);
+  assert.equal(a.modelPreset, 'gpt3-1.7b');
+  assert.deepStrictEqual(a.model, presets.models[0]);
+  assert.equal(a.clusterPreset, 'demo-mixed-16');
+  assert.deepStrictEqual(a.training, JSON.parse(demo).training);
+  assert.equal(a.profile, null);
+  const inline = { name: 'X', memory_GiB: 24 };
+  const b = inputsFromScenario(JSON.stringify({ model: { base: 'gpt3-1.7b', hidden_size: 2048 }, training: { global_batch_size: 8 }, profile: 'p1',
+    cluster: { name: 'c', groups: [{ device: { base: 'a100-sxm4-80gb', memory_GiB: 40 }, nodes: 1 }, { device: inline, nodes: 2 }, { device: inline, nodes: 3 }, { device: 'a100-sxm4-80gb' }] } }), presets, ['p1']);
+  assert.equal(b.modelPreset, 'gpt3-1.7b');
+  assert.equal(b.model.hidden_size, 2048);
+  assert.equal(b.clusterPreset, null);
+  assert.deepStrictEqual(b.cluster.groups.map((g) => g.device), ['custom-1', 'custom-2', 'custom-2', 'a100-sxm4-80gb']);
+  assert.deepStrictEqual(b.devices['custom-1'], { name: 'A100 80GB', memory_GiB: 40 }, 'the preset with its override, without its id, source and price');
+  assert.deepStrictEqual(b.devices['custom-2'], inline);
+  assert.deepStrictEqual(b.profile, { preset: 'p1' });
+  assert.deepStrictEqual(inputsFromScenario(JSON.stringify({ ...JSON.parse(demo), profile: { devices: [] } }), presets).profile, { value: { devices: [] } });
+  const refused = (sc, re) => assert.throws(() => inputsFromScenario(typeof sc === 'string' ? sc : JSON.stringify(sc), presets, ['p1']),
+    (e) => e instanceof ScenarioFileError && re.test(e.message), String(re));
+  const ok = JSON.parse(demo);
+  refused('{nope', /not valid JSON/);
+  refused([1], /^\(top level\): is an array/);
+  refused({ ...ok, modle: 1 }, /^modle: unknown key/);
+  refused({ cluster: ok.cluster, training: ok.training }, /^model: missing/);
+  refused({ ...ok, model: 'gpt5' }, /^model: "gpt5" is not a model preset/);
+  refused({ ...ok, model: 3 }, /^model: is number 3; a model preset id or an object/);
+  refused({ ...ok, cluster: { base: 'nope' } }, /^cluster\.base: "nope" is not a cluster preset/);
+  refused({ ...ok, cluster: { name: 'c', groups: {} } }, /^cluster\.groups: is an object; a list of groups/);
+  refused({ ...ok, cluster: { name: 'c', groups: [{ device: 'a100-sxm4-80gb' }, 7] } }, /^cluster\.groups\[1\]: is number 7/);
+  refused({ ...ok, cluster: { name: 'c', groups: [{ device: { base: 'h900' } }] } }, /^cluster\.groups\[0\]\.device\.base: "h900" is not a device preset/);
+  refused({ ...ok, training: [] }, /^training: is an array/);
+  refused({ ...ok, profile: 'p2' }, /^profile: "p2" is not a profile preset/);
 });
 
 test('profile presets: the page lists exactly presets/profiles/*.json', () => {
@@ -215,7 +259,8 @@ test('timeline: small plans draw every event; large ones merge into a bounded nu
 // ---------------------------------------------------------------- the planning workbench (issue 12)
 
 import { criticalPath, emptyStageSentences, gpuUsage, idleReasons, stageBusy, BREAKDOWN_PARTS } from '../../web/explain.js';
-import { parseTokens, formatTokens, trainingCost, sortPlans, priceOf, gpusByDevice, presetPrices, formatUsd } from '../../web/cost.js';
+import { parseTokens, formatTokens, trainingCost, sortPlans, priceOf, gpusByDevice, presetPrices, formatUsd, formatCost, unpricedNote, formatDuration,
+  formatDays, tokensPhrase, MAX_TOKENS, TOKENS_RANGE_MESSAGE } from '../../web/cost.js';
 import { pipelineLayout, nearestEvenSplit } from '../../web/megatron.js';
 import { zoomView, panView } from '../../web/render/zoom.js';
 import { windowed, timelineSpan } from '../../web/render/timeline.js';
@@ -243,6 +288,10 @@ test('critical path: the bottleneck stage, the breakdown parts as shares, per-st
   assert.match(cp.sentences[0], /^Stage 1 \(v100-sxm2-32gb\) bounds the iteration/);
   assert.match(cp.sentences.join(' '), /pipeline bubble/);
   assert.equal(criticalPath({ ...twoStage, breakdown: undefined }), null);
+  // the breakdown counts only the sends the bottleneck stage waits for: the label and its explanation say so
+  const pp = BREAKDOWN_PARTS.find((p) => p.key === 'pp_comm_s');
+  assert.equal(pp.label, 'exposed pipeline sends');
+  assert.match(pp.title, /overlap with compute are not counted/);
   assert.deepStrictEqual(emptyStageSentences(twoStage), []);
 });
 
@@ -322,6 +371,40 @@ test('time to train and cost: token budgets, prices, sorting', () => {
   assert.deepStrictEqual(sortPlans([twoStage, fast], 'cost', cluster16, { prices: pricesB }), [0, 1]);
   assert.equal(formatUsd(1234.4), '$1,234');
   assert.equal(formatUsd(2.5e6), '$2.50M');
+  // three significant digits: different costs read differently
+  assert.equal(formatUsd(0.1212), '$0.121');
+  assert.equal(formatUsd(0.1224), '$0.122');
+  assert.equal(formatUsd(0.0421), '$0.0421');
+  assert.equal(formatUsd(3.37e12), '$3.37T');
+  // unpriced GPUs: the cost counts the priced ones only, shown as a lower bound, sorted after known costs
+  const unpriced = { groups: [cluster16.groups[0], { ...cluster16.groups[1], device: 'custom-1' }] };
+  const part = trainingCost(twoStage, unpriced, { prices: { 'a100-sxm4-80gb': 2 } });
+  assert.equal(part.partial, true);
+  assert.deepStrictEqual(part.missing, ['custom-1']);
+  assert.equal(formatCost(part), `≥ ${formatUsd(part.usdPer1M)}`);
+  assert.match(unpricedNote(part), /No price for custom-1: its GPUs are not counted/);
+  assert.equal(formatCost(trainingCost(twoStage, unpriced, {})), 'unknown');
+  assert.equal(formatCost(c), formatUsd(c.usdPer1M));
+  assert.equal(unpricedNote(c), null);
+  // plan 0 uses only A100s (priced, dear), plan 1 also the unpriced GPUs (cheaper as far as known): plan 0 first
+  const a100only = { ...twoStage, stages: [twoStage.stages[0]] };
+  const both = { ...twoStage, tokens_per_s: 1e6 };
+  assert.ok(trainingCost(both, unpriced, { prices: { 'a100-sxm4-80gb': 2 } }).usdPer1M < trainingCost(a100only, unpriced, { prices: { 'a100-sxm4-80gb': 2 } }).usdPer1M);
+  assert.deepStrictEqual(sortPlans([both, a100only], 'cost', unpriced, { prices: { 'a100-sxm4-80gb': 2 } }), [1, 0]);
+  // token budgets: a bounded range, one token in the singular, short runs in hours or less
+  assert.ok(Number.isNaN(parseTokens('1e30')), 'beyond 1e16 the field shows the range');
+  assert.equal(parseTokens('1e16'), MAX_TOKENS);
+  assert.ok(Number.isNaN(parseTokens('0.5')));
+  assert.match(TOKENS_RANGE_MESSAGE, /from 1 to 10,000T \(1e16\)/);
+  assert.equal(tokensPhrase(1), '1 token');
+  assert.equal(tokensPhrase(3e11), '300B tokens');
+  assert.equal(formatDuration(5.2 * 3600), '5.2 hours');
+  assert.equal(formatDuration(90), '1.5 minutes');
+  assert.equal(formatDuration(1), '1 second');
+  assert.equal(formatDuration(1e-5), '< 0.1 seconds');
+  assert.equal(formatDuration(3 * 86400), '3 days');
+  assert.equal(formatDays(0.01), '< 0.1');
+  assert.equal(formatDays(77.44), '77.4');
 });
 
 test('Megatron-LM: layout strings and the nearest even split', () => {

@@ -9,8 +9,8 @@ import path from 'node:path';
 import { WorkerPool, poolSize, MAX_POOL } from '../../web/pool.js';
 import { whatIfSpec, whatIfOptions, scaleNodes, variantCluster, outcome, marginalRows, scalingSeries, niceTicks, linearScale, chartGeometry,
   SCALE_FACTORS, WHATIF_TIME_LIMIT_S } from '../../web/whatif.js';
-import { compareRows, comparePairs, defaultPair, COMPARE_FIGURES } from '../../web/compare.js';
-import { trainingCost } from '../../web/cost.js';
+import { compareRows, comparePairs, defaultPair, distinctPair, COMPARE_FIGURES } from '../../web/compare.js';
+import { formatUsd, trainingCost } from '../../web/cost.js';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 
@@ -193,6 +193,16 @@ test('compare: figures that differ, the better side by direction, stages side by
   // no prices: the cost rows are empty on both sides and never "better"
   const noCost = compareRows(a, b);
   assert.deepStrictEqual(noCost.filter((r) => r.key === 'usd_per_1m').map((r) => [r.a, r.b, r.differs, r.better]), [[null, null, false, null]]);
+  // a plan with unpriced GPUs: its dollar figures are lower bounds, never "better"
+  const partial = compareRows(a, b, { usdPer1M: 3, days: 10, totalUsd: 100 }, { usdPer1M: 2, days: 8, totalUsd: 80, partial: true, missing: ['custom-1'] });
+  const usd = partial.find((r) => r.key === 'usd_per_1m');
+  assert.deepStrictEqual([usd.differs, usd.better, usd.partial], [true, null, { a: false, b: true }]);
+  assert.equal(partial.find((r) => r.key === 'days').better, 'b', 'days do not depend on prices');
+  // two costs that differ read differently: digits are added until they do
+  assert.deepStrictEqual(distinctPair(0.1212, 0.1224, formatUsd), ['$0.121', '$0.122']);
+  assert.deepStrictEqual(distinctPair(0.12121, 0.12124, formatUsd), ['$0.12121', '$0.12124']);
+  assert.deepStrictEqual(distinctPair(2.001, 2.004, formatUsd), ['$2.001', '$2.004']);
+  assert.deepStrictEqual(distinctPair(0.5, 0.5, formatUsd), ['$0.5', '$0.5']);
   const pairs = comparePairs(a, b);
   assert.equal(pairs.length, 2);
   assert.deepStrictEqual(pairs[0].differs, ['layers']);

@@ -277,7 +277,7 @@ test('time to train and cost: days and dollars from a token budget and prices; s
   for (const st of est.stages) for (const r of st.replicas) gpus[r.device] += r.count * r.tp;
   const perHour = gpus['a100-sxm4-80gb'] * 4 + gpus['v100-sxm2-32gb'];
   const per1M = (perHour / 3600 / est.tokens_per_s) * 1e6;
-  await page.waitForFunction((s) => document.querySelector('[data-testid=cost-summary]').textContent.includes(s), `$${per1M.toPrecision(2)} per 1M tokens`);
+  await page.waitForFunction((s) => document.querySelector('[data-testid=cost-summary]').textContent.includes(s), `$${Number(per1M.toPrecision(3))} per 1M tokens`);
   await page.fill('#f-budget-tokens', '300B');
   const total = (perHour * 3e11) / est.tokens_per_s / 3600;
   await page.waitForFunction((s) => document.querySelector('[data-testid=cost-summary]').textContent.includes(s), `$${Math.round(total).toLocaleString('en-US')} in all`);
@@ -425,6 +425,97 @@ test('schedule, node counts, batch tolerance and overlap switches: fields that r
   await settled(page);
   payload = await hashPayload(page);
   assert.ok(!('overlap_grad_reduce' in payload.t) && !('global_batch_tolerance' in payload.t) && !('schedule' in (payload.o ?? {})), JSON.stringify(payload));
+  await assertClean(page, problems);
+});
+
+test('inputs: a config.json without the model keys is refused, the model kept; an error about two fields marks both; scenario files', async (t) => {
+  const { page, problems } = await open(t, `${site.url}index.html`);
+  const modelValues = () => page.$$eval('#model-fields [data-path]', (els) => els.map((e) => [e.dataset.path, e.type === 'checkbox' ? e.checked : e.value]));
+  const before = await modelValues();
+  await page.click('#hf summary');
+  await page.fill('#hf-config', '{"model_type":"bert"}');
+  await page.click('#hf-apply');
+  const notes = await page.textContent('#hf-notes');
+  assert.match(notes, /^Not imported:/);
+  for (const k of ['num_hidden_layers', 'hidden_size', 'num_attention_heads', 'vocab_size']) assert.ok(notes.includes(k), `${k} named`);
+  assert.match(await page.textContent('[data-testid=error]'), /hidden_size/);
+  assert.equal(await page.getAttribute('#hf-config', 'aria-invalid'), 'true');
+  assert.deepStrictEqual(await modelValues(), before, 'the model is untouched');
+  assert.equal(await page.inputValue('#model-preset'), demoScenario.model);
+  // hidden size 2305: the core's path names the heads; the field the user typed in is marked too
+  await page.fill('[data-path="model.hidden_size"]', '2305');
+  await page.waitForFunction(() => document.querySelector('[data-error-for="model.hidden_size"]').textContent.length > 0, null, { timeout: 30000 });
+  assert.match(await page.textContent('[data-error-for="model.hidden_size"]'), /num_attention_heads: \d+ does not divide hidden_size 2305/);
+  assert.match(await page.textContent('[data-error-for="model.num_attention_heads"]'), /does not divide hidden_size 2305/);
+  for (const f of ['model.hidden_size', 'model.num_attention_heads']) assert.equal(await page.getAttribute(`[data-path="${f}"]`, 'aria-invalid'), 'true', f);
+  assert.equal(await page.getAttribute('[data-path="model.num_layers"]', 'aria-invalid'), null, 'an unrelated field stays unmarked');
+  await page.fill('[data-path="model.hidden_size"]', '2304');
+  await page.waitForFunction(() => document.querySelector('[data-testid=error]').hidden, null, { timeout: 30000 });
+  // a scenario file with a model preset with overrides, an inline cluster with a preset device with
+  // an override and an inline device, and a training object: the form shows it, the search plans it
+  const scen = { model: { base: 'gpt3-1.7b', num_layers: 16 }, training: { global_batch_size: 32, precision: 'bf16' },
+    cluster: { name: 'file cluster', groups: [{ device: { base: 'a100-sxm4-80gb', memory_GiB: 40 }, nodes: 1, gpus_per_node: 4, inter_node_bw_GBps: 100 },
+      { device: 'v100-sxm2-32gb', nodes: 1, gpus_per_node: 4, inter_node_bw_GBps: 50 }] } };
+  await page.setInputFiles('#scenario-file', { name: 'mine.scenario.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(scen)) });
+  await page.waitForFunction(() => document.querySelector('[data-path="training.global_batch_size"]').value === '32');
+  assert.equal(await page.inputValue('[data-path="model.num_layers"]'), '16');
+  assert.equal(await page.inputValue('#model-preset'), 'gpt3-1.7b');
+  assert.equal(await page.inputValue('#f-group-0-device'), 'custom-1');
+  assert.equal(await page.inputValue('#f-group-1-device'), 'v100-sxm2-32gb');
+  assert.equal(await page.inputValue('[data-path="cluster.groups[0].gpus_per_node"]'), '4');
+  assert.ok(await page.$$eval('#custom-devices input', (els) => els.some((e) => e.value === '40')), 'the custom device has its override');
+  if (searchWorks) {
+    await settled(page);
+    const { scenario } = await page.evaluate(() => window.__poseidon.result());
+    const core = JSON.parse(M.plan(JSON.stringify(scenario), JSON.stringify({ top: 1, time_limit_s: 10 })));
+    assert.equal(scenario.model.num_layers, 16);
+    assert.equal(scenario.cluster.groups[0].device.memory_GiB, 40);
+    assert.equal(await tokensOf(page), Math.round(core.plans[0].tokens_per_s));
+  }
+  // a file that is not a scenario: the JSON path of the problem, the inputs kept
+  for (const [bad, re] of [[{ ...scen, cluster: { name: 'c', groups: [{ device: { base: 'h900' } }] } }, /cluster\.groups\[0\]\.device\.base: "h900" is not a device preset/],
+    [{ ...scen, training: 5 }, /training: is number 5/], ['{"model":', /not valid JSON/]]) {
+    await page.setInputFiles('#scenario-file', { name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from(typeof bad === 'string' ? bad : JSON.stringify(bad)) });
+    await page.waitForFunction((r) => new RegExp(r).test(document.querySelector('[data-testid=error]').textContent), re.source);
+    assert.match(await page.textContent('[data-testid=error]'), /bad\.json is not a scenario file: .*\n.*inputs are unchanged/);
+    assert.equal(await page.inputValue('[data-path="model.num_layers"]'), '16');
+    assert.equal(await page.inputValue('#f-group-0-device'), 'custom-1');
+  }
+  await assertClean(page, problems);
+});
+
+test('cost: unpriced GPUs give a lower bound; the budget has a range and short runs read in hours or less; exposed sends', async (t) => {
+  if (!searchWorks) { t.skip(searchSkipReason); return; }
+  // sailor-mit-mix: TITAN RTX and RTX 2080 have no preset price, the RTX 3090 has one
+  const { page, problems } = await open(t, await link({ m: demoScenario.model, c: 'sailor-mit-mix', t: demoScenario.training }));
+  await settled(page);
+  const cells = () => page.$$eval('[data-testid=top-plans] tbody td.cost-1m', (tds) => tds.map((td) => ({ text: td.textContent, partial: td.dataset.partial ?? null, title: td.title })));
+  const partial = await cells();
+  assert.ok(partial.length > 0);
+  for (const c of partial) {
+    assert.equal(c.partial, 'true');
+    assert.match(c.text, /^(≥ \$[\d.,]+|unknown)$/);
+    assert.match(c.title, /No price for .*titan-rtx-24gb/);
+  }
+  assert.match(await page.textContent('[data-testid=cost-summary]'), /≥ \$[\d.,]+ per 1M tokens.*no price for/);
+  await page.fill('[data-testid=price-table] input[data-device="titan-rtx-24gb"]', '0.5');
+  await page.fill('[data-testid=price-table] input[data-device="rtx2080-8gb"]', '0.2');
+  await page.waitForFunction(() => [...document.querySelectorAll('[data-testid=top-plans] tbody td.cost-1m')].every((td) => !td.dataset.partial && /^\$/.test(td.textContent)));
+  assert.doesNotMatch(await page.textContent('[data-testid=cost-summary]'), /≥|no price/);
+  // a budget out of range: the field names the range, no absurd figures
+  await page.fill('#f-budget-tokens', '1e30');
+  await page.waitForFunction(() => /from 1 to 10,000T/.test(document.querySelector('[data-error-for="budget.tokens"]').textContent));
+  assert.doesNotMatch(await page.textContent('[data-testid=cost-summary]'), /tokens in/);
+  await page.fill('#f-budget-tokens', '1');
+  await page.waitForFunction(() => /^1 token in /.test(document.querySelector('[data-testid=cost-summary]').textContent));
+  assert.equal(await page.textContent('[data-error-for="budget.tokens"]'), '');
+  assert.match(await page.textContent('[data-testid=cost-summary]'), /^1 token in (< 0\.1 seconds|[\d.]+ (seconds?|minutes?|hours?)) · /);
+  assert.equal(await page.textContent('[data-testid=top-plans] tbody td.days'), '< 0.1');
+  // the breakdown's sends are the exposed ones, and the legend says so
+  const pp = page.locator('[data-testid=critical-path] li[data-part=pp_comm_s]');
+  assert.match(await pp.textContent(), /^exposed pipeline sends /);
+  assert.match(await pp.getAttribute('title'), /overlap with compute are not counted/);
+  assert.match(await page.textContent('[data-testid=critical-note]'), /exposed/);
   await assertClean(page, problems);
 });
 

@@ -28,6 +28,7 @@ struct Estimate {
     std::vector<StageEval> stages;
     std::vector<StagePlacement> placement;
     std::vector<std::string> problems;  // why it does not fit
+    std::vector<std::string> notes;     // settings of the scenario that change nothing (scenario_notes)
     DagResult dag;                       // timeline and breakdown when detailed
 };
 

@@ -36,6 +36,10 @@ Scenario parse_scenario_text(std::string_view text);
 Plan parse_plan(const Json& j, const Scenario& scenario, const std::string& path = "plan");
 Plan parse_plan_text(std::string_view text, const Scenario& scenario);
 
+// Settings of a valid scenario that change nothing (docs/formats.md, "Notes"): one sentence each,
+// naming the key. estimate and the search report them; they are not errors.
+std::vector<std::string> scenario_notes(const Scenario& scenario);
+
 // Consistency of a plan with a scenario; also used on plans the search builds.
 void validate_plan(const Plan& plan, const Scenario& scenario, Problems& problems, const std::string& path = "plan");
 
