@@ -27,10 +27,12 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
             Device buffer;
             const Device& d = replica_device(g, rs.tp, buffer);
             MemoryBreakdown dynamic;  // activations, temporaries and allocator over the chunks
+            double working_GiB = 0;   // the re-materialised block (full recompute): one per GPU, not per chunk
             for (int c = 0; c < V; ++c) {
                 StagePosition pos{c * p + s, p * V, m, st.dp(), in_flight};
                 const ReplicaCost rc = replica_cost(sc, d, rs.tp, rs.samples, st.num_layers / V, pos);
                 chunk_params[c] = std::max(chunk_params[c], rc.params_per_gpu);
+                working_GiB = rc.recompute_working_GiB;  // the chunks' blocks are alike
                 dynamic.activations_GiB += rc.memory.activations_GiB;
                 dynamic.temporary_GiB += rc.memory.temporary_GiB;
                 dynamic.allocator_GiB += rc.memory.allocator_GiB;
@@ -39,6 +41,10 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
                     ev.chunk_times[c].take_compute(rc);
                 }
             }
+            // Each chunk's cost counted the block it re-materialises; the GPU runs one pass at a time.
+            const double extra_GiB = (V - 1) * working_GiB;
+            dynamic.activations_GiB -= extra_GiB;
+            dynamic.allocator_GiB -= sc.training.stack.allocator_reserve_fraction * extra_GiB;
             // The whole-stage cost of evaluate_stages holds the parameters; the dynamic part is the chunks'.
             MemoryBreakdown mem = ev.replica_costs[k].memory;
             mem.activations_GiB = dynamic.activations_GiB;

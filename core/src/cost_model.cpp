@@ -17,10 +17,11 @@ constexpr double GB = 1e9;
 
 // The optimizer's state per parameter is the stack's (fp32 master weights + Adam m and v: 12 B in
 // Megatron-LM's docs/distrib_optimizer.md; 16 B where fp32 master gradients persist too). Pure fp32
-// training keeps no master copy of the weights (4 B less).
+// training keeps no master copy of the weights, nor of the gradients: the model's own are fp32
+// (4 B less, and at most Adam's m and v, 8 B).
 double optimizer_bytes_per_param(const Training& tr) {
     const double b = tr.stack.optimizer_state_bytes_per_param;
-    return tr.precision == Precision::fp32 ? std::max(0.0, b - 4.0) : b;
+    return tr.precision == Precision::fp32 ? std::max(0.0, std::min(b - 4.0, 8.0)) : b;
 }
 
 // Memory traffic of the element-wise kernels of one block, in bytes per token; the op-by-op
@@ -357,6 +358,7 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     if (pos.first()) act += (2 * s * b * h * scale + s * b * h) / (sp ? t : 1.0) * in_flight;  // embedding output + dropout mask
     if (pos.last()) act += 2 * s * b * h * scale;  // the final norm's output
     rc.memory.activations_GiB = act / GiB;
+    rc.recompute_working_GiB = working / GiB;
     // The loss's buffers on the last stage: the logits and their fp32 copy, softmax and gradient.
     // They are freed after the head's backward, before the first block is re-materialised, so with
     // full recompute only what exceeds that block's workspace adds to the peak.

@@ -184,6 +184,14 @@ test('compare two plans: figures and stages side by side, differences marked, th
     [sched(res.plans[0]), sched(res.plans[2])]);
   const stages = await page.locator('[data-testid=compare-stages] tbody tr').count();
   assert.equal(stages, Math.max(res.plans[0].stages.length, res.plans[2].stages.length));
+  // capacity as the stage table writes it (V100 32 GB: 31.75 GiB → "31.8", not "32")
+  const one = (x) => x.toLocaleString('en-US', { maximumFractionDigits: 1 });
+  const stageTexts = await page.$$eval('[data-testid=compare-stages] tbody tr td', (tds) => tds.map((td) => td.textContent));
+  for (const [k, st] of res.plans[0].stages.entries()) assert.ok(stageTexts[2 * k].endsWith(` / ${one(st.memory_capacity_GiB)} GiB`), stageTexts[2 * k]);
+  // dollar figures that differ read differently (enough significant digits)
+  const usd = await page.$eval('[data-testid=compare-table] tr[data-key=usd_per_1m]', (tr) => ({ differs: tr.dataset.differs, cells: [...tr.querySelectorAll('td[data-side]')].map((td) => td.textContent) }));
+  if (usd.differs === 'true') assert.notEqual(usd.cells[0], usd.cells[1], usd.cells.join(' vs '));
+  assert.match(usd.cells[0], /^\$\d/);
   await assertClean(page, problems);
 });
 

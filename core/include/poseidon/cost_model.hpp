@@ -59,6 +59,9 @@ struct ReplicaCost {
     double backward_tp_comm_s = 0;
     double params_per_gpu = 0;      // parameters held by one GPU (sharded by TP)
     MemoryBreakdown memory;         // per GPU
+    // With full recompute, the one block re-materialised at a time (part of memory.activations_GiB):
+    // a GPU holding several model chunks re-materialises one block of one chunk at a time.
+    double recompute_working_GiB = 0;
     CostSources sources;            // optimizer and links are filled by evaluate_stages
 };
 
