@@ -32,7 +32,7 @@ export const COMPARE_FIGURES = [
   ['bottleneck', 'bottleneck stage', (e) => e.breakdown?.bottleneck_stage ?? null, null, 'int'],
   ['bubble_s', 'pipeline bubble', (e) => e.breakdown?.bubble_s ?? null, 'low', 'time'],
   ['dp_comm_s', 'DP gradient sync', (e) => e.breakdown?.dp_comm_s ?? null, 'low', 'time'],
-  ['pp_comm_s', 'pipeline sends', (e) => e.breakdown?.pp_comm_s ?? null, 'low', 'time'],
+  ['pp_comm_s', 'exposed pipeline sends', (e) => e.breakdown?.pp_comm_s ?? null, 'low', 'time'],
   ['tp_comm_s', 'TP collectives', (e) => e.breakdown?.tp_comm_s ?? null, 'low', 'time'],
 ];
 
@@ -53,10 +53,22 @@ export function compareRows(a, b, costA = null, costB = null) {
     const va = value(a, costA) ?? null;
     const vb = value(b, costB) ?? null;
     const differs = !same(va, vb);
+    // a dollar figure of a plan with unpriced GPUs is a lower bound (cost.js, formatCost): never the better one
+    const partial = format === 'usd' ? { a: Boolean(costA?.partial), b: Boolean(costB?.partial) } : { a: false, b: false };
     let better = null;
-    if (differs && dir && typeof va === 'number' && typeof vb === 'number') better = (dir === 'high') === (va > vb) ? 'a' : 'b';
-    return { key, label, a: va, b: vb, format, differs, better };
+    if (differs && dir && typeof va === 'number' && typeof vb === 'number' && !partial.a && !partial.b) better = (dir === 'high') === (va > vb) ? 'a' : 'b';
+    return { key, label, a: va, b: vb, format, differs, better, partial };
   });
+}
+
+/**
+ * Formats a and b with fmt(x, digits), adding digits (from `from` up to `to`) until two values
+ * that differ also read differently: "$0.12" and "$0.12" become "$0.121" and "$0.122".
+ */
+export function distinctPair(a, b, fmt, from = 3, to = 8) {
+  let d = from;
+  while (d < to && typeof a === 'number' && typeof b === 'number' && !same(a, b) && fmt(a, d) === fmt(b, d)) d++;
+  return [fmt(a, d), fmt(b, d)];
 }
 
 /** one stage as the comparison shows it, or null past the plan's last stage */

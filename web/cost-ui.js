@@ -2,7 +2,7 @@
 // the cluster (defaults from the device presets, with their source and date). Changing them
 // re-prices what is shown; no new search.
 import { h, clear, $ } from './dom.js';
-import { DEFAULT_TOKENS, parseTokens, presetPrices, priceOf } from './cost.js';
+import { DEFAULT_TOKENS, TOKENS_RANGE_MESSAGE, parseTokens, presetPrices, priceOf } from './cost.js';
 import { byId, state } from './state.js';
 
 let pricesOf = null; // [devices list, presetPrices(devices)]: computed once per preset list
@@ -56,7 +56,11 @@ function setFieldError(id, message) {
 /** the budget field, the idle checkbox and one price row per device of the cluster */
 export function renderCostForm() {
   const tokensInput = $('#f-budget-tokens');
-  if (document.activeElement !== tokensInput) tokensInput.value = state.budget.tokens ?? '';
+  if (document.activeElement !== tokensInput) {
+    tokensInput.value = state.budget.tokens ?? '';
+    // a budget from a link is checked like a typed one
+    if (Number.isNaN(parseTokens(state.budget.tokens))) setFieldError('f-budget-tokens', TOKENS_RANGE_MESSAGE);
+  }
   $('#f-budget-idle').checked = Boolean(state.budget.idle);
   const refs = [...new Set((state.cluster.groups || []).map((g) => deviceRef(g.device)))];
   const defaults = defaultPrices();
@@ -96,7 +100,8 @@ export function renderCostForm() {
   $('#price-note').textContent = 'Defaults: public on-demand list prices carried by the device presets, per GPU-hour (instance price / GPUs), '
     + 'transcribed from the provider\'s price page as known on the date shown, not fetched live; prices differ by provider, region, '
     + 'commitment and date: enter yours.'
-    + (missing.length ? ` No price for ${missing.map(deviceLabel).join(', ')}: its GPUs cost nothing until you enter one.` : '');
+    + (missing.length ? ` No price for ${missing.map(deviceLabel).join(', ')}: until you enter one, its GPUs are not counted, so a plan that uses `
+      + 'them shows its cost as "≥ $x" (at least; "unknown" when none of its GPUs has a price) and sorts after the plans whose cost is known.' : '');
 }
 
 export function wireCostForm() {
@@ -104,7 +109,7 @@ export function wireCostForm() {
   tokensInput.addEventListener('input', () => {
     state.budget.tokens = tokensInput.value.trim();
     const n = parseTokens(state.budget.tokens);
-    setFieldError('f-budget-tokens', Number.isNaN(n) ? 'a number of tokens, e.g. 1T, 300B or 2.5e12' : '');
+    setFieldError('f-budget-tokens', Number.isNaN(n) ? TOKENS_RANGE_MESSAGE : '');
     onChange();
   });
   $('#f-budget-idle').addEventListener('change', (e) => { state.budget.idle = e.target.checked; onChange(); });

@@ -22,23 +22,54 @@ export function presetPrices(devices) {
 export const DEFAULT_TOKENS = '1T';
 const SUFFIX = { k: 1e3, K: 1e3, m: 1e6, M: 1e6, b: 1e9, B: 1e9, g: 1e9, G: 1e9, t: 1e12, T: 1e12, p: 1e15, P: 1e15 };
 
-/** "1T", "300B", "2.5e12", "1,000,000" → number of tokens; null for empty; NaN for text that is not a count */
+/** the token budgets the page accepts: 1 token to 10,000T (1e16; the largest runs so far are tens of T) */
+export const MIN_TOKENS = 1;
+export const MAX_TOKENS = 1e16;
+export const TOKENS_RANGE_MESSAGE = 'a number of tokens from 1 to 10,000T (1e16), e.g. 1T, 300B or 2.5e12';
+
+/**
+ * "1T", "300B", "2.5e12", "1,000,000" → number of tokens; null for empty; NaN for text that is not
+ * a count or a count outside MIN_TOKENS…MAX_TOKENS (the field then shows TOKENS_RANGE_MESSAGE)
+ */
 export function parseTokens(text) {
   const t = String(text ?? '').trim().replace(/[,_\s]/g, '');
   if (t === '') return null;
   const m = /^(\d+\.?\d*|\.\d+)(e[+-]?\d+)?([kKmMbBgGtTpP]?)(tokens?)?$/i.exec(t);
   if (!m) return NaN;
   const x = Number(m[1] + (m[2] ?? '')) * (m[3] ? SUFFIX[m[3]] : 1);
-  return Number.isFinite(x) && x > 0 ? x : NaN;
+  return Number.isFinite(x) && x >= MIN_TOKENS && x <= MAX_TOKENS ? x : NaN;
 }
 
-/** 1.5e12 → "1.5T tokens" */
+/** 1.5e12 → "1.5T", 1 → "1" (a count of tokens, without the word: see tokensPhrase) */
 export function formatTokens(x) {
   if (!Number.isFinite(x)) return '–';
   for (const [s, v] of [['T', 1e12], ['B', 1e9], ['M', 1e6], ['K', 1e3]]) {
     if (x >= v) return `${Number((x / v).toPrecision(4))}${s}`;
   }
   return String(Math.round(x));
+}
+
+/** 1.5e12 → "1.5T tokens", 1 → "1 token" */
+export const tokensPhrase = (x) => `${formatTokens(x)} ${formatTokens(x) === '1' ? 'token' : 'tokens'}`;
+
+const num1 = (x) => Number(x.toFixed(1)).toLocaleString('en-US', { maximumFractionDigits: 1 });
+/**
+ * A training time in seconds, in the largest unit that reads well: "12.3 days", "5.2 hours",
+ * "7.5 minutes", "4.2 seconds", "< 0.1 seconds"; "–" for none.
+ */
+export function formatDuration(seconds) {
+  if (!Number.isFinite(seconds) || seconds < 0) return '–';
+  const unit = (x, word) => `${num1(x)} ${word}${num1(x) === '1' ? '' : 's'}`;
+  if (seconds >= 86400) return unit(seconds / 86400, 'day');
+  if (seconds >= 3600) return unit(seconds / 3600, 'hour');
+  if (seconds >= 60) return unit(seconds / 60, 'minute');
+  return seconds >= 0.05 ? unit(seconds, 'second') : '< 0.1 seconds';
+}
+
+/** days for the "days to train" columns: one decimal, "< 0.1" below a tenth of a day (formatDuration says how long) */
+export function formatDays(days) {
+  if (!Number.isFinite(days) || days < 0) return '–';
+  return days >= 0.05 ? num1(days) : '< 0.1';
 }
 
 /** the price of a device reference: the user's table, else the preset's (defaults: presetPrices()), else null */
@@ -101,23 +132,54 @@ export function trainingCost(est, cluster, { tokens = null, prices = {}, include
     usdPer1M: tps > 0 ? (usdPerHour / 3600 / tps) * 1e6 : null,
     totalUsd: seconds === null ? null : (usdPerHour * seconds) / 3600,
     missing,
+    // some GPUs have no price: the dollar figures count only the priced ones (a lower bound)
+    partial: missing.length > 0,
   };
 }
 
-/** $1,234 / $1.23M / $0.042 */
-export function formatUsd(x) {
+/**
+ * $1,234 / $1.23M / $4.57B / $1.23T / $4.6e+15 / $0.0421: three significant digits at least, so
+ * that different costs read differently ($0.121 and $0.122). digits: significant digits below $1,000.
+ */
+export function formatUsd(x, digits = 3) {
   if (!Number.isFinite(x)) return '–';
+  if (x >= 1e15) return `$${x.toExponential(2)}`;
+  if (x >= 1e12) return `$${(x / 1e12).toFixed(2)}T`;
   if (x >= 1e9) return `$${(x / 1e9).toFixed(2)}B`;
   if (x >= 1e6) return `$${(x / 1e6).toFixed(2)}M`;
   if (x >= 1000) return `$${Math.round(x).toLocaleString('en-US')}`;
-  if (x >= 1) return `$${x.toFixed(2)}`;
-  return `$${x.toPrecision(2)}`;
+  if (x >= 1 && digits <= 3) return `$${x.toFixed(2)}`;
+  if (x === 0) return '$0';
+  return `$${Number(x.toPrecision(digits)).toLocaleString('en-US', { maximumSignificantDigits: digits })}`;
 }
 
-/** plan indices ordered by 'time' (iteration time, the search's order) or 'cost' (cost per token) */
+/**
+ * A dollar figure of trainingCost() (field: 'usdPer1M', 'totalUsd', 'usdPerHour'): "≥ $x" when
+ * some GPUs have no price (only the priced ones are counted), "unknown" when none has one.
+ */
+export function formatCost(c, field = 'usdPer1M') {
+  const x = c?.[field];
+  if (x === null || x === undefined || !Number.isFinite(x)) return '–';
+  if (!c.partial) return formatUsd(x);
+  return x > 0 ? `≥ ${formatUsd(x)}` : 'unknown';
+}
+
+/** the tooltip of a partial cost: which devices have no price */
+export const unpricedNote = (c) => (c?.partial
+  ? `No price for ${c.missing.join(', ')}: ${c.missing.length === 1 ? 'its' : 'their'} GPUs are not counted, so the cost is at least this `
+    + '(unknown if no GPU has a price). Enter a price under Time to train and cost.'
+  : null);
+
+/**
+ * plan indices ordered by 'time' (iteration time, the search's order) or 'cost' (cost per token):
+ * plans whose cost is known first, cheapest first; then the plans using GPUs without a price
+ * (their cost is a lower bound), by that bound; ties by iteration time, then rank
+ */
 export function sortPlans(plans, by, cluster, opts) {
   const idx = plans.map((_, i) => i);
   if (by !== 'cost') return idx.sort((a, b) => plans[a].iteration_time_s - plans[b].iteration_time_s || a - b);
-  const c = plans.map((p) => trainingCost(p, cluster, opts).usdPer1M ?? Infinity);
-  return idx.sort((a, b) => c[a] - c[b] || plans[a].iteration_time_s - plans[b].iteration_time_s || a - b);
+  const costs = plans.map((p) => trainingCost(p, cluster, opts));
+  const known = costs.map((c) => (c.partial || c.usdPer1M === null ? 1 : 0));
+  const c = costs.map((x) => x.usdPer1M ?? Infinity);
+  return idx.sort((a, b) => known[a] - known[b] || c[a] - c[b] || plans[a].iteration_time_s - plans[b].iteration_time_s || a - b);
 }

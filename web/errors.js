@@ -84,9 +84,39 @@ export function markFieldErrors(problems) {
     const message = rel ? `${rel}: ${pr.message}` : pr.message;
     const err = document.getElementById(input.getAttribute('aria-describedby'));
     if (err) err.textContent = err.textContent ? `${err.textContent}; ${message}` : message;
+    // the message may be about a relation with a sibling field ("24 does not divide hidden_size
+    // 2305": the path names the heads, the user typed the hidden size): mark the fields it names too
+    for (const other of relatedInputs(pr, input)) {
+      other.setAttribute('aria-invalid', 'true');
+      for (let d = other.closest('details'); d; d = d.parentElement?.closest('details')) d.open = true;
+      const e2 = document.getElementById(other.getAttribute('aria-describedby'));
+      const text = `${input.dataset.path.split('.').pop()}: ${pr.message}`;
+      if (e2 && !e2.textContent.includes(text)) e2.textContent = e2.textContent ? `${e2.textContent}; ${text}` : text;
+    }
     first ??= input;
   }
   return first;
+}
+
+/**
+ * The inputs next to a problem's field (same object, other key) whose key the message names as a
+ * word: keys with an underscore only (hidden_size, num_kv_heads, …), so that ordinary words in a
+ * message mark nothing.
+ */
+export function relatedInputs(problem, input) {
+  const base = input?.dataset?.path ?? '';
+  const dot = base.lastIndexOf('.');
+  if (dot < 0) return [];
+  const parent = base.slice(0, dot + 1);
+  const out = [];
+  for (const el of $$('[data-path]')) {
+    const q = el.dataset.path;
+    if (el === input || !q.startsWith(parent)) continue;
+    const key = q.slice(parent.length);
+    if (!/^[a-z0-9]+(_[a-z0-9]+)+$/i.test(key)) continue;
+    if (new RegExp(`(^|[^A-Za-z0-9_])${key}([^A-Za-z0-9_]|$)`).test(problem.message)) out.push(el);
+  }
+  return out;
 }
 
 /** an {error} result from the core: message in the error region, and next to each field it names */

@@ -7,7 +7,8 @@ export const BREAKDOWN_PARTS = [
   { key: 'compute_s', label: 'compute', title: "the bottleneck stage's forward and backward work (its TP collectives excluded)" },
   { key: 'tp_comm_s', label: 'TP collectives', title: "the bottleneck stage's tensor-parallel all-reduces inside its forward and backward" },
   { key: 'bubble_s', label: 'pipeline bubble', title: 'the bottleneck stage waits for other stages: pipeline fill and drain, stalls behind a slower neighbour' },
-  { key: 'pp_comm_s', label: 'pipeline sends', title: 'the bottleneck stage waits for activations or gradients sent between stages' },
+  { key: 'pp_comm_s', label: 'exposed pipeline sends', title: 'the time the bottleneck stage waits for activations or gradients sent between stages '
+    + '(with a blocking stack also its own sends); sends that overlap with compute are not counted here: the per-stage table\'s "sends" column has every send' },
   { key: 'dp_comm_s', label: 'DP gradient sync', title: 'the data-parallel all-reduce of gradients that finishes after the last backward' },
   { key: 'optimizer_s', label: 'optimizer step', title: 'the optimizer step at the end of the iteration' },
 ];
@@ -57,7 +58,7 @@ export function criticalPath(est) {
     const why = {
       bubble_s: `the pipeline bubble: with ${stages.length} stages and ${m} micro-batches the bottleneck stage waits while the pipeline fills and drains`,
       dp_comm_s: 'the data-parallel gradient all-reduce after the last backward',
-      pp_comm_s: 'activations and gradients sent between stages',
+      pp_comm_s: 'waiting for activations and gradients sent between stages (exposed sends: those not overlapped with compute)',
       tp_comm_s: 'tensor-parallel collectives inside each layer',
       optimizer_s: 'the optimizer step',
     }[dominant.key];

@@ -9,6 +9,9 @@ import { ensureTimeline, selectedEstimate } from './results.js';
 import { clusterOfResult, costOptions } from './cost-ui.js';
 import { estimatePlan } from './planner.js';
 import { shareNote, shareUrl, updateShareUrl } from './links.js';
+import { inputsFromScenario, ScenarioFileError } from './scenario-file.js';
+import { onInputChanged, renderAllForms } from './forms.js';
+import { attachedProfileContent } from './profile-ui.js';
 
 export function download(name, type, data) {
   const blob = data instanceof Blob ? data : new Blob([data], { type });
@@ -118,6 +121,34 @@ export function wireExports() {
   });
 }
 
+/**
+ * A scenario file (as the CLI reads it: model, cluster, training, optional profile) replaces the
+ * model, cluster, custom devices, training and profile inputs and re-plans; search options, budget
+ * and prices stay. A file that is not one is refused with the JSON path of the problem, the inputs kept.
+ */
+export async function loadScenarioFile(file, text = null) {
+  clearErrors();
+  if (file.size > 4 * 1024 * 1024) { showError(`${file.name} is ${fmt(file.size / 1048576, 1)} MiB; a scenario file is at most 4 MiB.`); return false; }
+  let inputs;
+  try {
+    inputs = inputsFromScenario(text ?? await file.text(), state.presets, state.profilePresets.map((p) => p.id));
+  } catch (e) {
+    if (!(e instanceof ScenarioFileError)) throw e;
+    showError(`${file.name} is not a scenario file: ${e.message}\nYour inputs are unchanged.`);
+    return false;
+  }
+  Object.assign(state, inputs);
+  if (inputs.profile?.value !== undefined) inputs.profile.label = `profile from ${file.name}`;
+  state.calibration = null; // a calibration belongs to the devices of the inputs before the file
+  state.calibrationRun = null;
+  const content = attachedProfileContent();
+  if (inputs.profile && content !== null && content !== undefined) $('#profile-json').value = `${JSON.stringify(content, null, 2)}\n`;
+  renderAllForms();
+  $('#copy-status').textContent = `Scenario loaded from ${file.name}.`;
+  onInputChanged();
+  return true;
+}
+
 export async function loadPlanFile(file) {
   clearErrors();
   if (file.size > 4 * 1024 * 1024) { showError(`${file.name} is ${fmt(file.size / 1048576, 1)} MiB; a plan file is at most 4 MiB.`); return; }
@@ -130,6 +161,8 @@ export async function loadPlanFile(file) {
   }
   // a plan, an estimate (with "plan"), or a plan() result (with "plans")
   const plan = obj?.stages ? obj : obj?.plan?.stages ? obj.plan : obj?.plans?.[0]?.plan?.stages ? obj.plans[0].plan : null;
+  // a scenario file dropped on the page (or chosen as a plan) loads as a scenario
+  if (!plan && obj && typeof obj === 'object' && 'model' in obj && 'cluster' in obj) { await loadScenarioFile(file, JSON.stringify(obj)); return; }
   if (!plan || typeof plan !== 'object') {
     showError(`${file.name} is not a plan file: it has no "stages" (a plan, an estimate or a search result is expected).`);
     return;

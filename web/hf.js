@@ -8,6 +8,14 @@ const first = (cfg, ...keys) => {
 
 export class HfConfigError extends Error {}
 
+/** [name in the message, the keys tried in order]: a config without one of these is refused */
+export const REQUIRED = [
+  ['num_hidden_layers', 'num_hidden_layers', 'n_layer', 'num_layers'],
+  ['hidden_size', 'hidden_size', 'n_embd', 'd_model'],
+  ['num_attention_heads', 'num_attention_heads', 'n_head', 'num_heads'],
+  ['vocab_size', 'vocab_size', 'padded_vocab_size'],
+];
+
 /** text of a config.json → { model, notes[] } ; throws HfConfigError */
 export function modelFromHfConfig(text) {
   let cfg;
@@ -20,6 +28,14 @@ export function modelFromHfConfig(text) {
   // multimodal configs nest the language model
   if (cfg.text_config && typeof cfg.text_config === 'object' && first(cfg, 'num_hidden_layers', 'n_layer') === undefined) {
     cfg = { ...cfg.text_config, _name_or_path: cfg._name_or_path, architectures: cfg.architectures };
+  }
+  // the keys without which there is no model to speak of: refuse the config, keep the user's model
+  const absent = REQUIRED.filter(([, ...keys]) => typeof first(cfg, ...keys) !== 'number')
+    .map(([key, ...alt]) => (alt.length > 1 ? `${key} (or ${alt.slice(1).join(', ')})` : key));
+  if (absent.length) {
+    const type = typeof cfg.model_type === 'string' ? ` (model_type "${cfg.model_type.slice(0, 40)}")` : '';
+    throw new HfConfigError(`config.json${type} has no number for ${absent.join(', ')}: a decoder-only language model's config.json `
+      + `has ${absent.length === 1 ? 'it' : 'them'}. Nothing was imported; the model is unchanged.`);
   }
   const notes = [];
   const model = {};
@@ -44,7 +60,6 @@ export function modelFromHfConfig(text) {
   const bias = first(cfg, 'attention_bias', 'mlp_bias', 'bias', 'use_bias');
   if (bias !== undefined) model.bias = Boolean(bias);
   else model.bias = !/llama|mistral|gemma|mixtral|deepseek|olmo|granite/.test(type);
-  if (model.num_layers === undefined) notes.push('num_hidden_layers not found');
   if (model.seq_length === undefined) notes.push('max_position_embeddings not found; set the sequence length');
   if (cfg.num_local_experts || cfg.n_routed_experts || cfg.num_experts) notes.push('mixture-of-experts layers are modelled as dense layers');
   if (model.seq_length > 8192) {

@@ -11,7 +11,7 @@ import { loadRunsFile, removeCalibration, runCalibration } from './calibration-u
 import { clearErrors, showError } from './errors.js';
 import { cancelSearch, runSearch, setRunning } from './planner.js';
 import { openFragment, scheduleShareUrl } from './links.js';
-import { loadPlanFile, wireExports } from './export-ui.js';
+import { loadPlanFile, loadScenarioFile, wireExports } from './export-ui.js';
 import { onApplyVariant, onResultsRendered, postHeight, renderCosts, timelineControl } from './results.js';
 import { render as renderWhatIf, wireWhatIf } from './whatif-ui.js';
 import { renderCompare } from './compare-ui.js';
@@ -85,11 +85,13 @@ function wireInputs() {
       state.model = model;
       renderModelForm();
       notes.textContent = n.length ? `Imported. Notes: ${n.join('; ')}.` : 'Imported: check the fields above.';
+      $('#hf-config').removeAttribute('aria-invalid');
       clearErrors();
       onInputChanged();
     } catch (e) {
       if (!(e instanceof HfConfigError)) throw e;
-      notes.textContent = '';
+      // the model on screen stays as it was: the message says what the config lacks
+      notes.textContent = `Not imported: ${e.message}`;
       showError(e.message);
       $('#hf-config').setAttribute('aria-invalid', 'true');
     }
@@ -105,6 +107,7 @@ function wireInputs() {
   $('#run').addEventListener('click', () => runSearch());
   $('#cancel').addEventListener('click', cancelSearch);
   $('#plan-file').addEventListener('change', (e) => { const f = e.target.files?.[0]; if (f) loadPlanFile(f); e.target.value = ''; });
+  $('#scenario-file').addEventListener('change', (e) => { const f = e.target.files?.[0]; if (f) loadScenarioFile(f); e.target.value = ''; });
   document.addEventListener('dragover', (e) => e.preventDefault());
   document.addEventListener('drop', (e) => {
     e.preventDefault();

@@ -2,7 +2,7 @@
 // advice when nothing fits, top plans (sortable by time or cost), and the selected plan: what
 // bounds it, GPUs used, stages, memory, a zoomable timeline. Every listed plan gets its timeline
 // (the search returns it for the best plan only; the others are estimated again on selection).
-import { h, clear, $, fmt, fmtInt, fmtPct, fmtTime } from './dom.js';
+import { h, clear, $, fmtInt, fmtPct, fmtTime } from './dom.js';
 import { stageDiagram } from './render/stages.js';
 import { timelineTable } from './render/timeline.js';
 import { zoomableTimeline } from './render/zoom.js';
@@ -10,7 +10,7 @@ import { topPlansTable, baselinesTable, statsList, stagesTable, replicaMicroBatc
 import { memoryBreakdown } from './render/memory.js';
 import { criticalPathView, gpuUsageView, adviceView } from './render/explain.js';
 import { hasMeasuredSource } from './profile.js';
-import { formatTokens, formatUsd, sortPlans, trainingCost } from './cost.js';
+import { formatCost, formatDuration, sortPlans, tokensPhrase, trainingCost, unpricedNote } from './cost.js';
 import { costOptions, clusterOfResult } from './cost-ui.js';
 import { gloss } from './glossary.js';
 import { isEmbed, state } from './state.js';
@@ -39,10 +39,10 @@ export function bestSummary(est, { partial = false, label = 'Best plan' } = {}) 
     partial ? h('span', { class: 'partial' }, ' (best so far)') : '');
   const c = costOf(est);
   const o = costOptions();
-  el.append(h('span', { class: 'costline', 'data-testid': 'cost-summary' },
-    o.tokens ? `${formatTokens(o.tokens)} tokens in ${fmt(c.days, 1)} days · ` : '',
-    `${formatUsd(c.usdPer1M)} per 1M tokens`, o.tokens ? ` · ${formatUsd(c.totalUsd)} in all` : '',
-    ` (${fmtInt(c.gpus)} GPU${c.gpus === 1 ? '' : 's'} at ${formatUsd(c.usdPerHour)}/hour${c.missing.length ? `; no price for ${c.missing.join(', ')}` : ''})`));
+  el.append(h('span', { class: 'costline', 'data-testid': 'cost-summary', 'data-partial': String(c.partial), title: unpricedNote(c) },
+    o.tokens ? `${tokensPhrase(o.tokens)} in ${formatDuration(c.seconds)} · ` : '',
+    `${formatCost(c)} per 1M tokens`, o.tokens ? ` · ${formatCost(c, 'totalUsd')} in all` : '',
+    ` (${fmtInt(c.gpus)} GPU${c.gpus === 1 ? '' : 's'} at ${formatCost(c, 'usdPerHour')}/hour${c.partial ? `; no price for ${c.missing.join(', ')}, not counted` : ''})`));
   if (est.memory_fits === false && est.problems?.length) el.append(h('div', { class: 'muted' }, est.problems.join('; ')));
 }
 

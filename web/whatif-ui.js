@@ -9,7 +9,7 @@ import { getPool } from './engine.js';
 import { marginalRows, outcome, scalingSeries, whatIfOptions, whatIfSpec } from './whatif.js';
 import { scalingChart } from './render/scaling.js';
 import { DEVICE_COLORS } from './render/colors.js';
-import { formatUsd, trainingCost } from './cost.js';
+import { formatCost, trainingCost, unpricedNote } from './cost.js';
 import { costOptions } from './cost-ui.js';
 
 const wi = { on: false, gen: 0, spec: null, outcomes: new Map(), result: null, running: false, stale: false, done: 0, total: 0, t0: 0, elapsed_s: null };
@@ -103,7 +103,7 @@ function cellView(c) {
   return [
     h('td', { 'data-status': 'plan', 'data-tokens': c.tokensPerS, class: c.complete ? null : 'incomplete', title: c.complete ? null : 'time limit reached: best plan found' },
       `${c.complete ? '' : '≥ '}${fmtInt(c.tokensPerS)}${signedPct(c.deltaShare)}`),
-    h('td', { class: 'cost-1m', 'data-usd': c.usdPer1M ?? '' }, formatUsd(c.usdPer1M)),
+    h('td', { class: 'cost-1m', 'data-usd': c.usdPer1M ?? '', 'data-partial': c.partial ? 'true' : null, title: unpricedNote(c) }, formatCost(c)),
   ];
 }
 
@@ -114,7 +114,7 @@ function marginalTable(spec) {
   const head2 = ['tokens/s (change)', '$ / 1M tokens'];
   return h('table', { class: 'data whatif', 'data-testid': 'whatif-table' },
     h('caption', {}, `Each group's marginal value: the best plan with the group removed, one node less and one node more (current cluster: ${cur?.status === 'plan'
-      ? `${fmtInt(cur.est.tokens_per_s)} tokens/s, ${formatUsd(curCost?.usdPer1M)} per 1M tokens` : 'computing…'})`),
+      ? `${fmtInt(cur.est.tokens_per_s)} tokens/s, ${formatCost(curCost)} per 1M tokens` : 'computing…'})`),
     h('thead', {},
       h('tr', {}, h('th', { scope: 'col', rowspan: 2 }, 'group'), h('th', { scope: 'col', rowspan: 2 }, 'nodes × GPUs'),
         ['without the group', 'one node less', 'one node more'].map((t) => h('th', { scope: 'colgroup', colspan: 2 }, t))),
@@ -138,7 +138,7 @@ function scalingTable(spec, series) {
       return h('tr', { 'data-group': s.group, 'data-nodes': p.nodes, class: p.current ? 'selected' : null },
         h('th', { scope: 'row' }, s.label), h('td', {}, String(p.nodes)), h('td', {}, String(p.x)),
         h('td', { 'data-tokens': p.y }, p.status === 'plan' ? `${p.complete ? '' : '≥ '}${fmtInt(p.y)}` : 'no feasible plan'),
-        h('td', {}, c ? formatUsd(c.usdPer1M) : '–'));
+        h('td', { title: unpricedNote(c) }, c ? formatCost(c) : '–'));
     }))));
 }
 

@@ -114,7 +114,9 @@ export function marginalRows(spec, outcomes, costOf) {
     const job = spec.jobs.find((j) => j.key === key);
     const c = costOf(o.est, job?.cluster ?? spec.base);
     return { ...o, key, tokensPerS: o.est.tokens_per_s, delta: curTps === null ? null : o.est.tokens_per_s - curTps,
-      deltaShare: curTps ? (o.est.tokens_per_s - curTps) / curTps : null, usdPer1M: c?.usdPer1M ?? null, gpus: o.est.num_gpus };
+      deltaShare: curTps ? (o.est.tokens_per_s - curTps) / curTps : null, usdPer1M: c?.usdPer1M ?? null, gpus: o.est.num_gpus,
+      // GPUs without a price: the cost counts the priced ones only (cost.js, formatCost)
+      partial: Boolean(c?.partial), missing: c?.missing ?? [] };
   };
   return spec.groups.map((g) => ({ ...g, removedCell: cell(g.removed), minusCell: cell(g.minus), plusCell: cell(g.plus) }));
 }

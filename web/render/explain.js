@@ -15,13 +15,18 @@ export function criticalPathView(est) {
     seg.style.width = `${(100 * p.share).toFixed(2)}%`;
     bar.append(seg);
   }
-  const legend = h('ul', { class: 'legend' }, cp.parts.map((p) => h('li', { title: p.title },
+  const legend = h('ul', { class: 'legend' }, cp.parts.map((p) => h('li', { title: p.title, 'data-part': p.key },
     h('span', { class: `swatch bd-${p.key}`, 'aria-hidden': 'true' }), `${p.label} ${fmtTime(p.s)} (${fmtPct(p.share)})`)));
+  // the bar is the iteration seen from the bottleneck stage: only waits count, so say it under the legend
+  const note = h('p', { class: 'muted note', 'data-testid': 'critical-note' }, 'The bar splits the iteration as the bottleneck stage sees it: '
+    + 'communication counts only while the stage waits for it (exposed). Sends and syncs that overlap with compute are hidden in compute, '
+    + 'so "exposed pipeline sends" can be 0 while the table below lists the sends each stage makes.');
   const maxBusy = Math.max(...cp.stages.map((s) => s.busy_s), 1e-12);
   const table = h('table', { class: 'data', 'data-testid': 'critical-table' },
     h('caption', {}, 'Per stage: busy time in one iteration (micro-batches × forward + backward), the longest bounds the iteration'),
     h('thead', {}, h('tr', {}, ['stage', 'device', 'busy', 'of the iteration', '', 'forward', 'backward', 'sends', 'DP sync']
-      .map((t, i) => h('th', { scope: 'col', ...(i === 4 ? { 'aria-hidden': 'true' } : {}) }, t)))),
+      .map((t, i) => h('th', { scope: 'col', ...(i === 4 ? { 'aria-hidden': 'true' } : {}),
+        ...(t === 'sends' ? { title: 'the stage\'s sends per micro-batch (forward + backward), overlapped with compute or not; the bar above counts only the exposed part of the bottleneck stage' } : {}) }, t)))),
     h('tbody', {}, cp.stages.map((s) => {
       const bar1 = h('span', { class: 'minibar' });
       bar1.style.width = `${(100 * s.busy_s / maxBusy).toFixed(1)}%`;
@@ -32,7 +37,7 @@ export function criticalPathView(est) {
         h('td', {}, fmtTime(s.forward_s)), h('td', {}, fmtTime(s.backward_s)), h('td', {}, fmtTime(s.send_s)), h('td', {}, fmtTime(s.dp_sync_s)));
     })));
   return h('div', { class: 'explain', 'data-bottleneck': cp.bottleneck },
-    cp.sentences.map((t) => h('p', {}, t)), bar, legend, h('div', { class: 'scroll-x' }, table));
+    cp.sentences.map((t) => h('p', {}, t)), bar, legend, note, h('div', { class: 'scroll-x' }, table));
 }
 
 /** GPUs used per group, idle ones and why */

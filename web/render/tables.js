@@ -3,7 +3,7 @@ import { h, fmt, fmtInt, fmtPct, fmtTime } from '../dom.js';
 import { stageSummary } from '../exports.js';
 import { sourceSummary } from '../profile.js';
 import { gloss } from '../glossary.js';
-import { formatUsd } from '../cost.js';
+import { formatCost, formatDays, formatDuration, unpricedNote } from '../cost.js';
 
 const th = (label, term = label) => h('th', { scope: 'col', title: gloss(term) }, label);
 
@@ -86,9 +86,11 @@ export function topPlansTable(plans, selected, onSelect, { order = null, costs =
       h('td', { class: 'mb-replica' }, replicaMicroBatch(p)),
       h('td', {}, `${p.plan?.micro_batch_size} × ${p.plan?.num_micro_batches}`),
       h('td', {}, p.memory_fits ? 'yes' : 'no'),
-      h('td', { class: 'cost-1m', 'data-usd': c?.usdPer1M ?? '' }, c ? formatUsd(c.usdPer1M) : '–'),
-      budget ? h('td', { class: 'days' }, c?.days == null ? '–' : fmt(c.days, 1)) : null,
-      budget ? h('td', { class: 'total' }, c?.totalUsd == null ? '–' : formatUsd(c.totalUsd)) : null));
+      // GPUs without a price are not counted: the cost is a lower bound ("≥ $x", or "unknown"), the tooltip says which
+      h('td', { class: c?.partial ? 'cost-1m partial' : 'cost-1m', 'data-usd': c?.usdPer1M ?? '', 'data-partial': c?.partial ? 'true' : null,
+        title: unpricedNote(c) }, c ? formatCost(c) : '–'),
+      budget ? h('td', { class: 'days', title: c?.seconds == null ? null : formatDuration(c.seconds) }, c?.days == null ? '–' : formatDays(c.days)) : null,
+      budget ? h('td', { class: 'total', title: unpricedNote(c) }, c?.totalUsd == null ? '–' : formatCost(c, 'totalUsd')) : null));
   }
   const head = [th('plan', 'plan'), th('iteration'), th('tokens/s'), th('MFU'), th('GPUs', 'GPUs'), th('stages (PP)', 'PP'),
     th('TP × DP per stage', 'TP × DP'), th('layers per stage', 'PP'), th('micro-batch per replica'), th('pipeline micro-batch × count', 'pipeline micro-batch'),
