@@ -95,6 +95,18 @@ test('share link round trip: a fresh page shows the same plan', async (t) => {
   await assertClean(fresh, p2);
 });
 
+test("the search's notes are listed with its counts (a setting that changes nothing)", async (t) => {
+  if (!searchWorks) { t.skip(searchSkipReason); return; }
+  const { page, problems } = await open(t, `${site.url}index.html`);
+  await page.check('[data-path="training.tf32"]');
+  await page.fill('[data-path="options.time_limit_s"]', '2');
+  await page.click('[data-testid=run]');
+  await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 30000 });
+  await page.waitForSelector('[data-testid=search-notes]', { state: 'attached' });
+  assert.match(await page.textContent('[data-testid=search-notes]'), /training\.tf32 changes nothing with precision bf16/);
+  await assertClean(page, problems);
+});
+
 test('a search result round-trips through its share link', async (t) => {
   if (!searchWorks) { t.skip(searchSkipReason); return; }
   const { page } = await open(t, `${site.url}index.html`);

@@ -125,5 +125,7 @@ export function statsList(stats) {
     h('dt', {}, 'pruned'), h('dd', {}, fmtInt(stats.pruned)),
     h('dt', {}, 'infeasible'), h('dd', {}, inf.length ? inf.map(([k, v]) => `${k}: ${fmtInt(v)}`).join(', ') : 'none'),
     h('dt', {}, 'elapsed'), h('dd', {}, fmtTime(stats.elapsed_s)),
-    h('dt', {}, 'complete'), h('dd', {}, stats.complete ? 'yes' : 'no (time limit or cancelled: best so far)'));
+    h('dt', {}, 'complete'), h('dd', {}, stats.complete ? 'yes' : 'no (time limit or cancelled: best so far)'),
+    // what the search skipped or left out, a baseline it listed, settings that change nothing
+    stats.notes?.length ? [h('dt', {}, 'notes'), h('dd', { 'data-testid': 'search-notes' }, h('ul', {}, stats.notes.map((n) => h('li', {}, n))))] : null);
 }
