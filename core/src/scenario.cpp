@@ -286,6 +286,8 @@ Scenario parse_scenario(const Json& j) {
             if (auto v = tr.boolean("overlap_param_gather", false)) sc.training.overlap_param_gather = *v;
             if (auto v = tr.boolean("tp_comm_overlap", false)) sc.training.tp_comm_overlap = *v;
             if (auto v = tr.choice("grad_reduce_dtype", false, {"fp32", "bf16", "fp16"})) sc.training.grad_reduce_dtype = *v;
+            if (sc.training.tp_comm_overlap && !sc.training.sequence_parallel)
+                problems.add(tr.path_of("tp_comm_overlap"), "true needs sequence_parallel true (Megatron-LM's arguments.py refuses --tp-comm-overlap without --sequence-parallel: the userbuffers overlap the all-gather and reduce-scatter of sequence parallelism)");
             if (sc.training.overlap_param_gather && !sc.training.distributed_optimizer)
                 problems.add(tr.path_of("overlap_param_gather"), "true needs distributed_optimizer true (the parameter all-gather exists only with the distributed optimizer)");
             sc.training.stack = parse_stack(tr.has("stack") ? *tr.get("stack") : Json(default_stack_id), tr.path_of("stack"), problems);

@@ -104,6 +104,7 @@ case("global_batch_size beyond the limit", d(training(global_batch_size=10**9)),
 case("precision misspelled", d(training(precision="bf17")), SP, "scenario.training.precision", 'did you mean "bf16"')
 case("recompute is a boolean", d(training(recompute=True)), SP, "scenario.training.recompute", "is a boolean")
 case("sequence_parallel is a string", d(training(sequence_parallel="yes")), SP, "scenario.training.sequence_parallel", "expected true or false")
+case("tp_comm_overlap without sequence parallelism", d(training(tp_comm_overlap=True)), SP, "scenario.training.tp_comm_overlap", "needs sequence_parallel true")
 case("scenario name is a number", d(with_(S, name=5)), SP, "scenario.name", "expected a string")
 case("scenario notes is an array", d(with_(S, notes=[{}] * 3)), SP, "scenario.notes", "expected a string")
 case("profile is a number", d(with_(S, profile=3)), SP, "scenario.profile")

@@ -345,7 +345,7 @@ TEST_CASE("a normalised plan parses back to itself", "[robustness][validation]")
 }
 
 TEST_CASE("settings that change nothing are accepted and named in notes", "[robustness][notes]") {
-    const Scenario sc = parse_scenario_text(R"({"model":"gpt3-1.7b","training":{"global_batch_size":64,"tf32":true,"tp_comm_overlap":true,
+    const Scenario sc = parse_scenario_text(R"({"model":"gpt3-1.7b","training":{"global_batch_size":64,"tf32":true,"tp_comm_overlap":true,"sequence_parallel":true,
       "stack":"megatron-lm-2021"},"cluster":{"name":"c","inter_group_bw_GBps":1000,"groups":[
       {"device":"a100-sxm4-80gb","nodes":1,"gpus_per_node":8,"inter_node_bw_GBps":25},
       {"device":"v100-sxm2-32gb","nodes":1,"gpus_per_node":8,"inter_node_bw_GBps":12.5}]}})");
@@ -359,7 +359,7 @@ TEST_CASE("settings that change nothing are accepted and named in notes", "[robu
     CHECK(e.notes == notes);
     CHECK(to_json(sc, e)["notes"].size() == 3);
     // a cap below the NICs binds, fp32 with TF32 uses it, a stack with userbuffers overlaps: no notes
-    const Scenario used = parse_scenario_text(R"({"model":"gpt3-1.7b","training":{"global_batch_size":64,"tf32":true,"precision":"fp32","tp_comm_overlap":true},
+    const Scenario used = parse_scenario_text(R"({"model":"gpt3-1.7b","training":{"global_batch_size":64,"tf32":true,"precision":"fp32","tp_comm_overlap":true,"sequence_parallel":true},
       "cluster":{"name":"c","inter_group_bw_GBps":5,"groups":[{"device":"a100-sxm4-80gb","nodes":1,"gpus_per_node":8,"inter_node_bw_GBps":25},
       {"device":"v100-sxm2-32gb","nodes":1,"gpus_per_node":8,"inter_node_bw_GBps":12.5}]}})");
     CHECK(scenario_notes(used).empty());
