@@ -107,7 +107,7 @@ double mixed_space_size(const Scenario& sc, const SearchOptions& options);
 void list_found(const Scenario& sc, const std::vector<Found>& found, const SearchOptions& options, Clock::time_point t0, SearchResult& res);
 // The baselines (options.baselines) within what is left of the time limit.
 void add_baselines(const Scenario& sc, const SearchOptions& options, Clock::time_point t0, double soft_deadline_s, SearchResult& res);
-void adopt_baselines(const Scenario& sc, const SearchOptions& options, SearchResult& res);
+void adopt_baselines(const Scenario& sc, const SearchOptions& options, Clock::time_point t0, SearchResult& res);
 void explain_empty(const Scenario& sc, const SearchOptions& options, SearchResult& res);
 
 }  // namespace poseidon::detail

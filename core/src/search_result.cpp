@@ -108,7 +108,7 @@ void add_baselines(const Scenario& sc, const SearchOptions& options, Clock::time
 // A search the limit stopped may list plans slower than the baselines beside them: a baseline
 // plan ranks among the plans then (docs/search.md, "Results"), so that no plan shown as a
 // baseline beats the best one, and a stopped search that found none still gives a plan.
-void adopt_baselines(const Scenario& sc, const SearchOptions& options, SearchResult& res) {
+void adopt_baselines(const Scenario& sc, const SearchOptions& options, Clock::time_point t0, SearchResult& res) {
     if (res.stats.complete) return;
     const double B = static_cast<double>(sc.training.global_batch_size);
     const auto key = [B](const Estimate& e) {  // the search's ranking key: seconds per global_batch_size samples
@@ -123,16 +123,34 @@ void adopt_baselines(const Scenario& sc, const SearchOptions& options, SearchRes
         std::size_t at = 0;
         while (at < res.plans.size() && key(res.plans[at]) <= key(e)) ++at;
         if (at >= k_max) continue;
+        // Writing the result costs about 0.1 ms a stage listed (list_found), the baselines' own
+        // included; a listed plan doubles that of its baseline. Without the time for it, the
+        // baseline stays a baseline, and a note says it is faster.
+        std::int64_t listed_stages = 0;
+        for (const Estimate& p : res.plans) listed_stages += static_cast<std::int64_t>(p.plan.stages.size());
+        for (const Baseline& o : res.baselines)
+            if (o.estimate) listed_stages += static_cast<std::int64_t>(o.estimate->plan.stages.size());
+        const auto S = static_cast<std::int64_t>(e.plan.stages.size());
+        if (seconds_since(t0) + 2e-4 * static_cast<double>(listed_stages + S) > options.time_limit_s) {
+            res.stats.notes.push_back("the " + b.name + " baseline is faster than plan " + std::to_string(at + 1) +
+                                      "; the time limit left no time to list it among the plans");
+            continue;
+        }
         bool detailed = false;
         Estimate listed = e;
-        if (at == 0) {  // the best plan carries the breakdown and the timeline
-            const auto cells = static_cast<std::int64_t>(e.plan.stages.size()) * e.plan.num_micro_batches;
-            if (cells <= search_max_detailed_cells) {
+        if (at == 0) {  // the best plan carries the breakdown and the timeline, when the limit leaves time
+            const auto cells = S * e.plan.num_micro_batches;
+            // 5 us a timeline event, two or more a cell (list_found)
+            const double cost_s = 1e-5 * static_cast<double>(cells);
+            if (cells <= search_max_detailed_cells && seconds_since(t0) + 2e-4 * static_cast<double>(listed_stages + S) + cost_s <= options.time_limit_s) {
                 listed = estimate(sc, e.plan, true);
                 detailed = true;
             }
             res.timeline = detailed && static_cast<std::int64_t>(listed.dag.timeline.size()) <= timeline_cap(options);
-            if (!res.timeline) std::vector<TimelineEvent>().swap(listed.dag.timeline);
+            if (!res.timeline) {
+                std::vector<TimelineEvent>().swap(listed.dag.timeline);
+                res.stats.notes.push_back("timeline of the best plan left out: no time left within the time limit (estimate gives it)");
+            }
             if (!res.plans.empty()) std::vector<TimelineEvent>().swap(res.plans.front().dag.timeline);
         }
         res.plans.insert(res.plans.begin() + static_cast<std::ptrdiff_t>(at), std::move(listed));
@@ -167,7 +185,7 @@ SearchResult search(const Scenario& sc, const SearchOptions& options) {
     // The result: each listed plan re-estimated (the first with its timeline), within the caps.
     detail::list_found(sc, run.found, options, run.t0, res);
     detail::add_baselines(sc, options, run.t0, run.soft_deadline_s, res);
-    detail::adopt_baselines(sc, options, res);
+    detail::adopt_baselines(sc, options, run.t0, res);
     detail::explain_empty(sc, options, res);
     for (auto& n : scenario_notes(sc)) res.stats.notes.push_back(std::move(n));
     res.stats.elapsed_s = detail::seconds_since(run.t0);

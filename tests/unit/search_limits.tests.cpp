@@ -99,9 +99,9 @@ TEST_CASE("a stopped search lists a baseline that beats its plans, at its rank, 
     r.baselines = {b, Baseline{"metis-heuristic", "", std::nullopt, "no feasible plan"}};
     SearchResult complete = r;
     complete.stats.complete = true;
-    detail::adopt_baselines(sc, o, complete);
+    detail::adopt_baselines(sc, o, detail::Clock::now(), complete);
     CHECK(complete.plans.size() == 2);  // a complete search has proven its plans: nothing adopted
-    detail::adopt_baselines(sc, o, r);
+    detail::adopt_baselines(sc, o, detail::Clock::now(), r);
     REQUIRE(r.plans.size() == 3);
     CHECK(r.plans[0].plan == full.plans[0].plan);
     CHECK(r.plans[1].plan == full.plans[1].plan);
@@ -111,7 +111,7 @@ TEST_CASE("a stopped search lists a baseline that beats its plans, at its rank, 
     CHECK(r.plans[0].dag.timeline.size() == full.plans[0].dag.timeline.size());  // re-estimated in detail, as the best plan is listed
     REQUIRE(r.stats.notes.size() == 1);
     CHECK(r.stats.notes[0] == "plan 1 is the megatron-uniform baseline: the search stopped (time limit) before it reached a plan as fast");
-    detail::adopt_baselines(sc, o, r);  // listed once
+    detail::adopt_baselines(sc, o, detail::Clock::now(), r);  // listed once
     CHECK(r.plans.size() == 3);
     // the top K stays K: a baseline slower than the K-th is not listed, one faster pushes the last out
     SearchResult two = r;
@@ -119,7 +119,7 @@ TEST_CASE("a stopped search lists a baseline that beats its plans, at its rank, 
     SearchOptions k2 = o;
     k2.top_k = 2;
     two.baselines = {Baseline{"slow", "", full.plans[2], ""}};
-    detail::adopt_baselines(sc, k2, two);
+    detail::adopt_baselines(sc, k2, detail::Clock::now(), two);
     CHECK(two.plans.size() == 2);
     CHECK(two.stats.notes.empty());
     // a search restricted to another schedule does not adopt the baseline
@@ -128,9 +128,9 @@ TEST_CASE("a stopped search lists a baseline that beats its plans, at its rank, 
     none.baselines = {b};
     SearchOptions other = o;
     other.schedule = b.estimate->plan.schedule == "1f1b" ? "interleaved-1f1b" : "1f1b";
-    detail::adopt_baselines(sc, other, none);
+    detail::adopt_baselines(sc, other, detail::Clock::now(), none);
     CHECK(none.plans.empty());
-    detail::adopt_baselines(sc, o, none);  // with no plan found, the baseline is the plan
+    detail::adopt_baselines(sc, o, detail::Clock::now(), none);  // with no plan found, the baseline is the plan
     CHECK(none.plans.size() == 1);
 }
 
