@@ -99,8 +99,8 @@ void add_stats(SearchStats& total, const SearchStats& s) {
 
 void add_baselines(const Scenario& sc, const SearchOptions& options, Clock::time_point t0, double soft_deadline_s, SearchResult& res) {
     if (!options.baselines) return;
-    // at most 5 s, until half of the result's reserve (the other half is for its JSON)
-    const double until = (options.time_limit_s + soft_deadline_s) / 2;
+    // at most 5 s, until a third of the result's reserve (the rest is for the JSON, the baselines' too)
+    const double until = soft_deadline_s + (options.time_limit_s - soft_deadline_s) / 3;
     const double left = std::min(until - seconds_since(t0), 5.0);
     res.baselines = compute_baselines(sc, left > 0.005 ? left : 0.0);
 }
