@@ -106,7 +106,7 @@ void add_baselines(const Scenario& sc, const SearchOptions& options, Clock::time
 }
 
 // A search the limit stopped may list plans slower than the baselines beside them: a baseline
-// plan ranks among the plans then (docs/search.md, "Results"), so that no plan shown as a
+// plan ranks among the plans then (docs/search.md, "Baselines"), so that no plan shown as a
 // baseline beats the best one, and a stopped search that found none still gives a plan.
 void adopt_baselines(const Scenario& sc, const SearchOptions& options, Clock::time_point t0, SearchResult& res) {
     if (res.stats.complete) return;
@@ -149,7 +149,11 @@ void adopt_baselines(const Scenario& sc, const SearchOptions& options, Clock::ti
             res.timeline = detailed && static_cast<std::int64_t>(listed.dag.timeline.size()) <= timeline_cap(options);
             if (!res.timeline) {
                 std::vector<TimelineEvent>().swap(listed.dag.timeline);
-                res.stats.notes.push_back("timeline of the best plan left out: no time left within the time limit (estimate gives it)");
+                res.stats.notes.push_back(std::string("timeline of the best plan left out: ") +
+                                          (cells > search_max_detailed_cells ? "over " + std::to_string(search_max_detailed_cells) + " stage x micro-batch cells"
+                                           : detailed                        ? "over the timeline cap"
+                                                                             : "no time left within the time limit") +
+                                          " (estimate gives it)");
             }
             if (!res.plans.empty()) std::vector<TimelineEvent>().swap(res.plans.front().dag.timeline);
         }
