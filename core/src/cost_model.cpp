@@ -143,14 +143,25 @@ double model_params(const ModelSpec& m) {
     return p;
 }
 
-double layer_forward_flops(const ModelSpec& m, double b) {
+namespace {
+struct LayerFlops {
+    double qkv, scores_and_values, proj, mlp;
+};
+LayerFlops layer_flops(const ModelSpec& m, double b) {
     const double s = m.seq_length, h = m.hidden_size, f = m.ffn_hidden_size;
     const double kv_dim = h * m.num_kv_heads / m.num_attention_heads;
-    double qkv = 2 * b * s * h * (h + 2 * kv_dim);
-    double scores_and_values = 4 * b * s * s * h;
-    double proj = 2 * b * s * h * h;
-    double mlp = 2 * b * s * h * f * (m.gated_mlp ? 3.0 : 2.0);
-    return qkv + scores_and_values + proj + mlp;
+    return {2 * b * s * h * (h + 2 * kv_dim), 4 * b * s * s * h, 2 * b * s * h * h, 2 * b * s * h * f * (m.gated_mlp ? 3.0 : 2.0)};
+}
+}  // namespace
+
+double layer_forward_flops(const ModelSpec& m, double b) {
+    const LayerFlops x = layer_flops(m, b);
+    return x.qkv + x.scores_and_values + x.proj + x.mlp;
+}
+
+double layer_matmul_flops(const ModelSpec& m, double b) {
+    const LayerFlops x = layer_flops(m, b);
+    return x.qkv + x.proj + x.mlp;
 }
 
 double model_flops_per_iteration(const ModelSpec& m, std::int64_t gbs) {

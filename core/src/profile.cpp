@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 
+#include "poseidon/cost_model.hpp"
 #include "poseidon/presets.hpp"
 
 namespace poseidon {
@@ -43,10 +44,7 @@ void check_point(const ModelSpec& m, const Cluster& cluster, const std::string& 
     for (const auto& g : cluster.groups)
         if (g.device.id == device || g.device.name == device) d = &g.device;
     if (!d || d->peak_tflops <= 0) return;
-    const double b = pt.samples, s = m.seq_length, h = m.hidden_size, f = m.ffn_hidden_size;
-    const double kv_dim = h * m.num_kv_heads / m.num_attention_heads;
-    const double gemm_flops = 2 * b * s * h * (h + 2 * kv_dim) + 2 * b * s * h * h + 2 * b * s * h * f * (m.gated_mlp ? 3.0 : 2.0);
-    const double least_s = gemm_flops / pt.tp / (d->peak_tflops * 1e12);
+    const double least_s = layer_matmul_flops(m, pt.samples) / pt.tp / (d->peak_tflops * 1e12);
     const auto g3 = [](double x) {
         char buf[32];
         std::snprintf(buf, sizeof buf, "%.3g", x);

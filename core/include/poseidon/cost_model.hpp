@@ -21,6 +21,8 @@ double model_params(const ModelSpec& m);
 double model_flops_per_iteration(const ModelSpec& m, std::int64_t global_batch_size);
 // Forward matmul FLOPs of one block for `samples` sequences (Korthikanti et al. 2022, eq. in sec. 3).
 double layer_forward_flops(const ModelSpec& m, double samples);
+// ... its matrix products only (QKV, projection, MLP), without the attention scores
+double layer_matmul_flops(const ModelSpec& m, double samples);
 
 // ---- One data-parallel replica of a stage ----
 
