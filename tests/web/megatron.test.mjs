@@ -181,8 +181,12 @@ test('overlap switches become Megatron-Core flags; what Megatron would refuse or
   // off: none of them
   const off = runStub(estimate({ global_batch_size: 64 }).text).args;
   for (const f of ['--overlap-grad-reduce', '--overlap-param-gather', '--tp-comm-overlap', '--grad-reduce-in-bf16']) assert.ok(!off.includes(f), f);
-  // TP comm overlap without sequence parallelism: Megatron refuses it, so the note says why it is missing
-  const noSp = estimate({ ...all, sequence_parallel: false });
+  // TP comm overlap without sequence parallelism: Megatron refuses it, and so does the core; an
+  // export of a scenario from elsewhere still says why the flag is missing
+  const refused = JSON.parse(M.estimate(JSON.stringify({ model: 'llama3-8b', cluster: 'dgx-h100-16', training: { ...all, sequence_parallel: false } }), JSON.stringify(plan)));
+  assert.equal(refused.error?.path, 'scenario.training.tp_comm_overlap');
+  const withSp = JSON.parse(M.estimate(JSON.stringify({ model: 'llama3-8b', cluster: 'dgx-h100-16', training: all }), JSON.stringify(plan)));
+  const noSp = megatronArgs(withSp, { model: llama(M), training: { ...all, sequence_parallel: false } }, { cluster: homog(M), modelId: 'llama3-8b' });
   assert.ok(!runStub(noSp.text).args.includes('--tp-comm-overlap'));
   assert.ok(noSp.notes.some((n) => /--tp-comm-overlap is not written.*sequence parallelism off/.test(n)), noSp.notes.join(' | '));
   // fp16 gradient reduction: no flag in megatron-args.md, said in the notes
