@@ -217,7 +217,10 @@ test('the main thread stays responsive during a long search, and cancel works', 
     setTimeout(tick, 10);
   }));
   t.diagnostic(`longest main-thread gap while searching: ${Math.round(maxGap)} ms`);
-  assert.ok(maxGap < 250, `main thread blocked for ${maxGap} ms`);
+  // A search on the main thread would block the whole 2 s window; 1 s tells that apart from the
+  // scheduling gaps of a 2-core CI machine whose cores the pool's workers fill (250 ms was the bound
+  // until 2026-12; CI saw 282-438 ms, and 35-72 ms alone)
+  assert.ok(maxGap < 1000, `main thread blocked for ${maxGap} ms`);
   assert.match(await page.textContent('[data-testid=progress]'), /evaluated/);
   await page.click('#cancel');
   await page.waitForFunction(() => /^Cancelled/.test(document.querySelector('[data-testid=progress]').textContent));
