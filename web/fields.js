@@ -14,6 +14,9 @@ export const MODEL_FIELDS = [
   { key: 'gated_mlp', kind: 'bool', label: 'gated MLP (SwiGLU)', def: false },
   { key: 'tied_embeddings', kind: 'bool', label: 'tied embeddings', def: false },
   { key: 'bias', kind: 'bool', label: 'biases', def: true },
+  // dropout probabilities (Megatron's --hidden-dropout, --attention-dropout); 0 keeps no masks
+  { key: 'hidden_dropout', kind: 'num', label: 'hidden dropout (0 = none, as in Llama)', hint: '0.1' },
+  { key: 'attention_dropout', kind: 'num', label: 'attention dropout', hint: '0.1' },
 ];
 export const TRAINING_FIELDS = [
   { key: 'global_batch_size', kind: 'int', label: 'global batch (samples)' },

@@ -60,6 +60,15 @@ export function modelFromHfConfig(text) {
   const bias = first(cfg, 'attention_bias', 'mlp_bias', 'bias', 'use_bias');
   if (bias !== undefined) model.bias = Boolean(bias);
   else model.bias = !/llama|mistral|gemma|mixtral|deepseek|olmo|granite/.test(type);
+  // A config with no dropout key has no dropout module (Llama's residual branches): 0.
+  const dropout = (key, ...keys) => {
+    const v = first(cfg, ...keys);
+    if (v === undefined) model[key] = 0;
+    else if (typeof v === 'number' && v >= 0 && v <= 1) model[key] = v;
+    else notes.push(`${keys.find((k) => cfg[k] !== undefined)} is not a probability; ${key} was left at Megatron's default 0.1`);
+  };
+  dropout('hidden_dropout', 'resid_pdrop', 'hidden_dropout', 'hidden_dropout_prob', 'dropout');
+  dropout('attention_dropout', 'attn_pdrop', 'attention_dropout', 'attention_probs_dropout_prob');
   if (model.seq_length === undefined) notes.push('max_position_embeddings not found; set the sequence length');
   if (cfg.num_local_experts || cfg.n_routed_experts || cfg.num_experts) notes.push('mixture-of-experts layers are modelled as dense layers');
   if (model.seq_length > 8192) {

@@ -33,18 +33,24 @@ double optimizer_bytes_per_param(const Training& tr) {
 //   residual add (3h): 7h instead of 3h;
 //   sharded by t: the MLP activation (fused bias-GeLU read + write f, SwiGLU reads 2f, writes f;
 //   unfused a bias add and a GeLU: 4f) and the attention context re-layout (read + write h).
+//   Without hidden dropout (model.hidden_dropout 0) no mask is written and the unfused stack runs
+//   no dropout op (2h twice): 14h; the fused kernel still adds bias and residual.
 constexpr double fused_replicated_accesses_per_h = 10.0;
 constexpr double unfused_replicated_accesses_per_h = 18.0;
+constexpr double unfused_dropout_accesses_per_h = 4.0;
 constexpr double replicated_mask_bytes_per_h = 2.0;
 // Attention without flash: bytes per s x s score element besides the two batched GEMMs' own
 // input/output (counted in their roofline). Fused scale-mask-softmax read + write (4 B), dropout
 // read + write + 1-byte mask (5 B); backward: dropout (5 B) and softmax (6 B) gradients. Unfused,
 // scale (4 B), mask fill (4 B + 1 B mask), softmax (4 B) and dropout (5 B) each pass over the
 // scores; backward dropout (5), softmax (6), mask (4) and scale (4).
+// Without attention dropout (model.attention_dropout 0) PyTorch returns the probabilities as they
+// are: no dropout pass (5 B) either way, and one kernel fewer.
 constexpr double fused_score_bytes_forward = 9.0;
 constexpr double fused_score_bytes_backward = 11.0;
 constexpr double unfused_score_bytes_forward = 18.0;
 constexpr double unfused_score_bytes_backward = 19.0;
+constexpr double score_dropout_bytes = 5.0;
 // An unfused softmax in fp32 (Megatron-LM v1's attention_softmax_in_fp32): the cast up (2 + 4 B),
 // the softmax on fp32 (8 B) and the cast down (4 + 2 B) replace the fp16 softmax (4 B): +16 B
 // forward; backward the softmax gradient on fp32 (12 B instead of 6) and two casts (12 B): +18 B.
@@ -56,6 +62,7 @@ constexpr double softmax_fp32_extra_bytes_backward = 18.0;
 constexpr double backward_elementwise_factor = 2.0;
 // Element-wise kernels of one block's forward (norms, bias-dropout-adds, activation, re-layout):
 // fused 6; unfused 2 norms + 2 x (bias, dropout, add) + bias + GeLU + re-layout = 11.
+// Without hidden dropout the unfused stack runs two kernels fewer.
 constexpr double fused_elementwise_kernels = 6.0;
 constexpr double unfused_elementwise_kernels = 11.0;
 // Flash attention's backward does 2.5x the forward's FLOPs (5 matmuls against 2; Dao 2023).
@@ -226,17 +233,23 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
         core_bwd = flash_backward_factor * core_flops / attn_rate + 2 * kernel_s;
     } else {
         const double bmm = gemm_s(heads, s, s, dh) + gemm_s(heads, s, dh, s);  // QK^T and AV
-        const double score_kernels = fused ? 2 : 4;
+        const double no_dropout = m.attention_dropout > 0 ? 0.0 : 1.0;
+        const double score_kernels = (fused ? 2 : 4) - no_dropout;
         const bool fp32_softmax = !fused && tr.stack.softmax_fp32;
-        const double fwd_bytes = fused ? fused_score_bytes_forward : unfused_score_bytes_forward + (fp32_softmax ? softmax_fp32_extra_bytes_forward : 0.0);
-        const double bwd_bytes = fused ? fused_score_bytes_backward : unfused_score_bytes_backward + (fp32_softmax ? softmax_fp32_extra_bytes_backward : 0.0);
+        const double fwd_bytes = (fused ? fused_score_bytes_forward : unfused_score_bytes_forward + (fp32_softmax ? softmax_fp32_extra_bytes_forward : 0.0)) -
+                                 no_dropout * score_dropout_bytes;
+        const double bwd_bytes = (fused ? fused_score_bytes_backward : unfused_score_bytes_backward + (fp32_softmax ? softmax_fp32_extra_bytes_backward : 0.0)) -
+                                 no_dropout * score_dropout_bytes;
         core_fwd = bmm + scores * fwd_bytes / mem_rate + (score_kernels + (fp32_softmax ? 2 : 0)) * kernel_s;
         core_bwd = 2 * bmm + scores * bwd_bytes / mem_rate + (score_kernels + (fp32_softmax ? 2 : 0)) * kernel_s;
     }
-    const double replicated_accesses = fused ? fused_replicated_accesses_per_h : unfused_replicated_accesses_per_h;
+    const bool hidden_dropout = m.hidden_dropout > 0;
+    const double replicated_accesses =
+        fused ? fused_replicated_accesses_per_h : unfused_replicated_accesses_per_h - (hidden_dropout ? 0.0 : unfused_dropout_accesses_per_h);
+    const double mask_bytes = hidden_dropout ? replicated_mask_bytes_per_h : 0.0;
     const double mlp_accesses = (m.gated_mlp ? 3.0 : 2.0) * f + (fused ? 0.0 : 2.0 * f);  // unfused: a separate bias add
-    const double elem_bytes = Tr * h * (replicated_accesses * e + replicated_mask_bytes_per_h) + T / t * (mlp_accesses + 2 * h) * e;
-    const double elementwise_kernels = fused ? fused_elementwise_kernels : unfused_elementwise_kernels;
+    const double elem_bytes = Tr * h * (replicated_accesses * e + mask_bytes) + T / t * (mlp_accesses + 2 * h) * e;
+    const double elementwise_kernels = fused ? fused_elementwise_kernels : unfused_elementwise_kernels - (hidden_dropout ? 0.0 : 2.0);
     const double elem_fwd = elem_bytes / mem_rate + elementwise_kernels * kernel_s;
     // TP collectives hidden behind GEMMs (docs/model.md, "Overlap"): with Transformer Engine's
     // userbuffers (training.tp_comm_overlap) a share of each pass's traffic is pipelined with the
@@ -250,7 +263,7 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     const double fwd_tp = all_tp - hidden_fwd + kappa * hidden_fwd;
     // The host dispatches every kernel of the block (PyTorch eager); when the GPU runs them faster
     // than the CPU issues them, the host's time is the block's time (docs/model.md, "Host dispatch").
-    const double kernels_fwd = 4 + (flash ? 1 : 2 + (fused ? 2 : 4)) + elementwise_kernels + (tp > 1 ? 2 : 0);
+    const double kernels_fwd = 4 + (flash ? 1 : 2 + (fused ? 2 : 4) - (m.attention_dropout > 0 ? 0 : 1)) + elementwise_kernels + (tp > 1 ? 2 : 0);
     const double host_fwd_s = kernels_fwd * tr.stack.host_us_per_kernel * 1e-6;
     // A stack that synchronises inside the block (per-layer hooks, timers, host-side checks) also
     // exposes a fixed cost per block and pass (layer_overhead_us; twice in the backward).
@@ -295,11 +308,13 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     rc.backward_tp_comm_s = num_layers * layer_bwd_tp;
 
     if (pos.first()) {
-        // Embedding gather, position add and dropout (memory bound, about 6 accesses of T x h);
-        // the vocab-parallel embedding all-reduces its output over TP (Megatron
-        // VocabParallelEmbedding). Backward: the scatter-add of the gradient into the table.
+        // Embedding gather, position add and dropout (memory bound, about 6 accesses of T x h;
+        // 4 and one kernel fewer without dropout); the vocab-parallel embedding all-reduces its
+        // output over TP (Megatron VocabParallelEmbedding). Backward: the scatter-add of the
+        // gradient into the table.
         double emb_tp = tp > 1 ? one_allreduce_s : 0.0;
-        double emb = 6 * T * h * e / mem_rate + 3 * kernel_s + emb_tp;
+        const bool emb_dropout = m.hidden_dropout > 0;
+        double emb = (emb_dropout ? 6 : 4) * T * h * e / mem_rate + (emb_dropout ? 3 : 2) * kernel_s + emb_tp;
         double emb_bwd = 3 * T * h * e / mem_rate + 3 * kernel_s;
         CostSource sf, sb;
         measured(ProfileField::embedding_forward, emb, &emb_tp, sf);
@@ -349,14 +364,20 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     rc.memory.overhead_GiB = d.framework_overhead_GiB;
 
     const double scale = e / 2.0;  // Korthikanti's counts assume 2-byte activations
-    double rep = 10 * s * b * h / (sp ? t : 1.0);
+    // Replicated per token: the two norms' inputs (4h), the QKV and MLP inputs (2h each) and the two
+    // 1-byte dropout masks (Korthikanti's 10 sbh; 8 without hidden dropout, the masks never scale).
+    const double hidden_masks = m.hidden_dropout > 0 ? 2.0 : 0.0;
+    double rep = 8 * s * b * h / (sp ? t : 1.0);
     double shard = (s * b * h * (4 + 4 * kv_ratio) + s * b * f * (m.gated_mlp ? 6.0 : 4.0)) / t;
     // Stored per score: softmax output (2 B), dropout mask (1 B), dropout output (2 B); an unfused
-    // fp32 softmax keeps its output in fp32 for the backward (4 B instead of 2).
-    const double score_bytes_stored = 5.0 + (!tr.stack.fused_elementwise && tr.stack.softmax_fp32 ? 2.0 : 0.0);
+    // fp32 softmax keeps its output in fp32 for the backward (4 B instead of 2). Without attention
+    // dropout only the softmax output, which the AV product and the softmax's backward share.
+    const bool attn_dropout = m.attention_dropout > 0;
+    const double score_bytes_stored = (2.0 + (attn_dropout ? 2.0 : 0.0)) * scale + (attn_dropout ? 1.0 : 0.0) +
+                                      (!tr.stack.fused_elementwise && tr.stack.softmax_fp32 && e < 4.0 ? 2.0 : 0.0);
     double attn_scores = (!flash && tr.recompute != Recompute::selective) ? score_bytes_stored * a * s * s * b / t : 0.0;
     double flash_stats = flash ? 4 * a * s * b / t : 0.0;  // fp32 log-sum-exp per row
-    double full_layer = (rep + shard + attn_scores + flash_stats) * scale;
+    double full_layer = (rep + shard + flash_stats) * scale + attn_scores + hidden_masks * s * b * h / (sp ? t : 1.0);
     double per_layer = full_layer;
     double working = 0;
     if (tr.recompute == Recompute::full) {
@@ -366,7 +387,7 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     const double in_flight =
         pos.in_flight >= 0 ? pos.in_flight : static_cast<double>(std::min<std::int64_t>(pos.num_stages - pos.index, pos.num_micro_batches));
     double act = per_layer * num_layers * in_flight + working;
-    if (pos.first()) act += (2 * s * b * h * scale + s * b * h) / (sp ? t : 1.0) * in_flight;  // embedding output + dropout mask
+    if (pos.first()) act += (2 * s * b * h * scale + (m.hidden_dropout > 0 ? s * b * h : 0.0)) / (sp ? t : 1.0) * in_flight;  // embedding output + dropout mask
     if (pos.last()) act += 2 * s * b * h * scale;  // the final norm's output
     rc.memory.activations_GiB = act / GiB;
     rc.recompute_working_GiB = working / GiB;

@@ -66,7 +66,9 @@ Json to_json(const ModelSpec& m) {
             {"gated_mlp", m.gated_mlp},
             {"tied_embeddings", m.tied_embeddings},
             {"bias", m.bias},
-            {"position_embedding", m.learned_position_embedding ? "learned" : "rope"}};
+            {"position_embedding", m.learned_position_embedding ? "learned" : "rope"},
+            {"hidden_dropout", m.hidden_dropout},
+            {"attention_dropout", m.attention_dropout}};
 }
 
 Json to_json(const Cluster& c) {

@@ -73,6 +73,39 @@ TEST_CASE("memory per GPU of a known configuration, computed by hand", "[model][
     CHECK(mem.total_GiB() == Approx((18 * params + 1.05 * (act + temporary)) / GiB + 2));
 }
 
+TEST_CASE("dropout's masks and passes are counted only where the model trains with dropout", "[model][memory][dropout]") {
+    // The configuration above (s = h = 1024, b = 2, a = 16, t = 1, no flash attention, no
+    // recompute), with each dropout switched off. Per block (Korthikanti et al. 2022, table 2):
+    // hidden dropout keeps two 1-byte masks (2 s b h), attention dropout a 1-byte mask and its
+    // 2-byte output per score (3 a s^2 b); the embedding's mask is s b h.
+    auto run = [](const char* training, const char* dropout) {
+        std::string text = std::string(R"({"model": {"name": "m", "num_layers": 4, "hidden_size": 1024, "num_attention_heads": 16,
+                "vocab_size": 32000, "seq_length": 1024)") + dropout + R"(}, "training": {"global_batch_size": 8, "flash_attention": false)" + training +
+                           R"(}, "cluster": {"name": "c", "groups": [{"device": {"name": "d", "peak_tflops": 100, "fp32_tflops": 20, "memory_GiB": 80,
+                  "memory_bw_GBps": 1000, "intra_node_bw_GBps": 100, "framework_overhead_GiB": 2},
+                  "nodes": 1, "gpus_per_node": 1, "inter_node_bw_GBps": 10}]}})";
+        Scenario sc = parse_scenario_text(text);
+        return estimate(sc, parse_plan_text(R"({"micro_batch_size": 2, "num_micro_batches": 4,
+                                   "stages": [{"group": 0, "num_layers": 4, "tp": 1, "dp": 1}]})", sc));
+    };
+    const double GiB = 1024.0 * 1024 * 1024, sbh = 2'097'152, head = 2 * sbh;
+    const Estimate both = run("", ""), none = run("", R"(, "hidden_dropout": 0, "attention_dropout": 0)");
+    const Estimate no_hidden = run("", R"(, "hidden_dropout": 0)"), no_attention = run("", R"(, "attention_dropout": 0.0)");
+    CHECK(both.stages[0].memory.activations_GiB * GiB == Approx(4 * 114 * sbh + 3 * sbh + head));
+    // sbh (32 + 2 a s / h) = 64 sbh per block; the embedding keeps only its output.
+    CHECK(none.stages[0].memory.activations_GiB * GiB == Approx(4 * 64 * sbh + 2 * sbh + head));
+    CHECK(no_hidden.stages[0].memory.activations_GiB * GiB == Approx(4 * 112 * sbh + 2 * sbh + head));
+    CHECK(no_attention.stages[0].memory.activations_GiB * GiB == Approx(4 * 66 * sbh + 3 * sbh + head));
+    // Fewer memory-bound passes: every switch shortens the forward and the backward.
+    CHECK(none.stages[0].times.forward_s < no_hidden.stages[0].times.forward_s);
+    CHECK(no_hidden.stages[0].times.forward_s < both.stages[0].times.forward_s);
+    CHECK(no_attention.stages[0].times.backward_s < both.stages[0].times.backward_s);
+    // In fp32 the activations take 4 B, the masks still 1 B: per block 2 x 32 + 2 = 66 s b h and
+    // (2 x 4 + 1) a s / h = 144 s b h for the scores; embedding 4 + 1, head input 4 s b h.
+    const Estimate fp32 = run(R"(, "precision": "fp32")", "");
+    CHECK(fp32.stages[0].memory.activations_GiB * GiB == Approx(4 * 210 * sbh + 5 * sbh + 4 * sbh));
+}
+
 TEST_CASE("the distributed optimizer shards optimizer state over data-parallel replicas", "[model][memory]") {
     const char* base = R"({"model": "gpt3-1.7b", "training": {"global_batch_size": 64, "distributed_optimizer": %s},
                            "cluster": "dgx-a100-1"})";

@@ -72,6 +72,9 @@ test('the exported command passes sh -n and a stub launcher for the best plan on
         assert.equal(argOf(args, '--num-query-groups'), String(model.num_kv_heads));
         assert.equal(argOf(args, '--tokenizer-model'), ENV.TOKENIZER_MODEL);
       }
+      // the model's dropout, which the plan's memory counted (Llama presets: none)
+      assert.equal(argOf(args, '--hidden-dropout'), String(model.hidden_dropout ?? 0.1));
+      assert.equal(argOf(args, '--attention-dropout'), String(model.attention_dropout ?? 0.1));
       for (const f of ['--use-distributed-optimizer', '--overlap-grad-reduce', '--overlap-param-gather', '--grad-reduce-in-bf16']) assert.ok(args.includes(f), `${cluster.id}: ${f}`);
       checked++;
       break;

@@ -107,8 +107,19 @@ test('Hugging Face config.json import', () => {
     hidden_act: 'silu', rope_theta: 10000, tie_word_embeddings: false });
   const { model } = modelFromHfConfig(llama);
   assert.deepStrictEqual(model, { name: 'meta-llama/Llama-2-7b-hf', num_layers: 32, hidden_size: 4096, num_attention_heads: 32, num_kv_heads: 32,
-    ffn_hidden_size: 11008, vocab_size: 32000, seq_length: 4096, gated_mlp: true, tied_embeddings: false, position_embedding: 'rope', bias: false });
-  const gpt2 = modelFromHfConfig(JSON.stringify({ model_type: 'gpt2', n_layer: 48, n_embd: 1600, n_head: 25, n_positions: 1024, vocab_size: 50257, activation_function: 'gelu_new' })).model;
+    ffn_hidden_size: 11008, vocab_size: 32000, seq_length: 4096, gated_mlp: true, tied_embeddings: false, position_embedding: 'rope', bias: false,
+    hidden_dropout: 0, attention_dropout: 0 });
+  const gpt2 = modelFromHfConfig(JSON.stringify({ model_type: 'gpt2', n_layer: 48, n_embd: 1600, n_head: 25, n_positions: 1024, vocab_size: 50257, activation_function: 'gelu_new',
+    resid_pdrop: 0.1, attn_pdrop: 0.1 })).model;
+  assert.equal(gpt2.hidden_dropout, 0.1);
+  assert.equal(gpt2.attention_dropout, 0.1);
+  // OPT: dropout on hidden states, none on attention; a value that is no probability is reported, not imported
+  const opt = modelFromHfConfig(JSON.stringify({ model_type: 'opt', num_hidden_layers: 24, hidden_size: 1024, num_attention_heads: 16, vocab_size: 50272,
+    max_position_embeddings: 2048, dropout: 0.1, attention_dropout: 0.0 })).model;
+  assert.deepStrictEqual([opt.hidden_dropout, opt.attention_dropout], [0.1, 0]);
+  const odd = modelFromHfConfig(JSON.stringify({ model_type: 'gpt2', n_layer: 2, n_embd: 64, n_head: 2, n_positions: 64, vocab_size: 10, resid_pdrop: '0.1' }));
+  assert.equal(odd.model.hidden_dropout, undefined);
+  assert.match(odd.notes.join(' '), /resid_pdrop is not a probability; hidden_dropout was left at Megatron's default 0.1/);
   assert.equal(gpt2.num_layers, 48);
   assert.equal(gpt2.tied_embeddings, true);
   assert.equal(gpt2.position_embedding, 'learned');

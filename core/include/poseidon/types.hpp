@@ -67,6 +67,11 @@ struct ModelSpec {
     bool tied_embeddings = false;
     bool bias = true;
     bool learned_position_embedding = true;
+    // Dropout probabilities as Megatron-LM's --hidden-dropout (after the embedding and each
+    // residual branch) and --attention-dropout (on the attention probabilities); 0 runs no dropout
+    // kernel and keeps no mask, as in Llama-style pre-training.
+    double hidden_dropout = 0.1;
+    double attention_dropout = 0.1;
     std::string source;
     std::string notes;
 };
