@@ -75,9 +75,10 @@ export const DEVICE_LABELS = {
 };
 export const deviceLabel = (key) => DEVICE_LABELS[key] ?? key.replace(/_/g, ' ');
 export const DEVICE_SKIP = new Set(['id', 'source', 'notes', 'vendor']);
-export const DEVICE_SELECTS = { intra_node_link: ['nvlink', 'nvlink_cube_mesh', 'pcie', 'pcie_host', 'infinity_fabric'] };
+export const DEVICE_SELECTS = { intra_node_link: ['nvlink', 'nvlink_cube_mesh', 'nvlink_mesh', 'pcie', 'pcie_host', 'infinity_fabric'] };
 // a cluster group's links (docs/formats.md, "cluster"): '' = the device's own link type
-export const INTRA_LINKS = [['nvlink', 'NVLink'], ['nvlink_cube_mesh', 'NVLink hybrid cube-mesh (DGX-1)'], ['pcie', 'PCIe (peer-to-peer)'],
+export const INTRA_LINKS = [['nvlink', 'NVLink'], ['nvlink_cube_mesh', 'NVLink hybrid cube-mesh (DGX-1)'], ['nvlink_mesh', 'NVLink between GPU pairs, no switch (GH200 nodes)'],
+  ['pcie', 'PCIe (peer-to-peer)'],
   ['pcie_host', 'PCIe, no peer-to-peer (host-staged)'], ['infinity_fabric', 'Infinity Fabric']];
 export const INTER_LINKS = [['infiniband', 'InfiniBand (RDMA)'], ['infiniband_host', 'InfiniBand without GPUDirect (host-staged)'],
   ['ethernet', 'Ethernet (NCCL over TCP)']];

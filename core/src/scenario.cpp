@@ -109,7 +109,7 @@ Device parse_device(const Json& in, const std::string& path, Problems& problems)
     if (auto v = r.number("memory_GiB", true, 0, false, 1e6)) d.memory_GiB = *v;
     if (auto v = r.number("memory_bw_GBps", true, 0, false, 1e7)) d.memory_bw_GBps = *v;
     if (auto v = r.number("intra_node_bw_GBps", true, 0, false, 1e6)) d.intra_node_bw_GBps = *v;
-    if (auto v = r.choice("intra_node_link", false, {"nvlink", "nvlink_cube_mesh", "pcie", "pcie_host", "infinity_fabric"})) d.intra_node_link = *v;
+    if (auto v = r.choice("intra_node_link", false, {"nvlink", "nvlink_cube_mesh", "nvlink_mesh", "pcie", "pcie_host", "infinity_fabric"})) d.intra_node_link = *v;
     if (auto v = r.number("matmul_efficiency", false, 0, false, 1)) d.matmul_efficiency = *v;
     if (auto v = r.number("memory_bw_efficiency", false, 0, false, 1)) d.memory_bw_efficiency = *v;
     if (auto v = r.number("kernel_overhead_us", false, 0, true, 1e6)) d.kernel_overhead_us = *v;
@@ -237,7 +237,7 @@ Cluster parse_cluster(const Json& in, const std::string& path, Problems& problem
             grp.intra_node_bw_GBps = *v;
         else
             grp.intra_node_bw_GBps = grp.device.intra_node_bw_GBps;
-        if (auto v = g.choice("intra_node_link", false, {"nvlink", "nvlink_cube_mesh", "pcie", "pcie_host", "infinity_fabric"}))
+        if (auto v = g.choice("intra_node_link", false, {"nvlink", "nvlink_cube_mesh", "nvlink_mesh", "pcie", "pcie_host", "infinity_fabric"}))
             grp.intra_node_link = *v;
         else
             grp.intra_node_link = grp.device.intra_node_link;

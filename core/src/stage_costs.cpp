@@ -95,6 +95,14 @@ const Device& replica_device(const Group& g, int tp, Device& buffer) {
         buffer.intra_node_link = g.intra_node_link;
         device = &buffer;
     }
+    if (g.intra_node_link == "nvlink_mesh" && tp <= g.gpus_per_node) {
+        // The TP ring's share of a mesh node's links depends on the node's size, which the
+        // device does not know: fold it into the bandwidth.
+        if (device != &buffer) buffer = g.device;
+        buffer.intra_node_bw_GBps = g.intra_node_bw_GBps * intra_link_factor(g.intra_node_link, tp, g.gpus_per_node);
+        buffer.intra_node_link = "nvlink";
+        device = &buffer;
+    }
     if (tp > g.gpus_per_node) {
         // TP over whole nodes: the ring crosses the nodes' NICs, which bound its bus bandwidth
         // (NCCL's busbw for a multi-node all-reduce is about the per-node NIC rate).

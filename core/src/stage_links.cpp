@@ -30,8 +30,19 @@ constexpr double host_staged_nic_factor = 0.7;
 
 }  // namespace
 
-double intra_link_factor(const std::string& link, int ring_gpus) {
+double intra_link_factor(const std::string& link, int ring_gpus, int gpus_per_node) {
     if (link == "pcie_host") return host_staged_bw_factor;
+    if (link == "nvlink_mesh") {
+        // GPUs wired directly in pairs, no switch (GH200 4-superchip nodes: 6 of each GPU's 18
+        // NVLinks to each of its 3 peers). A ring of r GPUs sends over edge-disjoint directed rings
+        // among them: r - 1 of them, except that the complete directed graph on 4 or 6 vertices
+        // has no such decomposition (Tillson 1980), so r - 2 there; a pair has its one link pair.
+        // Each ring runs at one peer's share of the GPU's links.
+        const int n = gpus_per_node > 1 ? gpus_per_node : std::max(2, ring_gpus);
+        const int r = ring_gpus > 0 ? std::min(ring_gpus, n) : n;
+        const int rings = r <= 2 ? 1 : (r == 4 || r == 6) ? r - 2 : r - 1;
+        return static_cast<double>(rings) / (n - 1);
+    }
     if (link == "nvlink_cube_mesh") {
         // DGX-1-style hybrid cube-mesh (each GPU has 6 NVLinks: 4 into its quad, 2 to its peer in
         // the other quad): a ring over consecutive GPUs uses only the links among them. A pair
@@ -45,7 +56,7 @@ double intra_link_factor(const std::string& link, int ring_gpus) {
 double intra_link_extra_latency_us(const std::string& link) { return link == "pcie_host" ? host_staged_latency_us : 0.0; }
 
 double intra_node_bw_eff_GBps(const Group& g, int ring_gpus) {
-    return g.intra_node_bw_GBps * g.device.intra_node_link_efficiency * intra_link_factor(g.intra_node_link, ring_gpus);
+    return g.intra_node_bw_GBps * g.device.intra_node_link_efficiency * intra_link_factor(g.intra_node_link, ring_gpus, g.gpus_per_node);
 }
 double nic_bw_per_node_eff_GBps(const Group& g) {
     if (g.inter_node_link == "ethernet") return g.inter_node_bw_GBps * ethernet_link_efficiency;

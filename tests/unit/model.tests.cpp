@@ -297,3 +297,32 @@ TEST_CASE("every device preset states its fp32 rate, and a TF32 rate exactly whe
         CHECK(d.sustained_clock_ratio <= 1);
     }
 }
+
+TEST_CASE("a GH200 node's pairwise NVLinks give a pair a third of a GPU's links and a ring of four two thirds", "[model][links]") {
+    // Edge-disjoint directed rings among r of n GPUs wired in pairs, each at 1/(n - 1) of the links:
+    // a pair has one, r = 4 and 6 have r - 2 (Tillson 1980), other r have r - 1.
+    CHECK(intra_link_factor("nvlink_mesh", 2, 4) == Approx(1.0 / 3));
+    CHECK(intra_link_factor("nvlink_mesh", 3, 4) == Approx(2.0 / 3));
+    CHECK(intra_link_factor("nvlink_mesh", 4, 4) == Approx(2.0 / 3));
+    CHECK(intra_link_factor("nvlink_mesh", 0, 4) == Approx(2.0 / 3));
+    CHECK(intra_link_factor("nvlink_mesh", 5, 8) == Approx(4.0 / 7));
+    CHECK(intra_link_factor("nvlink_mesh", 6, 8) == Approx(4.0 / 7));
+    CHECK(intra_link_factor("nvlink_mesh", 8, 8) == Approx(1.0));
+    CHECK(intra_link_factor("nvlink", 2, 4) == 1.0);
+    // llama2-7b on one alps-gh200-32 node, TP 2 x DP 2, b = 1: each forward all-reduce moves
+    // s b h x 2 B = 33,554,432 B over a pair at 450 x 0.8 / 3 = 120 GB/s, 2 (n-1)/n x bytes / bw +
+    // 2 (n-1) x 8 us = 0.29562 ms; two per block and one for the embedding: 65 of them. On a
+    // switched node (intra_node_link "nvlink") the pair gets the whole 360 GB/s: 0.10921 ms.
+    auto tp_forward = [](const char* link) {
+        std::string text = std::string(R"({"model": "llama2-7b", "training": {"global_batch_size": 8},
+            "cluster": {"name": "c", "groups": [{"device": "gh200-96gb", "nodes": 1, "gpus_per_node": 4, "inter_node_bw_GBps": 100,
+                        "intra_node_link": ")") + link + R"("}]}})";
+        Scenario sc = parse_scenario_text(text);
+        Estimate e = estimate(sc, parse_plan_text(R"({"micro_batch_size": 2, "num_micro_batches": 4,
+                                                    "stages": [{"group": 0, "num_layers": 32, "tp": 2, "dp": 2}]})", sc));
+        return e.stages[0].times.forward_tp_comm_s;
+    };
+    const double bytes = 4096.0 * 4096 * 2;
+    CHECK(tp_forward("nvlink_mesh") == Approx(65 * (bytes / 120e9 + 2 * 8e-6)).epsilon(1e-9));
+    CHECK(tp_forward("nvlink") == Approx(65 * (bytes / 360e9 + 2 * 8e-6)).epsilon(1e-9));
+}

@@ -120,7 +120,7 @@ const Malformed kMalformed[] = {
      nullptr, "scenario.cluster.groups[0].device.matmul_efficiency: 0 is out of range; expected a finite number > 0.0 and <= 1.0"},
     {"unknown intra-node link",
      R"({"model":"tiny-8l","training":{"global_batch_size":64},"cluster":{"name":"c","groups":[{"device":{"name":"d","peak_tflops":1,"memory_GiB":1,"memory_bw_GBps":1,"intra_node_bw_GBps":1,"intra_node_link":"nvswitch"},"nodes":1,"gpus_per_node":8,"inter_node_bw_GBps":1}]}})",
-     nullptr, "scenario.cluster.groups[0].device.intra_node_link: \"nvswitch\" is not allowed; expected one of \"nvlink\", \"nvlink_cube_mesh\", \"pcie\", \"pcie_host\", \"infinity_fabric\""},
+     nullptr, "scenario.cluster.groups[0].device.intra_node_link: \"nvswitch\" is not allowed; expected one of \"nvlink\", \"nvlink_cube_mesh\", \"nvlink_mesh\", \"pcie\", \"pcie_host\", \"infinity_fabric\""},
     {"negative kernel overhead",
      R"({"model":"tiny-8l","training":{"global_batch_size":64},"cluster":{"name":"c","groups":[{"device":{"name":"d","peak_tflops":1,"memory_GiB":1,"memory_bw_GBps":1,"intra_node_bw_GBps":1,"kernel_overhead_us":-1},"nodes":1,"gpus_per_node":8,"inter_node_bw_GBps":1}]}})",
      nullptr, "scenario.cluster.groups[0].device.kernel_overhead_us: -1 is out of range; expected a finite number >= 0.0 and <= 1000000.0"},

@@ -88,8 +88,10 @@ double intra_node_bw_eff_GBps(const Group& g, int ring_gpus = 0);
 double nic_bw_per_node_eff_GBps(const Group& g);
 // Latency of one ring step of a collective among the group's GPUs (within a node, or across nodes).
 double group_latency_s(const Group& g, bool across_nodes);
-// Bandwidth factor of an intra-node link type ("pcie_host" stages every byte through host memory).
-double intra_link_factor(const std::string& link, int ring_gpus = 0);
+// Bandwidth factor of an intra-node link type for a ring of ring_gpus GPUs ("pcie_host" stages
+// every byte through host memory; "nvlink_mesh" splits each GPU's links over the node's
+// gpus_per_node - 1 peers, 0 = the ring is the whole node).
+double intra_link_factor(const std::string& link, int ring_gpus = 0, int gpus_per_node = 0);
 // Latency a link type adds to every ring step (host staging), in microseconds.
 double intra_link_extra_latency_us(const std::string& link);
 // Ring all-reduce, reduce-scatter and all-gather over n ranks (Thakur et al. 2005; NCCL's busbw model).
