@@ -78,6 +78,9 @@ struct StagePosition {
 };
 
 ReplicaCost replica_cost(const Scenario& sc, const Device& device, int tp, int samples, int num_layers, const StagePosition& pos);
+// The memory part of replica_cost (core/src/memory_model.cpp): fills rc.params_per_gpu, rc.memory and
+// rc.recompute_working_GiB.
+void replica_memory(const Scenario& sc, const Device& device, int tp, int samples, int num_layers, const StagePosition& pos, ReplicaCost& rc);
 
 // ---- Links and collectives ----
 

@@ -1,0 +1,90 @@
+// The memory of one replica of a stage (docs/model.md, "Memory per GPU"): parameters and their
+// gradients and optimizer states, activations held for the backward, the loss's buffers, the
+// allocator's reserve and the framework's fixed overhead.
+#include <algorithm>
+
+#include "poseidon/cost_model.hpp"
+
+namespace poseidon {
+
+namespace {
+
+constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+
+// The optimizer's state per parameter is the stack's (fp32 master weights + Adam m and v: 12 B in
+// Megatron-LM's docs/distrib_optimizer.md; 16 B where fp32 master gradients persist too). Pure fp32
+// training keeps no master copy of the weights, nor of the gradients: the model's own are fp32
+// (4 B less, and at most Adam's m and v, 8 B).
+double optimizer_bytes_per_param(const Training& tr) {
+    const double b = tr.stack.optimizer_state_bytes_per_param;
+    return tr.precision == Precision::fp32 ? std::max(0.0, std::min(b - 4.0, 8.0)) : b;
+}
+
+}  // namespace
+
+void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, int num_layers, const StagePosition& pos, ReplicaCost& rc) {
+    const ModelSpec& m = sc.model;
+    const Training& tr = sc.training;
+    const double t = tp, b = samples, s = m.seq_length, h = m.hidden_size, f = m.ffn_hidden_size, a = m.num_attention_heads;
+    const double V = m.vocab_size, kv_ratio = static_cast<double>(m.num_kv_heads) / m.num_attention_heads;
+    const double e = bytes_per_element(tr.precision);
+    const bool sp = tr.sequence_parallel && tp > 1;
+    const bool flash = tr.flash_attention;
+
+    // ---- parameters held by one GPU ----
+    const double lp = layer_params(m);
+    const double vec_per_layer = (m.bias ? 2 * (2.0 * h) + h + h : 2 * h);  // replicated norms and row-parallel biases (approx.)
+    double params = num_layers * ((lp - vec_per_layer) / t + vec_per_layer);
+    if (pos.first()) params += V * h / t + (m.learned_position_embedding ? s * h : 0.0);
+    if (pos.last()) {
+        params += (m.bias ? 2.0 : 1.0) * h;
+        bool head_shared = m.tied_embeddings && pos.num_stages == 1;
+        if (!head_shared) params += V * h / t;
+    }
+    rc.params_per_gpu = params;
+
+    // ---- memory per GPU (Korthikanti et al. 2022, table 2; Rajbhandari et al. 2020 for states) ----
+    const double weight_bytes = (tr.precision == Precision::fp32 ? 4.0 : 2.0);
+    rc.memory.weights_GiB = params * weight_bytes / GiB;
+    rc.memory.gradients_GiB = params * grad_bytes_per_param(tr) / GiB;
+    rc.memory.optimizer_GiB = params * optimizer_bytes_per_param(tr) / (tr.distributed_optimizer ? pos.dp_total : 1) / GiB;
+    rc.memory.overhead_GiB = d.framework_overhead_GiB;
+
+    const double scale = e / 2.0;  // Korthikanti's counts assume 2-byte activations
+    // Replicated per token: the two norms' inputs (4h), the QKV and MLP inputs (2h each) and the two
+    // 1-byte dropout masks (Korthikanti's 10 sbh; 8 without hidden dropout, the masks never scale).
+    const double hidden_masks = m.hidden_dropout > 0 ? 2.0 : 0.0;
+    double rep = 8 * s * b * h / (sp ? t : 1.0);
+    double shard = (s * b * h * (4 + 4 * kv_ratio) + s * b * f * (m.gated_mlp ? 6.0 : 4.0)) / t;
+    // Stored per score: softmax output (2 B), dropout mask (1 B), dropout output (2 B); an unfused
+    // fp32 softmax keeps its output in fp32 for the backward (4 B instead of 2). Without attention
+    // dropout only the softmax output, which the AV product and the softmax's backward share.
+    const bool attn_dropout = m.attention_dropout > 0;
+    const double score_bytes_stored = (2.0 + (attn_dropout ? 2.0 : 0.0)) * scale + (attn_dropout ? 1.0 : 0.0) +
+                                      (!tr.stack.fused_elementwise && tr.stack.softmax_fp32 && e < 4.0 ? 2.0 : 0.0);
+    double attn_scores = (!flash && tr.recompute != Recompute::selective) ? score_bytes_stored * a * s * s * b / t : 0.0;
+    double flash_stats = flash ? 4 * a * s * b / t : 0.0;  // fp32 log-sum-exp per row
+    double full_layer = (rep + shard + flash_stats) * scale + attn_scores + hidden_masks * s * b * h / (sp ? t : 1.0);
+    double per_layer = full_layer;
+    double working = 0;
+    if (tr.recompute == Recompute::full) {
+        per_layer = 2 * s * b * h / (sp ? t : 1.0) * scale;  // only the block input is kept
+        working = full_layer;                                 // one block re-materialised at a time
+    }
+    const double in_flight =
+        pos.in_flight >= 0 ? pos.in_flight : static_cast<double>(std::min<std::int64_t>(pos.num_stages - pos.index, pos.num_micro_batches));
+    double act = per_layer * num_layers * in_flight + working;
+    if (pos.first()) act += (2 * s * b * h * scale + (m.hidden_dropout > 0 ? s * b * h : 0.0)) / (sp ? t : 1.0) * in_flight;  // embedding output + dropout mask
+    if (pos.last()) act += 2 * s * b * h * scale;  // the final norm's output
+    rc.memory.activations_GiB = act / GiB;
+    rc.recompute_working_GiB = working / GiB;
+    // The loss's buffers on the last stage: the logits and their fp32 copy, softmax and gradient.
+    // They are freed after the head's backward, before the first block is re-materialised, so with
+    // full recompute only what exceeds that block's workspace adds to the peak.
+    const double loss_buffers = pos.last() ? tr.stack.loss_bytes_per_logit * s * b * V / t : 0.0;
+    const double temporary = std::max(0.0, loss_buffers - working);
+    rc.memory.temporary_GiB = temporary / GiB;
+    rc.memory.allocator_GiB = tr.stack.allocator_reserve_fraction * (act + temporary) / GiB;
+}
+
+}  // namespace poseidon
