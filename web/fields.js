@@ -75,11 +75,12 @@ export const DEVICE_LABELS = {
 };
 export const deviceLabel = (key) => DEVICE_LABELS[key] ?? key.replace(/_/g, ' ');
 export const DEVICE_SKIP = new Set(['id', 'source', 'notes', 'vendor']);
-export const DEVICE_SELECTS = { intra_node_link: ['nvlink', 'nvlink_cube_mesh', 'nvlink_mesh', 'pcie', 'pcie_host', 'infinity_fabric'] };
 // a cluster group's links (docs/formats.md, "cluster"): '' = the device's own link type
 export const INTRA_LINKS = [['nvlink', 'NVLink'], ['nvlink_cube_mesh', 'NVLink hybrid cube-mesh (DGX-1)'], ['nvlink_mesh', 'NVLink between GPU pairs, no switch (GH200 nodes)'],
   ['pcie', 'PCIe (peer-to-peer)'],
   ['pcie_host', 'PCIe, no peer-to-peer (host-staged)'], ['infinity_fabric', 'Infinity Fabric']];
+// a custom device's link select: the same labels as a group's ([value, label] options)
+export const DEVICE_SELECTS = { intra_node_link: INTRA_LINKS };
 export const INTER_LINKS = [['infiniband', 'InfiniBand (RDMA)'], ['infiniband_host', 'InfiniBand without GPUDirect (host-staged)'],
   ['ethernet', 'Ethernet (NCCL over TCP)']];
 export const DEFAULT_INTER_LINK = 'infiniband';
@@ -114,7 +115,7 @@ export function fieldInput(field, getObj, path, onChange) {
     input.checked = obj[field.key] ?? field.def ?? false;
     input.addEventListener('change', () => commit(input.checked));
   } else if (field.kind === 'select') {
-    input = h('select', { id }, field.options.map((o) => h('option', { value: o }, o)));
+    input = h('select', { id }, field.options.map((o) => (Array.isArray(o) ? h('option', { value: o[0] }, o[1]) : h('option', { value: o }, o))));
     input.value = String(obj[field.key] ?? field.def);
     input.addEventListener('change', () => commit(field.numeric ? Number(input.value) : input.value));
   } else {

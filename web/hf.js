@@ -65,7 +65,7 @@ export function modelFromHfConfig(text) {
     const v = first(cfg, ...keys);
     if (v === undefined) model[key] = 0;
     else if (typeof v === 'number' && v >= 0 && v <= 1) model[key] = v;
-    else notes.push(`${keys.find((k) => cfg[k] !== undefined)} is not a probability; ${key} was left at Megatron's default 0.1`);
+    else notes.push(`${keys.find((k) => cfg[k] !== undefined && cfg[k] !== null)} is not a probability; ${key} was left at Megatron's default 0.1`);
   };
   dropout('hidden_dropout', 'resid_pdrop', 'hidden_dropout', 'hidden_dropout_prob', 'dropout');
   dropout('attention_dropout', 'attn_pdrop', 'attention_dropout', 'attention_probs_dropout_prob');

@@ -56,12 +56,13 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     const double hidden_masks = m.hidden_dropout > 0 ? 2.0 : 0.0;
     double rep = 8 * s * b * h / (sp ? t : 1.0);
     double shard = (s * b * h * (4 + 4 * kv_ratio) + s * b * f * (m.gated_mlp ? 6.0 : 4.0)) / t;
-    // Stored per score: softmax output (2 B), dropout mask (1 B), dropout output (2 B); an unfused
-    // fp32 softmax keeps its output in fp32 for the backward (4 B instead of 2). Without attention
-    // dropout only the softmax output, which the AV product and the softmax's backward share.
+    // Stored per score: the AV product's input (2 B: the dropout output), the softmax output for its
+    // backward (2 B) and the dropout mask (1 B). An unfused fp32 softmax keeps its output in fp32
+    // (4 B) apart from the cast-down copy. Without attention dropout the AV product takes the
+    // softmax output itself, so one 2-byte tensor serves both (two with an fp32 softmax: 4 + 2 B).
     const bool attn_dropout = m.attention_dropout > 0;
-    const double score_bytes_stored = (2.0 + (attn_dropout ? 2.0 : 0.0)) * scale + (attn_dropout ? 1.0 : 0.0) +
-                                      (!tr.stack.fused_elementwise && tr.stack.softmax_fp32 && e < 4.0 ? 2.0 : 0.0);
+    const bool fp32_softmax = !tr.stack.fused_elementwise && tr.stack.softmax_fp32 && e < 4.0;
+    const double score_bytes_stored = 2.0 * scale + (fp32_softmax ? 4.0 : (attn_dropout ? 2.0 * scale : 0.0)) + (attn_dropout ? 1.0 : 0.0);
     double attn_scores = (!flash && tr.recompute != Recompute::selective) ? score_bytes_stored * a * s * s * b / t : 0.0;
     double flash_stats = flash ? 4 * a * s * b / t : 0.0;  // fp32 log-sum-exp per row
     double full_layer = (rep + shard + flash_stats) * scale + attn_scores + hidden_masks * s * b * h / (sp ? t : 1.0);

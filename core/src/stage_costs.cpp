@@ -72,7 +72,9 @@ Scenario with_measured_links(const Scenario& sc) {
         const DeviceProfile* dp = find_device_profile(&*sc.profile, g.device);
         if (!dp) continue;
         if (dp->intra_node_bw_GBps) {
-            g.intra_node_bw_GBps = *dp->intra_node_bw_GBps;
+            // measured over all the node's GPUs (nccl-tests): a ring of them gets exactly that, a
+            // smaller ring the link type's share of it
+            g.intra_node_bw_GBps = *dp->intra_node_bw_GBps / intra_link_factor(g.intra_node_link, g.gpus_per_node, g.gpus_per_node);
             g.device.intra_node_link_efficiency = 1.0;
         }
         if (dp->inter_node_bw_GBps) {

@@ -214,7 +214,9 @@ std::pair<double, double> dp_ring(const Scenario& sc, const StagePlan& stage, co
             for (int gb : groups) {
                 const Group& A = sc.cluster.groups[ga];
                 double per_ring = cross_group_node_bw(sc, ga, gb) / std::min(tp, A.gpus_per_node);
-                bw = std::min({bw, per_ring, intra_node_bw_eff_GBps(A, std::max(1, A.gpus_per_node / tp))});
+                // a ring with one GPU per node (TP fills the node) takes no intra-node hop
+                const int per_node = A.gpus_per_node / tp;
+                bw = std::min(bw, per_node > 1 ? std::min(per_ring, intra_node_bw_eff_GBps(A, per_node)) : per_ring);
             }
     }
     return {bw, lat};

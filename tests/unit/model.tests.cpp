@@ -104,6 +104,14 @@ TEST_CASE("dropout's masks and passes are counted only where the model trains wi
     // (2 x 4 + 1) a s / h = 144 s b h for the scores; embedding 4 + 1, head input 4 s b h.
     const Estimate fp32 = run(R"(, "precision": "fp32")", "");
     CHECK(fp32.stages[0].memory.activations_GiB * GiB == Approx(4 * 210 * sbh + 5 * sbh + 4 * sbh));
+    // An unfused fp32 softmax (deepspeed-megatron-v1-2022) keeps its fp32 output (4 B) and the AV
+    // product its input: with dropout that is the dropout output (2 B) and the mask (1 B), 7 B per
+    // score; without, the cast-down copy (2 B), 6 B. Four blocks of a s^2 b = 33,554,432 scores.
+    const char* unfused = R"(, "stack": "deepspeed-megatron-v1-2022")";
+    const double scores = 16.0 * 1024 * 1024 * 2;
+    CHECK((run(unfused, "").stages[0].memory.activations_GiB - run(unfused, R"(, "attention_dropout": 0)").stages[0].memory.activations_GiB) * GiB ==
+          Approx(4 * (7 - 6) * scores));
+    CHECK(run(unfused, "").stages[0].memory.activations_GiB * GiB == Approx(4 * (34 * sbh + 7 * scores) + 3 * sbh + head));
 }
 
 TEST_CASE("the distributed optimizer shards optimizer state over data-parallel replicas", "[model][memory]") {
@@ -325,4 +333,17 @@ TEST_CASE("a GH200 node's pairwise NVLinks give a pair a third of a GPU's links 
     const double bytes = 4096.0 * 4096 * 2;
     CHECK(tp_forward("nvlink_mesh") == Approx(65 * (bytes / 120e9 + 2 * 8e-6)).epsilon(1e-9));
     CHECK(tp_forward("nvlink") == Approx(65 * (bytes / 360e9 + 2 * 8e-6)).epsilon(1e-9));
+    // TP 4 fills each node, so the data-parallel rings have one GPU per node and take no NVLink
+    // hop: the gradient sync is the same as on a switched node, even with a NIC faster than a pair.
+    auto dp_sync = [](const char* link) {
+        std::string text = std::string(R"({"model": "llama2-7b", "training": {"global_batch_size": 8},
+            "cluster": {"name": "c", "groups": [{"device": "gh200-96gb", "nodes": 2, "gpus_per_node": 4, "inter_node_bw_GBps": 2000,
+                        "intra_node_link": ")") + link + R"("}]}})";
+        Scenario sc = parse_scenario_text(text);
+        Estimate e = estimate(sc, parse_plan_text(R"({"micro_batch_size": 2, "num_micro_batches": 4,
+                                                    "stages": [{"group": 0, "num_layers": 32, "tp": 4, "dp": 2}]})", sc));
+        return e.stages[0].times.dp_sync_s;
+    };
+    CHECK(dp_sync("nvlink_mesh") > 0);
+    CHECK(dp_sync("nvlink_mesh") == Approx(dp_sync("nvlink")).epsilon(1e-12));
 }

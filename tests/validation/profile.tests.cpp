@@ -179,3 +179,24 @@ TEST_CASE("a scenario with a profile survives to_json and parse_scenario with th
         {"group":0,"num_layers":12,"tp":1,"dp":4},{"group":0,"num_layers":12,"tp":2,"dp":2}]})", sc);
     CHECK(estimate(sc, plan).iteration_time_s == estimate(again, plan).iteration_time_s);
 }
+
+TEST_CASE("a measured intra-node bandwidth is the whole node's: a smaller ring gets the link type's share", "[profile]") {
+    // One GH200 node of 4 (nvlink_mesh): the profile measures 240 GB/s over the 4 GPUs. A DP-4
+    // ring runs at exactly that; a TP-2 pair at half of it (1/3 of the links against 2/3).
+    auto run = [](const char* stage) {
+        Json j = Json::parse(R"({"model":"llama3.2-1b","training":{"global_batch_size":8},
+            "cluster":{"name":"c","groups":[{"device":"gh200-96gb","nodes":1,"gpus_per_node":4,"inter_node_bw_GBps":100}]},
+            "profile":{"name":"p","devices":[{"device":"gh200-96gb","intra_node_bw_GBps":240}]}})");
+        Scenario sc = parse_scenario(j);
+        return estimate(sc, parse_plan_text(std::string(R"({"micro_batch_size":4,"num_micro_batches":2,"stages":[)") + stage + "]}", sc));
+    };
+    const Estimate dp4 = run(R"({"group":0,"num_layers":16,"tp":1,"dp":4})");
+    const double grad_bytes = dp4.stages[0].replica_costs[0].params_per_gpu * 4;  // fp32 gradients
+    CHECK(dp4.stages[0].times.dp_sync_s == Approx(2.0 * 3 / 4 * grad_bytes / 240e9 + 2 * 3 * 8e-6).epsilon(1e-9));
+    const Estimate tp2 = run(R"({"group":0,"num_layers":16,"tp":2,"dp":2})");
+    // b s h x 2 B with 2 samples per replica, s = 8192, h = 2048, at 120 GB/s: two all-reduces per
+    // block and the embedding's, 33 in the forward.
+    const double act_bytes = 2.0 * 8192 * 2048 * 2;
+    CHECK(tp2.stages[0].times.forward_tp_comm_s == Approx(33 * (act_bytes / 120e9 + 2 * 8e-6)).epsilon(1e-9));
+    CHECK(tp2.stages[0].sources.links == CostSource::profile);
+}
