@@ -321,29 +321,23 @@ TEST_CASE("a GH200 node's pairwise NVLinks give a pair a third of a GPU's links 
     // s b h x 2 B = 33,554,432 B over a pair at 450 x 0.8 / 3 = 120 GB/s, 2 (n-1)/n x bytes / bw +
     // 2 (n-1) x 8 us = 0.29562 ms; two per block and one for the embedding: 65 of them. On a
     // switched node (intra_node_link "nvlink") the pair gets the whole 360 GB/s: 0.10921 ms.
-    auto tp_forward = [](const char* link) {
+    // One stage of llama2-7b on GH200 nodes of 4 whose intra-node link is `link`.
+    auto gh200 = [](const char* link, int nodes, int nic_GBps, int tp, int dp) {
         std::string text = std::string(R"({"model": "llama2-7b", "training": {"global_batch_size": 8},
-            "cluster": {"name": "c", "groups": [{"device": "gh200-96gb", "nodes": 1, "gpus_per_node": 4, "inter_node_bw_GBps": 100,
-                        "intra_node_link": ")") + link + R"("}]}})";
+            "cluster": {"name": "c", "groups": [{"device": "gh200-96gb", "nodes": )") + std::to_string(nodes) +
+                           R"(, "gpus_per_node": 4, "inter_node_bw_GBps": )" + std::to_string(nic_GBps) + R"(, "intra_node_link": ")" + link + R"("}]}})";
         Scenario sc = parse_scenario_text(text);
-        Estimate e = estimate(sc, parse_plan_text(R"({"micro_batch_size": 2, "num_micro_batches": 4,
-                                                    "stages": [{"group": 0, "num_layers": 32, "tp": 2, "dp": 2}]})", sc));
-        return e.stages[0].times.forward_tp_comm_s;
+        const std::string plan = R"({"micro_batch_size": 2, "num_micro_batches": 4, "stages": [{"group": 0, "num_layers": 32, "tp": )" +
+                                 std::to_string(tp) + R"(, "dp": )" + std::to_string(dp) + "}]}";
+        return estimate(sc, parse_plan_text(plan, sc)).stages[0].times;
     };
+    auto tp_forward = [&](const char* link) { return gh200(link, 1, 100, 2, 2).forward_tp_comm_s; };
     const double bytes = 4096.0 * 4096 * 2;
     CHECK(tp_forward("nvlink_mesh") == Approx(65 * (bytes / 120e9 + 2 * 8e-6)).epsilon(1e-9));
     CHECK(tp_forward("nvlink") == Approx(65 * (bytes / 360e9 + 2 * 8e-6)).epsilon(1e-9));
     // TP 4 fills each node, so the data-parallel rings have one GPU per node and take no NVLink
     // hop: the gradient sync is the same as on a switched node, even with a NIC faster than a pair.
-    auto dp_sync = [](const char* link) {
-        std::string text = std::string(R"({"model": "llama2-7b", "training": {"global_batch_size": 8},
-            "cluster": {"name": "c", "groups": [{"device": "gh200-96gb", "nodes": 2, "gpus_per_node": 4, "inter_node_bw_GBps": 2000,
-                        "intra_node_link": ")") + link + R"("}]}})";
-        Scenario sc = parse_scenario_text(text);
-        Estimate e = estimate(sc, parse_plan_text(R"({"micro_batch_size": 2, "num_micro_batches": 4,
-                                                    "stages": [{"group": 0, "num_layers": 32, "tp": 4, "dp": 2}]})", sc));
-        return e.stages[0].times.dp_sync_s;
-    };
+    auto dp_sync = [&](const char* link) { return gh200(link, 2, 2000, 4, 2).dp_sync_s; };
     CHECK(dp_sync("nvlink_mesh") > 0);
     CHECK(dp_sync("nvlink_mesh") == Approx(dp_sync("nvlink")).epsilon(1e-12));
 }
