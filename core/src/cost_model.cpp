@@ -214,6 +214,8 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     const double heads = b * a / t;               // attention heads of this replica's micro-batch
     const double scores = heads * s * s;          // s x s score elements per GPU
     double core_fwd = 0, core_bwd = 0;
+    const double no_dropout = m.attention_dropout > 0 ? 0.0 : 1.0;
+    const double score_kernels = (fused ? 2 : 4) - no_dropout;  // without flash attention
     if (flash) {
         // Causal flash attention computes the lower triangle only: half of 4bs^2h/t, at the matmul rate.
         const double core_flops = 0.5 * 4 * b * s * s * h / t;
@@ -225,8 +227,6 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
         core_bwd = flash_backward_factor * core_flops / attn_rate + 2 * kernel_s;
     } else {
         const double bmm = gemm_s(heads, s, s, dh) + gemm_s(heads, s, dh, s);  // QK^T and AV
-        const double no_dropout = m.attention_dropout > 0 ? 0.0 : 1.0;
-        const double score_kernels = (fused ? 2 : 4) - no_dropout;
         const bool fp32_softmax = !fused && tr.stack.softmax_fp32;
         const double fwd_bytes = (fused ? fused_score_bytes_forward : unfused_score_bytes_forward + (fp32_softmax ? softmax_fp32_extra_bytes_forward : 0.0)) -
                                  no_dropout * score_dropout_bytes;
@@ -255,7 +255,7 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     const double fwd_tp = all_tp - hidden_fwd + kappa * hidden_fwd;
     // The host dispatches every kernel of the block (PyTorch eager); when the GPU runs them faster
     // than the CPU issues them, the host's time is the block's time (docs/model.md, "Host dispatch").
-    const double kernels_fwd = 4 + (flash ? 1 : 2 + (fused ? 2 : 4) - (m.attention_dropout > 0 ? 0 : 1)) + elementwise_kernels + (tp > 1 ? 2 : 0);
+    const double kernels_fwd = 4 + (flash ? 1 : 2 + score_kernels) + elementwise_kernels + (tp > 1 ? 2 : 0);
     const double host_fwd_s = kernels_fwd * tr.stack.host_us_per_kernel * 1e-6;
     // A stack that synchronises inside the block (per-layer hooks, timers, host-side checks) also
     // exposes a fixed cost per block and pass (layer_overhead_us; twice in the backward).
@@ -305,8 +305,7 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
         // output over TP (Megatron VocabParallelEmbedding). Backward: the scatter-add of the
         // gradient into the table.
         double emb_tp = tp > 1 ? one_allreduce_s : 0.0;
-        const bool emb_dropout = m.hidden_dropout > 0;
-        double emb = (emb_dropout ? 6 : 4) * T * h * e / mem_rate + (emb_dropout ? 3 : 2) * kernel_s + emb_tp;
+        double emb = (hidden_dropout ? 6 : 4) * T * h * e / mem_rate + (hidden_dropout ? 3 : 2) * kernel_s + emb_tp;
         double emb_bwd = 3 * T * h * e / mem_rate + 3 * kernel_s;
         CostSource sf, sb;
         measured(ProfileField::embedding_forward, emb, &emb_tp, sf);
