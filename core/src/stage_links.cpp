@@ -37,7 +37,8 @@ double intra_link_factor(const std::string& link, int ring_gpus, int gpus_per_no
         // NVLinks to each of its 3 peers). A ring of r GPUs sends over edge-disjoint directed rings
         // among them: r - 1 of them, except that the complete directed graph on 4 or 6 vertices
         // has no such decomposition (Tillson 1980), so r - 2 there; a pair has its one link pair.
-        // Each ring runs at one peer's share of the GPU's links.
+        // Each ring runs at one peer's share of the GPU's links (rings that split a pair's links
+        // could do better for r = 4: docs/model.md, "Links").
         const int n = gpus_per_node > 1 ? gpus_per_node : std::max(2, ring_gpus);
         const int r = ring_gpus > 0 ? std::min(ring_gpus, n) : n;
         const int rings = r <= 2 ? 1 : (r == 4 || r == 6) ? r - 2 : r - 1;
