@@ -131,7 +131,8 @@ void adopt_baselines(const Scenario& sc, const SearchOptions& options, Clock::ti
         for (const Baseline& o : res.baselines)
             if (o.estimate) listed_stages += static_cast<std::int64_t>(o.estimate->plan.stages.size());
         const auto S = static_cast<std::int64_t>(e.plan.stages.size());
-        if (seconds_since(t0) + 2e-4 * static_cast<double>(listed_stages + S) > options.time_limit_s) {
+        const double list_s = 2e-4 * static_cast<double>(listed_stages + S);
+        if (seconds_since(t0) + list_s > options.time_limit_s) {
             res.stats.notes.push_back("the " + b.name + " baseline is faster than plan " + std::to_string(at + 1) +
                                       "; the time limit left no time to list it among the plans");
             continue;
@@ -142,7 +143,7 @@ void adopt_baselines(const Scenario& sc, const SearchOptions& options, Clock::ti
             const auto cells = S * e.plan.num_micro_batches;
             // 5 us a timeline event, two or more a cell (list_found)
             const double cost_s = 1e-5 * static_cast<double>(cells);
-            if (cells <= search_max_detailed_cells && seconds_since(t0) + 2e-4 * static_cast<double>(listed_stages + S) + cost_s <= options.time_limit_s) {
+            if (cells <= search_max_detailed_cells && seconds_since(t0) + list_s + cost_s <= options.time_limit_s) {
                 listed = estimate(sc, e.plan, true);
                 detailed = true;
             }
