@@ -207,8 +207,12 @@ CalibrationResult calibrate(const Scenario& input, const std::vector<MeasuredRun
         }
         if (!added) break;
         std::vector<Candidate> params;
-        for (std::size_t k : chosen) params.push_back(candidates[k]);
-        const LmResult r = levenberg_marquardt(w, params);
+        std::vector<double> preset;
+        for (std::size_t k : chosen) {
+            params.push_back(candidates[k]);
+            preset.push_back(info[k].from);
+        }
+        const LmResult r = levenberg_marquardt(w, params, preset);
         lm.iterations += r.iterations;
         lm.converged = r.converged;
     }
@@ -216,7 +220,7 @@ CalibrationResult calibrate(const Scenario& input, const std::vector<MeasuredRun
     res.converged = lm.converged;
     if (chosen.size() == runs.size())
         res.warnings.push_back("as many fitted parameters as runs (" + std::to_string(runs.size()) +
-                               "): the fit reproduces every run and says nothing about its accuracy; keep some runs out and compare their predictions");
+                               "): the fit reproduces every run (up to the prior's pull to the presets) and says nothing about its accuracy; keep some runs out and compare their predictions");
     for (std::size_t k : chosen) {
         const Candidate& c = candidates[k];
         const double v = round6(std::clamp(w.get(c), c.min(), c.max()));

@@ -79,22 +79,31 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
     return s;
 }
 
-// Minimises sum of squared log residuals over x = ln(values), each within [ln_lo, ln_hi]. A
-// parameter on a bound whose gradient points outwards is held there for the step (active set).
-LmResult levenberg_marquardt(Work& w, const std::vector<Candidate>& params) {
+// Minimises the squared log residuals plus the prior's term over x = ln(values), each within
+// [ln_lo, ln_hi]. A parameter on a bound whose gradient points outwards is held there for the step
+// (active set). The prior is k more residuals sqrt(prior_weight(p)) (x_p - x0_p), linear in x.
+LmResult levenberg_marquardt(Work& w, const std::vector<Candidate>& params, const std::vector<double>& preset) {
     const std::size_t k = params.size();
-    std::vector<double> x(k), ln_lo(k), ln_hi(k);
+    std::vector<double> x(k), x0(k), ln_lo(k), ln_hi(k);
     for (std::size_t p = 0; p < k; ++p) {
         ln_lo[p] = std::log(params[p].min());
         ln_hi[p] = std::log(params[p].max());
         x[p] = std::clamp(std::log(w.get(params[p])), ln_lo[p], ln_hi[p]);
+        x0[p] = std::log(preset.at(p));
     }
+    std::vector<double> pw(k);
+    for (std::size_t p = 0; p < k; ++p) pw[p] = prior_weight(params[p]);
+    auto prior = [&](const std::vector<double>& xs) {
+        double c = 0;
+        for (std::size_t p = 0; p < k; ++p) c += pw[p] * (xs[p] - x0[p]) * (xs[p] - x0[p]);
+        return c;
+    };
     auto apply = [&](const std::vector<double>& xs) {
         for (std::size_t p = 0; p < k; ++p) w.set(params[p], std::exp(xs[p]));
     };
     apply(x);
     std::vector<double> r = w.residuals();
-    double cost = sum_sq(r);
+    double cost = sum_sq(r) + prior(x);
     double lambda = 1e-3;
     LmResult out;
     while (out.iterations < max_iterations && !out.converged) {
@@ -102,7 +111,7 @@ LmResult levenberg_marquardt(Work& w, const std::vector<Candidate>& params) {
         std::vector<std::vector<double>> J(k);
         for (std::size_t p = 0; p < k; ++p) J[p] = w.elasticity(params[p]);
         std::vector<double> g(k);
-        for (std::size_t p = 0; p < k; ++p) g[p] = dot(J[p], r);
+        for (std::size_t p = 0; p < k; ++p) g[p] = dot(J[p], r) + pw[p] * (x[p] - x0[p]);
         std::vector<std::size_t> free;
         for (std::size_t p = 0; p < k; ++p) {
             const bool held = (x[p] <= ln_lo[p] && g[p] > 0) || (x[p] >= ln_hi[p] && g[p] < 0);
@@ -119,6 +128,7 @@ LmResult levenberg_marquardt(Work& w, const std::vector<Candidate>& params) {
             std::vector<double> b(n);
             for (std::size_t a = 0; a < n; ++a) {
                 for (std::size_t c = 0; c < n; ++c) A[a][c] = dot(J[free[a]], J[free[c]]);
+                A[a][a] += pw[free[a]];
                 A[a][a] += lambda * A[a][a] + 1e-12;
                 b[a] = -g[free[a]];
             }
@@ -134,7 +144,7 @@ LmResult levenberg_marquardt(Work& w, const std::vector<Candidate>& params) {
             }
             apply(xn);
             std::vector<double> rn = w.residuals();
-            const double cn = sum_sq(rn);
+            const double cn = sum_sq(rn) + prior(xn);
             if (cn <= cost) {
                 accepted = true;
                 const double gain = cost - cn;

@@ -52,6 +52,10 @@ struct Candidate {
     const char* name() const { return stack() ? stack_parameters[param].name : time_parameters[param].name; }
     double min() const { return stack() ? stack_parameters[param].min : min_fitted_efficiency; }
     double max() const { return stack() ? stack_parameters[param].max : max_fitted_efficiency; }
+    // A device efficiency is known to about a quarter either way (the spread of published
+    // sustained rates across software versions); a stack overhead is an estimate, known to a
+    // factor of e (docs/calibration.md, "The fit").
+    double prior_log_sigma() const { return stack() ? 1.0 : 0.25; }
 };
 
 struct Work {
@@ -98,8 +102,21 @@ struct LmResult {
     bool converged = false;
 };
 
-// Minimises the sum of squared log residuals over x = ln(values) of `params`, each within its
-// bounds (Candidate::min, max); leaves the result in w.
-LmResult levenberg_marquardt(Work& w, const std::vector<Candidate>& params);
+// The fit is a maximum a posteriori estimate (docs/calibration.md, "The fit"): a run's log time is
+// matched to about run_log_sigma (the model's error on the runs it reproduces best: 2-3 % MAPE on
+// the Megatron-LM tables, docs/validation.md), and a preset's value is known to about
+// Candidate::prior_log_sigma in ln p. Their ratio weighs the pull back to the preset: runs that
+// cannot tell parameters apart leave them near their presets instead of trading one against
+// another towards the bounds, while a parameter the runs determine moves as far as they say.
+inline constexpr double run_log_sigma = 0.05;
+inline double prior_weight(const Candidate& c) {
+    const double ratio = run_log_sigma / c.prior_log_sigma();
+    return ratio * ratio;
+}
+
+// Minimises sum_i r_i^2 + sum_p prior_weight(p) (x_p - ln preset_p)^2 over x = ln(values) of
+// `params` (r_i: log residual of run i), each within its bounds (Candidate::min, max);
+// `preset[p]` is the value the input scenario gives params[p]. Leaves the result in w.
+LmResult levenberg_marquardt(Work& w, const std::vector<Candidate>& params, const std::vector<double>& preset);
 
 }  // namespace poseidon::calibration

@@ -11,9 +11,11 @@
 #include "poseidon/calibrate.hpp"
 #include "poseidon/estimate.hpp"
 #include "poseidon/scenario.hpp"
+#include "map_gradient.hpp"
 #include "problems_of.hpp"
 
 using namespace poseidon;
+using poseidon::testing::map_gradient;
 using poseidon::testing::problems_of;
 
 namespace {
@@ -77,7 +79,7 @@ const FittedParameter& parameter(const CalibrationResult& res, const std::string
 
 }  // namespace
 
-TEST_CASE("calibration recovers perturbed efficiencies from synthetic runs", "[calibrate]") {
+TEST_CASE("calibration moves perturbed efficiencies to the fit's optimum, towards the truth", "[calibrate]") {
     const Scenario start = parse_scenario(scenario_json(false));
     Json perturbed = scenario_json(false);
     perturbed["cluster"]["groups"][0]["device"]["matmul_efficiency"] = 0.55;
@@ -91,12 +93,22 @@ TEST_CASE("calibration recovers perturbed efficiencies from synthetic runs", "[c
     CHECK(mm.status == FitStatus::fitted);
     CHECK(bw.status == FitStatus::fitted);
     CHECK(mm.from == 0.72);
-    CHECK(mm.to == Approx(0.55).epsilon(1e-3));
-    CHECK(bw.to == Approx(0.6).epsilon(1e-3));
+    // The GEMM rate sets most of every run's time: the runs move it nearly all the way. The
+    // memory rate moves the runs' times by a few percent only, about what the prior allows the
+    // model to be off (docs/calibration.md, "The fit"), so it moves part of the way.
+    CHECK(mm.to == Approx(0.55).epsilon(0.05));
+    CHECK(std::abs(std::log(bw.to / 0.6)) < 0.6 * std::abs(std::log(0.85 / 0.6)));
     CHECK(res.rms_log_error_before > 0.05);
-    CHECK(res.rms_log_error_after < 1e-4);
+    CHECK(res.rms_log_error_after < res.rms_log_error_before / 5);
     CHECK(res.converged);
-    for (const auto& r : res.runs) CHECK(r.after_s == Approx(r.measured_s).epsilon(1e-4));
+    // The result is the optimum of the stated objective: its gradient vanishes (to the rounding of
+    // the fitted values to 6 digits and the finite differences).
+    const auto grad = map_gradient(res, runs);
+    CHECK(grad.size() >= 2);
+    for (const auto& [name, g] : grad) {
+        INFO(name);
+        CHECK(std::abs(g) < 1e-4);
+    }
     // What was not fitted keeps its input value.
     for (const auto& p : res.devices.front().parameters)
         if (p.status != FitStatus::fitted) CHECK(p.to == p.from);
@@ -120,9 +132,10 @@ TEST_CASE("calibration fits each device type of a heterogeneous cluster", "[cali
     plans.push_back(plan(1, {stage(1, 24, 1, 1)}));
     plans.push_back(plan(8, {stage(0, 16, 1, 8), stage(1, 8, 1, 8)}));
     const CalibrationResult res = calibrate(start, synthetic_runs(truth, plans, false));
-    CHECK(parameter(res, "gpu-a", "matmul_efficiency").to == Approx(0.5).epsilon(1e-3));
-    CHECK(parameter(res, "gpu-b", "matmul_efficiency").to == Approx(0.45).epsilon(1e-3));
-    CHECK(res.rms_log_error_after < 1e-4);
+    CHECK(parameter(res, "gpu-a", "matmul_efficiency").to == Approx(0.5).epsilon(0.02));
+    CHECK(parameter(res, "gpu-b", "matmul_efficiency").to == Approx(0.45).epsilon(0.02));
+    CHECK(res.rms_log_error_before > 0.1);
+    CHECK(res.rms_log_error_after < 0.01);
     CHECK(res.devices.size() == 2);
     CHECK(res.devices[1].groups == std::vector<int>{1});
 }
@@ -167,7 +180,15 @@ TEST_CASE("one run fits one parameter, the most sensitive, and says so", "[calib
     int fitted = 0;
     for (const auto& p : res.devices[0].parameters) fitted += p.status == FitStatus::fitted && p.name != "framework_overhead_GiB";
     CHECK(fitted == 1);
-    CHECK(res.rms_log_error_after < 1e-6);
+    // One parameter p with elasticity E against one residual r0 = ln 1.3: the fit's objective
+    // (E x - r0)^2 + w x^2 (w = 0.04, docs/calibration.md) leaves r0 w / (E^2 + w) of the error,
+    // to the model's curvature in ln p.
+    for (const auto& p : res.devices[0].parameters)
+        if (p.status == FitStatus::fitted && p.name != "framework_overhead_GiB") {
+            const double E = p.sensitivity, w = 0.04;
+            CHECK(res.rms_log_error_after == Approx(std::log(1.3) * w / (E * E + w)).epsilon(0.1));
+        }
+    CHECK(res.rms_log_error_after < 0.1 * std::log(1.3));
     CHECK(parameter(res, "gpu-a", "inter_node_link_efficiency").status == FitStatus::not_exercised);
     CHECK(parameter(res, "gpu-a", "inter_node_link_efficiency").reason == "the runs do not exercise it (no run's time depends on it)");
     bool said = false;
@@ -274,7 +295,8 @@ TEST_CASE("the calibrated scenario is accepted by estimate and plan and reproduc
     const Json j = Json::parse(a);
     CHECK(j["report"]["runs"].size() == runs.size());
     CHECK(j["report"]["devices"][0]["parameters"]["matmul_efficiency"]["status"] == "fitted");
-    CHECK(j["scenario"]["cluster"]["groups"][0]["device"]["matmul_efficiency"].get<double>() == Approx(0.6).epsilon(1e-3));
+    CHECK(j["scenario"]["cluster"]["groups"][0]["device"]["matmul_efficiency"].get<double>() == res.scenario.cluster.groups[0].device.matmul_efficiency);
+    CHECK(res.scenario.cluster.groups[0].device.matmul_efficiency == Approx(0.6).epsilon(0.02));
 }
 
 TEST_CASE("a device's calibration key is validated", "[calibrate][robustness]") {

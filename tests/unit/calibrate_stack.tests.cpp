@@ -10,9 +10,11 @@
 #include "poseidon/calibrate.hpp"
 #include "poseidon/estimate.hpp"
 #include "poseidon/scenario.hpp"
+#include "map_gradient.hpp"
 #include "problems_of.hpp"
 
 using namespace poseidon;
+using poseidon::testing::map_gradient;
 using poseidon::testing::problems_of;
 
 namespace {
@@ -74,14 +76,19 @@ TEST_CASE("calibration recovers a stack's per-layer overhead from synthetic runs
     const auto& lo = stack_parameter(res, "layer_overhead_us");
     CHECK(lo.status == FitStatus::fitted);
     CHECK(lo.from == 1000);
-    CHECK(lo.to == Approx(3000).epsilon(1e-3));
+    CHECK(lo.to == Approx(3000).epsilon(0.03));
     CHECK(res.rms_log_error_before > 0.05);
-    CHECK(res.rms_log_error_after < 1e-4);
+    CHECK(res.rms_log_error_after < res.rms_log_error_before / 10);
+    for (const auto& [name, g] : map_gradient(res, runs)) {
+        INFO(name);
+        CHECK(std::abs(g) < 1e-4);
+    }
     CHECK(res.stack.stack == "deepspeed-megatron-v1-2022");
     CHECK(res.stack.runs == static_cast<int>(runs.size()));
-    // The device rates were right: whatever else was fitted stays where it was.
+    // The device rates were right: whatever else was fitted stays near where it was (the prior
+    // lets a stack overhead move further than a device rate, docs/calibration.md, "The fit").
     for (const auto& p : res.devices.front().parameters)
-        if (p.status == FitStatus::fitted && p.name != "framework_overhead_GiB") CHECK(p.to == Approx(p.from).epsilon(1e-3));
+        if (p.status == FitStatus::fitted && p.name != "framework_overhead_GiB") CHECK(p.to == Approx(p.from).epsilon(0.1));
     REQUIRE(res.scenario.training.stack.calibration);
     CHECK(res.scenario.training.stack.layer_overhead_us == lo.to);
     CHECK(res.scenario.training.stack.calibration->runs == static_cast<std::int64_t>(runs.size()));

@@ -192,7 +192,7 @@ test('estimate with a measured profile (preset and inline): per-stage sources, a
   }
 });
 
-test('calibrate: recovers a perturbed efficiency from synthetic runs; the result estimates; errors as values; as the native CLI', (t) => {
+test('calibrate: moves a perturbed efficiency to (near) the truth from synthetic runs; the result estimates; errors as values; as the native CLI', (t) => {
   const base = { model: 'gpt3-1.7b', training: { global_batch_size: 64 }, cluster: 'dgx-a100-1' };
   const cluster = structuredClone(presets.clusters.find((c) => c.id === 'dgx-a100-1'));
   cluster.groups[0].device = { base: cluster.groups[0].device, matmul_efficiency: 0.5, memory_bw_efficiency: 0.6 };
@@ -218,8 +218,9 @@ test('calibrate: recovers a perturbed efficiency from synthetic runs; the result
   assert.ok(!res.error, JSON.stringify(res.error));
   const mm = res.report.devices[0].parameters.matmul_efficiency;
   assert.equal(mm.status, 'fitted');
-  assert.ok(Math.abs(mm.to / 0.5 - 1) < 1e-3, `matmul_efficiency ${mm.to}`);
-  assert.ok(res.report.rms_log_error_after < 1e-4 && res.report.rms_log_error_before > 0.05);
+  // the fit's prior keeps it a little short of the truth (docs/calibration.md, "The fit")
+  assert.ok(Math.abs(mm.to / 0.5 - 1) < 0.05, `matmul_efficiency ${mm.to}`);
+  assert.ok(res.report.rms_log_error_after < res.report.rms_log_error_before / 5 && res.report.rms_log_error_before > 0.05);
   assert.equal(res.scenario.model, 'gpt3-1.7b', 'what was not calibrated stays as written');
   assert.equal(res.scenario.cluster.groups[0].device.calibration.source, 'poseidon calibrate');
   // the calibrated scenario estimates each run as the report says
