@@ -119,7 +119,9 @@ export async function runSearch({ live = false } = {}) {
     }
     if (perf.firstBestMs === null && result.plans?.length) perf.firstBestMs = performance.now();
     result.profiled = Boolean(sc.profile);
-    showResult(result, sc);
+    // inputs edited while it ran: the result is for the inputs before, and stays marked stale
+    // until the search they scheduled replaces it
+    showResult(result, sc, { stale: perf.lastEditMs !== null && perf.lastEditMs > t0 });
     const s = result.stats || {};
     const on = s.workers > 1 ? ` on ${s.workers} workers` : '';
     $('#progress').textContent = `Done: evaluated ${fmtInt(s.evaluated)} · pruned ${fmtInt(s.pruned)} in ${fmtTime(s.elapsed_s)}${on}${s.complete === false ? ' (time limit reached: best found so far)' : ''}.`;
@@ -139,12 +141,12 @@ export async function runSearch({ live = false } = {}) {
   }
 }
 
-/** puts a result on screen (not stale), with the scenario it belongs to */
-export function showResult(result, sc) {
+/** puts a result on screen with the scenario it belongs to; stale when the inputs changed since */
+export function showResult(result, sc, { stale = false } = {}) {
   state.result = result;
   state.resultScenario = sc;
   state.lastScenario = sc;
-  state.stale = false;
+  state.stale = stale;
   state.selected = 0;
   state.advice = null;
   renderResult();
