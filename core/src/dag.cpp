@@ -298,6 +298,9 @@ DagResult evaluate_dag(std::span<const StageTimes> stages, std::int64_t m, bool 
         if (d.kind == NodeKind::dp_sync && stages[d.stage].grad_buckets > 0) {
             // The bucket chain replaces the one node that stands for its longest path.
             append_grad_buckets(static_cast<int>(d.stage), stages[d.stage], ws.finish[L.B(d.stage, m - 1)], result.timeline);
+            // the tied embeddings' all-reduce, the node's last part, after the chain
+            const double emb = stages[d.stage].embedding_sync_s;
+            if (emb > 0) result.timeline.push_back({static_cast<int>(d.stage), NodeKind::dp_sync, -1, ws.finish[u] - emb, ws.finish[u]});
             continue;
         }
         double dur = L.duration(u, stages);

@@ -133,10 +133,10 @@ struct Sweep {
         return st.advance(x, send, kappa);
     }
 
-    // When stage s's gradients are synchronised: its stream's last bucket, or dp_sync_s after its
-    // last pass without overlap.
+    // When stage s's gradients are synchronised: its stream's last bucket (then the tied-embedding
+    // all-reduce), or dp_sync_s after its last pass without overlap.
     double sync_end(int s) const {
-        return sync_on_stream[s] ? std::max(last_end[s], streams[s].tail_s()) : last_end[s] + stages[s].dp_sync_s;
+        return sync_on_stream[s] ? std::max(last_end[s], streams[s].tail_s()) + stages[s].embedding_sync_s : last_end[s] + stages[s].dp_sync_s;
     }
 
     double run() {
@@ -315,7 +315,10 @@ DagResult evaluate_interleaved_dag(std::span<const StageTimes> chunks, std::span
                 }
             }
         }
-        if (!sw.sync_on_stream[s]) r.timeline.push_back({s, NodeKind::dp_sync, -1, sw.last_end[s], sw.last_end[s] + stages[s].dp_sync_s, 0});
+        if (!sw.sync_on_stream[s])
+            r.timeline.push_back({s, NodeKind::dp_sync, -1, sw.last_end[s], sw.last_end[s] + stages[s].dp_sync_s, 0});
+        else if (stages[s].embedding_sync_s > 0)
+            r.timeline.push_back({s, NodeKind::dp_sync, -1, sw.sync_end(s) - stages[s].embedding_sync_s, sw.sync_end(s), 0});
         r.timeline.push_back({s, NodeKind::optimizer, -1, barrier, barrier + stages[s].optimizer_s, 0});
     }
     for (const auto& k : sw.buckets)

@@ -244,6 +244,8 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
                           {"fits", ev.fits},
                           {"source", to_json(ev.sources)},
                           {"replicas", replicas}});
+        // Tied embeddings over several stages: the part of dp_sync_s that is the embedding's.
+        if (ev.times.embedding_sync_s > 0) stages.back()["embedding_sync_s"] = r12(ev.times.embedding_sync_s);
         // The overlap chains (docs/model.md, "Overlap"), only when their switch is on.
         const StageTimes& t = ev.times;
         if (!ev.chunk_times.empty()) {

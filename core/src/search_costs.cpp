@@ -23,7 +23,7 @@ Costs::~Costs() {
     if (account_) account_->fetch_sub(bytes_, std::memory_order_relaxed);
 }
 
-const std::vector<StageEval>& Costs::probe(const std::vector<ProbeStage>& ps) {
+const std::vector<StageEval>& Costs::probe(const std::vector<ProbeStage>& ps, bool whole_pipeline) {
     ++probes_;
     plan_.stages.resize(ps.size());
     placement_.resize(ps.size());
@@ -38,7 +38,7 @@ const std::vector<StageEval>& Costs::probe(const std::vector<ProbeStage>& ps) {
         reps.resize(dp);
         for (int r = 0; r < dp; ++r) reps[r] = ReplicaPlacement{p.g, p.first_gpu + r * p.tp, p.tp};
     }
-    out_ = evaluate_stages(sc_, plan_, placement_);
+    out_ = evaluate_stages(sc_, plan_, placement_, nullptr, whole_pipeline);
     return out_;
 }
 
@@ -200,6 +200,19 @@ std::pair<double, double> Costs::link(const ProbeStage& a, const ProbeStage& b, 
     const auto& ev = probe(scratch_);
     auto v = std::make_pair(ev[0].times.send_forward_s, ev[1].times.send_backward_s);
     links_.emplace(key, v);
+    grow(kLinkBytes);
+    return v;
+}
+
+double Costs::embedding_sync(const ProbeStage& first, const ProbeStage& last, bool same_node) {
+    if (!sc_.model.tied_embeddings) return 0;
+    std::array<int, 7> key{first.g, first.size, first.tp, last.g, last.size, last.tp, same_node ? 3 : 2};
+    auto it = links_.find(key);
+    if (it != links_.end()) return it->second.first;
+    scratch_.assign({first, last});
+    scratch_[0].layers = scratch_[1].layers = 1;
+    const double v = probe(scratch_, true)[0].times.embedding_sync_s;
+    links_.emplace(key, std::make_pair(v, 0.0));
     grow(kLinkBytes);
     return v;
 }

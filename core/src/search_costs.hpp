@@ -94,8 +94,10 @@ public:
     int l_min() const { return l_min_; }  // fewest layers a stage may hold
     std::int64_t bytes() const { return bytes_; }
 
-    // evaluate_stages on a plan of these stages (homogeneous, one replica set each).
-    const std::vector<StageEval>& probe(const std::vector<ProbeStage>& ps);
+    // evaluate_stages on a plan of these stages (homogeneous, one replica set each); a probe is
+    // no pipeline, so its first and last stage exchange no tied-embedding gradient unless
+    // whole_pipeline.
+    const std::vector<StageEval>& probe(const std::vector<ProbeStage>& ps, bool whole_pipeline = false);
     // Middle-position costs for every layer count, and the rates derived from them.
     const Table& middle(int g, int size, int tp);
     // Stage times at a position; first/last/only stages are probed on first use.
@@ -134,6 +136,9 @@ public:
     int cap_anywhere(int g, int size, int tp);
     // (send_forward of a, send_backward of b) between two neighbouring stages.
     std::pair<double, double> link(const ProbeStage& a, const ProbeStage& b, bool same_node);
+    // The tied-embedding gradient all-reduce between a pipeline's first and last stage (0 when
+    // the embeddings are not tied); it joins both stages' dp_sync_s.
+    double embedding_sync(const ProbeStage& first, const ProbeStage& last, bool same_node);
 
     // Approximate heap bytes of one entry of each kind (node-based maps).
     static constexpr std::int64_t kTimesBytes = sizeof(StageTimes) + 48, kFitBytes = 48, kLinkBytes = 96;
@@ -156,7 +161,7 @@ private:
     std::unordered_map<std::uint64_t, StageTimes> pos_;  // first/last/only stages, key with l
     std::unordered_map<std::uint64_t, FitMemo> fits_;
     std::unordered_map<std::uint64_t, PosExtra> extra_;
-    std::map<std::array<int, 7>, std::pair<double, double>> links_;
+    std::map<std::array<int, 7>, std::pair<double, double>> links_;  // last key: same node (0, 1), or 2 + that for embedding_sync
 
     void grow(std::int64_t b) {
         bytes_ += b;

@@ -50,15 +50,22 @@ void Walker::run_config(MbsCtx& c) {
     }
     sf_.assign(S + 1, 0);
     sb_.assign(S + 1, 0);
+    auto same_node = [&](const CfgStage& a, const CfgStage& b) {
+        const int P = sc_.cluster.groups[a.g].gpus_per_node;
+        return a.g == b.g && a.offset / P == (a.offset + a.size - 1) / P && b.offset / P == (b.offset + b.size - 1) / P && a.offset / P == b.offset / P;
+    };
     for (int j = 0; j + 1 < S; ++j) {
         const CfgStage& a = cfg_[j];
         const CfgStage& b = cfg_[j + 1];
-        const int P = sc_.cluster.groups[a.g].gpus_per_node;
-        const bool same_node = a.g == b.g && a.offset / P == (a.offset + a.size - 1) / P && b.offset / P == (b.offset + b.size - 1) / P &&
-                               a.offset / P == b.offset / P;
-        auto [f, bk] = costs.link({a.g, a.size, a.tp, 1, a.offset}, {b.g, b.size, b.tp, 1, b.offset}, same_node);
+        auto [f, bk] = costs.link({a.g, a.size, a.tp, 1, a.offset}, {b.g, b.size, b.tp, 1, b.offset}, same_node(a, b));
         sf_[j] = f;
         sb_[j + 1] = bk;
+    }
+    emb_sync_ = 0;
+    if (S > 1 && sc_.model.tied_embeddings) {
+        const CfgStage& a = cfg_[0];
+        const CfgStage& b = cfg_[S - 1];
+        emb_sync_ = costs.embedding_sync({a.g, a.size, a.tp, 1, a.offset}, {b.g, b.size, b.tp, 1, b.offset}, same_node(a, b));
     }
     va_.assign(S + 1, 0);
     vb_.assign(S + 1, 0);
@@ -228,7 +235,7 @@ void Walker::split_dfs(int k, int R, const SplitState& st) {
     const double share = (1.0 / s.r.a) / suf_w_[k];
     int center = static_cast<int>(std::lround(R * share));
     center = std::clamp(center, lo, hi);
-    const double dp0_lb = k == 0 ? s.r.dp_min : dp0;
+    const double dp0_lb = k == 0 ? s.r.dp_min + emb_sync_ : dp0;
     const double opt_lb = std::max(optmax, suf_opt_[k]);
     // Family C with stage k or an earlier one as the bottleneck, without the suffix's share.
     const double c_base = st.csum + sends_ + dp0_lb + opt_lb;
@@ -271,14 +278,17 @@ void Walker::child(int k, int l, int R, const SplitState& st) {
     n.pa = st.pa + c + sf_[k] + sb_[k + 1];
     n.ma = std::max(st.ma, st.pa + m * c);
     n.pb = st.pb + t.forward_s + sf_[k];
-    n.mb = std::max(st.mb, st.pb + m * c + t.dp_sync_s);
+    // The first and the last stage synchronise the tied embeddings after their gradients (the
+    // leaf adds emb_sync_ to both): the bounds count it where it is exact.
+    const double sync = t.dp_sync_s + (k == 0 || k + 1 == S ? emb_sync_ : 0.0);
+    n.mb = std::max(st.mb, st.pb + m * c + sync);
     n.csum = st.csum + c;
     n.q = std::max(st.q, std::max(0.0, m - warm_[k] - 1) * t.forward_s + (m - 1) * t.backward_s);
     // family E: through stage k's chain, with the stages after it visited for micro-batches 0
     // and m-1 (needs w_k <= m - 2); stored without the (unknown) sum of later stages
     n.qe = st.qe;
     if (warm_[k] <= ctx_->m - 2) n.qe = std::max(n.qe, st.pa + (m - warm_[k]) * c + 2 * sends_from_[k] - 2 * n.csum);
-    n.dp0 = k == 0 ? t.dp_sync_s : st.dp0;
+    n.dp0 = k == 0 ? sync : st.dp0;
     n.optmax = std::max(st.optmax, t.optimizer_s);
     n.f = t.forward_s;
     n.b = t.backward_s;

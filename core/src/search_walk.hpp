@@ -285,6 +285,10 @@ private:
     std::vector<std::int64_t> wturns_;  // [k * kMaxWindow + n - 1]: turns of the window of n stages ending at k
     std::vector<char> wturns_row_;      // whether row k of wturns_ is filled for this configuration
     double sends_ = 0;
+    // the tied-embedding all-reduce of the configuration's first and last stage, which the leaf
+    // adds to their dp_sync_s (the cached stage times leave it out; the split's bounds add it to
+    // those two stages' synchronisation)
+    double emb_sync_ = 0;
     std::vector<int> layers_;
     // a complete plan (search_eval.cpp)
     std::vector<StageTimes> times_;

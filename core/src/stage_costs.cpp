@@ -118,7 +118,8 @@ const Device& replica_device(const Group& g, int tp, Device& buffer) {
     return *device;
 }
 
-std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, const std::vector<StagePlacement>& placement, PlacementLinks* links_in) {
+std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, const std::vector<StagePlacement>& placement, PlacementLinks* links_in,
+                                       bool whole_pipeline) {
     const bool measured_links = profile_has_links(sc_in);
     const Scenario measured_sc = measured_links ? with_measured_links(sc_in) : Scenario{};
     const Scenario& sc = measured_links ? measured_sc : sc_in;
@@ -192,6 +193,13 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
         ev.times.send_backward_s = links.send_backward_s[s];
     }
     if (plan.virtual_stages > 1) evaluate_chunks(sc, plan, out, links);
+    // After the chunks' buckets were cut from dp_sync_s: the tied-embedding all-reduce follows
+    // the whole gradient synchronisation.
+    if (whole_pipeline && links.embedding_sync_s > 0)
+        for (const int s : {0, S - 1}) {
+            out[s].times.embedding_sync_s = links.embedding_sync_s;
+            out[s].times.dp_sync_s += links.embedding_sync_s;
+        }
     return out;
 }
 

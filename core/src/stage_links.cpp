@@ -138,23 +138,17 @@ double cross_group_node_bw(const Scenario& sc, int ga, int gb) {
 
 namespace {
 
-// The two communication costs given the stages' node spans, which evaluate_stages computes once
-// per stage (a stage of many small replicas spans many nodes; three calls per stage need them).
-double p2p_send_spans(const Scenario& sc, const Plan& plan, const StagePlacement& from, const StagePlacement& to, const NodeSpan& a, const NodeSpan& b) {
-    const ModelSpec& m = sc.model;
-    double bytes = static_cast<double>(plan.micro_batch_size) * m.seq_length * m.hidden_size * bytes_per_element(sc.training.precision);
-    if (!sc.training.stack.p2p_scatter_gather) {
-        // Without Megatron's scatter-gather (Narayanan et al. 2021, sec. 4.1) every TP rank sends
-        // its replica's whole activation, so t copies cross the links.
-        int tp = 1;
-        for (const auto& r : from.replicas) tp = std::max(tp, r.num_gpus);
-        bytes *= tp;
-    }
+// The communication costs given the stages' node spans, which evaluate_stages computes once per
+// stage (a stage of many small replicas spans many nodes; three calls per stage need them).
+// `bytes` in all from the GPUs of `from` to those of `to`, in `steps` latencies.
+double transfer_spans(const Scenario& sc, const StagePlacement& from, const StagePlacement& to, const NodeSpan& a, const NodeSpan& b, double bytes,
+                      int steps) {
     double latency = 0;
     const bool one_node = a.size() == 1 && b.size() == 1 && same_machine(sc, a.front(), b.front());
     for (std::size_t k = 0; k < from.replicas.size(); ++k)  // once per run of one group's replicas
         if (k == 0 || from.replicas[k].group != from.replicas[k - 1].group)
             latency = std::max(latency, group_latency_s(sc.cluster.groups[from.replicas[k].group], !one_node));
+    latency *= steps;
     // Both stages inside one node: NVLink/PCIe between GPU pairs, every sender in parallel
     // (Megatron's scatter-gather sends 1/tp of the activation from each TP rank).
     if (one_node) {
@@ -184,6 +178,32 @@ double p2p_send_spans(const Scenario& sc, const Plan& plan, const StagePlacement
     }
     double bw = std::min(send_bw, recv_bw);
     return bytes / (bw * GB) + latency;
+}
+
+double p2p_send_spans(const Scenario& sc, const Plan& plan, const StagePlacement& from, const StagePlacement& to, const NodeSpan& a, const NodeSpan& b) {
+    const ModelSpec& m = sc.model;
+    double bytes = static_cast<double>(plan.micro_batch_size) * m.seq_length * m.hidden_size * bytes_per_element(sc.training.precision);
+    if (!sc.training.stack.p2p_scatter_gather) {
+        // Without Megatron's scatter-gather (Narayanan et al. 2021, sec. 4.1) every TP rank sends
+        // its replica's whole activation, so t copies cross the links.
+        int tp = 1;
+        for (const auto& r : from.replicas) tp = std::max(tp, r.num_gpus);
+        bytes *= tp;
+    }
+    return transfer_spans(sc, from, to, a, b, bytes, 1);
+}
+
+// Tied embeddings (docs/model.md, "Tied-embedding gradient sync"): every GPU of the first stage
+// all-reduces its V h / t shard of the word-embedding gradient with its peer on the last stage.
+// A ring of two ranks sends each rank's whole buffer once (half in the reduce-scatter, half in
+// the all-gather) in two steps, so d replicas move d V h gradient bytes each way, all GPUs at
+// once over the links between the two stages; with unequal DP the larger side sets the volume.
+double embedding_sync_spans(const Scenario& sc, const Plan& plan, const StagePlacement& first, const StagePlacement& last, const NodeSpan& a,
+                            const NodeSpan& b) {
+    const ModelSpec& m = sc.model;
+    const int d = std::max(plan.stages.front().dp(), plan.stages.back().dp());
+    const double bytes = static_cast<double>(d) * m.vocab_size * m.hidden_size * grad_bytes_per_param(sc.training);
+    return transfer_spans(sc, first, last, a, b, bytes, 2);
 }
 
 }  // namespace
@@ -247,6 +267,9 @@ void fill_links(const Scenario& sc, const Plan& plan, const std::vector<StagePla
         links.send_forward_s[s] = p2p_send_spans(sc, plan, placement[s], placement[s + 1], links.spans[s], links.spans[s + 1]);
     for (int s = 1; s < S; ++s)
         links.send_backward_s[s] = p2p_send_spans(sc, plan, placement[s], placement[s - 1], links.spans[s], links.spans[s - 1]);
+    links.embedding_sync_s = sc.model.tied_embeddings && S > 1
+                                 ? embedding_sync_spans(sc, plan, placement[0], placement[S - 1], links.spans[0], links.spans[S - 1])
+                                 : 0.0;
     links.wrap_forward_s = links.wrap_backward_s = 0;
     if (plan.virtual_stages > 1 && S > 0) {
         links.wrap_forward_s = p2p_send_spans(sc, plan, placement[S - 1], placement[0], links.spans[S - 1], links.spans[0]);

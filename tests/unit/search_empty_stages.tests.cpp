@@ -192,11 +192,12 @@ TEST_CASE("empty stages: the search finds the metis-t4-a100 plan whose T4 stage 
     REQUIRE(!r.plans.empty());
     CHECK(r.plans[0].iteration_time_s <= target * (1 + 1e-12));
     CHECK(has_empty_stage(r));
-    // without empty stages the best is slower than the challenger's plan
+    // without empty stages the best is slower (by 2.5 % since the tied embeddings' all-reduce is
+    // modelled, which the challenger's A100 first and last stages pay across nodes)
     SearchOptions narrow = quiet(1);
     narrow.group_blocks = 3;
     const SearchResult n = search(sc, narrow);
     REQUIRE(!n.plans.empty());
-    CHECK(n.plans[0].iteration_time_s > target);
+    CHECK(n.plans[0].iteration_time_s > r.plans[0].iteration_time_s * 1.02);
     CHECK(parse_search_options(Json::parse(R"({"empty_stages": true})")).empty_stages);
 }

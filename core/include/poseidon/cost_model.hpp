@@ -129,6 +129,11 @@ struct StageTimes {
     double send_backward_s = 0;    // gradient to the previous stage, per micro-batch (0 on the first)
     double dp_sync_s = 0;          // gradient all-reduce (or reduce-scatter with the distributed optimizer)
     double optimizer_s = 0;        // optimizer step (plus parameter all-gather with the distributed optimizer)
+    // Tied embeddings over several stages: the word-embedding gradient all-reduce between the
+    // first and the last stage after their gradient synchronisation (Megatron-LM
+    // _allreduce_word_embedding_grads, DeepSpeed's tied-layer reduce). Part of dp_sync_s, kept
+    // apart for the output and for interleaving's synchronisation on the dp stream.
+    double embedding_sync_s = 0;
     // With a blocking point-to-point stack the sends are folded into forward_s / backward_s (the
     // sender computes nothing until its send completes); these are the folded parts.
     double forward_send_blocking_s = 0;
@@ -203,12 +208,16 @@ struct PlacementLinks {
     std::vector<double> send_forward_s, send_backward_s;   // per stage, to its neighbours
     std::vector<double> dp_bw_GBps, dp_latency_s;          // per stage, its gradient synchronisation's ring
     double wrap_forward_s = 0, wrap_backward_s = 0;        // last stage -> stage 0 and back (V > 1)
+    double embedding_sync_s = 0;                           // tied embeddings: stage 0 <-> last stage's all-reduce
     bool filled() const { return !spans.empty(); }
     void clear() { spans.clear(); }
 };
 
+// whole_pipeline false: the stages are a probe of the search's cost cache, not a pipeline whose
+// first and last stage share tied embeddings (no embedding_sync_s; the search adds it per
+// configuration).
 std::vector<StageEval> evaluate_stages(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement,
-                                       PlacementLinks* links = nullptr);
+                                       PlacementLinks* links = nullptr, bool whole_pipeline = true);
 
 // The device a replica of `tp` GPUs of group `g` runs on: the group's link overrides, and TP over
 // whole nodes at NIC speed. Returns g.device itself, or `buffer` filled with the modified copy.
