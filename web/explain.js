@@ -9,7 +9,8 @@ export const BREAKDOWN_PARTS = [
   { key: 'bubble_s', label: 'pipeline bubble', title: 'the bottleneck stage waits for other stages: pipeline fill and drain, stalls behind a slower neighbour' },
   { key: 'pp_comm_s', label: 'exposed pipeline sends', title: 'the time the bottleneck stage waits for activations or gradients sent between stages '
     + '(with a blocking stack also its own sends); sends that overlap with compute are not counted here: the per-stage table\'s "sends" column has every send' },
-  { key: 'dp_comm_s', label: 'DP gradient sync', title: 'the data-parallel all-reduce of gradients that finishes after the last backward' },
+  { key: 'dp_comm_s', label: 'DP gradient sync', title: 'the data-parallel all-reduce of gradients that finishes after the last backward '
+    + '(with tied embeddings over several stages, also the embedding all-reduce between the first and the last stage)' },
   { key: 'optimizer_s', label: 'optimizer step', title: 'the optimizer step at the end of the iteration' },
 ];
 
@@ -55,9 +56,11 @@ export function criticalPath(est) {
     }
   }
   if (dominant && dominant.share >= 0.02) {
+    const emb = est.stages?.[0]?.embedding_sync_s ?? 0;
     const why = {
       bubble_s: `the pipeline bubble: with ${stages.length} stages and ${m} micro-batches the bottleneck stage waits while the pipeline fills and drains`,
-      dp_comm_s: 'the data-parallel gradient all-reduce after the last backward',
+      dp_comm_s: 'the data-parallel gradient all-reduce after the last backward'
+        + (emb > 0 ? ` (of which ${secs(emb)} is the tied-embedding all-reduce between the first and the last stage)` : ''),
       pp_comm_s: 'waiting for activations and gradients sent between stages (exposed sends: those not overlapped with compute)',
       tp_comm_s: 'tensor-parallel collectives inside each layer',
       optimizer_s: 'the optimizer step',

@@ -1,15 +1,15 @@
 // Exports of a result: plan JSON, CSV of the top plans, Chrome trace (Megatron-LM arguments: megatron.js).
 // Pure functions over the result JSON (no DOM, no wasm), so node tests can import them.
 
-export const KINDS = ['forward', 'backward', 'send_forward', 'send_backward', 'dp_sync', 'grad_bucket', 'param_gather', 'optimizer'];
-export const COMM_KINDS = new Set(['send_forward', 'send_backward', 'dp_sync', 'grad_bucket', 'param_gather']);
+export const KINDS = ['forward', 'backward', 'send_forward', 'send_backward', 'dp_sync', 'grad_bucket', 'param_gather', 'embedding_sync', 'optimizer'];
+export const COMM_KINDS = new Set(['send_forward', 'send_backward', 'dp_sync', 'grad_bucket', 'param_gather', 'embedding_sync']);
 
 // The GPU stream (resource) an event occupies. The core writes it on every event ("resource");
 // older engines and old share links do not, so it is derived from the kind (docs/web.md, "Timeline").
 export const KIND_RESOURCE = {
   forward: 'compute', backward: 'compute', optimizer: 'compute',
   send_forward: 'p2p', send_backward: 'p2p',
-  dp_sync: 'dp', grad_bucket: 'dp', param_gather: 'dp',
+  dp_sync: 'dp', grad_bucket: 'dp', param_gather: 'dp', embedding_sync: 'dp',
 };
 /** known resources first, in this order; any other (a future "tp") after them, by name */
 export const RESOURCE_ORDER = ['compute', 'p2p', 'dp'];
@@ -97,7 +97,7 @@ function subTracks(events) {
 }
 
 const SHORT = { forward: 'F', backward: 'B', send_forward: 'send act', send_backward: 'send grad', dp_sync: 'DP all-reduce',
-  grad_bucket: 'grad bucket', param_gather: 'param gather', optimizer: 'optimizer' };
+  grad_bucket: 'grad bucket', param_gather: 'param gather', embedding_sync: 'tied-embedding all-reduce', optimizer: 'optimizer' };
 
 export function eventName(e) {
   const mb = e.micro_batch === null || e.micro_batch === undefined ? '' : ` mb${e.micro_batch}`;

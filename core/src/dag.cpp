@@ -14,6 +14,7 @@ const char* to_string(NodeKind k) {
         case NodeKind::dp_sync: return "dp_sync";
         case NodeKind::grad_bucket: return "grad_bucket";
         case NodeKind::param_gather: return "param_gather";
+        case NodeKind::embedding_sync: return "embedding_sync";
         default: return "optimizer";
     }
 }
@@ -24,7 +25,8 @@ const char* resource_of(NodeKind k) {
         case NodeKind::send_backward: return "p2p";
         case NodeKind::dp_sync:
         case NodeKind::grad_bucket:
-        case NodeKind::param_gather: return "dp";
+        case NodeKind::param_gather:
+        case NodeKind::embedding_sync: return "dp";
         default: return "compute";
     }
 }
@@ -121,7 +123,8 @@ struct Layout {
             case NodeKind::dp_sync: fn(G()); break;
             case NodeKind::optimizer:
             case NodeKind::grad_bucket:  // drawn from their chains, never nodes of the layout
-            case NodeKind::param_gather: break;
+            case NodeKind::param_gather:
+            case NodeKind::embedding_sync: break;
         }
     }
 
@@ -211,7 +214,8 @@ Breakdown bottleneck_breakdown(const Layout& L, std::span<const StageTimes> stag
                     case NodeKind::send_backward: bd.pp_comm_s += part; break;
                     case NodeKind::dp_sync:
                     case NodeKind::grad_bucket:
-                    case NodeKind::param_gather: bd.dp_comm_s += part; break;
+                    case NodeKind::param_gather:
+                    case NodeKind::embedding_sync: bd.dp_comm_s += part; break;
                     case NodeKind::optimizer: bd.optimizer_s += part; break;
                 }
             if (st <= lo + eps) break;
@@ -290,21 +294,27 @@ DagResult evaluate_dag(std::span<const StageTimes> stages, std::int64_t m, bool 
     result.iteration_time_s = best;
 
     result.timeline.reserve(N);
+    // The tied embeddings' all-reduce ends both first- and last-stage dp_sync nodes. It is one
+    // collective of the two stages: drawn on both from when the later of them has synchronised its
+    // own gradients. That is also when the graph's later node ends, so the barrier is the same.
+    const double emb = S > 1 ? stages[0].embedding_sync_s : 0.0;
+    const double emb_start = emb > 0 ? std::max(ws.finish[L.DP(0)], ws.finish[L.DP(S - 1)]) - emb : 0.0;
     for (std::int64_t u = 0; u < N; ++u) {
         auto d = L.decode(u);
         if (d.barrier) continue;
         if (d.kind == NodeKind::forward && d.mb == 0 && stages[d.stage].param_gather_buckets > 0)
             append_param_gathers(static_cast<int>(d.stage), stages[d.stage], ws.finish[u] - L.duration(u, stages), result.timeline);
+        const bool emb_here = d.kind == NodeKind::dp_sync && emb > 0 && (d.stage == 0 || d.stage == S - 1);
+        if (emb_here) result.timeline.push_back({static_cast<int>(d.stage), NodeKind::embedding_sync, -1, emb_start, emb_start + emb});
         if (d.kind == NodeKind::dp_sync && stages[d.stage].grad_buckets > 0) {
             // The bucket chain replaces the one node that stands for its longest path.
             append_grad_buckets(static_cast<int>(d.stage), stages[d.stage], ws.finish[L.B(d.stage, m - 1)], result.timeline);
-            // the tied embeddings' all-reduce, the node's last part, after the chain
-            const double emb = stages[d.stage].embedding_sync_s;
-            if (emb > 0) result.timeline.push_back({static_cast<int>(d.stage), NodeKind::dp_sync, -1, ws.finish[u] - emb, ws.finish[u]});
             continue;
         }
         double dur = L.duration(u, stages);
-        result.timeline.push_back({static_cast<int>(d.stage), d.kind, static_cast<int>(d.mb), ws.finish[u] - dur, ws.finish[u]});
+        const double end = ws.finish[u] - (emb_here ? emb : 0.0);
+        if (emb_here && dur - emb <= 0) continue;  // (no gradients of its own to synchronise)
+        result.timeline.push_back({static_cast<int>(d.stage), d.kind, static_cast<int>(d.mb), ws.finish[u] - dur, end});
     }
     std::stable_sort(result.timeline.begin(), result.timeline.end(), [](const TimelineEvent& a, const TimelineEvent& b) {
         if (a.stage != b.stage) return a.stage < b.stage;

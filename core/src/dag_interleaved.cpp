@@ -315,10 +315,15 @@ DagResult evaluate_interleaved_dag(std::span<const StageTimes> chunks, std::span
                 }
             }
         }
-        if (!sw.sync_on_stream[s])
-            r.timeline.push_back({s, NodeKind::dp_sync, -1, sw.last_end[s], sw.last_end[s] + stages[s].dp_sync_s, 0});
-        else if (stages[s].embedding_sync_s > 0)
-            r.timeline.push_back({s, NodeKind::dp_sync, -1, sw.sync_end(s) - stages[s].embedding_sync_s, sw.sync_end(s), 0});
+        // the tied embeddings' all-reduce: one collective of the first and last stage, from when
+        // the later of them has synchronised its own gradients (as in dag.cpp)
+        const double emb = (s == 0 || s == p - 1) && p > 1 ? stages[s].embedding_sync_s : 0.0;
+        if (!sw.sync_on_stream[s] && stages[s].dp_sync_s - emb > 0)
+            r.timeline.push_back({s, NodeKind::dp_sync, -1, sw.last_end[s], sw.last_end[s] + stages[s].dp_sync_s - emb, 0});
+        if (emb > 0) {
+            const double start = std::max(sw.sync_end(0), sw.sync_end(p - 1)) - emb;
+            r.timeline.push_back({s, NodeKind::embedding_sync, -1, start, start + emb, 0});
+        }
         r.timeline.push_back({s, NodeKind::optimizer, -1, barrier, barrier + stages[s].optimizer_s, 0});
     }
     for (const auto& k : sw.buckets)

@@ -5,6 +5,10 @@
 
 #include <string>
 
+#include <algorithm>
+#include <vector>
+
+#include "poseidon/dag.hpp"
 #include "poseidon/estimate.hpp"
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"
@@ -74,4 +78,36 @@ TEST_CASE("tied embeddings: the search's plans carry the all-reduce and re-estim
         }
     }
     CHECK(multi > 0);
+}
+
+TEST_CASE("tied embeddings: the timeline draws one all-reduce on both stages, after both have synchronised", "[dag][embedding_sync]") {
+    for (const char* overlap : {"false", "true"})
+        for (const char* schedule : {"", R"("schedule": "interleaved-1f1b", "virtual_stages": 2, )"}) {
+            INFO(overlap << " " << schedule);
+            const Scenario sc = parse_scenario_text(std::string(R"({"model": "gpt3-1.7b", "training": {"global_batch_size": 64, "overlap_grad_reduce": )") +
+                                                    overlap + R"(}, "cluster": "demo-mixed-16"})");
+            const Plan plan = parse_plan_text(std::string(R"({"micro_batch_size": 8, "num_micro_batches": 8, )") + schedule +
+                                                  R"("stages": [{"group": 0, "num_layers": 16, "tp": 1, "dp": 4}, {"group": 1, "num_layers": 8, "tp": 1, "dp": 4}]})",
+                                              sc);
+            const Estimate e = estimate(sc, plan, true);
+            const double emb = e.stages[0].times.embedding_sync_s;
+            REQUIRE(emb > 0);
+            std::vector<TimelineEvent> syncs;
+            double last_backward[2] = {0, 0}, optimizer_start[2] = {0, 0};
+            for (const auto& ev : e.dag.timeline) {
+                if (ev.kind == NodeKind::embedding_sync) syncs.push_back(ev);
+                if (ev.kind == NodeKind::backward) last_backward[ev.stage] = std::max(last_backward[ev.stage], ev.end_s);
+                if (ev.kind == NodeKind::optimizer) optimizer_start[ev.stage] = ev.start_s;
+            }
+            REQUIRE(syncs.size() == 2);
+            CHECK(syncs[0].stage != syncs[1].stage);
+            CHECK(syncs[0].start_s == syncs[1].start_s);
+            CHECK(syncs[0].end_s - syncs[0].start_s == Approx(emb).epsilon(1e-12));
+            for (int s = 0; s < 2; ++s) {
+                CHECK(syncs[0].start_s >= last_backward[s]);
+                CHECK(syncs[0].end_s <= optimizer_start[s] + 1e-12);
+            }
+            // the same iteration as the graph's per-stage dp_sync nodes: one of the two ends there
+            CHECK(syncs[0].end_s <= e.iteration_time_s);
+        }
 }

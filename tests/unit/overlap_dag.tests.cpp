@@ -292,9 +292,10 @@ TEST_CASE("estimate with overlap: bucket events on the dp resource, identity wit
         for (const auto& ev : j["timeline"]) {
             REQUIRE(ev.contains("resource"));
             const std::string kind = ev["kind"], res = ev["resource"];
-            // the bucket chains replace the gradient synchronisation; what remains of it is the tied
-            // embeddings' all-reduce between the first and last stage
-            if (kind == "dp_sync") {
+            // the bucket chains replace the gradient synchronisation; the tied embeddings' all-reduce
+            // between the first and last stage follows them
+            CHECK(kind != "dp_sync");
+            if (kind == "embedding_sync") {
                 const double emb = e.stages.at(ev["stage"].get<std::size_t>()).times.embedding_sync_s;
                 CHECK(emb > 0);
                 CHECK(ev["end_s"].get<double>() - ev["start_s"].get<double>() == Approx(emb).epsilon(1e-9));

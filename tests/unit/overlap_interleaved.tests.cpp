@@ -312,9 +312,10 @@ TEST_CASE("estimate, interleaved with overlap: buckets per chunk, on the dp reso
     }
     for (const auto& ev : j["timeline"]) {
         const std::string kind = ev["kind"];
-        // the bucket chains replace the gradient synchronisation; what remains of it is the tied
-        // embeddings' all-reduce between the first and last stage
-        if (kind == "dp_sync") {
+        // the bucket chains replace the gradient synchronisation; the tied embeddings' all-reduce
+        // between the first and last stage follows them
+        CHECK(kind != "dp_sync");
+        if (kind == "embedding_sync") {
             const double emb = e.stages.at(ev["stage"].get<std::size_t>()).times.embedding_sync_s;
             CHECK(emb > 0);
             CHECK(ev["end_s"].get<double>() - ev["start_s"].get<double>() == Approx(emb).epsilon(1e-9));

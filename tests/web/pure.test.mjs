@@ -299,6 +299,11 @@ test('critical path: the bottleneck stage, the breakdown parts as shares, per-st
   assert.match(cp.sentences[0], /^Stage 1 \(v100-sxm2-32gb\) bounds the iteration/);
   assert.match(cp.sentences.join(' '), /pipeline bubble/);
   assert.equal(criticalPath({ ...twoStage, breakdown: undefined }), null);
+  // a DP-bound plan with tied embeddings: the sentence says how much is the embedding all-reduce
+  const tied = { ...twoStage, breakdown: { ...twoStage.breakdown, bubble_s: 0.02, dp_comm_s: 0.11 },
+    stages: twoStage.stages.map((st) => ({ ...st, embedding_sync_s: 0.08 })) };
+  assert.match(criticalPath(tied).sentences.join(' '), /gradient all-reduce after the last backward \(of which 80\.0 ms is the tied-embedding all-reduce/);
+  assert.doesNotMatch(criticalPath({ ...tied, stages: twoStage.stages }).sentences.join(' '), /tied-embedding/);
   // the breakdown counts only the sends the bottleneck stage waits for: the label and its explanation say so
   const pp = BREAKDOWN_PARTS.find((p) => p.key === 'pp_comm_s');
   assert.equal(pp.label, 'exposed pipeline sends');

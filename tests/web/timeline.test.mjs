@@ -63,7 +63,7 @@ test('lanes: one per resource per stage, compute first, the resource derived fro
   assert.deepStrictEqual(stageResources(est), [['compute', 'p2p', 'dp'], ['compute', 'p2p', 'dp'], ['compute', 'p2p', 'dp']]);
   assert.deepStrictEqual(stageResources(old), stageResources(est), 'derived from kind = the core\'s resource');
   for (const [kind, res] of [['forward', 'compute'], ['backward', 'compute'], ['optimizer', 'compute'], ['send_forward', 'p2p'], ['send_backward', 'p2p'],
-    ['dp_sync', 'dp'], ['grad_bucket', 'dp'], ['param_gather', 'dp']]) assert.equal(resourceOf({ kind }), res, kind);
+    ['dp_sync', 'dp'], ['grad_bucket', 'dp'], ['param_gather', 'dp'], ['embedding_sync', 'dp']]) assert.equal(resourceOf({ kind }), res, kind);
   // the same drawing with and without the key
   const a = timelineScene(est, { width: 960 });
   const b = timelineScene(old, { width: 960 });

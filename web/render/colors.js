@@ -7,6 +7,7 @@ export const KIND_COLOR = {
   dp_sync: '#e15759',
   grad_bucket: '#ff9da7',
   param_gather: '#76b7b2',
+  embedding_sync: '#9c755f',
   optimizer: '#b07aa1',
 };
 export const KIND_LABEL = {
@@ -17,6 +18,7 @@ export const KIND_LABEL = {
   dp_sync: 'DP all-reduce',
   grad_bucket: 'gradient bucket (overlapped)',
   param_gather: 'parameter all-gather (overlapped)',
+  embedding_sync: 'tied-embedding all-reduce (first and last stage)',
   optimizer: 'optimizer',
 };
 /** an event kind this page does not know (from a newer engine) still gets a colour */

@@ -102,7 +102,7 @@ export function timelineStats(est) {
 }
 
 const COLUMN = { forward: 'forward', backward: 'backward', send_forward: 'send act.', send_backward: 'send grad.', dp_sync: 'DP all-reduce',
-  grad_bucket: 'grad. buckets', param_gather: 'param. gather', optimizer: 'optimizer' };
+  grad_bucket: 'grad. buckets', param_gather: 'param. gather', embedding_sync: 'tied emb. all-reduce', optimizer: 'optimizer' };
 
 /** The data table: one row per stage (at most MAX_TABLE_STAGES; the others summed in a last row). */
 export function timelineTable(est) {

@@ -15,7 +15,9 @@ namespace poseidon {
 // grad_bucket: one bucket of the overlapped gradient reduction (training.overlap_grad_reduce),
 // drawn in place of the stage's dp_sync; param_gather: one bucket of the overlapped parameter
 // all-gather (training.overlap_param_gather). docs/formats.md, "Timeline".
-enum class NodeKind : std::uint8_t { forward, backward, send_forward, send_backward, dp_sync, optimizer, grad_bucket, param_gather };
+// embedding_sync: the tied embeddings' all-reduce between the first and last stage, drawn in the
+// timeline only (in the graph it is the tail of those two stages' dp_sync nodes).
+enum class NodeKind : std::uint8_t { forward, backward, send_forward, send_backward, dp_sync, optimizer, grad_bucket, param_gather, embedding_sync };
 const char* to_string(NodeKind k);
 // The GPU stream a node occupies: "compute" (F, B, optimizer), "p2p" (sends), "dp" (gradient
 // synchronisation and parameter all-gather buckets).
