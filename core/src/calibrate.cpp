@@ -218,9 +218,6 @@ CalibrationResult calibrate(const Scenario& input, const std::vector<MeasuredRun
     }
     res.iterations = lm.iterations;
     res.converged = lm.converged;
-    if (chosen.size() == runs.size())
-        res.warnings.push_back("as many fitted parameters as runs (" + std::to_string(runs.size()) +
-                               "): the fit reproduces every run (up to the prior's pull to the presets) and says nothing about its accuracy; keep some runs out and compare their predictions");
     for (std::size_t k : chosen) {
         const Candidate& c = candidates[k];
         const double v = round6(std::clamp(w.get(c), c.min(), c.max()));
@@ -288,8 +285,12 @@ CalibrationResult calibrate(const Scenario& input, const std::vector<MeasuredRun
             continue;
         }
         o.sensitivity = std::sqrt(sum_ss[t]);
-        o.at_bound = o.to <= 0;
-        if (o.at_bound) res.warnings.push_back(keys[t] + " framework_overhead_GiB reached 0: the model predicts more memory than measured even without it");
+        const double cap = w.sc.cluster.groups[w.groups_of_type[t].front()].device.memory_GiB;
+        o.at_bound = o.to <= 0 || o.to >= cap;
+        if (o.to <= 0) res.warnings.push_back(keys[t] + " framework_overhead_GiB reached 0: the model predicts more memory than measured even without it");
+        else if (o.at_bound)
+            res.warnings.push_back(keys[t] + " framework_overhead_GiB reached the GPU's memory (" + show_number(cap) +
+                                   " GiB): the measured peaks are far above what the model needs; check that each is one GPU's peak on this device");
     }
 
     // The report and the calibrated devices' provenance.
@@ -299,7 +300,12 @@ CalibrationResult calibrate(const Scenario& input, const std::vector<MeasuredRun
         RunFit rf;
         rf.name = runs[i].name.empty() ? "run " + std::to_string(i) : runs[i].name;
         rf.measured_s = runs[i].iteration_time_s;
-        rf.before_s = estimate(run_scenario(input, runs[i]), runs[i].plan, false).iteration_time_s;
+        const Estimate before = estimate(run_scenario(input, runs[i]), runs[i].plan, false);
+        rf.before_s = before.iteration_time_s;
+        // a run the model cannot hold in memory, or a peak no GPU of the plan has: say so
+        if (!before.memory_fits)
+            res.warnings.push_back(rf.name + ": its plan does not fit in memory by the model (" + show_number(round_report(peak_memory(run_scenario(input, runs[i]), runs[i].plan).GiB)) +
+                                   " GiB on its fullest GPU); the run differs from the scenario (recomputation, precision, optimizer) or the model misses a saving");
         rf.after_s = estimate(w.run_sc[i], runs[i].plan, false).iteration_time_s;
         if (runs[i].peak_memory_GiB) {
             const Peak b = peak_memory(run_scenario(input, runs[i]), runs[i].plan), a = peak_memory(w.run_sc[i], runs[i].plan);
@@ -307,6 +313,10 @@ CalibrationResult calibrate(const Scenario& input, const std::vector<MeasuredRun
             rf.before_memory_GiB = b.GiB;
             rf.after_memory_GiB = a.GiB;
             rf.memory_device = keys[type_of_group[a.group]];
+            const double cap = input.cluster.groups[a.group].device.memory_GiB;
+            if (*runs[i].peak_memory_GiB > cap)
+                res.warnings.push_back(rf.name + ": peak_memory_GiB " + show_number(*runs[i].peak_memory_GiB) + " is more than the GPU's memory (" +
+                                       show_number(cap) + " GiB, " + rf.memory_device + "); give one GPU's peak");
             mem_before.push_back(std::log(b.GiB / *runs[i].peak_memory_GiB));
             mem_after.push_back(std::log(a.GiB / *runs[i].peak_memory_GiB));
         }
@@ -314,6 +324,15 @@ CalibrationResult calibrate(const Scenario& input, const std::vector<MeasuredRun
     }
     res.rms_log_error_before = rms(before_log_error);
     res.rms_log_error_after = rms(after_log_error);
+    if (chosen.size() == runs.size()) {
+        double worst = 0;
+        for (double e : after_log_error) worst = std::max(worst, std::abs(e));
+        res.warnings.push_back("as many fitted parameters as runs (" + std::to_string(runs.size()) + "): " +
+                               (worst < 0.05 ? "the fit reproduces every run (up to the prior's pull to the presets) and says nothing about its accuracy"
+                                             : "the fit says nothing about its accuracy, and it does not even reproduce them (a run is still " +
+                                                   show_number(round_report(100 * (std::exp(worst) - 1))) + " % off)") +
+                               "; keep some runs out and compare their predictions");
+    }
     if (!mem_before.empty()) {
         res.memory_rms_log_error_before = rms(mem_before);
         res.memory_rms_log_error_after = rms(mem_after);

@@ -87,7 +87,13 @@ std::vector<MeasuredRun> parse_runs(const Json& j, const Scenario& sc) {
             run.plan = parse_plan(*pj, rsc, rr.path_of("plan"));
             place_plan(rsc, run.plan);
         } catch (const InputError& e) {
-            for (const auto& p : e.problems()) problems.add(rebase(p.path, rr.path_of("plan")), p.message);
+            for (const auto& p : e.problems()) {
+                // the batch the plan must train is the run's own when it gives one
+                std::string msg = p.message;
+                const std::string key = "training.global_batch_size";
+                if (const auto at = msg.find(key); run.global_batch_size && at != std::string::npos) msg.replace(at, key.size(), rr.path_of("global_batch_size"));
+                problems.add(rebase(p.path, rr.path_of("plan")), msg);
+            }
             continue;
         }
         cells += static_cast<std::int64_t>(run.plan.stages.size()) * run.plan.num_micro_batches;

@@ -92,9 +92,9 @@ Device parse_device(const Json& in, const std::string& path, Problems& problems)
                       "price_usd_per_gpu_hour", "price_source", "price_as_of"});
     if (auto v = r.string("name", true)) d.name = *v;
     // The price keys are the page's (time-to-train cost, docs/presets.md): checked, not used by the model.
-    r.number("price_usd_per_gpu_hour", false, 0, true, 1e6);
-    r.string("price_source", false);
-    r.string("price_as_of", false);
+    d.price_usd_per_gpu_hour = r.number("price_usd_per_gpu_hour", false, 0, true, 1e6);
+    if (auto v = r.string("price_source", false)) d.price_source = *v;
+    if (auto v = r.string("price_as_of", false)) d.price_as_of = *v;
     // An inline device may carry its id (to_json writes it), so a profile keyed by id still finds it.
     if (auto v = r.string("id", false); v && d.id.empty()) d.id = *v;
     if (auto v = r.string("vendor", false)) d.vendor = *v;

@@ -29,6 +29,9 @@ Json to_json(const Device& d) {
     if (!d.vendor.empty()) j["vendor"] = d.vendor;
     if (!d.id.empty()) j["id"] = d.id;
     if (d.calibration) j["calibration"] = to_json(*d.calibration);
+    if (d.price_usd_per_gpu_hour) j["price_usd_per_gpu_hour"] = *d.price_usd_per_gpu_hour;
+    for (const auto& [key, text] : {std::pair{"price_source", &d.price_source}, {"price_as_of", &d.price_as_of}, {"source", &d.source}, {"notes", &d.notes}})
+        if (!text->empty()) j[key] = *text;
     return j;
 }
 

@@ -213,6 +213,34 @@ TEST_CASE("an efficiency is held within its physical bounds", "[calibrate]") {
     CHECK(res.rms_log_error_after > 0.5);
 }
 
+TEST_CASE("calibration warns about runs the model cannot take as measured", "[calibrate][robustness]") {
+    const Scenario start = parse_scenario(scenario_json(false));
+    auto runs = synthetic_runs(start, {plan(8, {stage(0, 24, 1, 8)})}, true);
+    auto has = [](const CalibrationResult& r, const std::string& text) {
+        for (const auto& w : r.warnings)
+            if (w.find(text) != std::string::npos) return true;
+        return false;
+    };
+    // a peak above the GPU's 80 GiB: the overhead ends at the GPU's memory, flagged, and the run named
+    *runs[0].peak_memory_GiB = 200;
+    CalibrationResult res = calibrate(start, runs);
+    const auto& o = parameter(res, "gpu-a", "framework_overhead_GiB");
+    CHECK(o.to == 80);
+    CHECK(o.at_bound);
+    CHECK(has(res, "gpu-a framework_overhead_GiB reached the GPU's memory (80 GiB)"));
+    CHECK(has(res, "plan 0: peak_memory_GiB 200 is more than the GPU's memory (80 GiB, gpu-a); give one GPU's peak"));
+    // 20x faster than the model can be: no claim that the fit reproduces the run
+    runs[0].peak_memory_GiB.reset();
+    runs[0].iteration_time_s *= 0.05;
+    res = calibrate(start, runs);
+    CHECK(has(res, "as many fitted parameters as runs (1): the fit says nothing about its accuracy, and it does not even reproduce them"));
+    CHECK_FALSE(has(res, "reproduces every run"));
+    // a plan that does not fit in memory by the model
+    auto big = synthetic_runs(start, {plan(64, {stage(0, 24, 1, 1)})}, false);
+    res = calibrate(start, big);
+    CHECK(has(res, "plan 0: its plan does not fit in memory by the model ("));
+}
+
 TEST_CASE("RUNS.json is validated with paths, values and what is allowed", "[calibrate][robustness]") {
     const Scenario sc = parse_scenario(scenario_json(false));
     const std::string good_plan = R"({"micro_batch_size": 8, "num_micro_batches": 8, "stages": [{"group": 0, "num_layers": 24, "tp": 1, "dp": 8}]})";
@@ -241,7 +269,7 @@ TEST_CASE("RUNS.json is validated with paths, values and what is allowed", "[cal
     CHECK((placed.empty() || placed.rfind("runs.runs[0].plan.stages[1]: ", 0) == 0));
     // A run with its own global batch: the plan is checked against it.
     CHECK(parse(R"({"runs": [{"iteration_time_s": 1, "global_batch_size": 32, "plan": )" + good_plan + "}]}") ==
-          "runs.runs[0].plan.num_micro_batches: 8 x 8 = 64 samples does not equal training.global_batch_size 32; micro_batch_size x num_micro_batches must equal it");
+          "runs.runs[0].plan.num_micro_batches: 8 x 8 = 64 samples does not equal runs.runs[0].global_batch_size 32; micro_batch_size x num_micro_batches must equal it");
     CHECK(parse(R"({"runs": [{"iteration_time_s": 1, "model": "no-such-model", "plan": )" + good_plan + "}]}").rfind(
               "runs.runs[0].model: \"no-such-model\" is not a model preset", 0) == 0);
     auto ok = parse_runs_text(R"({"name": "mine", "runs": [{"name": "a", "iteration_time_s": 1.5, "peak_memory_GiB": 20, "plan": )" + good_plan + "}]}", sc);
@@ -268,7 +296,11 @@ TEST_CASE("calibration refuses runs that determine nothing", "[calibrate][robust
 }
 
 TEST_CASE("the calibrated scenario is accepted by estimate and plan and reproduces the fit", "[calibrate]") {
-    const Json sj = scenario_json(true);
+    Json sj = scenario_json(true);
+    // what the model does not use travels too: the page prices a device with it
+    sj["cluster"]["groups"][1]["device"]["price_usd_per_gpu_hour"] = 1.25;
+    sj["cluster"]["groups"][1]["device"]["price_source"] = "a quote";
+    sj["cluster"]["groups"][1]["device"]["notes"] = "our own card";
     const Scenario start = parse_scenario(sj);
     Json perturbed = sj;
     perturbed["cluster"]["groups"][0]["device"]["matmul_efficiency"] = 0.6;
@@ -281,6 +313,9 @@ TEST_CASE("the calibrated scenario is accepted by estimate and plan and reproduc
     CHECK(cal["fitted"]["matmul_efficiency"]["from"] == 0.72);
     CHECK(cal["fitted"]["matmul_efficiency"]["to"] == out["cluster"]["groups"][0]["device"]["matmul_efficiency"]);
     CHECK_FALSE(out["cluster"]["groups"][1]["device"].contains("calibration"));  // gpu-b ran nothing
+    CHECK(out["cluster"]["groups"][1]["device"]["price_usd_per_gpu_hour"] == 1.25);
+    CHECK(out["cluster"]["groups"][1]["device"]["price_source"] == "a quote");
+    CHECK(out["cluster"]["groups"][1]["device"]["notes"] == "our own card");
     const Scenario again = parse_scenario_text(out.dump());
     REQUIRE(again.cluster.groups[0].device.calibration);
     CHECK(again.cluster.groups[0].device.calibration->fitted.size() == res.scenario.cluster.groups[0].device.calibration->fitted.size());

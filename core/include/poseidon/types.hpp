@@ -51,6 +51,10 @@ struct Device {
     std::optional<DeviceCalibration> calibration;  // when values were fitted to measured runs
     std::string source;
     std::string notes;
+    // The page's time-to-train cost (docs/presets.md): not used by the model, kept so that a device
+    // written back (calibrate --out) keeps its price.
+    std::optional<double> price_usd_per_gpu_hour;
+    std::string price_source, price_as_of;
 };
 
 struct ModelSpec {
