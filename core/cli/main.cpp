@@ -115,12 +115,14 @@ int cmd_presets(const std::vector<std::string>& args) {
     bool json = false;
     std::vector<std::string> kinds;
     for (const auto& a : args) {
-        if (a == "--json")
+        if (a == "--json") {
+            if (json) throw Usage{"presets: --json given twice"};
             json = true;
-        else if (a == "devices" || a == "models" || a == "clusters" || a == "stacks" || a == "profiles")
+        } else if (a == "devices" || a == "models" || a == "clusters" || a == "stacks" || a == "profiles") {
             kinds.push_back(a);
-        else
+        } else {
             throw Usage{"presets: unknown argument \"" + poseidon::printable(a, 60) + "\"; expected devices, models, clusters, stacks, profiles or --json"};
+        }
     }
     if (kinds.empty()) kinds = {"devices", "models", "clusters", "stacks", "profiles"};
     if (json) {
@@ -146,6 +148,7 @@ int cmd_estimate(const std::vector<std::string>& args) {
     for (std::size_t i = 0; i < args.size(); ++i) {
         const auto& a = args[i];
         if (a == "--json") {
+            if (json) throw Usage{"estimate: --json given twice"};
             json = true;
         } else if (a == "--plan") {
             if (!plan_path.empty()) throw Usage{"estimate: --plan given twice"};
@@ -274,6 +277,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
     for (std::size_t i = 0; i < args.size(); ++i) {
         const auto& a = args[i];
         if (a == "--json") {
+            if (json) throw Usage{"calibrate: --json given twice"};
             json = true;
         } else if (a == "--runs" || a == "--out") {
             std::string& dest = a == "--runs" ? runs_path : out_path;

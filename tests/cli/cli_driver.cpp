@@ -197,6 +197,8 @@ int files(const std::string& bin, const fs::path& work) {
         {"standard input twice", {bin, "estimate", "-", "--plan", "-"}, s, "", "standard input"},
         {"--plan without a value", {bin, "estimate", s, "--plan"}, "/dev/null", "", "--plan needs a value"},
         {"--plan twice", {bin, "estimate", s, "--plan", p, "--plan", p}, "/dev/null", "", "--plan given twice"},
+        {"estimate --json twice", {bin, "estimate", s, "--plan", p, "--json", "--json"}, "/dev/null", "", "--json given twice"},
+        {"presets --json twice", {bin, "presets", "--json", "--json"}, "/dev/null", "", "--json given twice"},
         {"no plan", {bin, "estimate", s}, "/dev/null", "", "needs SCENARIO.json and --plan"},
         {"unknown option", {bin, "estimate", s, "--plan", p, "--fast"}, "/dev/null", "", "unknown option"},
         {"extra argument", {bin, "estimate", s, s, "--plan", p}, "/dev/null", "", "unexpected argument"},
@@ -230,6 +232,7 @@ int files(const std::string& bin, const fs::path& work) {
     const std::vector<Case> calibrate_cases = {
         {"calibrate without --out", {bin, "calibrate", s, "--runs", runs}, "/dev/null", "", "needs SCENARIO.json, --runs RUNS.json and --out"},
         {"calibrate --runs twice", {bin, "calibrate", s, "--runs", runs, "--runs", runs, "--out", out}, "/dev/null", "", "--runs given twice"},
+        {"calibrate --json twice", {bin, "calibrate", s, "--runs", runs, "--out", out, "--json", "--json"}, "/dev/null", "", "--json given twice"},
         {"calibrate --out to standard output", {bin, "calibrate", s, "--runs", runs, "--out", "-"}, "/dev/null", "", "--out needs a file name"},
         {"calibrate unknown option", {bin, "calibrate", s, "--runs", runs, "--out", out, "--fit"}, "/dev/null", "", "unknown option"},
         {"calibrate runs is a directory", {bin, "calibrate", s, "--runs", work.string(), "--out", out}, "/dev/null", "runs", "is a directory"},
