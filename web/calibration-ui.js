@@ -3,7 +3,7 @@ import { h, clear, $, fmt, fmtTime } from './dom.js';
 import { CALIBRATION_KEYS, STACK_CALIBRATION_KEYS, MAX_RUNS_BYTES, RunsInputError, checkRunsText, calibrationFromScenario, fittedValues, runsProblemText, signedPercent } from './calibration.js';
 import { byId, deviceOf, isEmpty, scenario, state } from './state.js';
 import { call, restartWorker } from './engine.js';
-import { onInputChanged } from './forms.js';
+import { onInputChanged, renderAllForms } from './forms.js';
 import { clearErrors, clearFieldErrors, markFieldErrors, problemsOf, showError } from './errors.js';
 import { runSearch } from './planner.js';
 
@@ -13,20 +13,30 @@ export function renderCalibrationStatus() {
   if (!status) return;
   const cal = state.calibration?.devices ?? {};
   const ids = Object.keys(cal);
-  $('#calibration-remove').disabled = !ids.length;
-  status.classList.toggle('attached', ids.length > 0);
+  const stack = calibratedStack();
+  $('#calibration-remove').disabled = !ids.length && !stack;
+  status.classList.toggle('attached', ids.length > 0 || Boolean(stack));
   clear(status);
-  if (!ids.length) {
+  if (!ids.length && !stack) {
     status.textContent = 'No calibration: every device uses its preset values.';
     return;
   }
   const used = new Set((state.cluster.groups || []).map((g) => g.device).filter((d) => typeof d === 'string'));
-  status.append(`Calibrated device${ids.length === 1 ? '' : 's'} (estimates and searches use these values):`,
-    h('ul', { class: 'calibrated' }, ids.map((id) => {
-      const values = fittedValues(cal[id]).map((v) => `${v.key} ${v.from === undefined ? '' : `${fmt(v.from, 4)} → `}${fmt(v.to, 4)}`);
-      return h('li', { 'data-device': id }, h('strong', {}, deviceOf(id)?.name ?? id), ` (${id}): ${values.join(', ') || 'no fitted value'}`,
-        used.has(id) ? '' : h('span', { class: 'muted' }, ' — not in this cluster, so unused'));
-    })));
+  const show = (fitted) => fitted.map((v) => `${v.key} ${v.from === undefined ? '' : `${fmt(v.from, 4)} → `}${fmt(v.to, 4)}`).join(', ') || 'no fitted value';
+  const items = ids.map((id) => h('li', { 'data-device': id }, h('strong', {}, deviceOf(id)?.name ?? id), ` (${id}): ${show(fittedValues(cal[id]))}`,
+    used.has(id) ? '' : h('span', { class: 'muted' }, ' — not in this cluster, so unused')));
+  if (stack) {
+    const fitted = Object.entries(stack.calibration.fitted ?? {}).map(([key, v]) => ({ key, from: v?.from, to: stack[key] ?? v?.to }));
+    items.push(h('li', { 'data-stack': String(stack.base ?? '') }, h('strong', {}, `stack ${stack.base ?? stack.name ?? ''}`), `: ${show(fitted)}`));
+  }
+  status.append(`Calibrated ${[ids.length ? `device${ids.length === 1 ? '' : 's'}` : '', stack ? 'stack' : ''].filter(Boolean).join(' and ')}`
+    + ' (estimates and searches use these values):', h('ul', { class: 'calibrated' }, items));
+}
+
+/** the training stack when it carries fitted overheads (calibrate's `calibration` key), else null */
+function calibratedStack() {
+  const st = state.training?.stack;
+  return st && typeof st === 'object' && st.calibration && typeof st.calibration === 'object' ? st : null;
 }
 
 export function runsFieldError(message) {
@@ -58,16 +68,24 @@ function runsSummaryText(p) {
   return /^The runs document/.test(t) ? t : `In the runs: ${t}`;
 }
 
+/** a failed or refused calibration: no report of earlier runs stays with an Apply button */
+function dropCalibrationReport() {
+  state.calibrationRun = null;
+  renderCalibrationReport();
+}
+
 export let calibrating = false;
 export async function runCalibration() {
   if (calibrating) return;
   clearRunsError();
+  clearErrors(['other']);
   let runs;
   try {
     runs = checkRunsText($('#runs-json').value);
   } catch (e) {
     if (!(e instanceof RunsInputError)) throw e;
     runsFieldError(e.message);
+    dropCalibrationReport();
     return;
   }
   const sc = scenario();
@@ -83,6 +101,7 @@ export async function runCalibration() {
   } catch (e) {
     progress.textContent = e.cancelled ? 'Calibration cancelled.' : `The planner engine failed while calibrating: ${e.message}.`;
     if (!e.cancelled) restartWorker();
+    dropCalibrationReport();
     return;
   } finally {
     calibrating = false;
@@ -91,6 +110,7 @@ export async function runCalibration() {
   if (res?.error) {
     progress.textContent = 'The calibration failed: see the messages next to the runs.';
     showCalibrationError(res.error);
+    dropCalibrationReport();
     return;
   }
   let calibration;
@@ -99,6 +119,7 @@ export async function runCalibration() {
   } catch (e) {
     if (!(e instanceof RunsInputError)) throw e;
     progress.textContent = e.message;
+    dropCalibrationReport();
     return;
   }
   clearErrors(['other']);
@@ -185,6 +206,7 @@ export async function applyCalibration() {
   // (a training setting, so it travels in links and shows as a custom stack)
   if (run.calibration.stack) state.training.stack = structuredClone(run.calibration.stack);
   $('#calibrate-progress').textContent = 'The calibrated devices are in use: searching…';
+  renderAllForms();  // the stack field shows the fitted overheads
   onInputChanged();
   await runSearch();
   $('#calibrate-progress').textContent = '';
@@ -192,6 +214,19 @@ export async function applyCalibration() {
 
 export function removeCalibration() {
   state.calibration = null;
+  // a calibrated stack goes back to the values it had before the fit
+  const st = calibratedStack();
+  if (st) {
+    const back = { ...st };
+    for (const [key, v] of Object.entries(st.calibration.fitted ?? {})) if (Number.isFinite(v?.from)) back[key] = v.from;
+    delete back.calibration;
+    const base = typeof back.base === 'string' ? back.base : null;
+    const preset = base ? byId(state.presets.stacks ?? [], base) : null;
+    // nothing left but the preset's own values: the preset id itself
+    const same = preset && Object.entries(back).every(([k, v]) => k === 'base' || preset[k] === v);
+    state.training.stack = same ? base : back;
+    renderAllForms();
+  }
   onInputChanged();
 }
 

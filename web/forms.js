@@ -175,7 +175,7 @@ export function renderStackDescription(value) {
   if (value && typeof value === 'object') {
     const base = typeof value.base === 'string' ? stackPreset(value.base) : null;
     box.append(h('p', { class: 'muted' }, base
-      ? `Based on “${base.name ?? base.id}”, with ${Object.keys(value).filter((k) => k !== 'base').join(', ') || 'no changes'} changed.`
+      ? `Based on “${base.name ?? base.id}”, with ${Object.keys(value).filter((k) => k !== 'base' && k !== 'calibration').join(', ') || 'no changes'} changed.`
       : `A stack written out in full${typeof value.name === 'string' ? `: “${value.name}”` : ''}.`));
     return;
   }

@@ -12,6 +12,8 @@ import { cancelWhatIf, whatIfResultShown } from './whatif-ui.js';
 
 /** pause after an edit before the search starts again */
 export const LIVE_DELAY_MS = 350;
+/** performance.now() when the running (or last) search started */
+let searchStartMs = 0;
 /** advice for "no feasible plan": per variant and in all (seconds) */
 export const ADVICE_OPTIONS = { time_limit_s: 1, total_time_limit_s: 8 };
 
@@ -83,6 +85,7 @@ export async function runSearch({ live = false } = {}) {
   setRunning(true);
   state.searchScenario = sc;
   const t0 = performance.now();
+  searchStartMs = t0;
   $('#progress').textContent = 'Searching…';
   try {
     // several cores: the search in slices on the worker pool, the same result (web/split-search.js)
@@ -159,12 +162,16 @@ export function cancelSearch() {
   if (!state.running) return;
   const p = state.lastProgress;
   const sc = state.searchScenario;
+  // inputs edited while it ran: its best plan is for the inputs before, and cancelling also drops
+  // the search they scheduled, so the result stays marked stale until the next one
+  const edited = perf.lastEditMs !== null && perf.lastEditMs > searchStartMs;
   stopSearch();
   if (p?.best) {
     showResult({ plans: [p.best], baselines: [], stats: { evaluated: p.evaluated, pruned: p.pruned, infeasible: {}, elapsed_s: null, complete: false },
-      profiled: Boolean(sc?.profile) }, sc);
+      profiled: Boolean(sc?.profile) }, sc, { stale: edited });
   }
-  $('#progress').textContent = `Cancelled after ${fmtInt(p?.evaluated ?? 0)} evaluated${p?.best ? ': showing the best plan so far (incomplete)' : ''}.`;
+  $('#progress').textContent = `Cancelled after ${fmtInt(p?.evaluated ?? 0)} evaluated${p?.best ? ': showing the best plan so far (incomplete)' : ''}.`
+    + (edited ? ' The inputs changed since it started: press Find plans to search them.' : '');
 }
 
 /** Estimates a given plan (from a link or a file) with the current inputs; no search. */
