@@ -223,13 +223,13 @@ std::string to_text(const CalibrationResult& res) {
     const std::string stack_label = printable("stack " + res.stack.stack, 46);
     for (const auto& d : res.devices) width = std::max(width, printable(d.device, 46).size() + 2);
     if (!res.stack.parameters.empty()) width = std::max(width, stack_label.size() + 2);
-    o << "\n" << pad("device", width) << pad("parameter", 28) << "    before     after\n";
+    o << "\n" << pad("device", width) << pad("parameter", 28) << "       before        after\n";
     auto rows = [&o, width](const std::string& owner, const std::vector<FittedParameter>& list) {
         bool first = true;
         for (const auto& p : list) {
             o << pad(first ? printable(owner, 46) : "", width) << pad(p.name, 28);
             char buf[64];
-            std::snprintf(buf, sizeof buf, "%10.4f%10.4f", p.from, p.to);
+            std::snprintf(buf, sizeof buf, "%13.4f%13.4f", p.from, p.to);  // 1e6 us (the bound) keeps a space
             o << buf << "  " << (p.status == FitStatus::fitted ? (p.at_bound ? "fitted, at its bound" : "fitted") : p.reason) << "\n";
             first = false;
         }
