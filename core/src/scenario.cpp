@@ -315,17 +315,15 @@ std::vector<std::string> scenario_notes(const Scenario& sc) {
                         " stack: its tp_comm_overlap_fraction is 0 (no Transformer Engine userbuffers)");
     const auto& groups = sc.cluster.groups;
     if (sc.cluster.inter_group_bw_GBps) {
-        // the cap binds where it is below both groups' NICs (cross_group_node_bw, stage_links.cpp)
+        // the cap binds where it is below a node's NIC: a send between groups runs at each node's
+        // own NIC (stage_links.cpp, transfer_spans), so the widest NIC of the cluster decides
         double widest = 0;
-        for (std::size_t a = 0; a < groups.size(); ++a)
-            for (std::size_t b = a + 1; b < groups.size(); ++b)
-                widest = std::max(widest, std::min(groups[a].inter_node_bw_GBps, groups[b].inter_node_bw_GBps));
+        for (const auto& g : groups) widest = std::max(widest, g.inter_node_bw_GBps);
         if (groups.size() < 2)
             notes.push_back("cluster.inter_group_bw_GBps changes nothing: the cluster has one group");
         else if (*sc.cluster.inter_group_bw_GBps >= widest)
             notes.push_back("cluster.inter_group_bw_GBps " + show(Json(*sc.cluster.inter_group_bw_GBps)) +
-                            " changes nothing: traffic between two groups is already limited by the slower NIC of the two, at most " + show(Json(widest)) +
-                            " GB/s per node here");
+                            " changes nothing: no node's NIC is faster, at most " + show(Json(widest)) + " GB/s per node here");
     }
     return notes;
 }

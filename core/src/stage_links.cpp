@@ -123,6 +123,23 @@ bool same_machine(const Scenario& sc, std::pair<int, int> a, std::pair<int, int>
 }
 
 // Bandwidth a node can push to nodes of another group, per node.
+namespace {
+
+// One node of group g exchanging with nodes of group other: its NIC, and the inter-group cap when
+// the two are different groups of the cluster.
+double node_bw_towards(const Scenario& sc, int g, int other) {
+    const Group& A = sc.cluster.groups[g];
+    const Group& B = sc.cluster.groups[other];
+    double bw = nic_bw_per_node_eff_GBps(A);
+    const auto& origin = sc.cluster.group_origin;
+    const bool across = origin.empty() ? g != other : origin[g] != origin[other];
+    if (across && sc.cluster.inter_group_bw_GBps)
+        bw = std::min(bw, *sc.cluster.inter_group_bw_GBps * std::min(A.device.inter_node_link_efficiency, B.device.inter_node_link_efficiency));
+    return bw;
+}
+
+}  // namespace
+
 double cross_group_node_bw(const Scenario& sc, int ga, int gb) {
     const Group& A = sc.cluster.groups[ga];
     const Group& B = sc.cluster.groups[gb];
@@ -167,13 +184,16 @@ double transfer_spans(const Scenario& sc, const StagePlacement& from, const Stag
     // the spans are sorted by group: one bandwidth per run of a group's nodes, added node by node
     int last = -1;
     double node_bw = 0;
+    // Each node sends (or receives) at its own NIC's rate, capped by inter_group_bw_GBps when the
+    // traffic crosses groups: a fast node can feed several slower ones at once, so the cap is on
+    // each side's sum, not on each node at the slower group's rate.
     for (const auto& [g, n] : a) {
-        if (g != last) node_bw = cross_group_node_bw(sc, last = g, gb);
+        if (g != last) node_bw = node_bw_towards(sc, last = g, gb);
         send_bw += node_bw;
     }
     last = -1;
     for (const auto& [g, n] : b) {
-        if (g != last) node_bw = cross_group_node_bw(sc, ga, last = g);
+        if (g != last) node_bw = node_bw_towards(sc, last = g, ga);
         recv_bw += node_bw;
     }
     double bw = std::min(send_bw, recv_bw);

@@ -359,7 +359,7 @@ TEST_CASE("settings that change nothing are accepted and named in notes", "[robu
     REQUIRE(notes.size() == 3);
     CHECK(notes[0] == "training.tf32 changes nothing with precision bf16: TF32 is a rate for fp32 matrix products");
     CHECK(notes[1] == "training.tp_comm_overlap changes nothing with the megatron-lm-2021 stack: its tp_comm_overlap_fraction is 0 (no Transformer Engine userbuffers)");
-    CHECK(notes[2] == "cluster.inter_group_bw_GBps 1000.0 changes nothing: traffic between two groups is already limited by the slower NIC of the two, at most 12.5 GB/s per node here");
+    CHECK(notes[2] == "cluster.inter_group_bw_GBps 1000.0 changes nothing: no node's NIC is faster, at most 25.0 GB/s per node here");
     const Plan plan = parse_plan_text(R"({"micro_batch_size":8,"num_micro_batches":8,"stages":[{"group":0,"num_layers":16,"tp":1,"dp":8},{"group":1,"num_layers":8,"tp":1,"dp":8}]})", sc);
     const Estimate e = estimate(sc, plan);
     CHECK(e.notes == notes);
