@@ -122,7 +122,6 @@ bool same_machine(const Scenario& sc, std::pair<int, int> a, std::pair<int, int>
     return origin[a.first] == origin[b.first] && first[a.first] + a.second == first[b.first] + b.second;
 }
 
-// Bandwidth a node can push to nodes of another group, per node.
 namespace {
 
 // One node of group g exchanging with nodes of group other: its NIC, and the inter-group cap when
@@ -140,15 +139,10 @@ double node_bw_towards(const Scenario& sc, int g, int other) {
 
 }  // namespace
 
+// Bandwidth a node can push to nodes of another group, per node, in a ring between the two
+// groups: the slower side's rate.
 double cross_group_node_bw(const Scenario& sc, int ga, int gb) {
-    const Group& A = sc.cluster.groups[ga];
-    const Group& B = sc.cluster.groups[gb];
-    double bw = std::min(nic_bw_per_node_eff_GBps(A), nic_bw_per_node_eff_GBps(B));
-    const auto& origin = sc.cluster.group_origin;
-    const bool across = origin.empty() ? ga != gb : origin[ga] != origin[gb];
-    if (across && sc.cluster.inter_group_bw_GBps)
-        bw = std::min(bw, *sc.cluster.inter_group_bw_GBps * std::min(A.device.inter_node_link_efficiency, B.device.inter_node_link_efficiency));
-    return bw;
+    return std::min(node_bw_towards(sc, ga, gb), node_bw_towards(sc, gb, ga));
 }
 
 }  // namespace
