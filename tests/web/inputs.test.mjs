@@ -378,8 +378,41 @@ test('calibrate with my measurements: upload runs, see the fit, plan with it, sh
   await page.waitForFunction(() => /not valid JSON/.test(document.querySelector('[data-error-for="runs"]').textContent));
   assert.match(await page.textContent('[data-error-for="runs"]'), /^The runs document is not valid JSON at line 1/);
   assert.match(await page.textContent('[data-testid=error]'), /The calibration failed:\nThe runs document is not valid JSON/);
+  // a failed calibration leaves no earlier report with an Apply button
+  assert.equal(await page.locator('[data-testid=calibrate-apply]').count(), 0);
   await page.fill('#runs-json', '');
   await page.click('[data-testid=calibrate]');
   await page.waitForFunction(() => /empty/.test(document.querySelector('[data-error-for="runs"]').textContent));
+  // the summary no longer shows the previous failure's message
+  assert.doesNotMatch(await page.textContent('[data-testid=error]'), /not valid JSON/);
+  await assertClean(page, problems);
+});
+
+test('calibrate the stack: the status lists the fitted stack, Remove brings back the preset stack', async (t) => {
+  const M = await loadModule();
+  const stack = 'deepspeed-megatron-v1-2022';
+  const training = { global_batch_size: 64, precision: 'fp16', recompute: 'none', stack };
+  const base = { model: 'tiny-8l', cluster: 'demo-mixed-16', training };
+  const truth = { ...base, training: { ...training, stack: { base: stack, pass_overhead_us: 5000, layer_overhead_us: 2500 } } };
+  const st = (group, layers, dp) => ({ group, num_layers: layers, tp: 1, dp });
+  const plans = [{ micro_batch_size: 8, num_micro_batches: 8, stages: [st(0, 8, 8)] },
+    { micro_batch_size: 1, num_micro_batches: 64, stages: [st(0, 4, 1), st(0, 4, 1)] },
+    { micro_batch_size: 8, num_micro_batches: 8, stages: [st(1, 8, 8)] },
+    { micro_batch_size: 2, num_micro_batches: 32, stages: [st(0, 8, 1)] }];
+  const runs = { runs: plans.map((plan, i) => ({ name: `r${i}`, plan, iteration_time_s: JSON.parse(M.estimate(JSON.stringify(truth), JSON.stringify(plan))).iteration_time_s })) };
+  const { page, problems } = await open(t, `${site.url}index.html#${await encodeShare({ m: base.model, c: base.cluster, t: training })}`);
+  await page.waitForFunction(() => /tokens\/s/.test(document.querySelector('[data-testid=best-plan]').textContent), null, { timeout: 30000 });
+  await page.click('#calibrate-paste summary');
+  await page.fill('#runs-json', JSON.stringify(runs));
+  await page.click('[data-testid=calibrate]');
+  await page.waitForSelector('[data-testid=calibrate-apply]');
+  await page.click('[data-testid=calibrate-apply]');
+  await page.waitForFunction(() => document.querySelector('[data-testid=calibration-status] li[data-stack]'), null, { timeout: 30000 });
+  assert.match(await page.textContent('[data-testid=calibration-status] li[data-stack]'), new RegExp(`^stack ${stack}: .*overhead_us`));
+  assert.equal(await page.isDisabled('#calibration-remove'), false);
+  await page.click('#calibration-remove');
+  await page.waitForFunction(() => /^No calibration/.test(document.querySelector('[data-testid=calibration-status]').textContent));
+  assert.equal(await page.evaluate(() => window.__poseidon.result()?.scenario ?? null) !== null, true);
+  await page.waitForFunction((id) => { const r = window.__poseidon.result(); return r && !document.querySelector('#results').classList.contains('stale') && r.scenario.training.stack === id; }, stack, { timeout: 30000 });
   await assertClean(page, problems);
 });
