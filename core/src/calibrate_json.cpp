@@ -84,16 +84,10 @@ std::vector<MeasuredRun> parse_runs(const Json& j, const Scenario& sc) {
         }
         try {
             const Scenario rsc = run_scenario(sc, run);
-            run.plan = parse_plan(*pj, rsc, rr.path_of("plan"));
+            run.plan = parse_plan(*pj, rsc, rr.path_of("plan"), run.global_batch_size ? rr.path_of("global_batch_size") : "training.global_batch_size");
             place_plan(rsc, run.plan);
         } catch (const InputError& e) {
-            for (const auto& p : e.problems()) {
-                // the batch the plan must train is the run's own when it gives one
-                std::string msg = p.message;
-                const std::string key = "training.global_batch_size";
-                if (const auto at = msg.find(key); run.global_batch_size && at != std::string::npos) msg.replace(at, key.size(), rr.path_of("global_batch_size"));
-                problems.add(rebase(p.path, rr.path_of("plan")), msg);
-            }
+            for (const auto& p : e.problems()) problems.add(rebase(p.path, rr.path_of("plan")), p.message);
             continue;
         }
         cells += static_cast<std::int64_t>(run.plan.stages.size()) * run.plan.num_micro_batches;

@@ -73,7 +73,7 @@ void validate_schedule(const Plan& plan, Problems& problems, const std::string& 
 
 }  // namespace
 
-void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, const std::string& path) {
+void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, const std::string& path, const std::string& batch_path) {
     const auto& m = sc.model;
     const auto& gb = sc.training.global_batch_size;
     if (!plan_is_well_formed(plan, problems, path)) return;
@@ -81,11 +81,11 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
     const std::int64_t trained = plan.micro_batch_size * plan.num_micro_batches;
     if (gb_lo == gb_hi && trained != gb)
         problems.add(path + ".num_micro_batches", std::to_string(plan.micro_batch_size) + " x " + std::to_string(plan.num_micro_batches) + " = " +
-                                                      std::to_string(trained) + " samples does not equal training.global_batch_size " +
+                                                      std::to_string(trained) + " samples does not equal " + batch_path + " " +
                                                       std::to_string(gb) + "; micro_batch_size x num_micro_batches must equal it");
     else if (trained < gb_lo || trained > gb_hi)
         problems.add(path + ".num_micro_batches", std::to_string(plan.micro_batch_size) + " x " + std::to_string(plan.num_micro_batches) + " = " +
-                                                      std::to_string(trained) + " samples is outside training.global_batch_size " + std::to_string(gb) +
+                                                      std::to_string(trained) + " samples is outside " + batch_path + " " + std::to_string(gb) +
                                                       " within training.global_batch_tolerance; expected " + std::to_string(gb_lo) + " to " + std::to_string(gb_hi));
     std::int64_t layer_sum = 0;
     std::vector<std::int64_t> used(sc.cluster.groups.size(), 0);
@@ -135,7 +135,7 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
                                                std::to_string(sc.cluster.groups[g].gpus_per_node) + ")");
 }
 
-Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path) {
+Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path, const std::string& batch_path) {
     Problems problems;
     Plan plan;
     // an entry of `plan --json` or an `estimate --json` output carries the plan under "plan", which
@@ -212,7 +212,7 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path) {
         }
     }
     problems.throw_if_any();
-    validate_plan(plan, sc, problems, path);
+    validate_plan(plan, sc, problems, path, batch_path);
     problems.throw_if_any();
     return plan;
 }

@@ -33,7 +33,9 @@ Stack parse_stack(const Json& j, const std::string& path, Problems& problems);
 // Throw InputError listing every problem found.
 Scenario parse_scenario(const Json& j);
 Scenario parse_scenario_text(std::string_view text);
-Plan parse_plan(const Json& j, const Scenario& scenario, const std::string& path = "plan");
+// batch_path: where the batch the plan must train comes from, named in the error when it does not
+// (a measured run may give its own).
+Plan parse_plan(const Json& j, const Scenario& scenario, const std::string& path = "plan", const std::string& batch_path = "training.global_batch_size");
 Plan parse_plan_text(std::string_view text, const Scenario& scenario);
 
 // Settings of a valid scenario that change nothing (docs/formats.md, "Notes"): one sentence each,
@@ -41,7 +43,8 @@ Plan parse_plan_text(std::string_view text, const Scenario& scenario);
 std::vector<std::string> scenario_notes(const Scenario& scenario);
 
 // Consistency of a plan with a scenario; also used on plans the search builds.
-void validate_plan(const Plan& plan, const Scenario& scenario, Problems& problems, const std::string& path = "plan");
+void validate_plan(const Plan& plan, const Scenario& scenario, Problems& problems, const std::string& path = "plan",
+                   const std::string& batch_path = "training.global_batch_size");
 
 Json to_json(const Plan& plan);
 Json to_json(const Device& device);
