@@ -300,15 +300,16 @@ CalibrationResult calibrate(const Scenario& input, const std::vector<MeasuredRun
         RunFit rf;
         rf.name = runs[i].name.empty() ? "run " + std::to_string(i) : runs[i].name;
         rf.measured_s = runs[i].iteration_time_s;
-        const Estimate before = estimate(run_scenario(input, runs[i]), runs[i].plan, false);
+        const Scenario input_sc = run_scenario(input, runs[i]);
+        const Estimate before = estimate(input_sc, runs[i].plan, false);
         rf.before_s = before.iteration_time_s;
         // a run the model cannot hold in memory, or a peak no GPU of the plan has: say so
         if (!before.memory_fits)
-            res.warnings.push_back(rf.name + ": its plan does not fit in memory by the model (" + show_number(round_report(peak_memory(run_scenario(input, runs[i]), runs[i].plan).GiB)) +
+            res.warnings.push_back(rf.name + ": its plan does not fit in memory by the model (" + show_number(round_report(peak_memory(input_sc, runs[i].plan).GiB)) +
                                    " GiB on its fullest GPU); the run differs from the scenario (recomputation, precision, optimizer) or the model misses a saving");
         rf.after_s = estimate(w.run_sc[i], runs[i].plan, false).iteration_time_s;
         if (runs[i].peak_memory_GiB) {
-            const Peak b = peak_memory(run_scenario(input, runs[i]), runs[i].plan), a = peak_memory(w.run_sc[i], runs[i].plan);
+            const Peak b = peak_memory(input_sc, runs[i].plan), a = peak_memory(w.run_sc[i], runs[i].plan);
             rf.measured_memory_GiB = runs[i].peak_memory_GiB;
             rf.before_memory_GiB = b.GiB;
             rf.after_memory_GiB = a.GiB;
