@@ -51,11 +51,7 @@ void Walker::leaf() {
         times_[j].send_forward_s = sf_[j];
         times_[j].send_backward_s = sb_[j];
     }
-    if (emb_sync_ > 0)
-        for (const int j : {0, S - 1}) {
-            times_[j].embedding_sync_s = emb_sync_;
-            times_[j].dp_sync_s += emb_sync_;
-        }
+    if (emb_sync_ > 0) add_embedding_sync(times_[0], times_[S - 1], emb_sync_);
     fold_blocking_sends(sc_.training.stack, times_);
     // a candidate that cannot enter the top K stops early (docs/search.md, "Early stopping")
     const double cutoff = eval_cutoff();

@@ -195,12 +195,15 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
     if (plan.virtual_stages > 1) evaluate_chunks(sc, plan, out, links);
     // After the chunks' buckets were cut from dp_sync_s: the tied-embedding all-reduce follows
     // the whole gradient synchronisation.
-    if (whole_pipeline && links.embedding_sync_s > 0)
-        for (const int s : {0, S - 1}) {
-            out[s].times.embedding_sync_s = links.embedding_sync_s;
-            out[s].times.dp_sync_s += links.embedding_sync_s;
-        }
+    if (whole_pipeline && links.embedding_sync_s > 0) add_embedding_sync(out.front().times, out.back().times, links.embedding_sync_s);
     return out;
+}
+
+void add_embedding_sync(StageTimes& first, StageTimes& last, double s) {
+    for (StageTimes* t : {&first, &last}) {
+        t->embedding_sync_s = s;
+        t->dp_sync_s += s;
+    }
 }
 
 }  // namespace poseidon

@@ -207,7 +207,7 @@ double p2p_send_spans(const Scenario& sc, const Plan& plan, const StagePlacement
     return transfer_spans(sc, from, to, a, b, bytes, 1);
 }
 
-// Tied embeddings (docs/model.md, "Tied-embedding gradient sync"): every GPU of the first stage
+// Tied embeddings (docs/model.md, "Data parallelism", tied embeddings over several stages): every GPU of the first stage
 // all-reduces its V h / t shard of the word-embedding gradient with its peer on the last stage.
 // A ring of two ranks sends each rank's whole buffer once (half in the reduce-scatter, half in
 // the all-gather) in two steps, so d replicas move d V h gradient bytes each way, all GPUs at

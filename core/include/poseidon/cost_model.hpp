@@ -131,8 +131,9 @@ struct StageTimes {
     double optimizer_s = 0;        // optimizer step (plus parameter all-gather with the distributed optimizer)
     // Tied embeddings over several stages: the word-embedding gradient all-reduce between the
     // first and the last stage after their gradient synchronisation (Megatron-LM
-    // _allreduce_word_embedding_grads, DeepSpeed's tied-layer reduce). Part of dp_sync_s, kept
-    // apart for the output and for interleaving's synchronisation on the dp stream.
+    // _allreduce_word_embedding_grads; DeepSpeed's tied-module reduce, in Megatron's order). Part
+    // of dp_sync_s, kept apart for the output and for interleaving's synchronisation on the dp
+    // stream (add_embedding_sync).
     double embedding_sync_s = 0;
     // With a blocking point-to-point stack the sends are folded into forward_s / backward_s (the
     // sender computes nothing until its send completes); these are the folded parts.
@@ -218,6 +219,10 @@ struct PlacementLinks {
 // configuration).
 std::vector<StageEval> evaluate_stages(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement,
                                        PlacementLinks* links = nullptr, bool whole_pipeline = true);
+
+// The tied-embedding all-reduce `s` joins the first and the last stage's gradient synchronisation
+// (dp_sync_s), and is recorded apart in their embedding_sync_s (docs/model.md, "Data parallelism").
+void add_embedding_sync(StageTimes& first, StageTimes& last, double s);
 
 // The device a replica of `tp` GPUs of group `g` runs on: the group's link overrides, and TP over
 // whole nodes at NIC speed. Returns g.device itself, or `buffer` filled with the modified copy.
