@@ -14,6 +14,8 @@ import { cancelWhatIf, whatIfResultShown } from './whatif-ui.js';
 export const LIVE_DELAY_MS = 350;
 /** performance.now() when the running (or last) search started */
 let searchStartMs = 0;
+/** whether an input changed after time t (performance.now()) */
+const editedSince = (t) => perf.lastEditMs !== null && perf.lastEditMs > t;
 /** advice for "no feasible plan": per variant and in all (seconds) */
 export const ADVICE_OPTIONS = { time_limit_s: 1, total_time_limit_s: 8 };
 
@@ -124,7 +126,7 @@ export async function runSearch({ live = false } = {}) {
     result.profiled = Boolean(sc.profile);
     // inputs edited while it ran: the result is for the inputs before, and stays marked stale
     // until the search they scheduled replaces it
-    showResult(result, sc, { stale: perf.lastEditMs !== null && perf.lastEditMs > t0 });
+    showResult(result, sc, { stale: editedSince(t0) });
     const s = result.stats || {};
     const on = s.workers > 1 ? ` on ${s.workers} workers` : '';
     $('#progress').textContent = `Done: evaluated ${fmtInt(s.evaluated)} · pruned ${fmtInt(s.pruned)} in ${fmtTime(s.elapsed_s)}${on}${s.complete === false ? ' (time limit reached: best found so far)' : ''}.`;
@@ -164,7 +166,7 @@ export function cancelSearch() {
   const sc = state.searchScenario;
   // inputs edited while it ran: its best plan is for the inputs before, and cancelling also drops
   // the search they scheduled, so the result stays marked stale until the next one
-  const edited = perf.lastEditMs !== null && perf.lastEditMs > searchStartMs;
+  const edited = editedSince(searchStartMs);
   stopSearch();
   if (p?.best) {
     showResult({ plans: [p.best], baselines: [], stats: { evaluated: p.evaluated, pruned: p.pruned, infeasible: {}, elapsed_s: null, complete: false },
