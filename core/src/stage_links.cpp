@@ -156,9 +156,12 @@ double transfer_spans(const Scenario& sc, const StagePlacement& from, const Stag
                       int steps) {
     double latency = 0;
     const bool one_node = a.size() == 1 && b.size() == 1 && same_machine(sc, a.front(), b.front());
-    for (std::size_t k = 0; k < from.replicas.size(); ++k)  // once per run of one group's replicas
-        if (k == 0 || from.replicas[k].group != from.replicas[k - 1].group)
-            latency = std::max(latency, group_latency_s(sc.cluster.groups[from.replicas[k].group], !one_node));
+    // Both ends' software path is on the critical path of a step: the larger of the two groups'
+    // latencies (an A10 group's 12 us, not the A100 sender's 6 us).
+    for (const StagePlacement* side : {&from, &to})
+        for (std::size_t k = 0; k < side->replicas.size(); ++k)  // once per run of one group's replicas
+            if (k == 0 || side->replicas[k].group != side->replicas[k - 1].group)
+                latency = std::max(latency, group_latency_s(sc.cluster.groups[side->replicas[k].group], !one_node));
     latency *= steps;
     // Both stages inside one node: NVLink/PCIe between GPU pairs, every sender in parallel
     // (Megatron's scatter-gather sends 1/tp of the activation from each TP rank).
