@@ -69,6 +69,7 @@ export const DEVICE_LABELS = {
   memory_bw_efficiency: 'memory bandwidth efficiency (fraction)',
   kernel_overhead_us: 'kernel launch overhead, µs',
   intra_node_link_efficiency: 'link efficiency within a node (fraction)',
+  nvls_bw_GBps: 'NVLink SHARP all-reduce bandwidth, GB/s (0 = none)',
   inter_node_link_efficiency: 'link efficiency between nodes (fraction)',
   collective_latency_us: 'collective latency, µs',
   framework_overhead_GiB: 'framework overhead per GPU, GiB (CUDA context, NCCL buffers)',

@@ -87,7 +87,7 @@ Device parse_device(const Json& in, const std::string& path, Problems& problems)
     if (!r.ok()) return d;
     r.reject_unknown({"id", "name", "vendor", "peak_tflops", "fp32_tflops", "tf32_tflops", "sustained_clock_ratio", "comm_compute_slowdown", "attention_efficiency", "memory_GiB", "memory_bw_GBps", "intra_node_bw_GBps",
                       "intra_node_link", "matmul_efficiency", "memory_bw_efficiency", "kernel_overhead_us",
-                      "intra_node_link_efficiency", "inter_node_link_efficiency", "collective_latency_us",
+                      "intra_node_link_efficiency", "nvls_bw_GBps", "inter_node_link_efficiency", "collective_latency_us",
                       "framework_overhead_GiB", "calibration", "source", "notes",
                       "price_usd_per_gpu_hour", "price_source", "price_as_of"});
     if (auto v = r.string("name", true)) d.name = *v;
@@ -114,6 +114,7 @@ Device parse_device(const Json& in, const std::string& path, Problems& problems)
     if (auto v = r.number("memory_bw_efficiency", false, 0, false, 1)) d.memory_bw_efficiency = *v;
     if (auto v = r.number("kernel_overhead_us", false, 0, true, 1e6)) d.kernel_overhead_us = *v;
     if (auto v = r.number("intra_node_link_efficiency", false, 0, false, 1)) d.intra_node_link_efficiency = *v;
+    if (auto v = r.number("nvls_bw_GBps", false, 0, true, 1e6)) d.nvls_bw_GBps = *v;
     if (auto v = r.number("inter_node_link_efficiency", false, 0, false, 1)) d.inter_node_link_efficiency = *v;
     if (auto v = r.number("collective_latency_us", false, 0, true, 1e6)) d.collective_latency_us = *v;
     if (auto v = r.number("framework_overhead_GiB", false, 0, true, 1e6)) d.framework_overhead_GiB = *v;
@@ -127,7 +128,7 @@ Stack parse_stack(const Json& in, const std::string& path, Problems& problems) {
     if (j.is_null()) return st;
     ObjectReader r(j, path, problems);
     if (!r.ok()) return st;
-    r.reject_unknown({"id", "name", "fused_elementwise", "softmax_fp32", "host_us_per_kernel", "pass_overhead_us", "layer_overhead_us", "p2p_blocking", "p2p_scatter_gather", "grad_fp32", "tp_async_backward", "tp_comm_overlap_fraction",
+    r.reject_unknown({"id", "name", "fused_elementwise", "softmax_fp32", "host_us_per_kernel", "pass_overhead_us", "layer_overhead_us", "p2p_blocking", "p2p_scatter_gather", "grad_fp32", "tp_async_backward", "nccl_nvls", "tp_comm_overlap_fraction",
                       "optimizer_step_bytes_per_param", "optimizer_state_bytes_per_param", "loss_bytes_per_logit", "allocator_reserve_fraction", "stage_needs_parameters", "calibration", "source", "notes"});
     if (auto v = r.string("name", true)) st.name = *v;
     if (auto v = r.string("id", false); v && st.id.empty()) st.id = *v;
@@ -142,6 +143,7 @@ Stack parse_stack(const Json& in, const std::string& path, Problems& problems) {
     if (auto v = r.boolean("p2p_scatter_gather", true)) st.p2p_scatter_gather = *v;
     if (auto v = r.boolean("grad_fp32", true)) st.grad_fp32 = *v;
     if (auto v = r.boolean("tp_async_backward", false)) st.tp_async_backward = *v;
+    if (auto v = r.boolean("nccl_nvls", false)) st.nccl_nvls = *v;
     if (auto v = r.number("tp_comm_overlap_fraction", false, 0, true, 1)) st.tp_comm_overlap_fraction = *v;
     if (auto v = r.number("optimizer_step_bytes_per_param", true, 0, false, 1e3)) st.optimizer_step_bytes_per_param = *v;
     if (auto v = r.number("optimizer_state_bytes_per_param", false, 0, true, 1e3)) st.optimizer_state_bytes_per_param = *v;

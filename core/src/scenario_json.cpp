@@ -23,6 +23,7 @@ Json to_json(const Device& d) {
               {"memory_bw_efficiency", d.memory_bw_efficiency},
               {"kernel_overhead_us", d.kernel_overhead_us},
               {"intra_node_link_efficiency", d.intra_node_link_efficiency},
+              {"nvls_bw_GBps", d.nvls_bw_GBps},
               {"inter_node_link_efficiency", d.inter_node_link_efficiency},
               {"collective_latency_us", d.collective_latency_us},
               {"framework_overhead_GiB", d.framework_overhead_GiB}};
@@ -46,6 +47,7 @@ Json to_json(const Stack& st) {
               {"p2p_scatter_gather", st.p2p_scatter_gather},
               {"grad_fp32", st.grad_fp32},
               {"tp_async_backward", st.tp_async_backward},
+              {"nccl_nvls", st.nccl_nvls},
               {"tp_comm_overlap_fraction", st.tp_comm_overlap_fraction},
               {"optimizer_step_bytes_per_param", st.optimizer_step_bytes_per_param},
               {"optimizer_state_bytes_per_param", st.optimizer_state_bytes_per_param},

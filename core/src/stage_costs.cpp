@@ -76,6 +76,7 @@ Scenario with_measured_links(const Scenario& sc) {
             // smaller ring the link type's share of it
             g.intra_node_bw_GBps = *dp->intra_node_bw_GBps / intra_link_factor(g.intra_node_link, g.gpus_per_node, g.gpus_per_node);
             g.device.intra_node_link_efficiency = 1.0;
+            g.device.nvls_bw_GBps = 0;  // the measured all-reduce already used what NCCL chose
         }
         if (dp->inter_node_bw_GBps) {
             g.inter_node_bw_GBps = *dp->inter_node_bw_GBps;
@@ -103,6 +104,7 @@ const Device& replica_device(const Group& g, int tp, Device& buffer) {
         if (device != &buffer) buffer = g.device;
         buffer.intra_node_bw_GBps = g.intra_node_bw_GBps * intra_link_factor(g.intra_node_link, tp, g.gpus_per_node);
         buffer.intra_node_link = "nvlink";
+        buffer.nvls_bw_GBps = 0;  // no switch, no NVLink SHARP
         device = &buffer;
     }
     if (tp > g.gpus_per_node) {
@@ -112,6 +114,7 @@ const Device& replica_device(const Group& g, int tp, Device& buffer) {
         buffer.intra_node_bw_GBps = std::min(intra_node_bw_eff_GBps(g, g.gpus_per_node), nic_bw_per_node_eff_GBps(g));
         buffer.intra_node_link_efficiency = 1;
         buffer.intra_node_link = "nvlink";  // the factor is already in the bandwidth
+        buffer.nvls_bw_GBps = 0;             // the ring's bound is the NICs
         buffer.collective_latency_us = group_latency_s(g, true) * 1e6;
         device = &buffer;
     }

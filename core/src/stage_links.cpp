@@ -54,6 +54,16 @@ double intra_link_factor(const std::string& link, int ring_gpus, int gpus_per_no
     return 1.0;
 }
 
+double nvls_allreduce_bus_bw_GBps(const Device& d, const std::string& link, int ring_gpus, const Stack& stack) {
+    // Every GPU pushes its buffer into the switch once (multimem reductions) and loads the reduced
+    // result once, whatever the number of GPUs: the algorithm bandwidth is the device's, and the
+    // ring formula's 2 (n - 1) / n turns it into a bus bandwidth (nccl-tests' busbw convention).
+    // Only an NVSwitch node has the multicast objects ("nvlink"; not a mesh, PCIe or a ring that
+    // crosses NICs, which callers pass as another link).
+    if (!stack.nccl_nvls || link != "nvlink" || d.nvls_bw_GBps <= 0 || ring_gpus < 2) return 0;
+    return d.nvls_bw_GBps * 2.0 * (ring_gpus - 1) / ring_gpus;
+}
+
 double intra_link_extra_latency_us(const std::string& link) { return link == "pcie_host" ? host_staged_latency_us : 0.0; }
 
 double intra_node_bw_eff_GBps(const Group& g, int ring_gpus) {
@@ -244,7 +254,11 @@ std::pair<double, double> dp_ring(const Scenario& sc, const StagePlan& stage, co
     groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
     for (int g : groups) lat = std::max(lat, group_latency_s(sc.cluster.groups[g], ns.size() > 1));
     if (ns.size() == 1) {
-        bw = intra_node_bw_eff_GBps(sc.cluster.groups[ns.begin()->first], d);
+        const Group& g = sc.cluster.groups[ns.begin()->first];
+        bw = intra_node_bw_eff_GBps(g, d);
+        // an all-reduce inside an NVSwitch node may run over NVLink SHARP; the distributed
+        // optimizer's reduce-scatter stays a ring
+        if (!sc.training.distributed_optimizer) bw = std::max(bw, nvls_allreduce_bus_bw_GBps(g.device, g.intra_node_link, d, sc.training.stack));
     } else {
         // One ring per TP rank (tp rings share each node's NICs), capped by the intra-node hop
         // (NCCL's hierarchical rings; Narayanan et al. 2021, sec. 3.2).

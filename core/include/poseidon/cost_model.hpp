@@ -95,6 +95,10 @@ double group_latency_s(const Group& g, bool across_nodes);
 // every byte through host memory; "nvlink_mesh" splits each GPU's links over the node's
 // gpus_per_node - 1 peers, 0 = the ring is the whole node).
 double intra_link_factor(const std::string& link, int ring_gpus = 0, int gpus_per_node = 0);
+// The bus bandwidth at which an all-reduce among ring_gpus GPUs of one node runs with NVLink SHARP,
+// in the ring formula's terms (docs/model.md, "Links"); 0 where the stack, the link or the device
+// has none. Callers take the larger of it and the ring's: NCCL's tuner picks the faster algorithm.
+double nvls_allreduce_bus_bw_GBps(const Device& d, const std::string& link, int ring_gpus, const Stack& stack);
 // Latency a link type adds to every ring step (host staging), in microseconds.
 double intra_link_extra_latency_us(const std::string& link);
 // Ring all-reduce, reduce-scatter and all-gather over n ranks (Thakur et al. 2005; NCCL's busbw model).

@@ -45,6 +45,7 @@ struct Device {
     double memory_bw_efficiency = 0.8;
     double kernel_overhead_us = 5;
     double intra_node_link_efficiency = 0.8;
+    double nvls_bw_GBps = 0;          // NVLink SHARP all-reduce algorithm bandwidth in an NVSwitch node (0 = none)
     double inter_node_link_efficiency = 0.85;
     double collective_latency_us = 10;
     double framework_overhead_GiB = 2.5;
@@ -94,6 +95,7 @@ struct Stack {
     bool p2p_scatter_gather = true;       // each TP rank sends 1/t of the activation (false: all of it)
     bool grad_fp32 = true;                // fp32 gradient buffer and reduction; false: the model dtype
     bool tp_async_backward = false;       // the backward's TP all-reduce overlaps the weight-gradient GEMM
+    bool nccl_nvls = false;               // NCCL all-reduces over NVLink SHARP where the node has it (NCCL >= 2.17)
     double tp_comm_overlap_fraction = 0;  // with training.tp_comm_overlap: share of TP traffic hidden behind GEMMs
     double optimizer_step_bytes_per_param = 30;  // memory traffic of one optimizer step
     double optimizer_state_bytes_per_param = 12; // master weights, moments (and master gradients) held
