@@ -117,7 +117,15 @@ Device parse_device(const Json& in, const std::string& path, Problems& problems)
     if (auto v = r.number("nvls_bw_GBps", false, 0, true, 1e6)) d.nvls_bw_GBps = *v;
     if (auto v = r.number("inter_node_link_efficiency", false, 0, false, 1)) d.inter_node_link_efficiency = *v;
     if (auto v = r.number("collective_latency_us", false, 0, true, 1e6)) d.collective_latency_us = *v;
-    if (auto v = r.number("framework_overhead_GiB", false, 0, true, 1e6)) d.framework_overhead_GiB = *v;
+    if (auto v = r.number("framework_overhead_GiB", false, 0, true, 1e6)) {
+        d.framework_overhead_GiB = *v;
+        // The overhead comes out of the GPU's memory: more than all of it describes no GPU (equal
+        // is what calibrate's bound can reach). Only a value given is checked: the default belongs
+        // to no card, and a tiny test device without one simply fits no plan.
+        if (d.memory_GiB > 0 && *v > d.memory_GiB)
+            problems.add(r.path_of("framework_overhead_GiB"), show(*r.get("framework_overhead_GiB")) + " is more than memory_GiB " + show(*r.get("memory_GiB")) +
+                                                                  "; expected at most the GPU's memory, which the CUDA context, NCCL buffers and workspaces come out of");
+    }
     if (const Json* c = r.get("calibration")) d.calibration = parse_device_calibration(*c, r.path_of("calibration"), problems);
     return d;
 }

@@ -132,6 +132,7 @@ case("unknown device preset", d(group(device="a100")), SP, "scenario.cluster.gro
 case("peak_tflops 0", d(device(peak_tflops=0)), SP, "scenario.cluster.groups[0].device.peak_tflops", "out of range")
 case("memory_GiB negative zero", d(device(memory_GiB=0.0)).replace('"memory_GiB": 0.0', '"memory_GiB": -0.0'), SP, "scenario.cluster.groups[0].device.memory_GiB", "out of range")
 case("matmul_efficiency 1.5", d(device(matmul_efficiency=1.5)), SP, "scenario.cluster.groups[0].device.matmul_efficiency", "out of range")
+case("framework overhead above the memory", d(device(framework_overhead_GiB=1e5)), SP, "scenario.cluster.groups[0].device.framework_overhead_GiB", "is more than memory_GiB")
 case("negative inter-node bandwidth", d(group(inter_node_bw_GBps=-25)), SP, "scenario.cluster.groups[0].inter_node_bw_GBps", "out of range")
 case("inter_group_bw_GBps 0", d(cluster(inter_group_bw_GBps=0)), SP, "scenario.cluster.inter_group_bw_GBps", "out of range")
 case("2000 GPUs per node", d(group(gpus_per_node=2000)), SP, "scenario.cluster.groups[0].gpus_per_node", "out of range")
