@@ -9,7 +9,8 @@ const perReplica = (st) => (Number.isFinite(st.samples_per_replica) ? String(st.
 const devicesOf = (st) => (Array.isArray(st.replicas) && st.replicas.length ? [...new Set(st.replicas.map((r) => r.device))].join('+') : String(st.device ?? ''));
 
 /**
- * The figures compared: [key, label, value(est, cost), better: 'high' | 'low' | null, format hint].
+ * The figures compared: [key, label, value(est, cost), better: 'high' | 'low' | null, format hint]
+ * ('index': a number that names something, such as a stage, so no change in % is shown).
  * cost: trainingCost() of the plan (cost.js) or null.
  */
 export const COMPARE_FIGURES = [
@@ -25,11 +26,12 @@ export const COMPARE_FIGURES = [
   ['tp_dp', 'TP × DP per stage', (e) => stageSummary(e).join(', '), null, 'text'],
   ['layers', 'layers per stage', (e) => (e.stages || []).map((s) => s.num_layers).join(' / '), null, 'text'],
   ['devices', 'devices per stage', (e) => (e.stages || []).map(devicesOf).join(' / '), null, 'text'],
-  ['mb_replica', 'micro-batch per replica', (e) => [...new Set((e.stages || []).map(perReplica))].join(' / '), null, 'text'],
+  // one value when every stage has it, else each stage's (a set would drop repeats: 2 / 2 / 1 / 1 read 2 / 1)
+  ['mb_replica', 'micro-batch per replica', (e) => { const per = (e.stages || []).map(perReplica); return new Set(per).size === 1 ? per[0] : per.join(' / '); }, null, 'text'],
   ['micro_batches', 'pipeline micro-batch × count', (e) => `${e.plan?.micro_batch_size} × ${e.plan?.num_micro_batches}`, null, 'text'],
   ['peak_memory', 'peak memory / capacity (fullest stage)', (e) => peakShare(e), 'low', 'pct'],
   ['fits', 'fits in memory', (e) => (e.memory_fits === false ? 'no' : 'yes'), null, 'text'],
-  ['bottleneck', 'bottleneck stage', (e) => e.breakdown?.bottleneck_stage ?? null, null, 'int'],
+  ['bottleneck', 'bottleneck stage', (e) => e.breakdown?.bottleneck_stage ?? null, null, 'index'],
   ['bubble_s', 'pipeline bubble', (e) => e.breakdown?.bubble_s ?? null, 'low', 'time'],
   ['dp_comm_s', 'DP gradient sync', (e) => e.breakdown?.dp_comm_s ?? null, 'low', 'time'],
   ['pp_comm_s', 'exposed pipeline sends', (e) => e.breakdown?.pp_comm_s ?? null, 'low', 'time'],

@@ -124,7 +124,7 @@ export function idleReasons(est, cluster, result, trainingBatch) {
   const stages = est?.stages || [];
   const saturated = stages.filter((st) => st.dp >= mbs);
   if (mbs && saturated.length) {
-    reasons.push(`Each micro-batch has ${mbs} sample${mbs === 1 ? '' : 's'} and ${saturated.length === stages.length ? 'every stage' : `${saturated.length} of the ${stages.length} stages`} already splits it into one sample per data-parallel replica: more replicas would need a larger micro-batch${trainingBatch ? ` (the global batch of ${trainingBatch} samples limits the choices)` : ''}.`);
+    reasons.push(`Each micro-batch has ${mbs} sample${mbs === 1 ? '' : 's'} and ${saturated.length === stages.length ? 'every stage' : `${saturated.length} of the ${stages.length} stages`} already split${saturated.length === stages.length || saturated.length === 1 ? 's' : ''} it into one sample per data-parallel replica: more replicas would need a larger micro-batch${trainingBatch ? ` (the global batch of ${trainingBatch} samples limits the choices)` : ''}.`);
   }
   for (const g of u.groups) {
     if (g.total && !g.used) reasons.push(`Group ${g.group} (${g.device}) is not used at all: every plan the search found with it was slower (a slower device becomes the bottleneck stage) or did not fit.`);
@@ -141,7 +141,7 @@ export function idleReasons(est, cluster, result, trainingBatch) {
     }
   }
   const inf = Object.entries(result?.stats?.infeasible || {}).filter(([, n]) => n > 0);
-  if (inf.length) reasons.push(`The search rejected layouts as infeasible: ${inf.map(([k, n]) => `${n} for ${k}`).join(', ')}.`);
+  if (inf.length) reasons.push(`The search rejected layouts as infeasible: ${inf.map(([k, n]) => `${Number(n).toLocaleString('en-US')} for ${k}`).join(', ')}.`);
   reasons.push('The search ranks plans by iteration time only: it leaves GPUs idle whenever using them would not make the iteration faster.');
   return { ...u, reasons };
 }

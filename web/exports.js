@@ -129,7 +129,7 @@ export function chromeTrace(est, title = 'Poseidon plan') {
   const order = [...resources].sort(compareResources);
   for (const [stage, list] of [...byStage.entries()].sort((a, b) => a[0] - b[0])) {
     const st = stages[stage] || {};
-    const pname = `stage ${stage}: ${st.device ?? ''} ${st.num_layers ?? '?'} layers, ${st.gpus ?? '?'} GPU${st.gpus === 1 ? '' : 's'}`.replace(/\s+/g, ' ');
+    const pname = `stage ${stage}: ${st.device ?? ''} ${st.num_layers ?? '?'} layer${st.num_layers === 1 ? '' : 's'}, ${st.gpus ?? '?'} GPU${st.gpus === 1 ? '' : 's'}`.replace(/\s+/g, ' ');
     events.push({ ph: 'M', pid: stage, tid: 0, name: 'process_name', args: { name: pname } });
     events.push({ ph: 'M', pid: stage, tid: 0, name: 'process_sort_index', args: { sort_index: stage } });
     const byRes = new Map();

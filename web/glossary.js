@@ -22,7 +22,7 @@ export const GLOSSARY = {
   'GPU-hour': 'One GPU for one hour; a plan\'s cost per hour is its GPUs × their price per GPU-hour.',
   'cost per 1M tokens': 'The plan\'s price per hour divided by the tokens it trains per hour, × 1,000,000.',
   'days to train': 'The token budget divided by tokens/s, in days of 24 hours (no restarts or evaluation counted).',
-  stale: 'The inputs changed after this result was computed; a new search is on its way.',
+  stale: 'The inputs changed after this result was computed; the mark says what comes next (a new search, inputs to fix, or Find plans).',
 };
 
 export const gloss = (term) => GLOSSARY[term] ?? null;

@@ -296,7 +296,7 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
     const where = stages.map((st, s) => {
       const a = Math.floor((s * per) / nodes.nproc);
       const b = Math.floor(((s + 1) * per - 1) / nodes.nproc);
-      return `stage ${s} (${st.num_layers} layers, ${st.device}) on node rank${a === b ? ` ${a}` : `s ${a}-${b}`}`;
+      return `stage ${s} (${st.num_layers} layer${st.num_layers === 1 ? '' : 's'}, ${st.device}) on node rank${a === b ? ` ${a}` : `s ${a}-${b}`}`;
     });
     head.push(`# ${where.join('; ')}.`);
   }

@@ -2,7 +2,7 @@
 // in progress), explicit runs, cancel, estimating a given plan, and the advice when nothing fits.
 // The last result stays on screen, marked stale, until the new one arrives.
 import { $, fmtInt, fmtTime } from './dom.js';
-import { isEmbed, perf, scenario, searchOptions, state } from './state.js';
+import { cleanObject, isEmbed, perf, scenario, searchOptions, state } from './state.js';
 import { call, getPool, restartWorker } from './engine.js';
 import { PROBE_S, splitSearch } from './split-search.js';
 import { clearErrors, showCoreError, showError } from './errors.js';
@@ -48,15 +48,38 @@ export function inputsChanged() {
   perf.lastEditMs = performance.now();
   clearErrors(['link']);
   cancelWhatIf();
+  const searches = Boolean(state.version) && !isEmbed;
   if (state.result) {
     state.stale = true;
+    state.staleNext = searches ? 're-planning…' : 'press Find plans';
     renderStale();
   }
   scheduleShareUrl();
   clearTimeout(planTimer);
   planTimer = 0;
-  if (!state.version || isEmbed) return;
+  if (!searches) return;
   planTimer = setTimeout(() => { planTimer = 0; runSearch({ live: true }); }, LIVE_DELAY_MS);
+}
+
+/**
+ * The problems of custom devices that no group uses (the scenario carries only the devices its
+ * groups use, so the core never sees these): each is checked on a one-GPU cluster of its own, and
+ * its problems come back with the paths of its fields (devices.<id>.<key>). [] when all are sound.
+ */
+async function unusedDeviceProblems() {
+  const used = new Set((state.cluster.groups || []).map((g) => g.device));
+  const problems = [];
+  for (const [id, dev] of Object.entries(state.devices)) {
+    if (used.has(id)) continue;
+    const sc = { model: 'tiny-8l', training: { global_batch_size: 1 },
+      cluster: { name: 'device check', groups: [{ device: cleanObject(dev), nodes: 1, gpus_per_node: 1, inter_node_bw_GBps: 1 }] } };
+    const r = await call({ type: 'validate', scenario: sc, plan: { micro_batch_size: 1, num_micro_batches: 1, stages: [{ group: 0, num_layers: 8, tp: 1, dp: 1 }] } });
+    for (const p of (r?.error ? (r.error.problems?.length ? r.error.problems : [r.error]) : [])) {
+      const m = /^(?:\$\.)?(?:scenario\.)?cluster\.groups\[0\]\.device(.*)$/.exec(String(p.path ?? ''));
+      if (m) problems.push({ path: `devices.${id}${m[1]}`, message: p.message });
+    }
+  }
+  return problems;
 }
 
 /** stops a scheduled or running search without touching what is shown */
@@ -96,6 +119,15 @@ export async function runSearch({ live = false } = {}) {
     // (several blocks per group, half-node blocks and mixed stages are searched whole: the core
     // runs them in one call)
     const opts = searchOptions();
+    const deviceProblems = await unusedDeviceProblems();
+    if (token !== searchSeq) return;
+    if (deviceProblems.length) {
+      showCoreError({ problems: deviceProblems }, 'A custom device (used by no group) has a problem:');
+      $('#progress').textContent = 'Stopped: fix the inputs marked in the list above the inputs.';
+      state.staleNext = 'fix the inputs';
+      renderStale();
+      return;
+    }
     onPool = pool.size > 1 && !opts.mixed_stages && !opts.split_nodes && (opts.group_blocks ?? 1) < 2 ? `search-${token}` : null;
     const onProgress = (p) => {
       if (token !== searchSeq) return;
@@ -120,6 +152,8 @@ export async function runSearch({ live = false } = {}) {
     if (result?.error) {
       showCoreError(result.error, 'The search could not start:');
       $('#progress').textContent = 'Stopped: fix the inputs marked in the list above the inputs.';
+      state.staleNext = 'fix the inputs';
+      renderStale();
       return;
     }
     if (perf.firstBestMs === null && result.plans?.length) perf.firstBestMs = performance.now();
@@ -168,10 +202,12 @@ export function cancelSearch() {
   // the search they scheduled, so the result stays marked stale until the next one
   const edited = editedSince(searchStartMs);
   stopSearch();
+  state.staleNext = 'press Find plans';
   if (p?.best) {
     showResult({ plans: [p.best], baselines: [], stats: { evaluated: p.evaluated, pruned: p.pruned, infeasible: {}, elapsed_s: null, complete: false },
       profiled: Boolean(sc?.profile) }, sc, { stale: edited });
   }
+  renderStale();
   $('#progress').textContent = `Cancelled after ${fmtInt(p?.evaluated ?? 0)} evaluated${p?.best ? ': showing the best plan so far (incomplete)' : ''}.`
     + (edited ? ' The inputs changed since it started: press Find plans to search them.' : '');
 }

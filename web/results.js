@@ -46,13 +46,13 @@ export function bestSummary(est, { partial = false, label = 'Best plan' } = {}) 
   if (est.memory_fits === false && est.problems?.length) el.append(h('div', { class: 'muted' }, est.problems.join('; ')));
 }
 
-/** the stale mark: the result stays visible, dimmed, with a line that says why */
+/** the stale mark: the result stays visible, dimmed, with a line that says why and what comes next */
 export function renderStale() {
   const stale = Boolean(state.stale && state.result);
   $('#results').classList.toggle('stale', stale);
   const s = $('#stale');
   s.hidden = !stale;
-  s.textContent = stale ? 'Outdated: re-planning…' : '';
+  s.textContent = stale ? `Outdated: ${state.staleNext ?? 're-planning…'}` : '';
   s.title = gloss('stale');
 }
 

@@ -35,6 +35,7 @@ export const state = {
   result: null, // {plans, baselines, stats, profiled, fromLink?, fromFile?}
   resultScenario: null, // the scenario the result on screen was computed for
   stale: false, // the inputs changed since: the result is shown, marked stale, until the new one arrives
+  staleNext: 're-planning…', // what the stale mark says comes next: a search, fixing the inputs, or Find plans
   advice: null, // for a result without plans: the core's advice, or {pending: true}
   selected: 0, // index into result.plans
   sortBy: 'time', // top plans ordered by 'time' or 'cost'

@@ -105,6 +105,28 @@ test('an invalid profile shows the core\'s message next to the profile field', a
   await assertClean(page, problems);
 });
 
+test('a custom device that no group uses is checked too, next to its field; the stale mark says to fix the inputs', async (t) => {
+  if (!searchWorks) { t.skip('search not available'); return; }
+  const { page, problems } = await open(t, `${site.url}index.html`);
+  await waitPlan(page, /[\d,]+ tokens\/s/);
+  await page.click('#devices summary');
+  await page.selectOption('#device-base', 'h100-sxm5-80gb');
+  await page.click('#add-device');
+  const field = '[data-path="devices.custom-1.memory_GiB"]';
+  await page.fill(field, '-1');
+  await page.waitForFunction(() => /fix the inputs/.test(document.querySelector('[data-testid=progress]').textContent));
+  assert.equal(await page.getAttribute(field, 'aria-invalid'), 'true');
+  const message = await page.$eval(field, (el) => document.getElementById(el.getAttribute('aria-describedby'))?.textContent ?? '');
+  assert.match(message, /^-1 is out of range; expected a finite number > 0/);
+  assert.match(await page.textContent('[data-testid=error]'), /devices\.custom-1\.memory_GiB/);
+  assert.equal(await page.textContent('[data-testid=stale]'), 'Outdated: fix the inputs');
+  // fixed: the search runs again and the result is current
+  await page.fill(field, '80');
+  await page.waitForFunction(() => !document.querySelector('#results').classList.contains('stale') && /^Done/.test(document.querySelector('[data-testid=progress]').textContent));
+  assert.equal(await page.getAttribute(field, 'aria-invalid'), null);
+  await assertClean(page, problems);
+});
+
 test('a share link with a profile round-trips (preset and pasted)', async (t) => {
   const inline = JSON.parse(fs.readFileSync(path.join(ROOT, `presets/profiles/${PROFILE_ID}.json`), 'utf8'));
   inline.name = 'pasted copy';

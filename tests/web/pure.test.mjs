@@ -331,6 +331,9 @@ test('GPUs used and idle, per group, with reasons', () => {
   assert.ok(r.reasons.some((x) => /one sample per data-parallel replica/.test(x)));
   assert.ok(r.reasons.some((x) => /Plan #2 uses 16 GPUs and is 5\.0 % slower/.test(x)));
   assert.ok(r.reasons.some((x) => /3 for memory/.test(x)));
+  // counts read with thousands separators, as the search statistics show them
+  const many = idleReasons(twoStage, cluster16, { plans: [twoStage], baselines: [], stats: { infeasible: { memory: 4180 } } }, 32);
+  assert.ok(many.reasons.some((x) => /4,180 for memory/.test(x)));
   assert.deepStrictEqual(idleReasons({ ...twoStage, num_gpus: 16 }, { groups: [{ device: 'x', nodes: 2, gpus_per_node: 8 }] }).reasons, []);
 });
 

@@ -198,6 +198,12 @@ test('compare: figures that differ, the better side by direction, stages side by
   const usd = partial.find((r) => r.key === 'usd_per_1m');
   assert.deepStrictEqual([usd.differs, usd.better, usd.partial], [true, null, { a: false, b: true }]);
   assert.equal(partial.find((r) => r.key === 'days').better, 'b', 'days do not depend on prices');
+  // the bottleneck is a stage's index: shown as is, never as a change in %
+  assert.equal(by.bottleneck.format, 'index');
+  // micro-batch per replica: one value when all stages agree, else every stage's (repeats kept)
+  const mb = (...per) => compareRows({ ...a, stages: per.map((n, i) => ({ ...st(i, 'a100-sxm4-80gb', 8, 8), samples_per_replica: n })) }, a).find((r) => r.key === 'mb_replica').a;
+  assert.equal(mb(2, 2, 2), '2');
+  assert.equal(mb(2, 2, 1, 1), '2 / 2 / 1 / 1');
   // two costs that differ read differently: digits are added until they do
   assert.deepStrictEqual(distinctPair(0.1212, 0.1224, formatUsd), ['$0.121', '$0.122']);
   assert.deepStrictEqual(distinctPair(0.12121, 0.12124, formatUsd), ['$0.12121', '$0.12124']);

@@ -27,7 +27,7 @@ export function stageDiagram(est) {
     const li = h('li', { class: `stage${st.fits === false ? ' nofit' : ''}` },
       h('div', { class: 'stage-head' }, swatches, h('strong', {}, `Stage ${st.index ?? stages.indexOf(st)}`)),
       h('div', { class: 'stage-dev' }, stageDevices(st).join(' + ')),
-      h('div', {}, `${st.num_layers} layers`),
+      h('div', {}, `${st.num_layers} layer${st.num_layers === 1 ? '' : 's'}`),
       h('div', {}, `${st.gpus} GPU${st.gpus === 1 ? '' : 's'} · ${parallel}`),
       h('div', { class: 'muted' }, `F ${fmtTime(st.forward_s)} · B ${fmtTime(st.backward_s)}`),
       h('div', { class: 'mem', role: 'meter', 'aria-valuemin': 0, 'aria-valuemax': fmt(cap, 1), 'aria-valuenow': fmt(mem, 1),
