@@ -75,6 +75,13 @@ export const DEVICE_LABELS = {
   framework_overhead_GiB: 'framework overhead per GPU, GiB (CUDA context, NCCL buffers)',
 };
 export const deviceLabel = (key) => DEVICE_LABELS[key] ?? key.replace(/_/g, ' ');
+/**
+ * The order a custom device's fields are shown in: name, compute, memory, links, overheads. Every
+ * key is shown, also those the device it was copied from leaves at the core's default (empty).
+ */
+export const DEVICE_ORDER = ['name', 'peak_tflops', 'fp32_tflops', 'tf32_tflops', 'sustained_clock_ratio', 'matmul_efficiency', 'attention_efficiency',
+  'memory_GiB', 'memory_bw_GBps', 'memory_bw_efficiency', 'kernel_overhead_us', 'intra_node_bw_GBps', 'intra_node_link', 'intra_node_link_efficiency',
+  'nvls_bw_GBps', 'inter_node_link_efficiency', 'collective_latency_us', 'comm_compute_slowdown', 'framework_overhead_GiB'];
 export const DEVICE_SKIP = new Set(['id', 'source', 'notes', 'vendor']);
 // a cluster group's links (docs/formats.md, "cluster"): '' = the device's own link type
 export const INTRA_LINKS = [['nvlink', 'NVLink'], ['nvlink_cube_mesh', 'NVLink hybrid cube-mesh (DGX-1)'], ['nvlink_mesh', 'NVLink between GPU pairs, no switch (GH200 nodes)'],

@@ -2,7 +2,7 @@
 import { h, clear, $, fmt, fmtPct } from './dom.js';
 import { diff } from './share.js';
 import { byId, isEmpty, presetCluster, presetModel, state } from './state.js';
-import { CLUSTER_FIELDS, DEFAULT_INTER_LINK, DEFAULT_STACK, DEVICE_SELECTS, DEVICE_SKIP, INTER_LINKS, INTRA_LINKS, MODEL_FIELDS, SEARCH_FIELDS, TRAINING_FIELDS, deviceLabel, fieldInput, presetOptions, renderFields } from './fields.js';
+import { CLUSTER_FIELDS, DEFAULT_INTER_LINK, DEFAULT_STACK, DEVICE_ORDER, DEVICE_SELECTS, DEVICE_SKIP, INTER_LINKS, INTRA_LINKS, MODEL_FIELDS, SEARCH_FIELDS, TRAINING_FIELDS, deviceLabel, fieldInput, presetOptions, renderFields } from './fields.js';
 import { renderProfileForm } from './profile-ui.js';
 import { renderCalibrationReport, renderCalibrationStatus } from './calibration-ui.js';
 import { inputsChanged } from './planner.js';
@@ -134,10 +134,12 @@ export function groupLinkSelects(g, i) {
 export function renderCustomDevices() {
   const box = clear($('#custom-devices'));
   for (const [id, dev] of Object.entries(state.devices)) {
-    const fields = Object.keys(dev).filter((k) => !DEVICE_SKIP.has(k) && (dev[k] === null || typeof dev[k] !== 'object')).map((k) => (
+    const extra = Object.keys(dev).filter((k) => !DEVICE_ORDER.includes(k) && !DEVICE_SKIP.has(k) && (dev[k] === null || typeof dev[k] !== 'object'));
+    const fields = [...DEVICE_ORDER, ...extra].map((k) => (
       k === 'name' ? { key: k, kind: 'text', label: 'name' }
-        : DEVICE_SELECTS[k] ? { key: k, kind: 'select', label: deviceLabel(k), options: DEVICE_SELECTS[k] }
-          : typeof dev[k] === 'boolean' ? { key: k, kind: 'bool', label: deviceLabel(k) } : { key: k, kind: 'num', label: deviceLabel(k) }));
+        : DEVICE_SELECTS[k] ? { key: k, kind: 'select', label: deviceLabel(k), options: DEVICE_SELECTS[k], def: DEVICE_SELECTS[k][0][0] }
+          : typeof dev[k] === 'boolean' ? { key: k, kind: 'bool', label: deviceLabel(k) }
+            : { key: k, kind: 'num', label: deviceLabel(k), hint: k in dev ? '' : 'default' }));
     const grid = h('div', { class: 'fields' });
     renderFields(grid, fields, () => state.devices[id], `devices.${id}`, () => { onInputChanged(); });
     const remove = h('button', { type: 'button' }, `Remove ${id}`);
@@ -150,8 +152,10 @@ export function renderCustomDevices() {
     box.append(h('div', { class: 'custom-device' }, h('strong', {}, id), grid, remove));
   }
   const base = $('#device-base');
+  const chosen = base.value; // kept: adding a device does not reset "Start from"
   clear(base);
   for (const d of state.presets.devices) base.append(h('option', { value: d.id }, d.name ?? d.id));
+  if (chosen && state.presets.devices.some((d) => d.id === chosen)) base.value = chosen;
 }
 
 // ---------------------------------------------------------------- software stack, TF32

@@ -321,10 +321,16 @@ test('units and words: micro-batch per replica, Gb/s next to GB/s, explained ter
   for (const term of ['TP', 'DP', 'PP', 'MFU', 'bubble', 'megatron-uniform', 'metis-heuristic', 'GB/s and Gb/s']) assert.ok(terms.includes(term), term);
   // a custom device: human labels, not raw keys
   await page.click('#devices summary');
+  await page.selectOption('#device-base', 'a100-sxm4-80gb');
   await page.click('#add-device');
+  assert.equal(await page.inputValue('#device-base'), 'a100-sxm4-80gb', '"Start from" keeps its choice');
   const labels = await page.$$eval('#custom-devices label', (ls) => ls.map((l) => l.textContent));
   assert.ok(labels.includes('peak dense BF16/FP16 TFLOP/s (tensor cores)'));
   assert.deepStrictEqual(labels.filter((l) => /_/.test(l)), [], 'no raw keys');
+  // name first, and every key, also those the A100 leaves at the default (it has no NVLS): empty
+  assert.equal(labels[0], 'name');
+  assert.ok(labels.includes('NVLink SHARP all-reduce bandwidth, GB/s (0 = none)'));
+  assert.equal(await page.inputValue('[data-path="devices.custom-1.nvls_bw_GBps"]'), '');
   // the Megatron-LM command: one shell command, real counts
   await page.goto(await link({ m: demoScenario.model, c: demoScenario.cluster, t: demoScenario.training, p: demoPlan }));
   await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]')?.textContent ?? ''));

@@ -112,7 +112,7 @@ export function baselinesTable(baselines, best) {
       return h('tr', {},
         h('th', { scope: 'row', title: gloss(String(b.name)) ?? (b.description ? String(b.description) : null) }, String(b.name)),
         h('td', {}, b.iteration_time_s === null || b.iteration_time_s === undefined ? (b.reason ? String(b.reason) : 'infeasible') : fmtTime(b.iteration_time_s)),
-        h('td', {}, fmtInt(b.tokens_per_s)),
+        h('td', {}, b.iteration_time_s === null || b.iteration_time_s === undefined || !b.tokens_per_s ? '–' : fmtInt(b.tokens_per_s)),
         h('td', {}, speedup ? `${fmt(speedup, 2)}×` : '–'));
     })));
 }
