@@ -20,7 +20,9 @@ export function criticalPathView(est) {
   // the bar is the iteration seen from the bottleneck stage: only waits count, so say it under the legend
   const note = h('p', { class: 'muted note', 'data-testid': 'critical-note' }, 'The bar splits the iteration as the bottleneck stage sees it: '
     + 'communication counts only while the stage waits for it (exposed). Sends and syncs that overlap with compute are hidden in compute, '
-    + 'so "exposed pipeline sends" can be 0 while the table below lists the sends each stage makes.');
+    + 'so "exposed pipeline sends" can be 0 while the table below lists the sends each stage makes. After its last backward the bottleneck '
+    + 'stage waits at the global gradient-norm barrier for the stage whose DP sync ends last: the DP sync and optimizer step in the bar are '
+    + 'that stage\'s, which may be another stage than the bottleneck (compare the DP sync column below).');
   const maxBusy = Math.max(...cp.stages.map((s) => s.busy_s), 1e-12);
   const table = h('table', { class: 'data', 'data-testid': 'critical-table' },
     h('caption', {}, 'Per stage: busy time in one iteration (micro-batches × forward + backward), the longest bounds the iteration'),
