@@ -2,15 +2,43 @@
 // the messages next to each field (core paths mapped to inputs). The summary holds up to three
 // messages by kind: 'link' (a refused share link: stays until the next edit or link), 'inputs' (the
 // core's problems with the inputs: until the next search) and 'other' (files, the engine).
-import { $, $$ } from './dom.js';
+import { $, $$, h } from './dom.js';
 import { state } from './state.js';
 
 const messages = { link: '', inputs: '', other: '' };
+// the core's problems behind messages.inputs: each line that names a field becomes a link to it
+let inputProblems = [];
+
+/** a problem's line: a button that takes the user to its field, or plain text if none shows it */
+function problemLine(pr) {
+  const line = pr.path ? `${pr.path}: ${pr.message}` : pr.message;
+  if (!pr.path || !inputForPath(pr.path)) return line;
+  const b = h('button', { type: 'button', class: 'error-link', title: 'go to the field' }, line);
+  b.addEventListener('click', () => {
+    const input = inputForPath(pr.path);
+    if (!input) return;
+    for (let d = input.closest('details'); d; d = d.parentElement?.closest('details')) d.open = true;
+    input.focus();
+  });
+  return b;
+}
 
 function renderErrors() {
   const el = $('#error');
   const text = [messages.link, messages.inputs, messages.other].filter(Boolean).join('\n\n');
-  el.textContent = text;
+  el.textContent = '';
+  // the same text as before, with the inputs' problem lines as links (text nodes keep the newlines)
+  const parts = [];
+  for (const k of ['link', 'inputs', 'other']) {
+    if (!messages[k]) continue;
+    if (parts.length) parts.push('\n\n');
+    const lines = inputProblems.map((pr) => (pr.path ? `${pr.path}: ${pr.message}` : pr.message));
+    const head = k === 'inputs' && lines.length && messages.inputs.endsWith(lines.join('\n')) ? messages.inputs.slice(0, messages.inputs.length - lines.join('\n').length) : null;
+    if (head === null) { parts.push(messages[k]); continue; }
+    parts.push(head);
+    inputProblems.forEach((pr, i) => { if (i) parts.push('\n'); parts.push(problemLine(pr)); });
+  }
+  el.append(...parts.map((p) => (typeof p === 'string' ? document.createTextNode(p) : p)));
   el.hidden = !text;
   if (text) el.dataset.kind = messages.link ? 'link' : messages.inputs ? 'inputs' : 'other';
   else delete el.dataset.kind;
@@ -27,6 +55,7 @@ export function showError(message, kind = 'other') {
 /** clears the summary's messages of these kinds (and, with 'inputs', the messages next to the fields) */
 export function clearErrors(kinds = ['inputs', 'other']) {
   for (const k of kinds) messages[k] = '';
+  if (kinds.includes('inputs')) inputProblems = [];
   if (kinds.includes('inputs')) clearFieldErrors();
   renderErrors();
 }
@@ -125,5 +154,6 @@ export function showCoreError(error, context) {
   clearFieldErrors();
   markFieldErrors(problems);
   const lines = problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message));
+  inputProblems = problems;
   showError(`${context}\n${lines.join('\n')}`, 'inputs');
 }

@@ -120,6 +120,10 @@ test('a custom device that no group uses is checked too, next to its field; the 
   assert.match(message, /^-1 is out of range; expected a finite number > 0/);
   assert.match(await page.textContent('[data-testid=error]'), /devices\.custom-1\.memory_GiB/);
   assert.equal(await page.textContent('[data-testid=stale]'), 'Outdated: fix the inputs');
+  // the problem's line in the list is a link to its field
+  await page.click('#devices summary'); // closed again: the link opens it
+  await page.click('[data-testid=error] .error-link');
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset?.path), 'devices.custom-1.memory_GiB');
   // fixed: the search runs again and the result is current
   await page.fill(field, '80');
   await page.waitForFunction(() => !document.querySelector('#results').classList.contains('stale') && /^Done/.test(document.querySelector('[data-testid=progress]').textContent));

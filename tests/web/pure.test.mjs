@@ -473,3 +473,13 @@ test('a mixed stage shows its samples per replica with runs of equal replicas co
   assert.equal(replicaSamples([a100, v100, a100]), '6 + 2 + 6');
   assert.equal(replicaSamples([]), '');
 });
+
+import { fmtTime } from '../../web/dom.js';
+
+test('times read with their unit; no time at all reads 0, not a rounded 0.0 µs', () => {
+  assert.equal(fmtTime(0), '0');
+  assert.equal(fmtTime(2e-6), '2.0 µs');
+  assert.equal(fmtTime(0.0125), '12.50 ms');
+  assert.equal(fmtTime(1.5), '1.500 s');
+  assert.equal(fmtTime(null), '–');
+});
