@@ -29,11 +29,12 @@ function renderErrors() {
   el.textContent = '';
   // the same text as before, with the inputs' problem lines as links (text nodes keep the newlines)
   const parts = [];
+  const lines = inputProblems.map((pr) => (pr.path ? `${pr.path}: ${pr.message}` : pr.message)).join('\n');
   for (const k of ['link', 'inputs', 'other']) {
     if (!messages[k]) continue;
     if (parts.length) parts.push('\n\n');
-    const lines = inputProblems.map((pr) => (pr.path ? `${pr.path}: ${pr.message}` : pr.message));
-    const head = k === 'inputs' && lines.length && messages.inputs.endsWith(lines.join('\n')) ? messages.inputs.slice(0, messages.inputs.length - lines.join('\n').length) : null;
+    // the inputs' message ends with the problems' lines (showCoreError): the part before them stays text
+    const head = k === 'inputs' && lines && messages.inputs.endsWith(lines) ? messages.inputs.slice(0, messages.inputs.length - lines.length) : null;
     if (head === null) { parts.push(messages[k]); continue; }
     parts.push(head);
     inputProblems.forEach((pr, i) => { if (i) parts.push('\n'); parts.push(problemLine(pr)); });
