@@ -134,8 +134,11 @@ DeviceCalibration parse_calibration(const Json& j, const std::string& path, Prob
         ObjectReader e(*entry, f.path_of(name), problems);
         if (!e.ok()) continue;
         e.reject_unknown({"from", "to"});
-        auto from = e.number("from", true, 0, true, 1e6);
-        auto to = e.number("to", true, 0, true, 1e6);
+        // the keys' own upper bounds (parse_device, parse_stack): a stack's pass and layer overheads
+        // go to 1e7 us, so a calibrated scenario written back always reads again
+        const double cap = stack ? 1e7 : 1e6;
+        auto from = e.number("from", true, 0, true, cap);
+        auto to = e.number("to", true, 0, true, cap);
         if (from && to) c.fitted.push_back({name, *from, *to});
     }
     return c;

@@ -129,6 +129,7 @@ std::vector<ShardResult> parse_shard_results(const Json& shards, const Scenario&
             continue;
         }
         ObjectReader h(*head, path + ".shard", problems);
+        h.reject_unknown({"index", "count"});
         if (auto v = h.integer("count", true, 1, 4096)) s.count = static_cast<int>(*v);
         if (auto v = h.integer("index", true, 0, 4095)) s.index = static_cast<int>(*v);
         const Json* found = r.get("found");
@@ -139,6 +140,7 @@ std::vector<ShardResult> parse_shard_results(const Json& shards, const Scenario&
                 const std::string fp = path + ".found[" + std::to_string(k) + "]";
                 ObjectReader f((*found)[k], fp, problems);
                 if (!f.ok()) continue;
+                f.reject_unknown({"key", "iteration_time_s", "plan"});
                 RankedPlan p;
                 if (auto v = f.number("key", true, 0, false, 1e300)) p.key = *v;
                 if (auto v = f.number("iteration_time_s", true, 0, false, 1e300)) p.iteration_time_s = *v;

@@ -162,4 +162,15 @@ TEST_CASE("a stack's calibration key is validated", "[calibrate][stack][robustne
     REQUIRE(sc.training.stack.calibration);
     CHECK(sc.training.stack.calibration->fitted.at(0).parameter == "pass_overhead_us");
     CHECK(to_json(sc.training.stack)["calibration"]["fitted"]["pass_overhead_us"]["to"] == 180);
+    // the stack's own range (pass_overhead_us up to 1e7) holds for its fitted values too: a
+    // calibrated scenario of a stack with a 2 s pass overhead reads again (it once did not)
+    sj["training"]["stack"]["pass_overhead_us"] = 2e6;
+    sj["training"]["stack"]["calibration"] = Json::parse(R"({"fitted": {"pass_overhead_us": {"from": 2000000, "to": 2500000}}})");
+    CHECK(problems_of([&] { parse_scenario(sj); }) == "");
+    const Scenario start = parse_scenario(scenario_json({{"base", "megatron-core"}, {"pass_overhead_us", 2e6}}));
+    auto runs = synthetic_runs(start);
+    runs.resize(3);
+    for (auto& r : runs) r.iteration_time_s *= 1.2;
+    const CalibrationResult res = calibrate(start, runs);
+    CHECK(problems_of([&] { parse_scenario(calibrated_scenario_json(scenario_json({{"base", "megatron-core"}, {"pass_overhead_us", 2e6}}), res)); }) == "");
 }
