@@ -9,6 +9,11 @@ const messages = { link: '', inputs: '', other: '' };
 // the core's problems behind messages.inputs: each line that names a field becomes a link to it
 let inputProblems = [];
 
+/** opens every collapsed section around an input (inputs collapse into sections on phones) */
+function openAround(input) {
+  for (let d = input.closest('details'); d; d = d.parentElement?.closest('details')) d.open = true;
+}
+
 /** a problem's line: a button that takes the user to its field, or plain text if none shows it */
 function problemLine(pr) {
   const line = pr.path ? `${pr.path}: ${pr.message}` : pr.message;
@@ -17,7 +22,7 @@ function problemLine(pr) {
   b.addEventListener('click', () => {
     const input = inputForPath(pr.path);
     if (!input) return;
-    for (let d = input.closest('details'); d; d = d.parentElement?.closest('details')) d.open = true;
+    openAround(input);
     input.focus();
   });
   return b;
@@ -105,8 +110,7 @@ export function markFieldErrors(problems) {
     const input = inputForPath(pr.path);
     if (!input) continue;
     input.setAttribute('aria-invalid', 'true');
-    // open every collapsed section around it (inputs collapse into sections on phones)
-    for (let d = input.closest('details'); d; d = d.parentElement?.closest('details')) d.open = true;
+    openAround(input);
     // a problem inside the field's value (e.g. profile.devices[0].points[2].tp) names the part
     const base = input.dataset.path;
     const rel = pr.path.length > base.length && pr.path.startsWith(base) && /^[.[]/.test(pr.path.slice(base.length))
@@ -118,7 +122,7 @@ export function markFieldErrors(problems) {
     // 2305": the path names the heads, the user typed the hidden size): mark the fields it names too
     for (const other of relatedInputs(pr, input)) {
       other.setAttribute('aria-invalid', 'true');
-      for (let d = other.closest('details'); d; d = d.parentElement?.closest('details')) d.open = true;
+      openAround(other);
       const e2 = document.getElementById(other.getAttribute('aria-describedby'));
       const text = `${input.dataset.path.split('.').pop()}: ${pr.message}`;
       if (e2 && !e2.textContent.includes(text)) e2.textContent = e2.textContent ? `${e2.textContent}; ${text}` : text;

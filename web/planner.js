@@ -5,7 +5,7 @@ import { $, fmtInt, fmtTime } from './dom.js';
 import { cleanObject, isEmbed, perf, scenario, searchOptions, state } from './state.js';
 import { call, getPool, restartWorker } from './engine.js';
 import { PROBE_S, splitSearch } from './split-search.js';
-import { clearErrors, showCoreError, showError } from './errors.js';
+import { clearErrors, problemsOf, showCoreError, showError } from './errors.js';
 import { bestSummary, lastPlanRender, renderPlan, renderResult, renderStale } from './results.js';
 import { scheduleShareUrl, updateShareUrl } from './links.js';
 import { cancelWhatIf, whatIfResultShown } from './whatif-ui.js';
@@ -74,8 +74,8 @@ async function unusedDeviceProblems() {
     const sc = { model: 'tiny-8l', training: { global_batch_size: 1 },
       cluster: { name: 'device check', groups: [{ device: cleanObject(dev), nodes: 1, gpus_per_node: 1, inter_node_bw_GBps: 1 }] } };
     const r = await call({ type: 'validate', scenario: sc, plan: { micro_batch_size: 1, num_micro_batches: 1, stages: [{ group: 0, num_layers: 8, tp: 1, dp: 1 }] } });
-    for (const p of (r?.error ? (r.error.problems?.length ? r.error.problems : [r.error]) : [])) {
-      const m = /^(?:\$\.)?(?:scenario\.)?cluster\.groups\[0\]\.device(.*)$/.exec(String(p.path ?? ''));
+    for (const p of r?.error ? problemsOf(r.error) : []) {
+      const m = /^cluster\.groups\[0\]\.device(.*)$/.exec(p.path);
       if (m) problems.push({ path: `devices.${id}${m[1]}`, message: p.message });
     }
   }
