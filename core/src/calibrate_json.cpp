@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <span>
+#include <string_view>
 #include <sstream>
 #include <stdexcept>
 
@@ -136,7 +137,7 @@ DeviceCalibration parse_calibration(const Json& j, const std::string& path, Prob
         e.reject_unknown({"from", "to"});
         // the keys' own upper bounds (parse_device, parse_stack): a stack's pass and layer overheads
         // go to 1e7 us, so a calibrated scenario written back always reads again
-        const double cap = stack ? 1e7 : 1e6;
+        const double cap = stack && std::string_view(name) != "host_us_per_kernel" ? 1e7 : 1e6;
         auto from = e.number("from", true, 0, true, cap);
         auto to = e.number("to", true, 0, true, cap);
         if (from && to) c.fitted.push_back({name, *from, *to});
