@@ -6,8 +6,12 @@ import { $, $$, h } from './dom.js';
 import { state } from './state.js';
 
 const messages = { link: '', inputs: '', other: '' };
-// the core's problems behind messages.inputs: each line that names a field becomes a link to it
+// the core's problems behind messages.inputs (showCoreError), after their context line: each line
+// that names a field becomes a link to it
+let inputContext = '';
 let inputProblems = [];
+
+const problemText = (pr) => (pr.path ? `${pr.path}: ${pr.message}` : pr.message);
 
 /** opens every collapsed section around an input (inputs collapse into sections on phones) */
 function openAround(input) {
@@ -16,7 +20,7 @@ function openAround(input) {
 
 /** a problem's line: a button that takes the user to its field, or plain text if none shows it */
 function problemLine(pr) {
-  const line = pr.path ? `${pr.path}: ${pr.message}` : pr.message;
+  const line = problemText(pr);
   if (!pr.path || !inputForPath(pr.path)) return line;
   const b = h('button', { type: 'button', class: 'error-link', title: 'go to the field' }, line);
   b.addEventListener('click', () => {
@@ -32,16 +36,13 @@ function renderErrors() {
   const el = $('#error');
   const text = [messages.link, messages.inputs, messages.other].filter(Boolean).join('\n\n');
   el.textContent = '';
-  // the same text as before, with the inputs' problem lines as links (text nodes keep the newlines)
+  // the same text, with the inputs' problem lines as links (text nodes keep the newlines)
   const parts = [];
-  const lines = inputProblems.map((pr) => (pr.path ? `${pr.path}: ${pr.message}` : pr.message)).join('\n');
   for (const k of ['link', 'inputs', 'other']) {
     if (!messages[k]) continue;
     if (parts.length) parts.push('\n\n');
-    // the inputs' message ends with the problems' lines (showCoreError): the part before them stays text
-    const head = k === 'inputs' && lines && messages.inputs.endsWith(lines) ? messages.inputs.slice(0, messages.inputs.length - lines.length) : null;
-    if (head === null) { parts.push(messages[k]); continue; }
-    parts.push(head);
+    if (k !== 'inputs' || !inputProblems.length) { parts.push(messages[k]); continue; }
+    parts.push(`${inputContext}\n`);
     inputProblems.forEach((pr, i) => { if (i) parts.push('\n'); parts.push(problemLine(pr)); });
   }
   el.append(...parts.map((p) => (typeof p === 'string' ? document.createTextNode(p) : p)));
@@ -55,6 +56,7 @@ function renderErrors() {
 
 export function showError(message, kind = 'other') {
   messages[kind] = message;
+  if (kind === 'inputs') inputProblems = []; // plain text: no problems behind it
   renderErrors();
 }
 
@@ -158,7 +160,8 @@ export function showCoreError(error, context) {
   const problems = problemsOf(error);
   clearFieldErrors();
   markFieldErrors(problems);
-  const lines = problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message));
+  inputContext = context;
   inputProblems = problems;
-  showError(`${context}\n${lines.join('\n')}`, 'inputs');
+  messages.inputs = `${context}\n${problems.map(problemText).join('\n')}`;
+  renderErrors();
 }
