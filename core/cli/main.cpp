@@ -111,6 +111,15 @@ double parse_double(const std::string& s, const std::string& flag) {
     }
 }
 
+// An option's value as JSON: a whole number typed without a point or exponent stays an integer, so
+// a message about it echoes what was typed ("2000000", not "2000000.0").
+poseidon::Json option_number(const std::string& s, const std::string& flag) {
+    const double v = parse_double(s, flag);
+    static const std::regex whole(R"([+-]?[0-9]{1,15})");
+    if (std::regex_match(s, whole)) return static_cast<std::int64_t>(v);
+    return v;
+}
+
 int cmd_presets(const std::vector<std::string>& args) {
     bool json = false;
     std::vector<std::string> kinds;
@@ -191,9 +200,9 @@ int cmd_plan(const std::vector<std::string>& args) {
         else if (a == "--tp-per-stage")
             options["tp_per_stage"] = true;
         else if (a == "--top")
-            options["top"] = parse_double(option_value(args, i), "--top");
+            options["top"] = option_number(option_value(args, i), "--top");
         else if (a == "--time-limit")
-            options["time_limit_s"] = parse_double(option_value(args, i), "--time-limit");
+            options["time_limit_s"] = option_number(option_value(args, i), "--time-limit");
         else if (a == "--schedule")
             options["schedule"] = option_value(args, i);
         else if (a == "--node-counts")
@@ -205,11 +214,11 @@ int cmd_plan(const std::vector<std::string>& args) {
         else if (a == "--empty-stages")
             options["empty_stages"] = true;
         else if (a == "--group-blocks")
-            options["group_blocks"] = parse_double(option_value(args, i), "--group-blocks");
+            options["group_blocks"] = option_number(option_value(args, i), "--group-blocks");
         else if (a == "--threads")
-            options["threads"] = parse_double(option_value(args, i), "--threads");
+            options["threads"] = option_number(option_value(args, i), "--threads");
         else if (a == "--memory-cap")
-            options["memory_cap_GiB"] = parse_double(option_value(args, i), "--memory-cap");
+            options["memory_cap_GiB"] = option_number(option_value(args, i), "--memory-cap");
         else if (a.size() > 1 && a[0] == '-')
             throw Usage{"plan: unknown option \"" + poseidon::printable(a, 60) + "\""};
         else if (scenario_path.empty())

@@ -213,6 +213,9 @@ int files(const std::string& bin, const fs::path& work) {
         {"--time-limit without a value", {bin, "plan", s, "--time-limit"}, "/dev/null", "", "needs a value"},
         {"--top out of range", {bin, "plan", s, "--top", "0"}, "/dev/null", "options.top", "out of range"},
         {"--top not an integer", {bin, "plan", s, "--top", "2.5"}, "/dev/null", "options.top", "not an integer"},
+        // a whole number is echoed as typed, and so is the bound: no ".0" on either
+        {"--memory-cap out of range", {bin, "plan", s, "--memory-cap", "2000000"}, "/dev/null", "options.memory_cap_GiB",
+         "2000000 is out of range; expected a finite number > 0 and <= 1000000\n"},
         {"presets unknown kind", {bin, "presets", "gpus"}, "/dev/null", "", "unknown argument"},
         {"argument with invalid UTF-8", {bin, "estimate", s, "--plan", p, "--\xff\xfe"}, "/dev/null", "", "unknown option \"--\\xFF\\xFE\""},
     };
