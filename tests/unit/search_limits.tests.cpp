@@ -45,24 +45,33 @@ Scenario huge() {
 }  // namespace
 
 TEST_CASE("a tiny time limit returns the best plans found so far and not no feasible plan", "[search][time]") {
+    // Without a plan the walk runs on to 0.95 x the limit + 30 ms (docs/search.md, "Time limit"):
+    // enough for the demo's first plans on an idle core, not always beside other tests. So a
+    // search that found none must say so honestly, and one of a few tries must return plans.
     Scenario sc = parse_scenario_text(kDemo);
     for (int threads : {1, 4}) {
-        SearchOptions o = quiet(3, false, threads);
-        o.time_limit_s = 0.001;
-        o.baselines = true;
-        SearchResult r;
-        const double took = timed(sc, o, r);
-        INFO(threads << " threads, " << took << " s");
-        CHECK(took < 0.5);
-        REQUIRE_FALSE(r.plans.empty());
-        CHECK_FALSE(r.stats.complete);
-        CHECK(r.stats.stopped_by == "time limit");
-        CHECK(r.scores[0] == r.plans[0].iteration_time_s);
-        for (const auto& b : r.baselines)  // no time was left for them, and they say so
-            if (!b.estimate) CHECK(b.reason.find("time limit") != std::string::npos);
-        const Json j = to_json(sc, r);
-        CHECK(j["stats"]["complete"] == false);
-        CHECK(j["stats"]["stopped_by"] == "time limit");
+        bool returned_plans = false;
+        for (int attempt = 0; attempt < 5 && !returned_plans; ++attempt) {
+            SearchOptions o = quiet(3, false, threads);
+            o.time_limit_s = 0.001;
+            o.baselines = true;
+            SearchResult r;
+            const double took = timed(sc, o, r);
+            INFO(threads << " threads, attempt " << attempt << ", " << took << " s");
+            CHECK(took < 0.5);
+            CHECK_FALSE(r.stats.complete);
+            CHECK(r.stats.stopped_by == "time limit");
+            const Json j = to_json(sc, r);
+            CHECK(j["stats"]["complete"] == false);
+            CHECK(j["stats"]["stopped_by"] == "time limit");
+            if (r.plans.empty()) continue;
+            returned_plans = true;
+            CHECK(r.scores[0] == r.plans[0].iteration_time_s);
+            for (const auto& b : r.baselines)  // no time was left for them, and they say so
+                if (!b.estimate) CHECK(b.reason.find("time limit") != std::string::npos);
+        }
+        INFO(threads << " threads");
+        CHECK(returned_plans);
     }
 }
 
