@@ -219,6 +219,9 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     double core_fwd = 0, core_bwd = 0;
     const double no_dropout = m.attention_dropout > 0 ? 0.0 : 1.0;
     const double score_kernels = (fused ? 2 : 4) - no_dropout;  // without flash attention
+    // An unfused fp32 softmax casts up and back: two more kernels and their bytes. In fp32 training
+    // the scores are fp32 already and there is nothing to cast (as in replica_memory).
+    const bool fp32_softmax = !flash && !fused && tr.stack.softmax_fp32 && e < 4.0;
     if (flash) {
         // Causal flash attention computes the lower triangle only: half of 4bs^2h/t, at the matmul rate.
         const double core_flops = 0.5 * 4 * b * s * s * h / t;
@@ -230,7 +233,6 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
         core_bwd = flash_backward_factor * core_flops / attn_rate + 2 * kernel_s;
     } else {
         const double bmm = gemm_s(heads, s, s, dh) + gemm_s(heads, s, dh, s);  // QK^T and AV
-        const bool fp32_softmax = !fused && tr.stack.softmax_fp32;
         const double fwd_bytes = (fused ? fused_score_bytes_forward : unfused_score_bytes_forward + (fp32_softmax ? softmax_fp32_extra_bytes_forward : 0.0)) -
                                  no_dropout * score_dropout_bytes;
         const double bwd_bytes = (fused ? fused_score_bytes_backward : unfused_score_bytes_backward + (fp32_softmax ? softmax_fp32_extra_bytes_backward : 0.0)) -
@@ -258,7 +260,7 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     const double fwd_tp = all_tp - hidden_fwd + kappa * hidden_fwd;
     // The host dispatches every kernel of the block (PyTorch eager); when the GPU runs them faster
     // than the CPU issues them, the host's time is the block's time (docs/model.md, "Host dispatch").
-    const double kernels_fwd = 4 + (flash ? 1 : 2 + score_kernels) + elementwise_kernels + (tp > 1 ? 2 : 0);
+    const double kernels_fwd = 4 + (flash ? 1 : 2 + score_kernels + (fp32_softmax ? 2 : 0)) + elementwise_kernels + (tp > 1 ? 2 : 0);
     const double host_fwd_s = kernels_fwd * tr.stack.host_us_per_kernel * 1e-6;
     // A stack that synchronises inside the block (per-layer hooks, timers, host-side checks) also
     // exposes a fixed cost per block and pass (layer_overhead_us; twice in the backward).
@@ -268,9 +270,10 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
 
     // Backward: every GEMM becomes two of the same size (input and weight gradient); element-wise
     // kernels move about twice the forward's bytes; two TP collectives of the same volume.
-    const double bwd_local = std::max(2 * linear_fwd + core_bwd + backward_elementwise_factor * elem_fwd, 2 * host_fwd_s - (tp > 1 ? 2 * one_allreduce_s : 0.0)) +
-                             2 * layer_overhead_s;
+    // As in the forward, the host issues while the GPU waits on the exposed collectives: the block
+    // takes max(GPU time with them, the host's time).
     const double bwd_tp = all_tp - hidden_bwd + kappa * hidden_bwd;
+    const double bwd_local = std::max(2 * linear_fwd + core_bwd + backward_elementwise_factor * elem_fwd, 2 * host_fwd_s - bwd_tp) + 2 * layer_overhead_s;
     double recompute = 0, recompute_tp = 0;
     if (tr.recompute == Recompute::full) {
         recompute = layer_fwd_local;  // the whole forward again, its TP collectives included

@@ -64,8 +64,8 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     const bool fp32_softmax = !tr.stack.fused_elementwise && tr.stack.softmax_fp32 && e < 4.0;
     const double score_bytes_stored = 2.0 * scale + (fp32_softmax ? 4.0 : (attn_dropout ? 2.0 * scale : 0.0)) + (attn_dropout ? 1.0 : 0.0);
     double attn_scores = (!flash && tr.recompute != Recompute::selective) ? score_bytes_stored * a * s * s * b / t : 0.0;
-    double flash_stats = flash ? 4 * a * s * b / t : 0.0;  // fp32 log-sum-exp per row
-    double full_layer = (rep + shard + flash_stats) * scale + attn_scores + hidden_masks * s * b * h / (sp ? t : 1.0);
+    double flash_stats = flash ? 4 * a * s * b / t : 0.0;  // fp32 log-sum-exp per row, whatever e
+    double full_layer = (rep + shard) * scale + flash_stats + attn_scores + hidden_masks * s * b * h / (sp ? t : 1.0);
     double per_layer = full_layer;
     double working = 0;
     if (tr.recompute == Recompute::full) {

@@ -1,0 +1,74 @@
+// Places where the time and memory parts of the cost model must agree with each other and with
+// docs/model.md: the host-dispatch floor of a backward whose TP traffic is hidden, the fp32
+// softmax of a stack that has one under fp32 training, and flash attention's fp32 statistics.
+#include <catch2/catch.hpp>
+
+#include "poseidon/cost_model.hpp"
+#include "poseidon/scenario.hpp"
+
+using namespace poseidon;
+
+namespace {
+
+Scenario one_a100_node(const std::string& training) {
+    return parse_scenario_text(R"({"model": "gpt3-1.7b", "training": {"global_batch_size": 8)" + training + R"(},
+        "cluster": {"name": "c", "groups": [{"device": "a100-sxm4-80gb", "nodes": 1, "gpus_per_node": 8, "inter_node_bw_GBps": 200}]}})");
+}
+
+// One middle stage of one block: no embedding, no head.
+ReplicaCost one_block(const Scenario& sc, int tp) { return replica_cost(sc, sc.cluster.groups[0].device, tp, 1, 1, StagePosition{1, 3, 1, 1}); }
+
+
+}  // namespace
+
+TEST_CASE("a host-bound block's backward takes twice its forward's dispatch, whether its TP traffic is hidden or not", "[model][host]") {
+    // 0.1 s per kernel: the host's dispatch dwarfs the GPU's work and the TP all-reduces, so the
+    // forward is its kernels' dispatch, and the backward (two kernels per forward kernel) twice that.
+    for (const char* async : {"true", "false"}) {
+        INFO("tp_async_backward " << async);
+        Scenario sc = one_a100_node("");
+        sc.training.stack.host_us_per_kernel = 1e5;
+        sc.training.stack.pass_overhead_us = 0;
+        sc.training.stack.tp_async_backward = std::string(async) == "true";
+        const ReplicaCost rc = one_block(sc, 2);
+        CHECK(rc.backward_s == Approx(2 * rc.forward_s).epsilon(1e-12));
+        CHECK(rc.forward_s > 1.0);  // at least 10 kernels of 0.1 s
+    }
+}
+
+TEST_CASE("an fp32-softmax stack costs nothing extra under fp32 training: the scores are fp32 already", "[model][precision]") {
+    for (const char* precision : {"fp32", "bf16"}) {
+        INFO(precision);
+        const std::string p = std::string(R"(, "precision": ")") + precision + R"(", "flash_attention": false)";
+        Scenario sc = one_a100_node(p);
+        sc.training.stack.fused_elementwise = false;
+        sc.training.stack.softmax_fp32 = true;
+        const ReplicaCost with = one_block(sc, 2);
+        sc.training.stack.softmax_fp32 = false;
+        const ReplicaCost without = one_block(sc, 2);
+        if (std::string(precision) == "fp32") {
+            CHECK(with.forward_s == without.forward_s);
+            CHECK(with.backward_s == without.backward_s);
+            CHECK(with.memory.activations_GiB == without.memory.activations_GiB);
+        } else {  // the cast up and back: bytes, kernels, and the fp32 copy kept for the backward
+            CHECK(with.forward_s > without.forward_s);
+            CHECK(with.backward_s > without.backward_s);
+            CHECK(with.memory.activations_GiB > without.memory.activations_GiB);
+        }
+    }
+}
+
+TEST_CASE("flash attention's log-sum-exp statistics are 4 B per head and token whatever the precision", "[model][memory]") {
+    // Full recompute keeps the one block being re-materialised: its activations scale with the
+    // element size, its fp32 statistics 4 a s b / t do not. Without hidden dropout there are no
+    // 1-byte masks, so working(fp32) = 2 (working(bf16) - stats) + stats.
+    const std::string common = R"(, "recompute": "full", "flash_attention": true)";
+    auto working_GiB = [&](const char* precision) {
+        Scenario sc = one_a100_node(common + R"(, "precision": ")" + precision + "\"");
+        sc.model.hidden_dropout = 0;
+        return one_block(sc, 2).recompute_working_GiB;
+    };
+    const Scenario sc = one_a100_node("");
+    const double stats_GiB = 4.0 * sc.model.num_attention_heads * sc.model.seq_length * 1 / 2 / (1024.0 * 1024 * 1024);
+    CHECK(working_GiB("fp32") == Approx(2 * (working_GiB("bf16") - stats_GiB) + stats_GiB).epsilon(1e-12));
+}
