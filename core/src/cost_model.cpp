@@ -190,8 +190,10 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     // The caller's group bandwidth is folded into the device by evaluate_stages (intra_node_bw_GBps).
     // NVLink SHARP serves the all-reduces, not sequence parallelism's reduce-scatter and all-gather
     // (docs/model.md, "Links").
-    const double tp_bw = std::max(d.intra_node_bw_GBps * d.intra_node_link_efficiency * intra_link_factor(d.intra_node_link, tp),
-                                  sp ? 0.0 : nvls_allreduce_bus_bw_GBps(d, d.intra_node_link, tp, tr.stack));
+    const double ring_bw = d.intra_node_bw_GBps * d.intra_node_link_efficiency * intra_link_factor(d.intra_node_link, tp);
+    const double nvls_bw = sp ? 0.0 : nvls_allreduce_bus_bw_GBps(d, d.intra_node_link, tp, tr.stack);
+    const double tp_bw = std::max(ring_bw, nvls_bw);
+    if (tp > 1) rc.tp_bus_bw_GBps = tp_bw, rc.tp_nvls = nvls_bw > ring_bw;
     const double lat = (d.collective_latency_us + intra_link_extra_latency_us(d.intra_node_link)) * 1e-6;
     const double act_bytes = b * s * h * e;
     const double one_allreduce_s = ring_allreduce_s(act_bytes, tp, tp_bw, lat);

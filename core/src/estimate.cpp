@@ -86,6 +86,10 @@ bool scaled_floor(std::uint64_t m, int e, int q, u128& floor_out, int& half) {
     return true;
 }
 
+// How a collective over `ranks` GPUs runs: "none" for one GPU, else NCCL's pick of the ring and
+// NVLink SHARP (docs/model.md, "Links").
+const char* collective_algorithm(int ranks, bool nvls) { return ranks <= 1 ? "none" : nvls ? "nvls" : "ring"; }
+
 }  // namespace
 
 // The double nearest to x rounded to 12 significant digits, i.e. strtod(printf("%.12g", x)) with
@@ -209,6 +213,8 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
                                 {"forward_s", r12(rc.forward_s)},
                                 {"backward_s", r12(rc.backward_s)},
                                 {"memory_GiB", r12(rc.memory.total_GiB())},
+                                {"tp_algorithm", collective_algorithm(r.tp, rc.tp_nvls)},
+                                {"tp_bus_bw_GBps", r12(rc.tp_bus_bw_GBps)},
                                 {"source", to_json(rc.sources)}});
         }
         std::string device;
@@ -230,6 +236,10 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
                           {"send_forward_s", r12(ev.times.send_forward_s)},
                           {"send_backward_s", r12(ev.times.send_backward_s)},
                           {"dp_sync_s", r12(ev.times.dp_sync_s)},
+                          {"tp_algorithm", collective_algorithm(slow.tp, ev.replica_costs[ev.slowest_replica].tp_nvls)},
+                          {"tp_bus_bw_GBps", r12(ev.replica_costs[ev.slowest_replica].tp_bus_bw_GBps)},
+                          {"dp_algorithm", collective_algorithm(sp.dp(), ev.dp_nvls)},
+                          {"dp_bus_bw_GBps", r12(ev.dp_bus_bw_GBps)},
                           {"optimizer_s", r12(ev.times.optimizer_s)},
                           {"memory_GiB", r12(ev.memory.total_GiB())},
                           {"memory_capacity_GiB", r12(ev.memory_capacity_GiB)},
@@ -367,6 +377,15 @@ std::string to_text(const Scenario& sc, const Estimate& e) {
                       ev.fits ? "" : "  OOM");
         o << line;
     }
+    // Which all-reduces NCCL would run over NVLink SHARP rather than the ring (docs/model.md, "Links").
+    std::string nvls;
+    for (std::size_t s = 0; s < e.stages.size(); ++s) {
+        const auto& ev = e.stages[s];
+        const auto& rc = ev.replica_costs[ev.slowest_replica];
+        if (rc.tp_nvls) nvls += (nvls.empty() ? "" : ", ") + ("stage " + std::to_string(s) + " TP " + fmt(rc.tp_bus_bw_GBps, 0) + " GB/s");
+        if (ev.dp_nvls) nvls += (nvls.empty() ? "" : ", ") + ("stage " + std::to_string(s) + " DP " + fmt(ev.dp_bus_bw_GBps, 0) + " GB/s");
+    }
+    if (!nvls.empty()) o << "\nNVLink SHARP all-reduces (bus bandwidth): " << nvls << "\n";
     return o.str();
 }
 

@@ -170,6 +170,7 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
         }
         double grad_bytes = max_params * grad_bytes_per_param(sc.training);
         const double sync_s = detail::dp_sync_cached(sc, st, links, s, grad_bytes);
+        if (st.dp() > 1) ev.dp_bus_bw_GBps = links.dp_bw_GBps[s], ev.dp_nvls = links.dp_nvls[s];
         const double kappa = sc.cluster.groups[st.replicas[ev.slowest_replica].group].device.comm_compute_slowdown;
         // overlap_grad_reduce: the buckets reduce during the last micro-batch's backward (with
         // interleaving, each chunk's during its own last backward: evaluate_chunks).

@@ -241,9 +241,15 @@ namespace {
 
 // The ring of a stage's gradient synchronisation over the nodes it spans: bus bandwidth and
 // per-step latency, which do not depend on its layers (d <= 1: none, zeros).
-std::pair<double, double> dp_ring(const Scenario& sc, const StagePlan& stage, const StagePlacement& placement, const NodeSpan& ns) {
+struct DpRing {
+    double bw_GBps = 0, latency_s = 0;
+    bool nvls = false;  // NVLink SHARP's bus bandwidth beat the ring's
+};
+
+DpRing dp_ring(const Scenario& sc, const StagePlan& stage, const StagePlacement& placement, const NodeSpan& ns) {
     const int d = stage.dp();
-    if (d <= 1) return {0.0, 0.0};
+    if (d <= 1) return {};
+    bool nvls = false;
     int tp = stage.replicas.front().tp;
     for (const auto& r : stage.replicas) tp = std::min(tp, r.tp);
     double bw = 1e300, lat = 0;
@@ -258,7 +264,11 @@ std::pair<double, double> dp_ring(const Scenario& sc, const StagePlan& stage, co
         bw = intra_node_bw_eff_GBps(g, d);
         // an all-reduce inside an NVSwitch node may run over NVLink SHARP; the distributed
         // optimizer's reduce-scatter stays a ring
-        if (!sc.training.distributed_optimizer) bw = std::max(bw, nvls_allreduce_bus_bw_GBps(g.device, g.intra_node_link, d, sc.training.stack));
+        if (!sc.training.distributed_optimizer) {
+            const double nvls_bw = nvls_allreduce_bus_bw_GBps(g.device, g.intra_node_link, d, sc.training.stack);
+            nvls = nvls_bw > bw;
+            bw = std::max(bw, nvls_bw);
+        }
     } else {
         // One ring per TP rank (tp rings share each node's NICs), capped by the intra-node hop
         // (NCCL's hierarchical rings; Narayanan et al. 2021, sec. 3.2).
@@ -271,7 +281,7 @@ std::pair<double, double> dp_ring(const Scenario& sc, const StagePlan& stage, co
                 bw = std::min(bw, per_node > 1 ? std::min(per_ring, intra_node_bw_eff_GBps(A, per_node)) : per_ring);
             }
     }
-    return {bw, lat};
+    return {bw, lat, nvls};
 }
 
 }  // namespace
@@ -293,7 +303,11 @@ void fill_links(const Scenario& sc, const Plan& plan, const std::vector<StagePla
     links.send_backward_s.assign(S, 0.0);
     links.dp_bw_GBps.assign(S, 0.0);
     links.dp_latency_s.assign(S, 0.0);
-    for (int s = 0; s < S; ++s) std::tie(links.dp_bw_GBps[s], links.dp_latency_s[s]) = dp_ring(sc, plan.stages[s], placement[s], links.spans[s]);
+    links.dp_nvls.assign(S, false);
+    for (int s = 0; s < S; ++s) {
+        const DpRing r = dp_ring(sc, plan.stages[s], placement[s], links.spans[s]);
+        links.dp_bw_GBps[s] = r.bw_GBps, links.dp_latency_s[s] = r.latency_s, links.dp_nvls[s] = r.nvls;
+    }
     for (int s = 0; s + 1 < S; ++s)
         links.send_forward_s[s] = p2p_send_spans(sc, plan, placement[s], placement[s + 1], links.spans[s], links.spans[s + 1]);
     for (int s = 1; s < S; ++s)
@@ -318,7 +332,8 @@ double dp_sync_s(const Scenario& sc, const StagePlan& stage, const StagePlacemen
     PlacementLinks one;
     one.dp_bw_GBps.resize(1);
     one.dp_latency_s.resize(1);
-    std::tie(one.dp_bw_GBps[0], one.dp_latency_s[0]) = detail::dp_ring(sc, stage, placement, span_of(sc, placement));
+    const auto r = detail::dp_ring(sc, stage, placement, span_of(sc, placement));
+    one.dp_bw_GBps[0] = r.bw_GBps, one.dp_latency_s[0] = r.latency_s;
     return detail::dp_sync_cached(sc, stage, one, 0, grad_bytes_per_gpu);
 }
 

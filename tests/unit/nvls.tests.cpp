@@ -65,3 +65,33 @@ TEST_CASE("a data-parallel all-reduce inside an NVSwitch node runs at NVLS's bus
     // The distributed optimizer reduce-scatters: (7/8) G / 360 GB/s + 7 lambda, no NVLS.
     CHECK(h100_node(1, R"(, "distributed_optimizer": true)").dp_sync_s == Approx(0.875 * G / (ring_GBps * 1e9) + 7 * lambda).epsilon(1e-9));
 }
+
+TEST_CASE("estimate says which all-reduces run over NVLS and at what bus bandwidth", "[model][links][nvls][output]") {
+    auto stage_json = [](int tp, const std::string& training_extra) {
+        const std::string text = R"({"model": "llama2-7b", "training": {"global_batch_size": 64)" + training_extra + R"(},
+            "cluster": {"name": "c", "groups": [{"device": "h100-sxm5-80gb", "nodes": 1, "gpus_per_node": 8, "inter_node_bw_GBps": 400}]}})";
+        const Scenario sc = parse_scenario_text(text);
+        const std::string plan = R"({"micro_batch_size": )" + std::to_string(8 / tp) + R"(, "num_micro_batches": )" + std::to_string(8 * tp) +
+                                 R"(, "stages": [{"group": 0, "num_layers": 32, "tp": )" + std::to_string(tp) + R"(, "dp": )" + std::to_string(8 / tp) + "}]}";
+        return to_json(sc, estimate(sc, parse_plan_text(plan, sc)), false)["stages"][0];
+    };
+    const Json tp8 = stage_json(8, "");
+    CHECK(tp8["tp_algorithm"] == "nvls");
+    CHECK(tp8["tp_bus_bw_GBps"].get<double>() == Approx(274 * 1.75));
+    CHECK(tp8["replicas"][0]["tp_algorithm"] == "nvls");
+    CHECK(tp8["dp_algorithm"] == "none");
+    CHECK(tp8["dp_bus_bw_GBps"] == 0);
+    const Json tp2 = stage_json(2, "");  // the pair's ring is faster; DP over 4 runs NVLS
+    CHECK(tp2["tp_algorithm"] == "ring");
+    CHECK(tp2["tp_bus_bw_GBps"].get<double>() == Approx(ring_GBps));
+    CHECK(tp2["dp_algorithm"] == "nvls");
+    CHECK(tp2["dp_bus_bw_GBps"].get<double>() == Approx(274 * 1.5));
+    const Json sp = stage_json(8, R"(, "sequence_parallel": true)");
+    CHECK(sp["tp_algorithm"] == "ring");
+    CHECK(sp["tp_bus_bw_GBps"].get<double>() == Approx(ring_GBps));
+    const Json dist = stage_json(1, R"(, "distributed_optimizer": true)");
+    CHECK(dist["tp_algorithm"] == "none");
+    CHECK(dist["tp_bus_bw_GBps"] == 0);
+    CHECK(dist["dp_algorithm"] == "ring");
+    CHECK(dist["dp_bus_bw_GBps"].get<double>() == Approx(ring_GBps));
+}

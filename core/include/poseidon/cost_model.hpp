@@ -64,6 +64,10 @@ struct ReplicaCost {
     // With full recompute, the one block re-materialised at a time (part of memory.activations_GiB):
     // a GPU holding several model chunks re-materialises one block of one chunk at a time.
     double recompute_working_GiB = 0;
+    // The TP all-reduce's bus bandwidth (0 without TP) and whether NVLink SHARP gave it, for the
+    // output: NCCL takes the faster of NVLS and the ring.
+    double tp_bus_bw_GBps = 0;
+    bool tp_nvls = false;
     CostSources sources;            // optimizer and links are filled by evaluate_stages
 };
 
@@ -191,6 +195,9 @@ struct StageEval {
     // Interleaved 1F1B with overlap_param_gather: the stage's whole parameter all-gather, which
     // evaluate_chunks splits into its chunks' buckets (0 otherwise: then optimizer_s holds it).
     double param_gather_s = 0;
+    // The gradient synchronisation's bus bandwidth (0 without DP) and whether NVLink SHARP gave it.
+    double dp_bus_bw_GBps = 0;
+    bool dp_nvls = false;
 
     // Keeps `mem` as the stage's memory when its replica has the least headroom so far on a
     // device of `capacity_GiB` (`worst`: that headroom, updated).
@@ -212,6 +219,7 @@ struct PlacementLinks {
     std::vector<std::vector<std::pair<int, int>>> spans;  // per stage: (group, node), sorted, unique
     std::vector<double> send_forward_s, send_backward_s;   // per stage, to its neighbours
     std::vector<double> dp_bw_GBps, dp_latency_s;          // per stage, its gradient synchronisation's ring
+    std::vector<bool> dp_nvls;                             // per stage: over NVLink SHARP, not the ring
     double wrap_forward_s = 0, wrap_backward_s = 0;        // last stage -> stage 0 and back (V > 1)
     double embedding_sync_s = 0;                           // tied embeddings: stage 0 <-> last stage's all-reduce
     bool filled() const { return !spans.empty(); }
