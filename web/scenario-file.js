@@ -5,6 +5,8 @@
 export class ScenarioFileError extends Error {}
 
 const KEYS = ['model', 'cluster', 'training', 'profile'];
+// informational strings a scenario may carry (docs/formats.md, "Scenario"); the page keeps neither
+const INFO_KEYS = ['name', 'notes'];
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 const kindOf = (v) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : `${typeof v} ${JSON.stringify(v).slice(0, 40)}`);
 const fail = (path, message) => { throw new ScenarioFileError(`${path}: ${message}`); };
@@ -44,7 +46,13 @@ export function inputsFromScenario(text, presets, profileIds = []) {
     throw new ScenarioFileError(`it is not valid JSON (${e.message})`);
   }
   if (!isObject(sc)) fail('(top level)', `is ${kindOf(sc)}; a scenario is an object with model, cluster and training`);
-  for (const k of Object.keys(sc)) if (!KEYS.includes(k)) fail(k, `unknown key; a scenario has ${KEYS.join(', ')} (profile optional)`);
+  for (const k of Object.keys(sc)) {
+    if (INFO_KEYS.includes(k)) {
+      if (typeof sc[k] !== 'string') fail(k, `is ${kindOf(sc[k])}; expected a string`);
+    } else if (!KEYS.includes(k)) {
+      fail(k, `unknown key; a scenario has ${KEYS.join(', ')} (profile optional; name and notes informational)`);
+    }
+  }
   for (const k of ['model', 'cluster', 'training']) if (!(k in sc)) fail(k, 'missing; a scenario has model, cluster and training');
   const m = resolve(sc.model, presets.models || [], 'model', 'model');
   const c = resolve(sc.cluster, presets.clusters || [], 'cluster', 'cluster');

@@ -169,6 +169,21 @@ test('scenario files: presets, {"base"} overrides, inline devices, profiles; err
   refused({ ...ok, cluster: { name: 'c', groups: [{ device: { base: 'h900' } }] } }, /^cluster\.groups\[0\]\.device\.base: "h900" is not a device preset/);
   refused({ ...ok, training: [] }, /^training: is an array/);
   refused({ ...ok, profile: 'p2' }, /^profile: "p2" is not a profile preset/);
+  // name and notes are informational strings (docs/examples/amp-t4.scenario.json has both)
+  assert.equal(inputsFromScenario(JSON.stringify({ name: 'AMP', notes: 'n', ...ok }), presets).modelPreset, 'gpt3-1.7b');
+  refused({ ...ok, name: 5 }, /^name: is number 5; expected a string/);
+});
+
+test('every example scenario in docs/examples loads into the page inputs', () => {
+  const load = (dir) => fs.readdirSync(path.join(ROOT, 'presets', dir)).filter((f) => f.endsWith('.json'))
+    .map((f) => JSON.parse(fs.readFileSync(path.join(ROOT, 'presets', dir, f), 'utf8')));
+  const presets = { models: load('models'), clusters: load('clusters'), devices: load('devices') };
+  const files = fs.readdirSync(path.join(ROOT, 'docs/examples')).filter((f) => f.endsWith('.scenario.json'));
+  assert.ok(files.length >= 2);
+  for (const f of files) {
+    const inputs = inputsFromScenario(fs.readFileSync(path.join(ROOT, 'docs/examples', f), 'utf8'), presets, []);
+    assert.ok(inputs.training && inputs.cluster.groups.length > 0, f);
+  }
 });
 
 test('profile presets: the page lists exactly presets/profiles/*.json', () => {
