@@ -326,12 +326,16 @@ CalibrationResult calibrate(const Scenario& input, const std::vector<MeasuredRun
     res.rms_log_error_before = rms(before_log_error);
     res.rms_log_error_after = rms(after_log_error);
     if (chosen.size() == runs.size()) {
-        double worst = 0;
-        for (double e : after_log_error) worst = std::max(worst, std::abs(e));
+        // the run furthest off after the fit, as the run table gives it: predicted / measured - 1
+        double worst = 0, worst_ratio = 1;
+        for (const RunFit& rf : res.runs) {
+            const double ratio = rf.after_s / rf.measured_s;
+            if (std::abs(std::log(ratio)) > worst) worst = std::abs(std::log(ratio)), worst_ratio = ratio;
+        }
         res.warnings.push_back("as many fitted parameters as runs (" + std::to_string(runs.size()) + "): " +
                                (worst < 0.05 ? "the fit reproduces every run (up to the prior's pull to the presets) and says nothing about its accuracy"
                                              : "the fit says nothing about its accuracy, and it does not even reproduce them (a run is still " +
-                                                   show_number(round_report(100 * (std::exp(worst) - 1))) + " % off)") +
+                                                   show_number(round_report(100 * (worst_ratio - 1))) + " % off)") +
                                "; keep some runs out and compare their predictions");
     }
     if (!mem_before.empty()) {
