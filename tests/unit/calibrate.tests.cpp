@@ -235,14 +235,23 @@ TEST_CASE("calibration warns about runs the model cannot take as measured", "[ca
     res = calibrate(start, runs);
     CHECK(has(res, "as many fitted parameters as runs (1): the fit says nothing about its accuracy, and it does not even reproduce them"));
     CHECK_FALSE(has(res, "reproduces every run"));
-    {  // the figure it quotes is the run table's, predicted / measured - 1: too slow, so positive
-        const auto& rf = res.runs.at(0);
-        REQUIRE(rf.after_s > rf.measured_s);
+    // The figure it quotes is the run table's, predicted / measured - 1: positive for a run faster
+    // than the model can be, negative for one slower (it once quoted measured / predicted - 1).
+    auto quoted_off = [](const CalibrationResult& r) {
         const std::string key = "a run is still ";
-        double quoted = 0;
-        for (const auto& w : res.warnings)
-            if (auto at = w.find(key); at != std::string::npos) quoted = std::stod(w.substr(at + key.size()));
-        CHECK(quoted == Approx(100 * (rf.after_s / rf.measured_s - 1)).epsilon(1e-5));
+        for (const auto& w : r.warnings)
+            if (auto at = w.find(key); at != std::string::npos) return std::stod(w.substr(at + key.size()));
+        return 0.0;
+    };
+    CHECK(res.runs.at(0).after_s > res.runs.at(0).measured_s);
+    CHECK(quoted_off(res) == Approx(100 * (res.runs.at(0).after_s / res.runs.at(0).measured_s - 1)).epsilon(1e-5));
+    {
+        auto slow = runs;
+        slow[0].iteration_time_s *= 20 * 50;  // 50x slower than the model
+        const CalibrationResult r = calibrate(start, slow);
+        REQUIRE(r.runs.at(0).after_s < r.runs.at(0).measured_s);
+        CHECK(quoted_off(r) < 0);
+        CHECK(quoted_off(r) == Approx(100 * (r.runs.at(0).after_s / r.runs.at(0).measured_s - 1)).epsilon(1e-5));
     }
     // a plan that does not fit in memory by the model
     auto big = synthetic_runs(start, {plan(64, {stage(0, 24, 1, 1)})}, false);
