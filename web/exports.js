@@ -77,11 +77,15 @@ export function scheduleLabel(est) {
 
 export function topPlansCsv(plans) {
   const head = ['rank', 'iteration_time_s', 'tokens_per_s', 'mfu', 'num_gpus', 'memory_fits', 'num_stages',
-    'micro_batch_size', 'num_micro_batches', 'tp_x_dp_per_stage', 'layers_per_stage', 'devices_per_stage', 'schedule', 'virtual_stages'];
+    'micro_batch_size', 'num_micro_batches', 'tp_x_dp_per_stage', 'layers_per_stage', 'devices_per_stage', 'schedule', 'virtual_stages',
+    'samples_per_replica_per_stage'];
   const rows = plans.map((p, i) => [i + 1, p.iteration_time_s, p.tokens_per_s, p.mfu, p.num_gpus, p.memory_fits,
     (p.stages || []).length, p.plan?.micro_batch_size, p.plan?.num_micro_batches, stageSummary(p).join(' '),
     (p.stages || []).map((s) => s.num_layers).join(' '), (p.stages || []).map((s) => s.device).join(' '),
-    virtualStages(p) > 1 ? 'interleaved-1f1b' : '1f1b', virtualStages(p)]);
+    virtualStages(p) > 1 ? 'interleaved-1f1b' : '1f1b', virtualStages(p),
+    // micro_batch_size is the plan's, summed over a stage's replicas; Megatron's --micro-batch-size
+    // is one replica's share
+    (p.stages || []).map((s) => s.samples_per_replica ?? (s.dp > 0 ? p.plan?.micro_batch_size / s.dp : '')).join(' ')]);
   return [head, ...rows].map((r) => r.map(csvCell).join(',')).join('\n') + '\n';
 }
 

@@ -76,11 +76,13 @@ test('CSV, plan JSON, Megatron-LM args', () => {
   const csv = topPlansCsv([est, est]).trim().split('\n');
   assert.equal(csv.length, 3);
   assert.match(csv[0], /^rank,iteration_time_s,tokens_per_s/);
-  assert.match(csv[1], /^1,1,1000,0.5,16,true,2,8,4,2x4 2x4,12 12,a100 a100,1f1b,1$/);
-  assert.match(csv[0], /,devices_per_stage,schedule,virtual_stages$/);
+  assert.match(csv[1], /^1,1,1000,0.5,16,true,2,8,4,2x4 2x4,12 12,a100 a100,1f1b,1,2 2$/);
+  assert.match(csv[0], /,devices_per_stage,schedule,virtual_stages,samples_per_replica_per_stage$/);
+  // one replica's micro-batch, as the estimate gives it per stage (mixed replicas: the slowest's)
+  assert.match(topPlansCsv([{ ...est, stages: est.stages.map((st, i) => ({ ...st, samples_per_replica: i + 1 })) }]).trim().split('\n')[1], /,1 2$/);
   // plans that differ only in their model chunks differ in the CSV
   const interleaved = { ...est, plan: { ...est.plan, schedule: 'interleaved-1f1b', virtual_stages: 3 } };
-  assert.match(topPlansCsv([est, interleaved]).trim().split('\n')[2], /,a100 a100,interleaved-1f1b,3$/);
+  assert.match(topPlansCsv([est, interleaved]).trim().split('\n')[2], /,a100 a100,interleaved-1f1b,3,2 2$/);
   assert.deepStrictEqual(JSON.parse(planJson(est)), est.plan);
   const model = { num_layers: 24, hidden_size: 2048, num_attention_heads: 16, seq_length: 2048, vocab_size: 50257 };
   const ok = megatronArgs(est, { model, training: { global_batch_size: 32, precision: 'bf16' } });
