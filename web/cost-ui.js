@@ -2,7 +2,7 @@
 // the cluster (defaults from the device presets, with their source and date). Changing them
 // re-prices what is shown; no new search.
 import { h, clear, $ } from './dom.js';
-import { DEFAULT_TOKENS, TOKENS_RANGE_MESSAGE, parseTokens, presetPrices, priceOf } from './cost.js';
+import { DEFAULT_TOKENS, parsePrice, parseTokens, presetPrices, priceOf, priceProblem, tokensProblem } from './cost.js';
 import { byId, state } from './state.js';
 
 let pricesOf = null; // [devices list, presetPrices(devices)]: computed once per preset list
@@ -59,7 +59,7 @@ export function renderCostForm() {
   if (document.activeElement !== tokensInput) {
     tokensInput.value = state.budget.tokens ?? '';
     // a budget from a link is checked like a typed one
-    if (Number.isNaN(parseTokens(state.budget.tokens))) setFieldError('f-budget-tokens', TOKENS_RANGE_MESSAGE);
+    if (Number.isNaN(parseTokens(state.budget.tokens))) setFieldError('f-budget-tokens', tokensProblem(state.budget.tokens));
   }
   $('#f-budget-idle').checked = Boolean(state.budget.idle);
   const refs = [...new Set((state.cluster.groups || []).map((g) => deviceRef(g.device)))];
@@ -72,17 +72,11 @@ export function renderCostForm() {
       placeholder: defaults[ref] === undefined ? 'price' : String(defaults[ref].usd) });
     input.value = user === undefined ? '' : String(user);
     input.addEventListener('input', () => {
-      const t = input.value.trim().replace(/^\$/, '');
-      if (t === '') {
-        delete state.budget.prices[ref];
-        setFieldError(id, '');
-      } else if (/^(\d+\.?\d*|\.\d+)$/.test(t)) {
-        state.budget.prices[ref] = Number(t);
-        setFieldError(id, '');
-      } else {
-        setFieldError(id, 'a price in US dollars per GPU-hour, e.g. 2.5');
-        return;
-      }
+      const usd = parsePrice(input.value);
+      setFieldError(id, priceProblem(input.value));
+      if (Number.isNaN(usd)) return;
+      if (usd === null) delete state.budget.prices[ref];
+      else state.budget.prices[ref] = usd;
       onChange();
     });
     const def = defaults[ref];
@@ -108,8 +102,7 @@ export function wireCostForm() {
   const tokensInput = $('#f-budget-tokens');
   tokensInput.addEventListener('input', () => {
     state.budget.tokens = tokensInput.value.trim();
-    const n = parseTokens(state.budget.tokens);
-    setFieldError('f-budget-tokens', Number.isNaN(n) ? TOKENS_RANGE_MESSAGE : '');
+    setFieldError('f-budget-tokens', tokensProblem(state.budget.tokens));
     onChange();
   });
   $('#f-budget-idle').addEventListener('change', (e) => { state.budget.idle = e.target.checked; onChange(); });

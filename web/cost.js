@@ -40,6 +40,34 @@ export function parseTokens(text) {
   return Number.isFinite(x) && x >= MIN_TOKENS && x <= MAX_TOKENS ? x : NaN;
 }
 
+const quoted = (t) => JSON.stringify(String(t).slice(0, 40));
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+
+/** what is wrong with a token budget as typed, naming the value and what is allowed ('' when it is fine or empty) */
+export function tokensProblem(text) {
+  const t = String(text ?? '').trim();
+  if (!Number.isNaN(parseTokens(t))) return '';
+  const plain = t.replace(/[,_\s]/g, '');
+  return /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?[kKmMbBgGtTpP]?(tokens?)?$/i.test(plain)
+    ? `${t.slice(0, 40)} is out of range; expected ${TOKENS_RANGE_MESSAGE}`
+    : `${quoted(t)} is not a number of tokens; expected ${TOKENS_RANGE_MESSAGE}`;
+}
+
+/** a price per GPU-hour as typed ("2.5", "$2.5") → dollars; null when empty; NaN when not a price >= 0 */
+export function parsePrice(text) {
+  const t = String(text ?? '').trim().replace(/^\$/, '');
+  if (t === '') return null;
+  return /^(\d+\.?\d*|\.\d+)$/.test(t) ? Number(t) : NaN;
+}
+
+/** what is wrong with a price as typed, naming the value and what is allowed ('' when it is fine or empty) */
+export function priceProblem(text) {
+  const t = String(text ?? '').trim();
+  if (!Number.isNaN(parsePrice(t))) return '';
+  const range = 'expected US dollars per GPU-hour, a number >= 0, e.g. 2.5';
+  return NUMBER.test(t.replace(/^\$/, '')) ? `${t.slice(0, 40)} is out of range; ${range}` : `${quoted(t)} is not a price; ${range}`;
+}
+
 /** 1.5e12 → "1.5T", 1 → "1" (a count of tokens, without the word: see tokensPhrase) */
 export function formatTokens(x) {
   if (!Number.isFinite(x)) return '–';

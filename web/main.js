@@ -128,6 +128,14 @@ function wireInputs() {
     if (opened === 'error') scheduleShareUrl();
     if (opened !== 'plan' && opened !== 'none') runSearch({ live: true });
   });
+  // the summary's "Problems" link: to the list, with the focus, and without putting "#error" in
+  // the address bar in place of the share link
+  $('#error-jump').addEventListener('click', (e) => {
+    e.preventDefault();
+    const list = $('#error');
+    list.scrollIntoView({ block: 'start' });
+    list.focus({ preventScroll: true });
+  });
   // results: sorting, the timeline's zoom buttons, advice variants, cost inputs
   $('#sort-plans').addEventListener('change', (e) => { state.sortBy = e.target.value; renderCosts(); });
   $('#zoom-in').addEventListener('click', () => timelineControl()?.zoom(0.5));

@@ -154,6 +154,9 @@ export function renderCosts() {
     // the summary follows the selected plan (docs/web.md: "the best or selected plan's" numbers)
     const i = plans[state.selected] ? state.selected : 0;
     bestSummary(plans[i] ?? null, { label: i > 0 ? `Selected plan #${i + 1}` : planLabel(r) });
+    // the table is drawn anew: a plan button that had the focus (it was just pressed, or the
+    // keyboard is on it) keeps it in the new table, so it never falls to the body
+    const focused = document.activeElement?.closest?.('#top-plans button[data-plan]')?.dataset.plan;
     const top = clear($('#top-plans'));
     if (plans.length) {
       const opts = costOptions();
@@ -161,6 +164,7 @@ export function renderCosts() {
       const costs = plans.map((p) => trainingCost(p, cluster, opts));
       const order = sortPlans(plans, state.sortBy, cluster, opts);
       top.append(topPlansTable(plans, state.selected, selectPlan, { order, costs, budget: Boolean(opts.tokens) }));
+      if (focused !== undefined) top.querySelector(`button[data-plan="${focused}"]`)?.focus();
     }
   }
   for (const cb of renderHooks) cb();

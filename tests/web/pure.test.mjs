@@ -288,7 +288,7 @@ test('timeline: small plans draw every event; large ones merge into a bounded nu
 
 import { criticalPath, emptyStageSentences, gpuUsage, idleReasons, stageBusy, BREAKDOWN_PARTS } from '../../web/explain.js';
 import { parseTokens, formatTokens, trainingCost, sortPlans, priceOf, gpusByDevice, presetPrices, formatUsd, formatCost, unpricedNote, formatDuration,
-  formatDays, tokensPhrase, MAX_TOKENS, TOKENS_RANGE_MESSAGE } from '../../web/cost.js';
+  formatDays, tokensPhrase, MAX_TOKENS, TOKENS_RANGE_MESSAGE, tokensProblem, parsePrice, priceProblem } from '../../web/cost.js';
 import { pipelineLayout, nearestEvenSplit } from '../../web/megatron.js';
 import { zoomView, panView } from '../../web/render/zoom.js';
 import { windowed, timelineSpan } from '../../web/render/timeline.js';
@@ -432,6 +432,18 @@ test('time to train and cost: token budgets, prices, sorting', () => {
   assert.equal(parseTokens('1e16'), MAX_TOKENS);
   assert.ok(Number.isNaN(parseTokens('0.5')));
   assert.match(TOKENS_RANGE_MESSAGE, /from 1 to 10,000T \(1e16\)/);
+  // the messages name the value typed and what is allowed, as the core's do
+  assert.equal(tokensProblem('1T'), '');
+  assert.equal(tokensProblem(''), '');
+  assert.equal(tokensProblem('-5'), `-5 is out of range; expected ${TOKENS_RANGE_MESSAGE}`);
+  assert.equal(tokensProblem('1e30'), `1e30 is out of range; expected ${TOKENS_RANGE_MESSAGE}`);
+  assert.equal(tokensProblem('lots'), `"lots" is not a number of tokens; expected ${TOKENS_RANGE_MESSAGE}`);
+  assert.equal(parsePrice('$2.5'), 2.5);
+  assert.equal(parsePrice(' '), null);
+  assert.ok(Number.isNaN(parsePrice('-3')));
+  assert.equal(priceProblem('2.5'), '');
+  assert.equal(priceProblem('-3'), '-3 is out of range; expected US dollars per GPU-hour, a number >= 0, e.g. 2.5');
+  assert.equal(priceProblem('abc'), '"abc" is not a price; expected US dollars per GPU-hour, a number >= 0, e.g. 2.5');
   assert.equal(tokensPhrase(1), '1 token');
   assert.equal(tokensPhrase(3e11), '300B tokens');
   assert.equal(formatDuration(5.2 * 3600), '5.2 hours');

@@ -88,6 +88,12 @@ test('an error never moves the results; errors are next to the field and in the 
     assert.equal(after.bodyTop, layout.bodyTop, `the results under the summary did not move at ${viewport.width} px`);
     assert.ok(await page.evaluate(() => document.querySelector('#inputs').contains(document.querySelector('[data-testid=error]'))), 'the summary is in the inputs');
     assert.equal(await page.isVisible('#error-jump'), true, 'the sticky summary points to the problems');
+    // following it moves the focus to the list and leaves the address bar's link as it was
+    const hashBefore = await page.evaluate(() => location.hash);
+    await page.focus('#error-jump');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'error', 'the focus is on the problems');
+    assert.equal(await page.evaluate(() => location.hash), hashBefore, 'no #error in the address bar');
     if (searchWorks) assert.ok((await page.textContent('[data-testid=best-tokens]')).length > 0, 'the last result stays visible');
     // a broken link on a fresh page: the message, and the default plan under it
     const { page: broken } = await open(t, `${site.url}index.html#v=1&s=AAAA`, viewport);
@@ -206,8 +212,12 @@ test('every listed plan gets a timeline and its exports; the timeline zooms and 
   const { page, problems, requests } = await open(t, `${site.url}index.html`);
   await settled(page);
   assert.ok(await page.locator('[data-testid=top-plans] tbody tr').count() >= 3);
-  await page.click('[data-testid=top-plans] button[data-plan="2"]');
+  // chosen from the keyboard: the focus stays on the chosen plan's button through the redraws
+  await page.focus('[data-testid=top-plans] button[data-plan="2"]');
+  await page.keyboard.press('Enter');
   await page.waitForFunction(() => document.querySelectorAll('#timeline svg rect.tl-ev').length > 0);
+  await page.waitForTimeout(300);
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset?.plan), '2', 'the focus stays on #3');
   const plan3 = (await hashPayload(page)).p;
   const est3 = JSON.parse(M.estimate(JSON.stringify(demoScenario), JSON.stringify(plan3)));
   // the sticky summary follows the selection: plan #3's figures, said to be the selected plan
@@ -282,7 +292,14 @@ test('time to train and cost: days and dollars from a token budget and prices; s
   const total = (perHour * 3e11) / est.tokens_per_s / 3600;
   await page.waitForFunction((s) => document.querySelector('[data-testid=cost-summary]').textContent.includes(s), `$${Math.round(total).toLocaleString('en-US')} in all`);
   await page.fill('#f-budget-tokens', 'lots');
-  await page.waitForFunction(() => document.querySelector('[data-error-for="budget.tokens"]').textContent.length > 0);
+  await page.waitForFunction(() => /^"lots" is not a number of tokens; expected/.test(document.querySelector('[data-error-for="budget.tokens"]').textContent));
+  // a price that is not one: its value and what is allowed, next to it
+  const price = await page.$eval('#price-table input', (i) => i.id);
+  const typed = await page.inputValue(`#${price}`);
+  await page.fill(`#${price}`, '-3');
+  assert.match(await page.textContent(`#${price}-err`), /^-3 is out of range; expected US dollars per GPU-hour, a number >= 0/);
+  await page.fill(`#${price}`, typed);
+  assert.equal(await page.textContent(`#${price}-err`), '');
   await page.fill('#f-budget-tokens', '300B');
   // sorted by cost, the first row is the cheapest
   await page.selectOption('[data-testid=sort-plans]', 'cost');
