@@ -205,9 +205,13 @@ export const unpricedNote = (c) => (c?.partial
  */
 export function sortPlans(plans, by, cluster, opts) {
   const idx = plans.map((_, i) => i);
-  if (by !== 'cost') return idx.sort((a, b) => plans[a].iteration_time_s - plans[b].iteration_time_s || a - b);
+  // fastest = most tokens/s: the same order as iteration time when every plan trains the same batch,
+  // and the search's own ranking when a batch tolerance lets them train different ones
+  const speed = plans.map((p) => (Number.isFinite(p.tokens_per_s) ? p.tokens_per_s
+    : (p.plan?.micro_batch_size ?? 1) * (p.plan?.num_micro_batches ?? 1) / p.iteration_time_s));
+  if (by !== 'cost') return idx.sort((a, b) => speed[b] - speed[a] || a - b);
   const costs = plans.map((p) => trainingCost(p, cluster, opts));
   const known = costs.map((c) => (c.partial || c.usdPer1M === null ? 1 : 0));
   const c = costs.map((x) => x.usdPer1M ?? Infinity);
-  return idx.sort((a, b) => known[a] - known[b] || c[a] - c[b] || plans[a].iteration_time_s - plans[b].iteration_time_s || a - b);
+  return idx.sort((a, b) => known[a] - known[b] || c[a] - c[b] || speed[b] - speed[a] || a - b);
 }

@@ -22,6 +22,15 @@ const abbr = (text, term = text) => h('abbr', { title: gloss(term) }, text);
 /** time to train and cost of one plan with the current budget and prices */
 export const costOf = (est) => trainingCost(est, clusterOfResult(), costOptions());
 
+/** with a batch tolerance the plan may train another global batch than the one asked: say which */
+export function trainedBatchNote(est, training) {
+  const trained = (est?.plan?.micro_batch_size ?? 0) * (est?.plan?.num_micro_batches ?? 0);
+  const asked = training?.global_batch_size;
+  if (!trained || !Number.isFinite(asked) || trained === asked) return '';
+  const tol = Number(training?.global_batch_tolerance) || 0;
+  return ` · global batch ${fmtInt(trained)} (${fmtInt(asked)} asked, within ±${+(100 * tol).toFixed(2)} %)`;
+}
+
 export function bestSummary(est, { partial = false, label = 'Best plan' } = {}) {
   const el = clear($('#best-plan'));
   if (!est) {
@@ -35,6 +44,7 @@ export function bestSummary(est, { partial = false, label = 'Best plan' } = {}) 
     ' · iteration ', fmtTime(est.iteration_time_s), ' · ', abbr('MFU'), ` ${fmtPct(est.mfu)} · ${est.num_gpus} GPU${est.num_gpus === 1 ? '' : 's'} · ${stages.length} stage${stages.length === 1 ? '' : 's'}`,
     (est.plan?.virtual_stages ?? 1) > 1 ? ` (interleaved 1F1B, ${est.plan.virtual_stages} chunks per stage)` : '',
     ` · micro-batch ${replicaMicroBatch(est)} per replica`,
+    trainedBatchNote(est, state.resultScenario?.training),
     est.memory_fits === false ? ' · does not fit in memory' : '',
     partial ? h('span', { class: 'partial' }, ' (best so far)') : '');
   const c = costOf(est);

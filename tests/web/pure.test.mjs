@@ -405,6 +405,11 @@ test('time to train and cost: token budgets, prices, sorting', () => {
   const pricesB = { 'a100-sxm4-80gb': 10, 'v100-sxm2-32gb': 1 };
   assert.deepStrictEqual(sortPlans([twoStage, fast], 'time', cluster16, { prices: pricesB }), [1, 0]);
   assert.deepStrictEqual(sortPlans([twoStage, fast], 'cost', cluster16, { prices: pricesB }), [0, 1]);
+  // with a batch tolerance the plans train different batches: fastest is the most tokens/s, the
+  // search's ranking, not the shortest iteration (a 110-sample plan of 1.406 s beats 108 in 1.383 s)
+  const b108 = { iteration_time_s: 1.383, tokens_per_s: 108 * 2048 / 1.383, plan: { micro_batch_size: 4, num_micro_batches: 27 } };
+  const b110 = { iteration_time_s: 1.406, tokens_per_s: 110 * 2048 / 1.406, plan: { micro_batch_size: 2, num_micro_batches: 55 } };
+  assert.deepStrictEqual(sortPlans([b108, b110], 'time', cluster16, {}), [1, 0]);
   assert.equal(formatUsd(1234.4), '$1,234');
   assert.equal(formatUsd(2.5e6), '$2.50M');
   // three significant digits: different costs read differently

@@ -435,6 +435,13 @@ test('schedule, node counts, batch tolerance and overlap switches: fields that r
   const trained = payload.p.micro_batch_size * payload.p.num_micro_batches;
   const gbs = payload.t.global_batch_size;
   assert.ok(Math.abs(trained - gbs) <= 0.1 * gbs, `trains ${trained} of ${gbs}`);
+  // the summary says which batch that is when it is not the one asked
+  const summaryText = await page.textContent('[data-testid=best-plan]');
+  if (trained !== gbs) assert.ok(summaryText.includes(`global batch ${trained.toLocaleString('en-US')} (${gbs.toLocaleString('en-US')} asked, within ±10 %)`), summaryText);
+  else assert.doesNotMatch(summaryText, /asked/);
+  // the top plans in the search's order (most tokens/s first), whatever batch each trains
+  const tps = await page.$$eval('[data-testid=top-plans] tbody tr', (rows) => rows.map((r) => Number(r.querySelector('td.tps')?.dataset.value ?? NaN)));
+  if (tps.every(Number.isFinite)) assert.deepStrictEqual(tps, [...tps].sort((a, b) => b - a));
   // an overlap switch: in the link, in the estimate, and as its flag in the Megatron command
   await page.check('[data-path="training.overlap_grad_reduce"]');
   await settled(page);

@@ -74,7 +74,7 @@ export function topPlansTable(plans, selected, onSelect, { order = null, costs =
     body.append(h('tr', { class: i === selected ? 'selected' : '', 'data-plan': i },
       h('td', {}, btn),
       h('td', {}, fmtTime(p.iteration_time_s)),
-      h('td', {}, fmtInt(p.tokens_per_s)),
+      h('td', { class: 'tps', 'data-value': p.tokens_per_s }, fmtInt(p.tokens_per_s)),
       h('td', {}, fmtPct(p.mfu)),
       h('td', {}, String(p.num_gpus)),
       // interleaved 1F1B: the stage count and its model chunks per stage (Megatron's virtual pipeline size)
