@@ -141,7 +141,9 @@ export async function openFragment(fragment) {
     Object.assign(state, before);
     renderAllForms();
     const msg = e instanceof ShareLinkError ? e.message : `The share link could not be read (${e.message}).`;
-    showError(`${msg}\nYour current inputs are unchanged and the planner works as usual.`, 'link');
+    // the address bar moves on to the inputs shown: the refused link stays readable here
+    const shown = fragment.length > 120 ? `${fragment.slice(0, 120)}… (${fmtInt(fragment.length)} characters)` : fragment;
+    showError(`${msg}\nThe link's fragment: ${shown}\nYour current inputs are unchanged and the planner works as usual.`, 'link');
     return 'error';
   }
   clearErrors(['link', 'inputs', 'other']);

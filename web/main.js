@@ -128,13 +128,16 @@ function wireInputs() {
     if (opened === 'error') scheduleShareUrl();
     if (opened !== 'plan' && opened !== 'none') runSearch({ live: true });
   });
-  // the summary's "Problems" link: to the list, with the focus, and without putting "#error" in
-  // the address bar in place of the share link
-  $('#error-jump').addEventListener('click', (e) => {
+  // in-page links (skip links, "Problems", "Inputs ↓"): to their target, with the focus, and
+  // without putting "#results" or "#error" in the address bar in place of the share link
+  document.addEventListener('click', (e) => {
+    const a = e.target.closest?.('a[href^="#"]');
+    const target = a && document.getElementById(a.getAttribute('href').slice(1));
+    if (!target || e.defaultPrevented || e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey) return;
     e.preventDefault();
-    const list = $('#error');
-    list.scrollIntoView({ block: 'start' });
-    list.focus({ preventScroll: true });
+    if (!target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
+    target.scrollIntoView({ block: 'start' });
+    target.focus({ preventScroll: true });
   });
   // results: sorting, the timeline's zoom buttons, advice variants, cost inputs
   $('#sort-plans').addEventListener('change', (e) => { state.sortBy = e.target.value; renderCosts(); });

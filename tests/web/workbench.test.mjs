@@ -94,6 +94,10 @@ test('an error never moves the results; errors are next to the field and in the 
     await page.keyboard.press('Enter');
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'error', 'the focus is on the problems');
     assert.equal(await page.evaluate(() => location.hash), hashBefore, 'no #error in the address bar');
+    await page.focus('a.skip[href="#results"]');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.evaluate(() => document.activeElement?.id), 'results');
+    assert.equal(await page.evaluate(() => location.hash), hashBefore, 'no #results in the address bar');
     if (searchWorks) assert.ok((await page.textContent('[data-testid=best-tokens]')).length > 0, 'the last result stays visible');
     // a broken link on a fresh page: the message, and the default plan under it
     const { page: broken } = await open(t, `${site.url}index.html#v=1&s=AAAA`, viewport);
@@ -101,6 +105,7 @@ test('an error never moves the results; errors are next to the field and in the 
     if (searchWorks) {
       await settled(broken);
       assert.match(await broken.textContent('[data-testid=error]'), /share link/, 'the link message stays after the search');
+      assert.match(await broken.textContent('[data-testid=error]'), /The link's fragment: #v=1&s=AAAA\n/, 'the refused link stays readable');
     }
     await assertClean(page, problems);
   }
