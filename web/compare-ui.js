@@ -3,7 +3,7 @@
 // estimate with its timeline, results.js); the comparison is redrawn with every render.
 import { h, clear, $, fmtInt } from './dom.js';
 import { state } from './state.js';
-import { compareRows, comparePairs, defaultPair } from './compare.js';
+import { compareRows, comparePairs, defaultPair, equivalentPlans } from './compare.js';
 import { compareTables } from './render/compare.js';
 import { costOf } from './results.js';
 
@@ -30,7 +30,7 @@ export function renderCompare() {
     return;
   }
   if (pairFor !== r || !pair || pair.some((i) => i >= plans.length)) {
-    pair = defaultPair(plans.length);
+    pair = defaultPair(plans.length, equivalentPlans(plans));
     pairFor = r;
   }
   const [ia, ib] = pair;

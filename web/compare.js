@@ -98,7 +98,28 @@ export function comparePairs(a, b) {
   });
 }
 
-/** the default pair for a list of n plans: #1 and #2 (or #1 twice with one plan) */
-export function defaultPair(n) {
-  return n > 1 ? [0, 1] : [0, 0];
+/**
+ * Plans that are another layer split of an earlier plan's stages with the same iteration time:
+ * same micro-batching, schedule, and per stage the same replicas (groups, TP, samples) and DP; only
+ * the layers move between stages that cost the same. → per plan the index of the first such earlier
+ * plan, or -1. A search often lists several (K fastest plans, ties included); the page folds them.
+ */
+export function equivalentPlans(plans) {
+  const shape = (p) => JSON.stringify([p?.plan?.micro_batch_size, p?.plan?.num_micro_batches, p?.plan?.schedule ?? '1f1b', p?.plan?.virtual_stages ?? 1,
+    (p?.plan?.stages || []).map((st) => [st.group, st.tp, st.dp, st.replicas ?? null])]);
+  const shapes = plans.map(shape);
+  return plans.map((p, i) => {
+    for (let k = 0; k < i; k++) {
+      const t = plans[k].iteration_time_s;
+      if (shapes[k] === shapes[i] && Math.abs(p.iteration_time_s - t) <= 1e-9 * Math.abs(t)) return k;
+    }
+    return -1;
+  });
+}
+
+/** the default pair: #1 and the first plan that is not another split of it (#1 and #2 when all are; #1 twice with one plan) */
+export function defaultPair(n, equivalent = []) {
+  if (n <= 1) return [0, 0];
+  const other = equivalent.findIndex((e, i) => i > 0 && e === -1);
+  return [0, other > 0 ? other : 1];
 }

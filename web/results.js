@@ -12,6 +12,7 @@ import { criticalPathView, gpuUsageView, adviceView } from './render/explain.js'
 import { hasMeasuredSource } from './profile.js';
 import { formatCost, formatDuration, sortPlans, tokensPhrase, trainingCost, unpricedNote } from './cost.js';
 import { costOptions, clusterOfResult } from './cost-ui.js';
+import { equivalentPlans } from './compare.js';
 import { gloss } from './glossary.js';
 import { isEmbed, state } from './state.js';
 import { call } from './engine.js';
@@ -156,6 +157,9 @@ function planLabel(r) {
   return r?.fromLink ? 'Shared plan' : r?.fromFile ? 'Loaded plan' : 'Best plan';
 }
 
+const expandedFolds = new Set(); // plans whose other layer splits are shown
+let foldsFor = null;
+
 /** the summary and the top plans: re-priced without redrawing the selected plan (budget and price edits) */
 export function renderCosts() {
   const r = state.result;
@@ -166,15 +170,20 @@ export function renderCosts() {
     bestSummary(plans[i] ?? null, { label: i > 0 ? `Selected plan #${i + 1}` : planLabel(r) });
     // the table is drawn anew: a plan button that had the focus (it was just pressed, or the
     // keyboard is on it) keeps it in the new table, so it never falls to the body
-    const focused = document.activeElement?.closest?.('#top-plans button[data-plan]')?.dataset.plan;
+    const focused = document.activeElement?.closest?.('#top-plans button[data-plan], #top-plans button[data-fold]');
+    const focusSel = focused ? (focused.dataset.plan !== undefined ? `button[data-plan="${focused.dataset.plan}"]` : `button[data-fold="${focused.dataset.fold}"]`) : null;
     const top = clear($('#top-plans'));
     if (plans.length) {
       const opts = costOptions();
       const cluster = clusterOfResult();
       const costs = plans.map((p) => trainingCost(p, cluster, opts));
       const order = sortPlans(plans, state.sortBy, cluster, opts);
-      top.append(topPlansTable(plans, state.selected, selectPlan, { order, costs, budget: Boolean(opts.tokens) }));
-      if (focused !== undefined) top.querySelector(`button[data-plan="${focused}"]`)?.focus();
+      // other layer splits of a listed plan's stages at its time are folded under it
+      if (foldsFor !== r) { foldsFor = r; expandedFolds.clear(); }
+      const onToggle = (i) => { if (!expandedFolds.delete(i)) expandedFolds.add(i); renderCosts(); };
+      top.append(topPlansTable(plans, state.selected, selectPlan,
+        { order, costs, budget: Boolean(opts.tokens), equivalent: equivalentPlans(plans), expanded: expandedFolds, onToggle }));
+      if (focusSel) top.querySelector(focusSel)?.focus();
     }
   }
   for (const cb of renderHooks) cb();

@@ -237,10 +237,28 @@ int cmd_plan(const std::vector<std::string>& args) {
             std::cout << "best plan\n" << poseidon::to_text(sc, result.plans.front()) << "\n";
             // with a batch tolerance the plans train different batches: ranked by tokens/s, and each shows its batch
             const bool batches = sc.training.global_batch_tolerance > 0;
+            // Several of the K fastest plans are often the same stages with the layers moved between
+            // stages that cost the same: each line names its layers and says so.
+            auto same_stages = [](const poseidon::Estimate& a, const poseidon::Estimate& b) {
+                if (a.plan.micro_batch_size != b.plan.micro_batch_size || a.plan.num_micro_batches != b.plan.num_micro_batches ||
+                    a.plan.virtual_stages != b.plan.virtual_stages || a.plan.stages.size() != b.plan.stages.size())
+                    return false;
+                for (std::size_t s = 0; s < a.plan.stages.size(); ++s)
+                    if (a.plan.stages[s].replicas != b.plan.stages[s].replicas) return false;
+                return std::abs(a.iteration_time_s - b.iteration_time_s) <= 1e-9 * a.iteration_time_s;
+            };
             for (std::size_t k = 1; k < result.plans.size(); ++k) {
                 const auto& p = result.plans[k];
                 std::printf("#%zu  %.4f s  %.0f tokens/s  MFU %.1f %%", k + 1, p.iteration_time_s, p.tokens_per_s, 100 * p.mfu);
                 if (batches) std::printf("  batch %lld", static_cast<long long>(p.plan.micro_batch_size * p.plan.num_micro_batches));
+                std::string layers;
+                for (const auto& st : p.plan.stages) layers += (layers.empty() ? "" : "/") + std::to_string(st.num_layers);
+                std::printf("  %zu stage%s, layers %s", p.plan.stages.size(), p.plan.stages.size() == 1 ? "" : "s", layers.c_str());
+                for (std::size_t j = 0; j < k; ++j)
+                    if (same_stages(result.plans[j], p)) {
+                        std::printf(" (#%zu's stages, another split)", j + 1);
+                        break;
+                    }
                 std::printf("\n");
             }
         }

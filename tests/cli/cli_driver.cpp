@@ -220,6 +220,14 @@ int files(const std::string& bin, const fs::path& work) {
         {"argument with invalid UTF-8", {bin, "estimate", s, "--plan", p, "--\xff\xfe"}, "/dev/null", "", "unknown option \"--\\xFF\\xFE\""},
     };
     for (const auto& c : cases) check_refusal(c.name, run(c.argv, c.stdin_path), c.path_sub, c.msg_sub);
+    {  // the other plans' lines name their layers and say when they only move layers between equal stages
+        const std::string splits = (work / "splits.json").string();
+        spit(splits, R"({"model": "gpt2-xl-1.5b", "cluster": "metis-t4-a100", "training": {"global_batch_size": 128}})");
+        Result r = run({bin, "plan", splits, "--top", "3"});
+        if (r.rc != 0 || r.out.find("\n#2  ") == std::string::npos || r.out.find(" stages, layers ") == std::string::npos ||
+            r.out.find("(#1's stages, another split)") == std::string::npos)
+            fail("plan: other layer splits of the same stages", "expected '#2 ... N stages, layers a/b/... (#1's stages, another split)'", r);
+    }
     Result help = run({bin, "estimate", "--help"});
     if (help.rc != 0 || help.out.find("usage") == std::string::npos) fail("estimate --help", "expected usage and exit 0", help);
     // calibrate: a good run, its output accepted by estimate, and its refusals.

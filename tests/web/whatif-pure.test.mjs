@@ -9,7 +9,7 @@ import path from 'node:path';
 import { WorkerPool, poolSize, MAX_POOL } from '../../web/pool.js';
 import { whatIfSpec, whatIfOptions, scaleNodes, variantCluster, outcome, marginalRows, scalingSeries, niceTicks, linearScale, chartGeometry,
   SCALE_FACTORS, WHATIF_TIME_LIMIT_S } from '../../web/whatif.js';
-import { compareRows, comparePairs, defaultPair, distinctPair, COMPARE_FIGURES } from '../../web/compare.js';
+import { compareRows, comparePairs, defaultPair, distinctPair, equivalentPlans, COMPARE_FIGURES } from '../../web/compare.js';
 import { formatUsd, trainingCost } from '../../web/cost.js';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
@@ -216,6 +216,14 @@ test('compare: figures that differ, the better side by direction, stages side by
   assert.ok(pairs[1].differs.length > 0);
   assert.deepStrictEqual(defaultPair(5), [0, 1]);
   assert.deepStrictEqual(defaultPair(1), [0, 0]);
+  // layer splits of the same stages at the same time fold into the first; the default pair skips them
+  const split = (layers, time, tp = 1) => ({ iteration_time_s: time,
+    plan: { micro_batch_size: 4, num_micro_batches: 32, stages: layers.map((l) => ({ group: 0, num_layers: l, tp, dp: 2 })) } });
+  const plans = [split([9, 8, 9, 6], 0.8217789536), split([9, 9, 8, 6], 0.8217789536), split([9, 9, 8, 6], 0.8217789536, 2),
+    split([9, 9, 9, 5], 0.8221), split([8, 9, 9, 6], 0.8217789536)];
+  assert.deepStrictEqual(equivalentPlans(plans), [-1, 0, -1, -1, 0]);
+  assert.deepStrictEqual(defaultPair(5, equivalentPlans(plans)), [0, 2]);
+  assert.deepStrictEqual(defaultPair(2, [-1, 0]), [0, 1]);
 });
 
 test('the what-if jobs through the pool protocol: each variant\'s best plan equals the core\'s own search of it', async (t) => {

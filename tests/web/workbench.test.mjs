@@ -562,3 +562,31 @@ test('screenshots of both viewports for docs/web.md', async (t) => {
     await page.screenshot({ path: path.join(ROOT, `docs/img/web-${name}.png`) });
   }
 });
+
+test('other layer splits of a plan\'s stages at its time fold under it; the comparison starts with a real alternative', async (t) => {
+  if (!searchWorks) { t.skip(searchSkipReason); return; }
+  // gpt2-xl on metis-t4-a100, batch 128: the 5 fastest plans are one set of stages, split 5 ways
+  const sc = { model: 'gpt2-xl-1.5b', cluster: 'metis-t4-a100', training: { global_batch_size: 128 } };
+  const res = JSON.parse(M.plan(JSON.stringify(sc), JSON.stringify({ top: 5, time_limit_s: 10 })));
+  const same = res.plans.filter((p) => p.iteration_time_s === res.plans[0].iteration_time_s).length;
+  assert.ok(same >= 3, `${same} plans at the best time`);
+  const { page, problems } = await open(t, await link({ m: sc.model, c: sc.cluster, t: sc.training }));
+  await settled(page);
+  const rows = '[data-testid=top-plans] tbody tr';
+  const visible = () => page.$$eval(rows, (rs) => rs.filter((r) => !r.hidden).map((r) => Number(r.dataset.plan)));
+  const shown = await visible();
+  assert.equal(shown[0], 0);
+  assert.ok(shown.length <= 5 - (same - 1), `folded: ${shown}`);
+  const fold = page.locator('[data-testid=top-plans] button[data-fold="0"]');
+  assert.equal(await fold.textContent(), `+${same - 1} splits`);
+  assert.equal(await fold.getAttribute('aria-expanded'), 'false');
+  await fold.click();
+  assert.equal((await visible()).length, 5);
+  assert.equal(await page.getAttribute('[data-testid=top-plans] button[data-fold="0"]', 'aria-expanded'), 'true');
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset?.fold), '0', 'the toggle keeps the focus');
+  assert.match(await page.textContent(`${rows}[data-plan="1"]`), /= #1, another split/);
+  // the comparison: #1 against the first plan that is not another split of it (#2 when all are)
+  const b = Number(await page.inputValue('[data-testid=compare-b]'));
+  assert.equal(b, same < 5 ? same : 1);
+  await assertClean(page, problems);
+});

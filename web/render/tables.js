@@ -65,14 +65,28 @@ export function stagesTable(est, { sources = false } = {}) {
  * The top plans. order: plan indices in display order (sorted by time or cost); costs[i]:
  * trainingCost() of plan i (cost.js), or null without prices; the rank "#k" is the search's.
  */
-export function topPlansTable(plans, selected, onSelect, { order = null, costs = null, budget = false } = {}) {
+/**
+ * equivalent: per plan the earlier plan it is another layer split of (equivalentPlans), -1 if none;
+ * such rows are folded under that plan (hidden unless it is in `expanded`, or selected), whose row
+ * gets a toggle "+N splits" (onToggle(i)).
+ */
+export function topPlansTable(plans, selected, onSelect, { order = null, costs = null, budget = false, equivalent = null, expanded = new Set(), onToggle = null } = {}) {
   const body = h('tbody', {});
+  const folded = (k) => plans.map((_, j) => j).filter((j) => equivalent?.[j] === k);
   for (const i of order ?? plans.map((_, k) => k)) {
     const p = plans[i];
     const c = costs?.[i];
+    const rep = equivalent?.[i] ?? -1;
     const btn = h('button', { type: 'button', class: 'linkish', 'aria-pressed': String(i === selected), 'data-plan': i, onclick: () => onSelect(i) }, `#${i + 1}`);
-    body.append(h('tr', { class: i === selected ? 'selected' : '', 'data-plan': i },
-      h('td', {}, btn),
+    const same = folded(i);
+    const toggle = same.length && onToggle
+      ? h('button', { type: 'button', class: 'linkish fold', 'aria-expanded': String(expanded.has(i)), 'data-fold': i, onclick: () => onToggle(i),
+        title: `${same.map((j) => `#${j + 1}`).join(', ')}: the same stages with another layer split, the same iteration time` },
+      expanded.has(i) ? `− ${same.length} split${same.length === 1 ? '' : 's'}` : `+${same.length} split${same.length === 1 ? '' : 's'}`)
+      : null;
+    body.append(h('tr', { class: [i === selected ? 'selected' : '', rep >= 0 ? 'equivalent' : ''].filter(Boolean).join(' '), 'data-plan': i,
+      hidden: rep >= 0 && !expanded.has(rep) && i !== selected ? '' : null },
+      h('td', {}, btn, toggle ? ' ' : null, toggle, rep >= 0 ? h('span', { class: 'muted' }, ` = #${rep + 1}, another split`) : null),
       h('td', {}, fmtTime(p.iteration_time_s)),
       h('td', { class: 'tps', 'data-value': p.tokens_per_s }, fmtInt(p.tokens_per_s)),
       h('td', {}, fmtPct(p.mfu)),
