@@ -134,6 +134,22 @@ Advice advise(const Scenario& sc, const AdviceOptions& options) {
     if (savers.size() >= 2)
         add("memory_savers", "full recompute, distributed optimizer and sequence parallelism together", savers, apply_savers);
 
+    // A global batch so large that every micro-batch size small enough to fit needs more than
+    // max_num_micro_batches of them: a smaller batch (a tenth, a hundredth, a thousandth: the
+    // largest that yields a plan).
+    if (const auto it = a.infeasible.find("micro-batches over limit"); it != a.infeasible.end() && it->second > 0) {
+        for (const std::int64_t divisor : {10, 100, 1000}) {
+            const std::int64_t smaller = t.global_batch_size / divisor;
+            if (smaller < 1) break;
+            if (add("smaller_global_batch",
+                    "a global batch of " + std::to_string(smaller) + " samples instead of " + std::to_string(t.global_batch_size) +
+                        " (a pipeline runs at most " + std::to_string(max_num_micro_batches) +
+                        " micro-batches per iteration, so this batch needs micro-batches too large to fit)",
+                    {{"training.global_batch_size", smaller}}, [smaller](Scenario& s) { s.training.global_batch_size = smaller; }))
+                break;
+        }
+    }
+
     // more GPUs: each group with twice its nodes, then every group x2, x4, x8 (the smallest that fits)
     const auto& groups = sc.cluster.groups;
     const std::int64_t total = sc.cluster.num_gpus();

@@ -109,3 +109,22 @@ TEST_CASE("advice: the time budget skips what it cannot search, and the JSON", "
     CHECK_THROWS_AS(parse_advice_options(Json{{"time_limit", 1}}), InputError);
     CHECK_THROWS_AS(parse_advice_options(Json{{"time_limit_s", -1}}), InputError);
 }
+
+TEST_CASE("advice: a batch that needs more micro-batches than a pipeline runs gets a smaller batch", "[advice]") {
+    // 10^8 samples on 16 GPUs: any micro-batch small enough to fit needs more than 100,000 of them
+    const Json j = {{"model", "gpt3-1.7b"}, {"training", {{"global_batch_size", 100000000}}}, {"cluster", "demo-mixed-16"}};
+    AdviceOptions o;
+    o.time_limit_s = 2;
+    o.total_time_limit_s = 60;
+    const Advice a = advise(scenario_of(j), o);
+    CHECK_FALSE(a.feasible_now);
+    REQUIRE(a.infeasible.count("micro-batches over limit"));
+    const AdviceVariant* v = find(a, "smaller_global_batch");
+    REQUIRE(v != nullptr);
+    CHECK(v->status == "feasible");
+    const std::int64_t smaller = v->changes.at("training.global_batch_size").get<std::int64_t>();
+    CHECK((smaller == 10000000 || smaller == 1000000 || smaller == 100000));
+    CHECK(v->label.find("a global batch of " + std::to_string(smaller) + " samples instead of 100000000") == 0);
+    const Scenario vs = scenario_of(apply_changes(j, v->changes));
+    CHECK(estimate(vs, parse_plan(v->best["plan"], vs)).memory_fits);
+}
