@@ -2,6 +2,8 @@
 // or by preset id, every bad field named by its JSON path (docs/formats.md, "Scenario").
 #include "poseidon/scenario.hpp"
 
+#include <algorithm>
+
 #include "poseidon/calibrate.hpp"
 #include "poseidon/cost_model.hpp"
 #include "poseidon/presets.hpp"
@@ -315,6 +317,17 @@ Scenario parse_scenario(const Json& j) {
 
 Scenario parse_scenario_text(std::string_view text) { return parse_scenario(parse_json(text, "scenario")); }
 
+namespace {
+
+// A number as JSON writes it, without the ".0" of a whole one ("1000", "12.5").
+std::string number_text(double x) {
+    std::string t = Json(x).dump();
+    if (t.size() > 2 && t.compare(t.size() - 2, 2, ".0") == 0) t.resize(t.size() - 2);
+    return t;
+}
+
+}  // namespace
+
 std::vector<std::string> scenario_notes(const Scenario& sc) {
     std::vector<std::string> notes;
     const Training& tr = sc.training;
@@ -324,6 +337,26 @@ std::vector<std::string> scenario_notes(const Scenario& sc) {
         notes.push_back("training.tp_comm_overlap changes nothing with the " + (tr.stack.id.empty() ? tr.stack.name : tr.stack.id) +
                         " stack: its tp_comm_overlap_fraction is 0 (no Transformer Engine userbuffers)");
     const auto& groups = sc.cluster.groups;
+    // bf16 on a GPU without it: TF32 (tf32_tflops) exists on exactly the NVIDIA generations that
+    // have BF16 (Ampere and newer), so an NVIDIA device without it is Volta or Turing; it runs the
+    // scenario as fp16 mixed precision, at the same tensor rate (the page's Megatron export uses
+    // --fp16 for it: web/megatron.js, deviceCaps).
+    if (tr.precision == Precision::bf16) {
+        std::vector<std::string> seen;
+        for (const auto& g : groups) {
+            const Device& d = g.device;
+            const bool nvidia = (d.vendor.empty() || d.vendor == "NVIDIA") && d.intra_node_link != "infinity_fabric";
+            const std::string label = d.id.empty() ? d.name : d.id;
+            if (!nvidia || d.tf32_tflops > 0 || std::find(seen.begin(), seen.end(), label) != seen.end()) continue;
+            seen.push_back(label);
+        }
+        if (!seen.empty()) {
+            std::string list;
+            for (const auto& l : seen) list += (list.empty() ? "" : ", ") + l;
+            notes.push_back("training.precision bf16: " + list + (seen.size() == 1 ? " has" : " have") +
+                            " no bf16 (pre-Ampere); costed at the same fp16 tensor rate, as fp16 mixed precision with loss scaling would train there");
+        }
+    }
     if (sc.cluster.inter_group_bw_GBps) {
         // the cap binds where it is below a node's NIC: a send between groups runs at each node's
         // own NIC (stage_links.cpp, transfer_spans), so the widest NIC of the cluster decides
@@ -332,8 +365,8 @@ std::vector<std::string> scenario_notes(const Scenario& sc) {
         if (groups.size() < 2)
             notes.push_back("cluster.inter_group_bw_GBps changes nothing: the cluster has one group");
         else if (*sc.cluster.inter_group_bw_GBps >= widest)
-            notes.push_back("cluster.inter_group_bw_GBps " + show(Json(*sc.cluster.inter_group_bw_GBps)) +
-                            " changes nothing: no node's NIC is faster, at most " + show(Json(widest)) + " GB/s per node here");
+            notes.push_back("cluster.inter_group_bw_GBps " + number_text(*sc.cluster.inter_group_bw_GBps) +
+                            " changes nothing: no node's NIC is faster, at most " + number_text(widest) + " GB/s per node here");
     }
     return notes;
 }

@@ -359,14 +359,16 @@ TEST_CASE("settings that change nothing are accepted and named in notes", "[robu
       {"device":"a100-sxm4-80gb","nodes":1,"gpus_per_node":8,"inter_node_bw_GBps":25},
       {"device":"v100-sxm2-32gb","nodes":1,"gpus_per_node":8,"inter_node_bw_GBps":12.5}]}})");
     const std::vector<std::string> notes = scenario_notes(sc);
-    REQUIRE(notes.size() == 3);
+    REQUIRE(notes.size() == 4);
     CHECK(notes[0] == "training.tf32 changes nothing with precision bf16: TF32 is a rate for fp32 matrix products");
     CHECK(notes[1] == "training.tp_comm_overlap changes nothing with the megatron-lm-2021 stack: its tp_comm_overlap_fraction is 0 (no Transformer Engine userbuffers)");
-    CHECK(notes[2] == "cluster.inter_group_bw_GBps 1000.0 changes nothing: no node's NIC is faster, at most 25.0 GB/s per node here");
+    CHECK(notes[2] ==
+          "training.precision bf16: v100-sxm2-32gb has no bf16 (pre-Ampere); costed at the same fp16 tensor rate, as fp16 mixed precision with loss scaling would train there");
+    CHECK(notes[3] == "cluster.inter_group_bw_GBps 1000 changes nothing: no node's NIC is faster, at most 25 GB/s per node here");
     const Plan plan = parse_plan_text(R"({"micro_batch_size":8,"num_micro_batches":8,"stages":[{"group":0,"num_layers":16,"tp":1,"dp":8},{"group":1,"num_layers":8,"tp":1,"dp":8}]})", sc);
     const Estimate e = estimate(sc, plan);
     CHECK(e.notes == notes);
-    CHECK(to_json(sc, e)["notes"].size() == 3);
+    CHECK(to_json(sc, e)["notes"].size() == 4);
     // a cap below the NICs binds, fp32 with TF32 uses it, a stack with userbuffers overlaps: no notes
     const Scenario used = parse_scenario_text(R"({"model":"gpt3-1.7b","training":{"global_batch_size":64,"tf32":true,"precision":"fp32","tp_comm_overlap":true,"sequence_parallel":true},
       "cluster":{"name":"c","inter_group_bw_GBps":5,"groups":[{"device":"a100-sxm4-80gb","nodes":1,"gpus_per_node":8,"inter_node_bw_GBps":25},
