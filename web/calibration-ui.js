@@ -164,6 +164,8 @@ export function renderCalibrationReport() {
       h('ul', {}, notFitted.map(({ device, key, p }) => h('li', {}, h('strong', {}, `${device} ${key}`), ` ${fmt(p.from, 4)}: ${p.reason ?? p.status}`)))));
   }
   const err = (x) => h('span', { class: `err${Math.abs(x) > 0.1 ? ' big' : ''}` }, signedPercent(x));
+  // a run the fit predicts less well than the presets did (by more than half a point)
+  const worse = (x) => Number.isFinite(x.error_before) && Number.isFinite(x.error_after) && Math.abs(x.error_after) > Math.abs(x.error_before) + 0.005;
   box.append(h('div', { class: 'scroll-x' }, h('table', { class: 'data calib', 'data-testid': 'calibration-runs' },
     h('caption', {}, 'Iteration time per run: measured, and predicted before and after the fit (error = predicted / measured − 1)'),
     h('thead', {}, h('tr', {}, ['run', 'measured', 'before', 'after'].map((t) => h('th', { scope: 'col' }, t)))),
@@ -171,7 +173,15 @@ export function renderCalibrationReport() {
       h('th', { scope: 'row' }, String(x.name ?? '')),
       h('td', {}, fmtTime(x.measured_s)),
       h('td', { 'data-error': String(x.error_before) }, fmtTime(x.predicted_before_s), ' ', err(x.error_before)),
-      h('td', { 'data-error': String(x.error_after) }, fmtTime(x.predicted_after_s), ' ', err(x.error_after))))))));
+      h('td', { 'data-error': String(x.error_after), 'data-worse': worse(x) ? 'true' : null }, fmtTime(x.predicted_after_s), ' ', err(x.error_after),
+        worse(x) ? h('span', { class: 'muted' }, ' (worse)') : null)))))));
+  const worseRuns = runs.filter(worse);
+  if (worseRuns.length) {
+    box.append(h('p', { class: 'muted note', 'data-testid': 'calibration-worse' },
+      `${worseRuns.map((x) => x.name).join(', ')} ${worseRuns.length === 1 ? 'is' : 'are'} predicted less well after the fit: a fitted value is shared by every `
+      + 'run on that device (and a stack\'s by every run), so the fit trades a few runs for the others. A run that matters most can be given alone, '
+      + 'or with runs like it, to fit for it.'));
+  }
   const mem = runs.filter((x) => Number.isFinite(x.peak_memory_GiB));
   if (mem.length) {
     box.append(h('div', { class: 'scroll-x' }, h('table', { class: 'data calib', 'data-testid': 'calibration-memory' },

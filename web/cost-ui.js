@@ -19,7 +19,7 @@ export function costOptions() {
   // the scenario sends a custom device inline (cost.js then knows it by its name): its price goes by both
   const prices = { ...state.budget.prices };
   for (const [id, dev] of Object.entries(state.devices)) if (prices[id] !== undefined && dev?.name && prices[dev.name] === undefined) prices[dev.name] = prices[id];
-  return { tokens: Number.isFinite(tokens) ? tokens : null, prices, includeIdle: Boolean(state.budget.idle), defaults: defaultPrices() };
+  return { tokens: Number.isFinite(tokens) ? tokens : null, prices, includeIdle: Boolean(state.budget.idle), defaults: defaultPrices(), label: deviceLabel };
 }
 
 /** "https://… : p4d.24xlarge …" → the page's link and the words after it */

@@ -133,10 +133,11 @@ export function gpusByDevice(est, cluster, { includeIdle = false } = {}) {
 }
 
 /**
- * {tokensPerS, days, hours, usdPerHour, usdPer1M, totalUsd, gpuHours, missing: [device refs without a price]}
- * tokens: the token budget (null: only rates); prices: the user's; defaults: presetPrices() of the device presets.
+ * {tokensPerS, days, hours, usdPerHour, usdPer1M, totalUsd, gpuHours, missing: [device refs without a price], missingLabels}
+ * tokens: the token budget (null: only rates); prices: the user's; defaults: presetPrices() of the device presets;
+ * label: device ref → the name messages show.
  */
-export function trainingCost(est, cluster, { tokens = null, prices = {}, includeIdle = false, defaults = {} } = {}) {
+export function trainingCost(est, cluster, { tokens = null, prices = {}, includeIdle = false, defaults = {}, label = (ref) => ref } = {}) {
   const tps = est?.tokens_per_s;
   const byDev = gpusByDevice(est, cluster, { includeIdle });
   let usdPerHour = 0;
@@ -160,6 +161,7 @@ export function trainingCost(est, cluster, { tokens = null, prices = {}, include
     usdPer1M: tps > 0 ? (usdPerHour / 3600 / tps) * 1e6 : null,
     totalUsd: seconds === null ? null : (usdPerHour * seconds) / 3600,
     missing,
+    missingLabels: missing.map(label), // the same devices by name, for messages
     // some GPUs have no price: the dollar figures count only the priced ones (a lower bound)
     partial: missing.length > 0,
   };
@@ -194,7 +196,7 @@ export function formatCost(c, field = 'usdPer1M') {
 
 /** the tooltip of a partial cost: which devices have no price */
 export const unpricedNote = (c) => (c?.partial
-  ? `No price for ${c.missing.join(', ')}: ${c.missing.length === 1 ? 'its' : 'their'} GPUs are not counted, so the cost is at least this `
+  ? `No price for ${(c.missingLabels ?? c.missing).join(', ')}: ${c.missing.length === 1 ? 'its' : 'their'} GPUs are not counted, so the cost is at least this `
     + '(unknown if no GPU has a price). Enter a price under Time to train and cost.'
   : null);
 

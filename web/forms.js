@@ -32,10 +32,14 @@ export function renderModelForm() {
   markModified();
 }
 
+// The group table's device column is narrow: the vendor word goes ("A100 SXM4 80GB", "GeForce RTX
+// 4090 24GB" → "RTX 4090 24GB"); the full name is the option's and the select's title.
+const shortDeviceName = (name) => String(name).replace(/^(NVIDIA|AMD)\s+/, '').replace(/^GeForce\s+/, '');
+
 export function deviceChoices() {
   return [
-    ...state.presets.devices.map((d) => ({ id: d.id, label: `${d.name ?? d.id}` })),
-    ...Object.entries(state.devices).map(([id, d]) => ({ id, label: `${d.name ?? id} (custom)` })),
+    ...state.presets.devices.map((d) => ({ id: d.id, label: shortDeviceName(d.name ?? d.id), title: d.name ?? d.id })),
+    ...Object.entries(state.devices).map(([id, d]) => ({ id, label: `${shortDeviceName(d.name ?? id)} (custom)`, title: `${d.name ?? id} (custom)` })),
   ];
 }
 
@@ -49,13 +53,19 @@ export function renderClusterForm() {
     const sel = h('select', { id: devId, 'aria-label': `group ${i} device`, 'aria-describedby': `${devId}-err` });
     const choices = deviceChoices();
     const current = typeof g.device === 'string' ? g.device : null;
-    for (const c of choices) sel.append(h('option', { value: c.id }, c.label));
+    for (const c of choices) sel.append(h('option', { value: c.id, title: c.title }, c.label));
     if (current && !choices.some((c) => c.id === current)) sel.append(h('option', { value: current }, `${current} (unknown)`));
     if (!current) sel.append(h('option', { value: '' }, 'inline device'));
     sel.value = current ?? '';
+    sel.title = choices.find((c) => c.id === current)?.title ?? '';
     sel.dataset.path = `${path}.device`;
     const links = groupLinkSelects(g, i);
-    sel.addEventListener('change', () => { g.device = sel.value; links.update(); onInputChanged(); });
+    sel.addEventListener('change', () => {
+      g.device = sel.value;
+      sel.title = choices.find((c) => c.id === sel.value)?.title ?? '';
+      links.update();
+      onInputChanged();
+    });
     const cell = (field) => {
       const wrap = fieldInput(field, () => g, `${path}.${field.key}`, onInputChanged);
       wrap.querySelector('label').classList.add('sr-only');

@@ -163,7 +163,8 @@ export async function runSearch({ live = false } = {}) {
     showResult(result, sc, { stale: editedSince(t0) });
     const s = result.stats || {};
     const on = s.workers > 1 ? ` on ${s.workers} workers` : '';
-    $('#progress').textContent = `Done: evaluated ${fmtInt(s.evaluated)} · pruned ${fmtInt(s.pruned)} in ${fmtTime(s.elapsed_s)}${on}${s.complete === false ? ' (time limit reached: best found so far)' : ''}.`;
+    // the line is cut at the summary's width on a phone: what matters most comes first
+    $('#progress').textContent = `Done in ${fmtTime(s.elapsed_s)}${s.complete === false ? ' (time limit reached: best found so far)' : ''}: evaluated ${fmtInt(s.evaluated)} · pruned ${fmtInt(s.pruned)}${on}.`;
     if (!live && (document.activeElement === document.body || !document.activeElement)) $('#best-plan').focus();
     if (!result.plans?.length) requestAdvice(sc, token);
   } catch (e) {

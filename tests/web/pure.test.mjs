@@ -399,6 +399,9 @@ test('time to train and cost: token budgets, prices, sorting', () => {
   const idle = trainingCost(twoStage, cluster16, { tokens: 1e12, prices, includeIdle: true });
   assert.equal(idle.usdPerHour, 8 * 2 + 8 * 1);
   assert.deepStrictEqual(trainingCost(twoStage, { groups: [{ device: 'custom-1', nodes: 1, gpus_per_node: 8 }, cluster16.groups[1]] }, { prices: {}, defaults }).missing, ['custom-1']);
+  // messages name the devices (a custom one by its name, as the price table does)
+  assert.deepStrictEqual(trainingCost(twoStage, { groups: [{ device: 'custom-1', nodes: 1, gpus_per_node: 8 }, cluster16.groups[1]] },
+    { prices: {}, defaults, label: (ref) => (ref === 'custom-1' ? 'My GPU' : ref) }).missingLabels, ['My GPU']);
   // a faster plan on dearer GPUs: sorted by time it is first, by cost second
   const fast = { ...twoStage, iteration_time_s: 1 / 1.2, tokens_per_s: 1.2e5, num_gpus: 16,
     stages: [{ ...twoStage.stages[0], dp: 8, gpus: 8, replicas: undefined }, twoStage.stages[1]] };

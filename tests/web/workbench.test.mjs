@@ -530,9 +530,9 @@ test('cost: unpriced GPUs give a lower bound; the budget has a range and short r
   for (const c of partial) {
     assert.equal(c.partial, 'true');
     assert.match(c.text, /^(≥ \$[\d.,]+|unknown)$/);
-    assert.match(c.title, /No price for .*titan-rtx-24gb/);
+    assert.match(c.title, /No price for .*TITAN RTX 24GB/, 'devices by name, as in the price table');
   }
-  assert.match(await page.textContent('[data-testid=cost-summary]'), /≥ \$[\d.,]+ per 1M tokens.*no price for/);
+  assert.match(await page.textContent('[data-testid=cost-summary]'), /≥ \$[\d.,]+ per 1M tokens.*no price for .*TITAN RTX 24GB/);
   await page.fill('[data-testid=price-table] input[data-device="titan-rtx-24gb"]', '0.5');
   await page.fill('[data-testid=price-table] input[data-device="rtx2080-8gb"]', '0.2');
   await page.waitForFunction(() => [...document.querySelectorAll('[data-testid=top-plans] tbody td.cost-1m')].every((td) => !td.dataset.partial && /^\$/.test(td.textContent)));

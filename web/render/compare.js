@@ -39,7 +39,7 @@ export function compareTables(rows, pairs, ia, ib) {
   const cell = (r, side) => h('td', { class: r.better === side ? 'better' : null, 'data-side': side,
     title: r.partial?.[side] ? 'Some GPUs of this plan have no price and are not counted: the cost is at least this.' : null }, shown(r)[side],
   r.better === side ? h('span', { class: 'sr-only' }, ' (better)') : null);
-  const figures = h('table', { class: 'data compare', 'data-testid': 'compare-table' },
+  const figures = h('table', { class: 'data compare figures', 'data-testid': 'compare-table' },
     h('caption', {}, `Plan #${ia + 1} against plan #${ib + 1}: rows that differ are marked, the better value in bold`),
     h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'figure'), h('th', { scope: 'col' }, `#${ia + 1}`), h('th', { scope: 'col' }, `#${ib + 1}`),
       h('th', { scope: 'col', title: `plan #${ib + 1} against plan #${ia + 1}` }, 'change'))),
@@ -47,7 +47,7 @@ export function compareTables(rows, pairs, ia, ib) {
       h('th', { scope: 'row', title: gloss(r.label) ?? null }, r.label), cell(r, 'a'), cell(r, 'b'),
       h('td', { class: 'muted' }, r.differs && typeof r.a === 'number' && r.format !== 'index' ? change(r.a, r.b) : '')))));
   const stage = (f) => (f ? `${f.devices} · ${f.layers} layer${f.layers === 1 ? '' : 's'} · TP×DP ${f.tp_dp} · ${f.mb_replica}/replica · ${fmtTime(f.compute_s)} · ${fmt(f.memory_GiB, 1)} / ${fmt(f.memory_capacity_GiB, 1)} GiB` : '—');
-  const stages = h('table', { class: 'data compare', 'data-testid': 'compare-stages' },
+  const stages = h('table', { class: 'data compare stages', 'data-testid': 'compare-stages' },
     h('caption', {}, 'Stage by stage (devices · layers · TP × DP · micro-batch per replica · forward + backward per micro-batch · memory per GPU)'),
     h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'stage'), h('th', { scope: 'col' }, `#${ia + 1}`), h('th', { scope: 'col' }, `#${ib + 1}`))),
     h('tbody', {}, pairs.map((p) => h('tr', { class: p.differs.length ? 'differs' : null, 'data-stage': p.index, 'data-differs': p.differs.join(' ') },
