@@ -57,14 +57,16 @@ export function tokensProblem(text) {
 export function parsePrice(text) {
   const t = String(text ?? '').trim().replace(/^\$/, '');
   if (t === '') return null;
-  return /^(\d+\.?\d*|\.\d+)$/.test(t) ? Number(t) : NaN;
+  if (!/^(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(t)) return NaN;
+  const x = Number(t);
+  return Number.isFinite(x) ? x : NaN;
 }
 
 /** what is wrong with a price as typed, naming the value and what is allowed ('' when it is fine or empty) */
 export function priceProblem(text) {
   const t = String(text ?? '').trim();
   if (!Number.isNaN(parsePrice(t))) return '';
-  const range = 'expected US dollars per GPU-hour, a number >= 0, e.g. 2.5';
+  const range = 'expected US dollars per GPU-hour, a finite number >= 0, e.g. 2.5';
   return NUMBER.test(t.replace(/^\$/, '')) ? `${t.slice(0, 40)} is out of range; ${range}` : `${quoted(t)} is not a price; ${range}`;
 }
 

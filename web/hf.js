@@ -54,9 +54,10 @@ export function modelFromHfConfig(text) {
   const gated = /silu|swiglu|swish|geglu/.test(act) || /llama|mistral|qwen|gemma|mixtral|phi3|deepseek|olmo|granite|yi/.test(type);
   model.gated_mlp = gated;
   if (cfg.tie_word_embeddings !== undefined) model.tied_embeddings = Boolean(cfg.tie_word_embeddings);
-  else if (/gpt2|gpt_neo|opt/.test(type)) model.tied_embeddings = true;
+  else if (/gpt2|gpt_neo|opt|gemma/.test(type)) model.tied_embeddings = true; // their configs' default
   const hasRope = cfg.rope_theta !== undefined || cfg.rope_scaling !== undefined || cfg.rotary_dim !== undefined || /llama|mistral|qwen|gemma|mixtral|neox|phi|falcon|deepseek|olmo|granite/.test(type);
   model.position_embedding = hasRope ? 'rope' : 'learned';
+  if (hasRope && typeof cfg.rope_theta === 'number' && cfg.rope_theta > 0) model.rope_theta = cfg.rope_theta;
   const bias = first(cfg, 'attention_bias', 'mlp_bias', 'bias', 'use_bias');
   if (bias !== undefined) model.bias = Boolean(bias);
   else model.bias = !/llama|mistral|gemma|mixtral|deepseek|olmo|granite/.test(type);
@@ -71,9 +72,16 @@ export function modelFromHfConfig(text) {
   dropout('attention_dropout', 'attn_pdrop', 'attention_dropout', 'attention_probs_dropout_prob');
   if (model.seq_length === undefined) notes.push('max_position_embeddings not found; set the sequence length');
   if (cfg.num_local_experts || cfg.n_routed_experts || cfg.num_experts) notes.push('mixture-of-experts layers are modelled as dense layers');
+  // a long context window is not a pre-training sequence length (Llama 3: 8192 in pre-training, 131072 after)
   if (model.seq_length > 8192) {
-    notes.push(`max_position_embeddings is ${model.seq_length}; the training sequence length was set to 4096, edit it if needed`);
-    model.seq_length = 4096;
+    notes.push(`max_position_embeddings is ${model.seq_length}; the training sequence length was set to 8192, edit it if needed`);
+    model.seq_length = 8192;
+  }
+  // the model takes the head dimension as hidden_size / heads; a config that sets another says so
+  const headDim = first(cfg, 'head_dim');
+  if (typeof headDim === 'number' && model.num_attention_heads > 0 && headDim * model.num_attention_heads !== model.hidden_size) {
+    notes.push(`head_dim ${headDim} × ${model.num_attention_heads} heads = ${headDim * model.num_attention_heads} is not hidden_size ${model.hidden_size}: `
+      + `this planner takes the head dimension as hidden_size / heads (${model.hidden_size / model.num_attention_heads}), so the attention's weights and FLOPs will differ from this model's`);
   }
   return { model, notes };
 }

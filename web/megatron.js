@@ -232,7 +232,8 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
     if (gated) args.push(['--swiglu'], ['--normalization', 'RMSNorm']);
     if (model.position_embedding === 'rope') {
       const name = `${modelId ?? ''} ${model.name ?? ''}`;
-      const base = ROTARY_BASE.find(([re]) => re.test(name))?.[1];
+      // the model's own rope_theta (presets, a Hugging Face config), else what its name says
+      const base = Number(model.rope_theta) > 0 ? Number(model.rope_theta) : ROTARY_BASE.find(([re]) => re.test(name))?.[1];
       args.push(['--position-embedding-type', 'rope'], ['--rotary-base', base ?? 10000]);
       if (!base) notes.push('--rotary-base 10000 is Megatron\'s default: set it to the model\'s rope_theta (config.json) if that differs.');
     }

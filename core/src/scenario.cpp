@@ -173,8 +173,8 @@ ModelSpec parse_model(const Json& in, const std::string& path, Problems& problem
     ObjectReader r(j, path, problems);
     if (!r.ok()) return m;
     r.reject_unknown({"id", "name", "num_layers", "hidden_size", "num_attention_heads", "num_kv_heads", "ffn_hidden_size",
-                      "vocab_size", "seq_length", "gated_mlp", "tied_embeddings", "bias", "position_embedding", "hidden_dropout", "attention_dropout", "source",
-                      "notes"});
+                      "vocab_size", "seq_length", "gated_mlp", "tied_embeddings", "bias", "position_embedding", "hidden_dropout", "attention_dropout", "rope_theta",
+                      "source", "notes"});
     if (auto v = r.string("name", true)) m.name = *v;
     if (auto v = r.string("source", false)) m.source = *v;
     if (auto v = r.string("notes", false)) m.notes = *v;
@@ -198,6 +198,7 @@ ModelSpec parse_model(const Json& in, const std::string& path, Problems& problem
     if (auto p = r.choice("position_embedding", false, {"learned", "rope"})) m.learned_position_embedding = (*p == "learned");
     if (auto p = r.number("hidden_dropout", false, 0, true, 1)) m.hidden_dropout = *p;
     if (auto p = r.number("attention_dropout", false, 0, true, 1)) m.attention_dropout = *p;
+    if (auto p = r.number("rope_theta", false, 0, false, 1e12)) m.rope_theta = *p;
     if (h && a && *h % *a != 0)
         problems.add(r.path_of("num_attention_heads"), std::to_string(*a) + " does not divide hidden_size " + std::to_string(*h) + "; the head dimension must be an integer");
     if (a && kv && *a % *kv != 0)

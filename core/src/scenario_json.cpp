@@ -60,7 +60,7 @@ Json to_json(const Stack& st) {
 }
 
 Json to_json(const ModelSpec& m) {
-    return {{"name", m.name},
+    Json j = {{"name", m.name},
             {"num_layers", m.num_layers},
             {"hidden_size", m.hidden_size},
             {"num_attention_heads", m.num_attention_heads},
@@ -74,6 +74,8 @@ Json to_json(const ModelSpec& m) {
             {"position_embedding", m.learned_position_embedding ? "learned" : "rope"},
             {"hidden_dropout", m.hidden_dropout},
             {"attention_dropout", m.attention_dropout}};
+    if (m.rope_theta) j["rope_theta"] = *m.rope_theta;
+    return j;
 }
 
 Json to_json(const Cluster& c) {

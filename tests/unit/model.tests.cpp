@@ -341,3 +341,21 @@ TEST_CASE("a GH200 node's pairwise NVLinks give a pair a third of a GPU's links 
     CHECK(dp_sync("nvlink_mesh") > 0);
     CHECK(dp_sync("nvlink_mesh") == Approx(dp_sync("nvlink")).epsilon(1e-12));
 }
+
+TEST_CASE("rope_theta: carried by the RoPE presets, checked, written back, and not in the cost", "[model][presets]") {
+    CHECK(model("llama3-8b").rope_theta == 500000.0);
+    CHECK(model("llama2-7b").rope_theta == 10000.0);
+    CHECK_FALSE(model("gpt3-1.7b").rope_theta.has_value());
+    CHECK(to_json(model("qwen2.5-7b"))["rope_theta"] == 1000000.0);
+    CHECK_FALSE(to_json(model("gpt3-1.7b")).contains("rope_theta"));
+    Problems p;
+    parse_model(Json{{"base", "llama3-8b"}, {"rope_theta", -1}}, "model", p);
+    REQUIRE(p.size() == 1);
+    CHECK(p.items().front().path == "model.rope_theta");
+    // the cost does not read it
+    const char* cluster = R"("cluster": {"name": "c", "groups": [{"device": "a100-sxm4-80gb", "nodes": 1, "gpus_per_node": 8, "inter_node_bw_GBps": 25}]})";
+    const Scenario a = parse_scenario_text(std::string(R"({"model": "llama3-8b", "training": {"global_batch_size": 8}, )") + cluster + "}");
+    const Scenario b = parse_scenario_text(std::string(R"({"model": {"base": "llama3-8b", "rope_theta": 10000}, "training": {"global_batch_size": 8}, )") + cluster + "}");
+    const char* plan = R"({"micro_batch_size": 8, "num_micro_batches": 1, "stages": [{"group": 0, "num_layers": 32, "tp": 8, "dp": 1}]})";
+    CHECK(estimate(a, parse_plan_text(plan, a)).iteration_time_s == estimate(b, parse_plan_text(plan, b)).iteration_time_s);
+}

@@ -109,8 +109,18 @@ test('Hugging Face config.json import', () => {
     hidden_act: 'silu', rope_theta: 10000, tie_word_embeddings: false });
   const { model } = modelFromHfConfig(llama);
   assert.deepStrictEqual(model, { name: 'meta-llama/Llama-2-7b-hf', num_layers: 32, hidden_size: 4096, num_attention_heads: 32, num_kv_heads: 32,
-    ffn_hidden_size: 11008, vocab_size: 32000, seq_length: 4096, gated_mlp: true, tied_embeddings: false, position_embedding: 'rope', bias: false,
+    ffn_hidden_size: 11008, vocab_size: 32000, seq_length: 4096, gated_mlp: true, tied_embeddings: false, position_embedding: 'rope', rope_theta: 10000, bias: false,
     hidden_dropout: 0, attention_dropout: 0 });
+  // Llama 3 without a name: its rope_theta comes along; a 128K context window becomes an 8192 sequence
+  const llama3 = modelFromHfConfig(JSON.stringify({ architectures: ['LlamaForCausalLM'], model_type: 'llama', num_hidden_layers: 32, hidden_size: 4096,
+    num_attention_heads: 32, num_key_value_heads: 8, intermediate_size: 14336, vocab_size: 128256, max_position_embeddings: 131072, rope_theta: 500000 }));
+  assert.equal(llama3.model.rope_theta, 500000);
+  assert.equal(llama3.model.seq_length, 8192);
+  // Gemma: a head dimension other than hidden / heads is named; its embeddings are tied by default
+  const gemma = modelFromHfConfig(JSON.stringify({ model_type: 'gemma', num_hidden_layers: 28, hidden_size: 3072, num_attention_heads: 16, head_dim: 256,
+    intermediate_size: 24576, vocab_size: 256000, max_position_embeddings: 8192 }));
+  assert.match(gemma.notes.join(' '), /head_dim 256 × 16 heads = 4096 is not hidden_size 3072/);
+  assert.equal(gemma.model.tied_embeddings, true);
   const gpt2 = modelFromHfConfig(JSON.stringify({ model_type: 'gpt2', n_layer: 48, n_embd: 1600, n_head: 25, n_positions: 1024, vocab_size: 50257, activation_function: 'gelu_new',
     resid_pdrop: 0.1, attn_pdrop: 0.1 })).model;
   assert.equal(gpt2.hidden_dropout, 0.1);
@@ -291,7 +301,7 @@ import { parseTokens, formatTokens, trainingCost, sortPlans, priceOf, gpusByDevi
   formatDays, tokensPhrase, MAX_TOKENS, TOKENS_RANGE_MESSAGE, tokensProblem, parsePrice, priceProblem } from '../../web/cost.js';
 import { pipelineLayout, nearestEvenSplit } from '../../web/megatron.js';
 import { zoomView, panView } from '../../web/render/zoom.js';
-import { windowed, timelineSpan } from '../../web/render/timeline.js';
+import { windowed, timelineSpan, timelineScene } from '../../web/render/timeline.js';
 import { GLOSSARY } from '../../web/glossary.js';
 
 const twoStage = {
@@ -449,9 +459,13 @@ test('time to train and cost: token budgets, prices, sorting', () => {
   assert.equal(parsePrice('$2.5'), 2.5);
   assert.equal(parsePrice(' '), null);
   assert.ok(Number.isNaN(parsePrice('-3')));
+  assert.equal(parsePrice('2e0'), 2);
+  assert.equal(parsePrice('1e9'), 1e9);
+  assert.equal(priceProblem('1e9'), '');
+  assert.equal(priceProblem('1e999'), '1e999 is out of range; expected US dollars per GPU-hour, a finite number >= 0, e.g. 2.5');
   assert.equal(priceProblem('2.5'), '');
-  assert.equal(priceProblem('-3'), '-3 is out of range; expected US dollars per GPU-hour, a number >= 0, e.g. 2.5');
-  assert.equal(priceProblem('abc'), '"abc" is not a price; expected US dollars per GPU-hour, a number >= 0, e.g. 2.5');
+  assert.equal(priceProblem('-3'), '-3 is out of range; expected US dollars per GPU-hour, a finite number >= 0, e.g. 2.5');
+  assert.equal(priceProblem('abc'), '"abc" is not a price; expected US dollars per GPU-hour, a finite number >= 0, e.g. 2.5');
   assert.equal(tokensPhrase(1), '1 token');
   assert.equal(tokensPhrase(3e11), '300B tokens');
   assert.equal(formatDuration(5.2 * 3600), '5.2 hours');
@@ -490,6 +504,14 @@ test('timeline zoom: views stay inside the iteration; a window holds only its ev
   const w = windowed(est, 0.12, 0.3);
   assert.ok(w.timeline.every((e) => e.start_s >= 0 && e.end_s <= 0.18 + 1e-12));
   assert.equal(w.timeline.length, 4);
+  // a zoomed bar's tooltip gives the event's own times, as on the axis, not the window's
+  const zoomedScene = timelineScene(est, { width: 960, view: { t0: 0.12, t1: 0.3 } });
+  const titles = zoomedScene.items.filter((i) => i.t === 'rect' && i.title).map((i) => i.title);
+  assert.ok(titles.length > 0);
+  for (const e of w.timeline) {
+    const text = `${fmtTime(e.whole_start_s)} – ${fmtTime(e.whole_end_s)}`;
+    assert.ok(titles.some((t) => t.endsWith(text)), `a tooltip ends with ${text}: ${titles.join(' | ')}`);
+  }
 });
 
 test('glossary and the service worker cache every module the page loads', () => {

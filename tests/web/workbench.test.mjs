@@ -61,6 +61,18 @@ test('layout: no horizontal page scroll with 34- and 64-stage plans at 1440, 390
   }
 });
 
+test('layout: no horizontal page scroll at 390 px with a measured profile (the source column\'s screen-reader text stays in its box)', async (t) => {
+  const url = await link({ m: demoScenario.model, c: demoScenario.cluster, t: demoScenario.training, f: 'llama3.2-1b-a100-illustrative', p: demoPlan });
+  for (const page0 of [`${url}`, url.replace('index.html#', 'index.html?embed=1#')]) {
+    const { page, problems } = await open(t, page0, PHONE);
+    await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent), null, { timeout: 60000 });
+    await page.waitForTimeout(300);
+    const w = await noHorizontalScroll(page);
+    assert.ok(w.scroll <= w.client, `${page0.includes('embed') ? 'embed' : 'page'}: ${w.scroll} px wide in ${w.client}`);
+    await assertClean(page, problems);
+  }
+});
+
 test('an error never moves the results; errors are next to the field and in the summary above the inputs', async (t) => {
   for (const viewport of [DESKTOP, PHONE]) {
     const { page, problems } = await open(t, `${site.url}index.html`, viewport);
@@ -302,7 +314,7 @@ test('time to train and cost: days and dollars from a token budget and prices; s
   const price = await page.$eval('#price-table input', (i) => i.id);
   const typed = await page.inputValue(`#${price}`);
   await page.fill(`#${price}`, '-3');
-  assert.match(await page.textContent(`#${price}-err`), /^-3 is out of range; expected US dollars per GPU-hour, a number >= 0/);
+  assert.match(await page.textContent(`#${price}-err`), /^-3 is out of range; expected US dollars per GPU-hour, a finite number >= 0/);
   await page.fill(`#${price}`, typed);
   assert.equal(await page.textContent(`#${price}-err`), '');
   await page.fill('#f-budget-tokens', '300B');

@@ -47,7 +47,8 @@ export function windowed(est, t0, t1) {
   const timeline = [];
   for (const e of est.timeline || []) {
     if (e.end_s <= t0 || e.start_s >= t1) continue;
-    timeline.push({ ...e, start_s: Math.max(e.start_s, t0) - t0, end_s: Math.min(e.end_s, t1) - t0 });
+    // the event's own times stay with it for its tooltip (the chart draws the clipped, shifted ones)
+    timeline.push({ ...e, start_s: Math.max(e.start_s, t0) - t0, end_s: Math.min(e.end_s, t1) - t0, whole_start_s: e.whole_start_s ?? e.start_s, whole_end_s: e.whole_end_s ?? e.end_s });
   }
   return { ...est, timeline, iteration_time_s: t1 - t0 };
 }
@@ -98,8 +99,11 @@ function niceStep(range, target = 8) {
 
 const rangeText = (r, one, many) => (r ? (r[0] === r[1] ? `${one} ${r[0]}` : `${many} ${r[0]}–${r[1]}`) : null);
 
-/** the tooltip of a bar: stage, resource (lane), kind, micro-batch, chunk, bucket, times */
-export function barTitle(b) {
+/**
+ * the tooltip of a bar: stage, resource (lane), kind, micro-batch, chunk, bucket, times; offset: the
+ * start of a zoomed view (its bars' times are from there), so that the times read as on the axis
+ */
+export function barTitle(b, offset = 0) {
   const head = `stage ${b.stage} · ${resourceLabel(b.lane)}`;
   if (b.event) {
     const e = b.event;
@@ -107,13 +111,13 @@ export function barTitle(b) {
       Number.isInteger(e.micro_batch) ? `micro-batch ${e.micro_batch}` : null,
       chunkOf(e) !== null ? `chunk ${e.chunk}` : null,
       Number.isInteger(e.bucket) ? `bucket ${e.bucket}` : null].filter(Boolean).join(', ');
-    return `${head} · ${what}: ${fmtTime(e.start_s)} – ${fmtTime(e.end_s)}`;
+    return `${head} · ${what}: ${fmtTime(e.whole_start_s ?? e.start_s + offset)} – ${fmtTime(e.whole_end_s ?? e.end_s + offset)}`;
   }
   const parts = Object.keys(b.kinds).map((k) => `${KIND_LABEL[k] || k} ${fmtTime(b.kinds[k])}`).join(', ');
   const ranges = [rangeText(b.mb, 'micro-batch', 'micro-batches'), rangeText(b.chunks, 'chunk', 'chunks'),
     rangeText(b.buckets, 'bucket', 'buckets')].filter(Boolean).map((t) => `, ${t}`).join('');
   const share = b.end_s > b.start_s ? ` (busy ${Math.min(100, (100 * b.busy_s) / (b.end_s - b.start_s)).toFixed(0)}%)` : '';
-  return `${head} · ${fmtInt(b.count)} events merged${ranges}: ${fmtTime(b.start_s)} – ${fmtTime(b.end_s)}; ${parts}${share}`;
+  return `${head} · ${fmtInt(b.count)} events merged${ranges}: ${fmtTime(b.start_s + offset)} – ${fmtTime(b.end_s + offset)}; ${parts}${share}`;
 }
 
 /** legend entries wrapped into rows of the chart's width: [{x, y, color, label, kind?, chunk?}] */
@@ -176,7 +180,7 @@ export function timelineScene(est0, { width = 960, view = null, withNote = false
     const w = Math.max(0.5, x(b.end_s) - bx);
     const chunk = b.event ? chunkOf(b.event) : b.chunks && b.chunks[0] === b.chunks[1] ? b.chunks[0] : null;
     const fill = barColor(b.kind, chunk);
-    items.push({ t: 'rect', x: bx, y, w, h: hgt, fill, cls: `tl-ev tl-${b.kind}${b.event ? '' : ' tl-agg'}`, title: barTitle(b),
+    items.push({ t: 'rect', x: bx, y, w, h: hgt, fill, cls: `tl-ev tl-${b.kind}${b.event ? '' : ' tl-agg'}`, title: barTitle(b, offset),
       chunk: Number.isInteger(chunk) ? chunk : null, lane: b.lane, stage: b.stage });
     if (b.event && Number.isInteger(chunk) && chunks > 1 && w >= CHUNK_LABEL_MIN_W) {
       items.push({ t: 'text', x: bx + w / 2, y: lane.y + lane.h / 2 + (lane.h > LANE_H ? 3.5 : 3), text: `c${chunk}`, size: lane.h > LANE_H ? 10 : 8,

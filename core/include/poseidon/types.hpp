@@ -77,6 +77,9 @@ struct ModelSpec {
     // kernel and keeps no mask, as in Llama-style pre-training.
     double hidden_dropout = 0.1;
     double attention_dropout = 0.1;
+    // RoPE's base (Hugging Face rope_theta, Megatron's --rotary-base): not in the cost, kept for the
+    // training command the page writes; absent = not given.
+    std::optional<double> rope_theta;
     std::string source;
     std::string notes;
 };
