@@ -12,7 +12,7 @@ import { clearErrors, showError } from './errors.js';
 import { cancelSearch, runSearch, setRunning } from './planner.js';
 import { openFragment, scheduleShareUrl } from './links.js';
 import { loadPlanFile, loadScenarioFile, wireExports } from './export-ui.js';
-import { onApplyVariant, onResultsRendered, postHeight, renderCosts, timelineControl } from './results.js';
+import { onApplyVariant, onResultsRendered, postHeight, renderCosts, renderResult, timelineControl } from './results.js';
 import { render as renderWhatIf, wireWhatIf } from './whatif-ui.js';
 import { renderCompare } from './compare-ui.js';
 import { onCostChange, wireCostForm } from './cost-ui.js';
@@ -125,6 +125,7 @@ function wireInputs() {
   window.addEventListener('hashchange', async (e) => {
     // the hash as changed (the page may rewrite the address bar before this event runs)
     const opened = await openFragment(new URL(e.newURL).hash);
+    if (isEmbed && opened === 'error') { embedLinkRefused(); return; }
     if (opened === 'error') scheduleShareUrl();
     if (opened !== 'plan' && opened !== 'none') runSearch({ live: true });
   });
@@ -201,8 +202,25 @@ async function start() {
   window.__poseidonReady = true;
   const opened = await openFragment(location.hash);
   // live planning: the inputs (the link's or the defaults) are planned at once; a link's plan is shown as it is
-  if (opened !== 'plan') runSearch({ live: true });
+  if (isEmbed && opened === 'error') embedLinkRefused();
+  else if (opened !== 'plan') runSearch({ live: true });
   registerServiceWorker();
+}
+
+/**
+ * An embed whose link the page refuses (corrupted, truncated, a newer format) shows the message in
+ * place of the plan (docs/embedding.md): it has no inputs to fall back on, and planning the
+ * defaults would pass another plan off as the embedded one.
+ */
+function embedLinkRefused() {
+  state.result = null;
+  renderResult();
+  const msg = $('#error').textContent.replace(/\nYour current inputs are unchanged and the planner works as usual\.?/, '');
+  const el = $('#best-plan');
+  el.textContent = `This embedded plan cannot be shown: ${msg}`;
+  el.dataset.refused = 'true';
+  $('#error-jump').hidden = true;
+  $('#progress').textContent = '';
 }
 
 start();

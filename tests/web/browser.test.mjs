@@ -164,6 +164,20 @@ test('embed mode renders one plan, links back, and posts its height', async (t) 
   assert.ok(height > 100, `height ${height}`);
 });
 
+test('embed mode: a corrupted or newer link shows its message in place of the plan, and plans nothing', async (t) => {
+  for (const frag of ['v=1&s=AAAA', 'v=9&s=abc']) {
+    const { page, problems } = await open(t, `${site.url}embed.html#${frag}`);
+    await page.waitForFunction(() => document.querySelector('[data-testid=best-plan]').dataset.refused === 'true');
+    const text = await page.textContent('[data-testid=best-plan]');
+    assert.match(text, /^This embedded plan cannot be shown: /);
+    assert.ok(text.includes(frag), text);
+    await page.waitForTimeout(500);
+    assert.doesNotMatch(await page.textContent('[data-testid=best-plan]'), /tokens\/s/, 'no other plan is shown as the embedded one');
+    assert.equal(await page.locator('#timeline svg rect.tl-ev').count(), 0);
+    await assertClean(page, problems);
+  }
+});
+
 test('exports download valid files', async (t) => {
   const { page, problems } = await open(t, await demoLink());
   await page.waitForFunction(() => !document.querySelector('#export-trace').disabled);
