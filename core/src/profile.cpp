@@ -202,6 +202,10 @@ const DeviceProfile* find_device_profile(const Profile* profile, const Device& d
             if (dp.device == d.id) return &dp;
     for (const auto& dp : profile->devices)
         if (dp.device == d.name) return &dp;
+    // a device derived from a preset ({"base": id, ...}: the same GPU, e.g. calibrated) takes its profile
+    if (!d.base_id.empty())
+        for (const auto& dp : profile->devices)
+            if (dp.device == d.base_id) return &dp;
     return nullptr;
 }
 

@@ -85,6 +85,7 @@ Device parse_device(const Json& in, const std::string& path, Problems& problems)
     Device d;
     Json j = resolve_ref(in, "devices", path, problems, &d.id);
     if (j.is_null()) return d;
+    if (in.is_object() && in.contains("base")) d.base_id = in["base"].get<std::string>();  // a string: resolve_ref checked it
     ObjectReader r(j, path, problems);
     if (!r.ok()) return d;
     r.reject_unknown({"id", "name", "vendor", "peak_tflops", "fp32_tflops", "tf32_tflops", "sustained_clock_ratio", "comm_compute_slowdown", "attention_efficiency", "memory_GiB", "memory_bw_GBps", "intra_node_bw_GBps",

@@ -131,6 +131,24 @@ TEST_CASE("a profile preset is referenced by id", "[profile]") {
     CHECK(out["stages"][1]["source"]["forward"] == "profile");       // tp 1, samples 1
 }
 
+TEST_CASE("a device derived from a preset keeps that GPU's profile; one derived from another does not", "[profile]") {
+    // the page sends a calibrated preset device as {"base": id, ...fitted values}
+    auto estimate_with = [](const Json& device) {
+        Json j = base_scenario();
+        j["cluster"] = {{"name", "c"}, {"groups", Json::array({{{"device", device}, {"nodes", 1}, {"gpus_per_node", 8}, {"inter_node_bw_GBps", 25}}})}};
+        j["profile"] = profile_json();
+        const Scenario sc = parse_scenario(j);
+        const Plan plan = parse_plan_text(R"({"micro_batch_size":8,"num_micro_batches":8,"stages":[{"group":0,"num_layers":24,"tp":1,"dp":8}]})", sc);
+        return to_json(sc, estimate(sc, plan));
+    };
+    const Json plain = estimate_with("a100-sxm4-80gb");
+    const Json calibrated = estimate_with(Json{{"base", "a100-sxm4-80gb"}, {"matmul_efficiency", 0.6}});
+    CHECK(calibrated["stages"][0]["source"]["layer_forward"] == "profile");
+    CHECK(calibrated["stages"][0]["forward_s"] == plain["stages"][0]["forward_s"]);  // the measured layers, not the new rate
+    const Json other = estimate_with(Json{{"base", "a100-sxm4-40gb"}});
+    CHECK(other["stages"][0]["source"]["layer_forward"] == "analytic");
+}
+
 TEST_CASE("profiles are validated strictly", "[profile]") {
     struct Bad {
         const char* profile;

@@ -29,6 +29,9 @@ struct DeviceCalibration {
 
 struct Device {
     std::string id;    // preset id, or "" for an inline device
+    // {"base": id, ...}: the preset this device was derived from (the same GPU with other values, e.g.
+    // calibrated ones), so that a measured profile of that GPU still applies to it
+    std::string base_id;
     std::string name;
     std::string vendor;
     double peak_tflops = 0;           // dense bf16/fp16 tensor peak
