@@ -196,9 +196,14 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
   const dp = dps.length === 1 ? dps[0] : null;
   if (tp === null) unsupported.push(`tensor parallelism differs between stages (${stages.map((s) => s.tp).join('/')}): stock Megatron-LM has one --tensor-model-parallel-size for every stage, so TP is left as the placeholder TP; running this plan as planned needs a launcher with per-stage TP`);
   if (dp === null) unsupported.push(`data parallelism differs between stages (${stages.map((s) => s.dp).join('/')}): stock Megatron-LM derives one data-parallel size from the world size`);
-  if (mbs.length !== 1 || mbs[0] === null) unsupported.push('replicas of a stage process different numbers of samples (the plan splits the micro-batch unevenly over different GPUs): Megatron-LM gives every replica the same --micro-batch-size, left as the placeholder MICRO_BATCH');
+  // why one --micro-batch-size cannot serve: replicas of one stage differ, or the stages do (their DP
+  // differs while every stage takes the same pipeline micro-batch)
+  const unevenReplicas = mbs.includes(null);
+  const mbWhy = unevenReplicas
+    ? 'replicas of a stage process different numbers of samples (the plan splits the micro-batch unevenly over different GPUs)'
+    : `the micro-batch per replica differs between stages (${stages.map((st) => samplesPerReplica(st, plan)).join('/')}: their DP differs, and every stage takes the same pipeline micro-batch of ${plan.micro_batch_size})`;
+  if (mbs.length !== 1 || mbs[0] === null) unsupported.push(`${mbWhy}: Megatron-LM gives every replica the same --micro-batch-size, left as the placeholder MICRO_BATCH`);
   if (stages.some((s) => Array.isArray(s.replicas) && uniq(s.replicas.map((r) => `${r.device}/${r.tp}`)).length > 1)) unsupported.push('a stage mixes device types or TP degrees among its replicas');
-  if (devices.length > 1) notes.push(`The stages run on different device types (${devices.join(', ')}); torchrun starts them alike, and the layer split below is what balances them. Start the nodes so that each stage lands on its devices (node ranks below).`);
 
   const split = splitFlags(layers, virtual);
   const even = nearestEvenSplit(layers.reduce((a, b) => a + b, 0), pp);
@@ -220,7 +225,7 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
   }
   for (const f of split.flags) args.push([f[0], q(f[1])]);
   const micro = mbs.length === 1 && mbs[0] !== null ? mbs[0] : null;
-  args.push(['--micro-batch-size', micro ?? need('MICRO_BATCH', 'replicas of a stage process different sample counts in this plan')]);
+  args.push(['--micro-batch-size', micro ?? need('MICRO_BATCH', unevenReplicas ? 'replicas of a stage process different sample counts in this plan' : 'the micro-batch per replica differs between stages in this plan')]);
   args.push(['--global-batch-size', plan.micro_batch_size * plan.num_micro_batches]);
 
   const gated = Boolean(model?.gated_mlp);
@@ -282,6 +287,9 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
 
   const nodes = nodeCounts(est, cluster, world);
   if (!nodes) notes.push('The GPUs per node differ between the groups this plan uses (or do not divide the plan\'s GPUs): NNODES and NPROC_PER_NODE are placeholders.');
+  // the comment with each stage's node ranks is written when one TP and one DP give Megatron's rank order
+  const rankComment = Boolean(nodes) && tps.length === 1 && dps.length === 1;
+  if (devices.length > 1) notes.push(`The stages run on different device types (${devices.join(', ')}); torchrun starts them alike, and the layer split below is what balances them. Start the nodes so that each stage lands on its devices${rankComment ? ' (node ranks in the command\'s comment)' : ' (Megatron-LM places stage s on ranks s × TP × DP onwards, TP fastest; with TP or DP per stage, or no node count, there is none to give)'}.`);
   const launcher = [
     ['--nnodes', nodes ? nodes.nnodes : need('NNODES', 'set the number of nodes')],
     ['--nproc_per_node', nodes ? nodes.nproc : need('NPROC_PER_NODE', 'set the GPUs per node')],

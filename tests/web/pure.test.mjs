@@ -101,6 +101,15 @@ test('CSV, plan JSON, Megatron-LM args', () => {
   assert.match(no.text, /--tensor-model-parallel-size "\$\{TP:\?/);
   assert.match(no.unsupported.join(' '), /tensor parallelism differs/);
   assert.match(no.notes.join(' '), /different device types/);
+  // ...there is no rank order to give, and the note does not point to one
+  assert.doesNotMatch(no.notes.join(' '), /node ranks in the command/);
+  // DP per stage: every stage's replicas are equal, the stages' micro-batch per replica differs, and that is the reason given
+  const dps = structuredClone(est);
+  dps.stages[1].dp = 2;
+  dps.stages[1].gpus = 4;
+  const mixedDp = megatronArgs(dps, { model, training: {} });
+  assert.match(mixedDp.unsupported.join(' '), /the micro-batch per replica differs between stages \(2\/4: their DP differs/);
+  assert.doesNotMatch(mixedDp.unsupported.join(' '), /unevenly/);
 });
 
 test('Hugging Face config.json import', () => {
