@@ -38,7 +38,8 @@ export function clusterOfResult() {
   return c && typeof c === 'object' ? c : state.cluster;
 }
 
-const deviceLabel = (ref) => (typeof ref === 'string' ? (state.devices[ref]?.name ?? byId(state.presets.devices, ref)?.name ?? ref) : (ref?.name ?? 'inline device'));
+const deviceLabel = (ref) => (typeof ref === 'string' ? (state.devices[ref]?.name ?? byId(state.presets.devices, ref)?.name ?? ref)
+  : (ref?.name ?? (typeof ref?.base === 'string' ? byId(state.presets.devices, ref.base)?.name : undefined) ?? 'inline device'));
 const deviceRef = (ref) => (typeof ref === 'string' ? ref : (ref?.name ?? 'inline device'));
 
 let onChange = () => {};

@@ -97,7 +97,8 @@ export function gpuUsage(est, cluster) {
   const groups = (cluster?.groups || []).map((g, i) => {
     const nodes = Number.isFinite(g.nodes) ? g.nodes : 0;
     const gpn = Number.isFinite(g.gpus_per_node) ? g.gpus_per_node : 0;
-    return { group: i, device: typeof g.device === 'string' ? g.device : (g.device?.name ?? 'inline device'), total: nodes * gpn, used: 0 };
+    // a calibrated preset device is sent as {"base": id, ...}: named by its preset
+    return { group: i, device: typeof g.device === 'string' ? g.device : (g.device?.name ?? g.device?.base ?? 'inline device'), total: nodes * gpn, used: 0 };
   });
   for (const st of est?.stages || []) {
     const reps = Array.isArray(st.replicas) && st.replicas.length ? st.replicas : [{ group: st.group, count: st.dp, tp: st.tp }];

@@ -225,8 +225,9 @@ export async function estimatePlan(plan, origin) {
   }
   showResult({ plans: [res], baselines: [], stats: null, fromLink: origin === 'link', fromFile: origin === 'file', profiled: Boolean(sc.profile) }, sc);
   if (perf.firstBestMs === null) perf.firstBestMs = performance.now();
-  $('#progress').textContent = origin === 'link' ? 'Shared plan estimated (no search): edit any input or press Find plans to search.'
-    : 'Plan file estimated (no search): edit any input or press Find plans to search.';
+  // the embed has no inputs and no Find plans: it points to the full planner instead
+  const next = isEmbed ? 'open it in the full planner to change it or search' : 'edit any input or press Find plans to search';
+  $('#progress').textContent = origin === 'link' ? `Shared plan estimated (no search): ${next}.` : `Plan file estimated (no search): ${next}.`;
   return true;
 }
 

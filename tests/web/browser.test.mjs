@@ -149,6 +149,9 @@ test('embed mode renders one plan, links back, and posts its height', async (t) 
   assert.equal(await page.isHidden('#inputs'), true);
   assert.ok(await page.locator('#timeline svg').count() === 1);
   assert.match(await page.getAttribute('#full-planner', 'href'), /index\.html#v=1&s=/);
+  // it has no inputs and no Find plans: its progress line points to the full planner
+  await page.waitForFunction(() => /estimated/.test(document.querySelector('[data-testid=progress]').textContent));
+  assert.match(await page.textContent('[data-testid=progress]'), /open it in the full planner/);
   await assertClean(page, problems);
   // inside an iframe: the parent receives poseidon:resize
   const host = await page.context().newPage();
