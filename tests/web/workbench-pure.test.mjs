@@ -1,0 +1,205 @@
+// The page's pure modules behind the planning workbench (issue 12), in node: the critical path and
+// idle GPUs (web/explain.js), time to train and cost (web/cost.js), and Megatron-LM layout strings
+// (web/megatron.js, web/exports.js). Split from pure.test.mjs, which keeps the rest.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { megatronArgs } from '../../web/exports.js';
+
+import { criticalPath, emptyStageSentences, gpuUsage, idleReasons, stageBusy, BREAKDOWN_PARTS } from '../../web/explain.js';
+import { parseTokens, formatTokens, trainingCost, sortPlans, priceOf, gpusByDevice, presetPrices, formatUsd, formatCost, unpricedNote, formatDuration,
+  formatDays, tokensPhrase, MAX_TOKENS, TOKENS_RANGE_MESSAGE, tokensProblem, parsePrice, priceProblem } from '../../web/cost.js';
+import { pipelineLayout, nearestEvenSplit } from '../../web/megatron.js';
+
+const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+
+const twoStage = {
+  iteration_time_s: 1, tokens_per_s: 100000, num_gpus: 12, mfu: 0.4,
+  plan: { micro_batch_size: 4, num_micro_batches: 8, stages: [{ group: 0, num_layers: 16, tp: 1, dp: 4 }, { group: 1, num_layers: 8, tp: 2, dp: 4 }] },
+  breakdown: { bottleneck_stage: 1, compute_s: 0.8, tp_comm_s: 0.05, bubble_s: 0.1, pp_comm_s: 0.01, dp_comm_s: 0.03, optimizer_s: 0.01 },
+  stages: [
+    { index: 0, device: 'a100-sxm4-80gb', group: 0, tp: 1, dp: 4, gpus: 4, num_layers: 16, forward_s: 0.03, backward_s: 0.06, samples_per_replica: 1 },
+    { index: 1, device: 'v100-sxm2-32gb', group: 1, tp: 2, dp: 4, gpus: 8, num_layers: 8, forward_s: 0.035, backward_s: 0.071, samples_per_replica: 1,
+      replicas: [{ group: 1, tp: 2, count: 4, samples: 1, device: 'v100-sxm2-32gb' }] },
+  ],
+};
+const cluster16 = { groups: [{ device: 'a100-sxm4-80gb', nodes: 1, gpus_per_node: 8 }, { device: 'v100-sxm2-32gb', nodes: 1, gpus_per_node: 8 }] };
+
+test('critical path: the bottleneck stage, the breakdown parts as shares, per-stage busy time', () => {
+  const cp = criticalPath(twoStage);
+  assert.equal(cp.bottleneck, 1);
+  assert.deepStrictEqual(cp.parts.map((p) => p.key), BREAKDOWN_PARTS.map((p) => p.key));
+  assert.ok(Math.abs(cp.parts.reduce((a, p) => a + p.share, 0) - 1) < 1e-9);
+  const busy = stageBusy(twoStage);
+  assert.ok(Math.abs(busy[1].busy_s - 8 * 0.106) < 1e-12);
+  assert.match(cp.sentences[0], /^Stage 1 \(v100-sxm2-32gb\) bounds the iteration/);
+  assert.match(cp.sentences.join(' '), /pipeline bubble/);
+  assert.equal(criticalPath({ ...twoStage, breakdown: undefined }), null);
+  // a DP-bound plan with tied embeddings: the sentence says how much is the embedding all-reduce
+  const tied = { ...twoStage, breakdown: { ...twoStage.breakdown, bubble_s: 0.02, dp_comm_s: 0.11 },
+    stages: twoStage.stages.map((st) => ({ ...st, embedding_sync_s: 0.08 })) };
+  assert.match(criticalPath(tied).sentences.join(' '), /gradient all-reduce after the last backward \(of which 80\.0 ms is the tied-embedding all-reduce/);
+  assert.doesNotMatch(criticalPath({ ...tied, stages: twoStage.stages }).sentences.join(' '), /tied-embedding/);
+  // the breakdown counts only the sends the bottleneck stage waits for: the label and its explanation say so
+  const pp = BREAKDOWN_PARTS.find((p) => p.key === 'pp_comm_s');
+  assert.equal(pp.label, 'exposed pipeline sends');
+  assert.match(pp.title, /overlap with compute are not counted/);
+  assert.deepStrictEqual(emptyStageSentences(twoStage), []);
+});
+
+test('critical path: a stage without blocks is said to hold only the embedding, the head, or to forward', () => {
+  const st = (i, n) => ({ ...twoStage.stages[0], index: i, num_layers: n, device: i === 1 ? 't4-16gb' : 'a100-sxm4-80gb' });
+  const est = { ...twoStage, stages: [st(0, 0), st(1, 0), st(2, 12), st(3, 0)] };
+  const s = emptyStageSentences(est);
+  assert.equal(s.length, 3);
+  assert.match(s[0], /^Stage 0 \(a100-sxm4-80gb\) holds no transformer block: only the embedding\.$/);
+  assert.match(s[1], /^Stage 1 \(t4-16gb\) holds no transformer block: it only forwards activations/);
+  assert.match(s[2], /^Stage 3 .*only the output layer and the loss/);
+  assert.ok(criticalPath({ ...est, breakdown: { ...twoStage.breakdown, bottleneck_stage: 2 } }).sentences.some((x) => /forwards activations/.test(x)));
+  assert.deepStrictEqual(emptyStageSentences({ ...twoStage, stages: [st(0, 0)] }), []);
+});
+
+test('GPUs used and idle, per group, with reasons', () => {
+  const u = gpuUsage(twoStage, cluster16);
+  assert.deepStrictEqual(u.groups.map((g) => [g.used, g.total, g.idle]), [[4, 8, 4], [8, 8, 0]]);
+  assert.equal(u.idle, 4);
+  const r = idleReasons(twoStage, cluster16, { plans: [twoStage, { ...twoStage, num_gpus: 16, iteration_time_s: 1.05 }], baselines: [], stats: { infeasible: { memory: 3 } } }, 32);
+  assert.ok(r.reasons.some((x) => /one sample per data-parallel replica/.test(x)));
+  assert.ok(r.reasons.some((x) => /Plan #2 uses 16 GPUs and is 5\.0 % slower/.test(x)));
+  assert.ok(r.reasons.some((x) => /3 for memory/.test(x)));
+  // counts read with thousands separators, as the search statistics show them
+  const many = idleReasons(twoStage, cluster16, { plans: [twoStage], baselines: [], stats: { infeasible: { memory: 4180 } } }, 32);
+  assert.ok(many.reasons.some((x) => /4,180 for memory/.test(x)));
+  assert.deepStrictEqual(idleReasons({ ...twoStage, num_gpus: 16 }, { groups: [{ device: 'x', nodes: 2, gpus_per_node: 8 }] }).reasons, []);
+});
+
+test('time to train and cost: token budgets, prices, sorting', () => {
+  assert.equal(parseTokens('1T'), 1e12);
+  assert.equal(parseTokens('300B'), 3e11);
+  assert.equal(parseTokens('2.5e12'), 2.5e12);
+  assert.equal(parseTokens('1,000,000'), 1e6);
+  assert.equal(parseTokens('15T tokens'), 1.5e13);
+  assert.equal(parseTokens(''), null);
+  assert.ok(Number.isNaN(parseTokens('lots')));
+  assert.ok(Number.isNaN(parseTokens('-5B')));
+  assert.equal(formatTokens(1.5e12), '1.5T');
+  // default prices come from the device presets: each priced preset names its source (a provider
+  // page and the instance) and the date; the others have none and the page asks for one
+  const devices = fs.readdirSync(path.join(ROOT, 'presets/devices')).map((f) => ({ id: f.replace(/\.json$/, ''), ...JSON.parse(fs.readFileSync(path.join(ROOT, 'presets/devices', f), 'utf8')) }));
+  const defaults = presetPrices(devices);
+  for (const d of devices) {
+    if (d.price_usd_per_gpu_hour === undefined) {
+      assert.equal(d.price_source, undefined, d.id);
+      assert.equal(defaults[d.id], undefined, d.id);
+      continue;
+    }
+    assert.ok(d.price_usd_per_gpu_hour > 0 && d.price_usd_per_gpu_hour < 100, d.id);
+    assert.match(d.price_source, /^https:\/\/\S+ : \S.{20,}/, `${d.id}: the provider's page and what was priced`);
+    assert.match(d.price_as_of, /^20\d\d-\d\d-\d\d$/, d.id);
+    assert.deepStrictEqual(defaults[d.id], { usd: d.price_usd_per_gpu_hour, source: d.price_source, asOf: d.price_as_of });
+  }
+  assert.ok(Object.keys(defaults).length >= 10, 'most devices have a public on-demand price');
+  // AWS p4d.24xlarge: $32.7726 per hour for 8 GPUs
+  assert.ok(Math.abs(defaults['a100-sxm4-40gb'].usd - 32.7726 / 8) < 1e-4);
+  assert.equal(priceOf('a100-sxm4-80gb', { 'a100-sxm4-80gb': 2 }, defaults), 2);
+  assert.equal(priceOf('a100-sxm4-40gb', {}, defaults), defaults['a100-sxm4-40gb'].usd);
+  assert.equal(priceOf('a100-sxm4-40gb', {}), null, 'without the presets there is no default');
+  assert.equal(priceOf('custom-1', {}, defaults), null);
+  assert.equal(trainingCost(twoStage, { groups: [{ device: 'a100-sxm4-40gb', nodes: 1, gpus_per_node: 8 }, { device: 'a100-sxm4-40gb', nodes: 1, gpus_per_node: 8 }] },
+    { defaults }).usdPerHour, 12 * defaults['a100-sxm4-40gb'].usd);
+  assert.deepStrictEqual([...gpusByDevice(twoStage, cluster16)], [['a100-sxm4-80gb', 4], ['v100-sxm2-32gb', 8]]);
+  assert.deepStrictEqual([...gpusByDevice(twoStage, cluster16, { includeIdle: true })], [['a100-sxm4-80gb', 8], ['v100-sxm2-32gb', 8]]);
+  const prices = { 'a100-sxm4-80gb': 2, 'v100-sxm2-32gb': 1 };
+  const c = trainingCost(twoStage, cluster16, { tokens: 1e12, prices });
+  assert.equal(c.usdPerHour, 4 * 2 + 8 * 1);
+  assert.ok(Math.abs(c.days - 1e12 / 1e5 / 86400) < 1e-9);
+  assert.ok(Math.abs(c.usdPer1M - (16 / 3600 / 1e5) * 1e6) < 1e-12);
+  assert.ok(Math.abs(c.totalUsd - 16 * 1e12 / 1e5 / 3600) < 1e-6);
+  const idle = trainingCost(twoStage, cluster16, { tokens: 1e12, prices, includeIdle: true });
+  assert.equal(idle.usdPerHour, 8 * 2 + 8 * 1);
+  assert.deepStrictEqual(trainingCost(twoStage, { groups: [{ device: 'custom-1', nodes: 1, gpus_per_node: 8 }, cluster16.groups[1]] }, { prices: {}, defaults }).missing, ['custom-1']);
+  // messages name the devices (a custom one by its name, as the price table does)
+  assert.deepStrictEqual(trainingCost(twoStage, { groups: [{ device: 'custom-1', nodes: 1, gpus_per_node: 8 }, cluster16.groups[1]] },
+    { prices: {}, defaults, label: (ref) => (ref === 'custom-1' ? 'My GPU' : ref) }).missingLabels, ['My GPU']);
+  // a faster plan on dearer GPUs: sorted by time it is first, by cost second
+  const fast = { ...twoStage, iteration_time_s: 1 / 1.2, tokens_per_s: 1.2e5, num_gpus: 16,
+    stages: [{ ...twoStage.stages[0], dp: 8, gpus: 8, replicas: undefined }, twoStage.stages[1]] };
+  const pricesB = { 'a100-sxm4-80gb': 10, 'v100-sxm2-32gb': 1 };
+  assert.deepStrictEqual(sortPlans([twoStage, fast], 'time', cluster16, { prices: pricesB }), [1, 0]);
+  assert.deepStrictEqual(sortPlans([twoStage, fast], 'cost', cluster16, { prices: pricesB }), [0, 1]);
+  // with a batch tolerance the plans train different batches: fastest is the most tokens/s, the
+  // search's ranking, not the shortest iteration (a 110-sample plan of 1.406 s beats 108 in 1.383 s)
+  const b108 = { iteration_time_s: 1.383, tokens_per_s: 108 * 2048 / 1.383, plan: { micro_batch_size: 4, num_micro_batches: 27 } };
+  const b110 = { iteration_time_s: 1.406, tokens_per_s: 110 * 2048 / 1.406, plan: { micro_batch_size: 2, num_micro_batches: 55 } };
+  assert.deepStrictEqual(sortPlans([b108, b110], 'time', cluster16, {}), [1, 0]);
+  assert.equal(formatUsd(1234.4), '$1,234');
+  assert.equal(formatUsd(2.5e6), '$2.50M');
+  // three significant digits: different costs read differently
+  assert.equal(formatUsd(0.1212), '$0.121');
+  assert.equal(formatUsd(0.1224), '$0.122');
+  assert.equal(formatUsd(0.0421), '$0.0421');
+  assert.equal(formatUsd(3.37e12), '$3.37T');
+  // unpriced GPUs: the cost counts the priced ones only, shown as a lower bound, sorted after known costs
+  const unpriced = { groups: [cluster16.groups[0], { ...cluster16.groups[1], device: 'custom-1' }] };
+  const part = trainingCost(twoStage, unpriced, { prices: { 'a100-sxm4-80gb': 2 } });
+  assert.equal(part.partial, true);
+  assert.deepStrictEqual(part.missing, ['custom-1']);
+  assert.equal(formatCost(part), `≥ ${formatUsd(part.usdPer1M)}`);
+  assert.match(unpricedNote(part), /No price for custom-1: its GPUs are not counted/);
+  assert.equal(formatCost(trainingCost(twoStage, unpriced, {})), 'unknown');
+  assert.equal(formatCost(c), formatUsd(c.usdPer1M));
+  assert.equal(unpricedNote(c), null);
+  // plan 0 uses only A100s (priced, dear), plan 1 also the unpriced GPUs (cheaper as far as known): plan 0 first
+  const a100only = { ...twoStage, stages: [twoStage.stages[0]] };
+  const both = { ...twoStage, tokens_per_s: 1e6 };
+  assert.ok(trainingCost(both, unpriced, { prices: { 'a100-sxm4-80gb': 2 } }).usdPer1M < trainingCost(a100only, unpriced, { prices: { 'a100-sxm4-80gb': 2 } }).usdPer1M);
+  assert.deepStrictEqual(sortPlans([both, a100only], 'cost', unpriced, { prices: { 'a100-sxm4-80gb': 2 } }), [1, 0]);
+  // token budgets: a bounded range, one token in the singular, short runs in hours or less
+  assert.ok(Number.isNaN(parseTokens('1e30')), 'beyond 1e16 the field shows the range');
+  assert.equal(parseTokens('1e16'), MAX_TOKENS);
+  assert.ok(Number.isNaN(parseTokens('0.5')));
+  assert.match(TOKENS_RANGE_MESSAGE, /from 1 to 10,000T \(1e16\)/);
+  // the messages name the value typed and what is allowed, as the core's do
+  assert.equal(tokensProblem('1T'), '');
+  assert.equal(tokensProblem(''), '');
+  assert.equal(tokensProblem('-5'), `-5 is out of range; expected ${TOKENS_RANGE_MESSAGE}`);
+  assert.equal(tokensProblem('1e30'), `1e30 is out of range; expected ${TOKENS_RANGE_MESSAGE}`);
+  assert.equal(tokensProblem('lots'), `"lots" is not a number of tokens; expected ${TOKENS_RANGE_MESSAGE}`);
+  assert.equal(parsePrice('$2.5'), 2.5);
+  assert.equal(parsePrice(' '), null);
+  assert.ok(Number.isNaN(parsePrice('-3')));
+  assert.equal(parsePrice('2e0'), 2);
+  assert.equal(parsePrice('1e9'), 1e9);
+  assert.equal(priceProblem('1e9'), '');
+  assert.equal(priceProblem('1e999'), '1e999 is out of range; expected US dollars per GPU-hour, a finite number >= 0, e.g. 2.5');
+  assert.equal(priceProblem('2.5'), '');
+  assert.equal(priceProblem('-3'), '-3 is out of range; expected US dollars per GPU-hour, a finite number >= 0, e.g. 2.5');
+  assert.equal(priceProblem('abc'), '"abc" is not a price; expected US dollars per GPU-hour, a finite number >= 0, e.g. 2.5');
+  assert.equal(tokensPhrase(1), '1 token');
+  assert.equal(tokensPhrase(3e11), '300B tokens');
+  assert.equal(formatDuration(5.2 * 3600), '5.2 hours');
+  assert.equal(formatDuration(90), '1.5 minutes');
+  assert.equal(formatDuration(1), '1 second');
+  assert.equal(formatDuration(1e-5), '< 0.1 seconds');
+  assert.equal(formatDuration(3 * 86400), '3 days');
+  assert.equal(formatDays(0.01), '< 0.1');
+  assert.equal(formatDays(77.44), '77.4');
+});
+
+test('Megatron-LM: layout strings and the nearest even split', () => {
+  assert.equal(pipelineLayout([3, 2, 2]), 'Ettt|tt|ttL');
+  assert.deepStrictEqual(nearestEvenSplit(24, 4), { layers: [6, 6, 6, 6], flags: [] });
+  const odd = nearestEvenSplit(26, 4);
+  assert.deepStrictEqual(odd.layers, [7, 6, 6, 7]);
+  assert.equal(odd.layers.reduce((a, b) => a + b, 0), 26);
+  const st = (i, n) => ({ ...twoStage.stages[0], index: i, num_layers: n });
+  const model = { num_layers: 24, hidden_size: 1024, num_attention_heads: 16, seq_length: 2048 };
+  const r = megatronArgs({ ...twoStage, stages: [st(0, 16), st(1, 3), st(2, 2), st(3, 3)] }, { model, training: {} });
+  assert.match(r.text, /--pipeline-model-parallel-layout 'Et{16}\|ttt\|tt\|tttL'/);
+  assert.match(r.notes.join(' '), /nearest even split is 6\/6\/6\/6/);
+  // only the first and last stages differ: Megatron's first/last-stage flags
+  const fl = megatronArgs({ ...twoStage, stages: [st(0, 16), st(1, 5), st(2, 3)] }, { model, training: {} });
+  assert.match(fl.text, /--decoder-first-pipeline-num-layers 16 \\\n  --decoder-last-pipeline-num-layers 3/);
+  assert.equal(fl.split, 'first-last');
+});
