@@ -270,6 +270,12 @@ std::string key_path(const std::string& base, std::string_view key) {
     return base + "[\"" + quoted + "\"]";
 }
 
+std::string number_text(double x) {
+    std::string t = Json(x).dump();
+    if (t.size() > 2 && t.compare(t.size() - 2, 2, ".0") == 0) t.resize(t.size() - 2);
+    return t;
+}
+
 std::string show(const Json& value) {
     std::string s;
     try {

@@ -66,14 +66,8 @@ std::optional<std::int64_t> ObjectReader::integer(const char* key, bool required
 
 std::optional<double> ObjectReader::number(const char* key, bool required, double min, bool min_inclusive, double max) {
     const Json* v = get(key);
-    // JSON's shortest round-trip text, without the ".0" it gives whole numbers: "<= 1000000", not
-    // "<= 1000000.0".
-    auto fmt = [](double x) {
-        std::string s = Json(x).dump();
-        if (s.size() > 2 && s.compare(s.size() - 2, 2, ".0") == 0) s.resize(s.size() - 2);
-        return s;
-    };
-    auto range = std::string("expected a finite number ") + (min_inclusive ? ">= " : "> ") + fmt(min) + " and <= " + fmt(max);
+    // "<= 1000000", not "<= 1000000.0"
+    auto range = std::string("expected a finite number ") + (min_inclusive ? ">= " : "> ") + number_text(min) + " and <= " + number_text(max);
     if (!v) {
         if (required && is_object_) problems_.add(path_of(key), "is missing; " + range);
         return std::nullopt;

@@ -319,17 +319,6 @@ Scenario parse_scenario(const Json& j) {
 
 Scenario parse_scenario_text(std::string_view text) { return parse_scenario(parse_json(text, "scenario")); }
 
-namespace {
-
-// A number as JSON writes it, without the ".0" of a whole one ("1000", "12.5").
-std::string number_text(double x) {
-    std::string t = Json(x).dump();
-    if (t.size() > 2 && t.compare(t.size() - 2, 2, ".0") == 0) t.resize(t.size() - 2);
-    return t;
-}
-
-}  // namespace
-
 std::vector<std::string> scenario_notes(const Scenario& sc) {
     std::vector<std::string> notes;
     const Training& tr = sc.training;

@@ -36,6 +36,8 @@ Json parse_json(std::string_view text, const std::string& what);
 
 // Short rendering of a value for messages (at most ~60 bytes, always valid UTF-8).
 std::string show(const Json& value);
+// A number as JSON writes it (shortest round trip), without the ".0" of a whole one: "1000", "12.5".
+std::string number_text(double x);
 // "<value> is <type>" for a value of the wrong type; a null is just "is null".
 std::string describe(const Json& value);
 
