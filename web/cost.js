@@ -31,24 +31,28 @@ export const TOKENS_RANGE_MESSAGE = 'a number of tokens from 1 to 10,000T (1e16)
  * "1T", "300B", "2.5e12", "1,000,000" → number of tokens; null for empty; NaN for text that is not
  * a count or a count outside MIN_TOKENS…MAX_TOKENS (the field then shows TOKENS_RANGE_MESSAGE)
  */
+// a count as typed (separators removed): number, exponent, suffix, "token(s)"; a price: a number
+const TOKENS_TEXT = /^(\d+\.?\d*|\.\d+)(e[+-]?\d+)?([kKmMbBgGtTpP]?)(tokens?)?$/i;
+const PRICE_TEXT = /^(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+
 export function parseTokens(text) {
   const t = String(text ?? '').trim().replace(/[,_\s]/g, '');
   if (t === '') return null;
-  const m = /^(\d+\.?\d*|\.\d+)(e[+-]?\d+)?([kKmMbBgGtTpP]?)(tokens?)?$/i.exec(t);
+  const m = TOKENS_TEXT.exec(t);
   if (!m) return NaN;
   const x = Number(m[1] + (m[2] ?? '')) * (m[3] ? SUFFIX[m[3]] : 1);
   return Number.isFinite(x) && x >= MIN_TOKENS && x <= MAX_TOKENS ? x : NaN;
 }
 
 const quoted = (t) => JSON.stringify(String(t).slice(0, 40));
-const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
 
 /** what is wrong with a token budget as typed, naming the value and what is allowed ('' when it is fine or empty) */
 export function tokensProblem(text) {
   const t = String(text ?? '').trim();
   if (!Number.isNaN(parseTokens(t))) return '';
   const plain = t.replace(/[,_\s]/g, '');
-  return /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?[kKmMbBgGtTpP]?(tokens?)?$/i.test(plain)
+  // a count in the right form (a sign allowed) is out of range; anything else is not a count
+  return TOKENS_TEXT.test(plain.replace(/^[+-]/, ''))
     ? `${t.slice(0, 40)} is out of range; expected ${TOKENS_RANGE_MESSAGE}`
     : `${quoted(t)} is not a number of tokens; expected ${TOKENS_RANGE_MESSAGE}`;
 }
@@ -57,7 +61,7 @@ export function tokensProblem(text) {
 export function parsePrice(text) {
   const t = String(text ?? '').trim().replace(/^\$/, '');
   if (t === '') return null;
-  if (!/^(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(t)) return NaN;
+  if (!PRICE_TEXT.test(t)) return NaN;
   const x = Number(t);
   return Number.isFinite(x) ? x : NaN;
 }
@@ -67,7 +71,7 @@ export function priceProblem(text) {
   const t = String(text ?? '').trim();
   if (!Number.isNaN(parsePrice(t))) return '';
   const range = 'expected US dollars per GPU-hour, a finite number >= 0, e.g. 2.5';
-  return NUMBER.test(t.replace(/^\$/, '')) ? `${t.slice(0, 40)} is out of range; ${range}` : `${quoted(t)} is not a price; ${range}`;
+  return PRICE_TEXT.test(t.replace(/^\$/, '').replace(/^[+-]/, '')) ? `${t.slice(0, 40)} is out of range; ${range}` : `${quoted(t)} is not a price; ${range}`;
 }
 
 /** 1.5e12 → "1.5T", 1 → "1" (a count of tokens, without the word: see tokensPhrase) */

@@ -129,6 +129,10 @@ export function snapshotInputs() {
 }
 
 /** Opens a share link: 'none' (no link), 'error' (refused, inputs kept), 'inputs' or 'plan'. */
+let refusal = '';
+/** why the last link was refused, with its fragment ('' if none was) */
+export const refusedLinkMessage = () => refusal;
+
 export async function openFragment(fragment) {
   if (!fragment || !isShareFragment(fragment)) return 'none';
   stopSearch();
@@ -143,7 +147,8 @@ export async function openFragment(fragment) {
     const msg = e instanceof ShareLinkError ? e.message : `The share link could not be read (${e.message}).`;
     // the address bar moves on to the inputs shown: the refused link stays readable here
     const shown = fragment.length > 120 ? `${fragment.slice(0, 120)}… (${fmtInt(fragment.length)} characters)` : fragment;
-    showError(`${msg}\nThe link's fragment: ${shown}\nYour current inputs are unchanged and the planner works as usual.`, 'link');
+    refusal = `${msg}\nThe link's fragment: ${shown}`;
+    showError(`${refusal}\nYour current inputs are unchanged and the planner works as usual.`, 'link');
     return 'error';
   }
   clearErrors(['link', 'inputs', 'other']);

@@ -10,7 +10,7 @@ import { touchProfileSelect, attachPresetProfile, attachProfileText, loadProfile
 import { loadRunsFile, removeCalibration, runCalibration } from './calibration-ui.js';
 import { clearErrors, showError } from './errors.js';
 import { cancelSearch, runSearch, setRunning } from './planner.js';
-import { openFragment, scheduleShareUrl } from './links.js';
+import { openFragment, refusedLinkMessage, scheduleShareUrl } from './links.js';
 import { loadPlanFile, loadScenarioFile, wireExports } from './export-ui.js';
 import { onApplyVariant, onResultsRendered, postHeight, renderCosts, renderResult, timelineControl } from './results.js';
 import { render as renderWhatIf, wireWhatIf } from './whatif-ui.js';
@@ -215,9 +215,8 @@ async function start() {
 function embedLinkRefused() {
   state.result = null;
   renderResult();
-  const msg = $('#error').textContent.replace(/\nYour current inputs are unchanged and the planner works as usual\.?/, '');
   const el = $('#best-plan');
-  el.textContent = `This embedded plan cannot be shown: ${msg}`;
+  el.textContent = `This embedded plan cannot be shown: ${refusedLinkMessage()}`;
   el.dataset.refused = 'true';
   $('#error-jump').hidden = true;
   $('#progress').textContent = '';
