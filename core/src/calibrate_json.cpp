@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <span>
+#include <utility>
 #include <string_view>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "poseidon/calibrate.hpp"
 #include "poseidon/cost_model.hpp"
@@ -109,7 +110,6 @@ std::vector<MeasuredRun> parse_runs_text(std::string_view text, const Scenario& 
 namespace {
 
 constexpr const char* device_keys[] = {"matmul_efficiency", "memory_bw_efficiency", "intra_node_link_efficiency", "inter_node_link_efficiency", "framework_overhead_GiB"};
-constexpr const char* stack_keys[] = {"host_us_per_kernel", "pass_overhead_us", "layer_overhead_us"};
 
 DeviceCalibration parse_calibration(const Json& j, const std::string& path, Problems& problems, bool stack) {
     DeviceCalibration c;
@@ -125,19 +125,23 @@ DeviceCalibration parse_calibration(const Json& j, const std::string& path, Prob
     if (!fitted) return c;
     ObjectReader f(*fitted, r.path_of("fitted"), problems);
     if (!f.ok()) return c;
+    // each key with its bound: a stack's as parse_stack reads it (so a calibrated scenario written
+    // back always reads again), 1e6 for a device's
+    std::vector<std::pair<const char*, double>> keys;
     if (stack)
-        f.reject_unknown({stack_keys[0], stack_keys[1], stack_keys[2]});
+        for (const auto& k : stack_overhead_keys) keys.emplace_back(k.key, k.max_us);
     else
-        f.reject_unknown({device_keys[0], device_keys[1], device_keys[2], device_keys[3], device_keys[4]});
-    for (const char* name : stack ? std::span<const char* const>(stack_keys) : std::span<const char* const>(device_keys)) {
+        for (const char* k : device_keys) keys.emplace_back(k, 1e6);
+    if (stack)
+        f.reject_unknown({keys[0].first, keys[1].first, keys[2].first});
+    else
+        f.reject_unknown({keys[0].first, keys[1].first, keys[2].first, keys[3].first, keys[4].first});
+    for (const auto& [name, cap] : keys) {
         const Json* entry = f.get(name);
         if (!entry) continue;
         ObjectReader e(*entry, f.path_of(name), problems);
         if (!e.ok()) continue;
         e.reject_unknown({"from", "to"});
-        // the keys' own upper bounds (parse_device, parse_stack): a stack's pass and layer overheads
-        // go to 1e7 us, so a calibrated scenario written back always reads again
-        const double cap = stack && std::string_view(name) != "host_us_per_kernel" ? 1e7 : 1e6;
         auto from = e.number("from", true, 0, true, cap);
         auto to = e.number("to", true, 0, true, cap);
         if (from && to) c.fitted.push_back({name, *from, *to});

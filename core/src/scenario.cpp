@@ -3,6 +3,7 @@
 #include "poseidon/scenario.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include "poseidon/calibrate.hpp"
 #include "poseidon/cost_model.hpp"
@@ -147,9 +148,9 @@ Stack parse_stack(const Json& in, const std::string& path, Problems& problems) {
     if (auto v = r.string("notes", false)) st.notes = *v;
     if (auto v = r.boolean("fused_elementwise", true)) st.fused_elementwise = *v;
     if (auto v = r.boolean("softmax_fp32", false)) st.softmax_fp32 = *v;
-    if (auto v = r.number("host_us_per_kernel", true, 0, true, 1e6)) st.host_us_per_kernel = *v;
-    if (auto v = r.number("pass_overhead_us", true, 0, true, 1e7)) st.pass_overhead_us = *v;
-    if (auto v = r.number("layer_overhead_us", true, 0, true, 1e7)) st.layer_overhead_us = *v;
+    double* overheads[] = {&st.host_us_per_kernel, &st.pass_overhead_us, &st.layer_overhead_us};  // stack_overhead_keys' order
+    for (std::size_t k = 0; k < std::size(stack_overhead_keys); ++k)
+        if (auto v = r.number(stack_overhead_keys[k].key, true, 0, true, stack_overhead_keys[k].max_us)) *overheads[k] = *v;
     if (auto v = r.boolean("p2p_blocking", true)) st.p2p_blocking = *v;
     if (auto v = r.boolean("p2p_scatter_gather", true)) st.p2p_scatter_gather = *v;
     if (auto v = r.boolean("grad_fp32", true)) st.grad_fp32 = *v;

@@ -15,6 +15,13 @@ namespace poseidon {
 inline constexpr std::int64_t max_total_gpus = 1'000'000;
 inline constexpr std::int64_t max_num_layers = 10'000;
 inline constexpr std::int64_t max_num_micro_batches = 100'000;
+// A stack's host overheads, in microseconds, with the upper bound parse_stack reads each with; the
+// calibration provenance of a fitted stack checks its values against the same bounds.
+struct StackOverheadKey {
+    const char* key;
+    double max_us;
+};
+inline constexpr StackOverheadKey stack_overhead_keys[] = {{"host_us_per_kernel", 1e6}, {"pass_overhead_us", 1e7}, {"layer_overhead_us", 1e7}};
 inline constexpr std::int64_t max_global_batch_size = 100'000'000;
 inline constexpr std::int64_t max_model_dim = 1'000'000;
 inline constexpr std::int64_t max_seq_length = 10'000'000;
