@@ -1,6 +1,6 @@
 // The "Calibrate with my measurements" box (docs/calibration.md).
 import { h, clear, $, fmt, fmtTime } from './dom.js';
-import { CALIBRATION_KEYS, STACK_CALIBRATION_KEYS, MAX_RUNS_BYTES, RunsInputError, checkRunsText, calibrationFromScenario, fittedValues, runsProblemText, signedPercent } from './calibration.js';
+import { CALIBRATION_KEYS, STACK_CALIBRATION_KEYS, MAX_RUNS_BYTES, RunsInputError, checkRunsText, calibrationFromScenario, fittedText, fittedValues, runsProblemText, signedPercent } from './calibration.js';
 import { byId, deviceOf, isEmpty, scenario, state } from './state.js';
 import { call, restartWorker } from './engine.js';
 import { onInputChanged, renderAllForms } from './forms.js';
@@ -22,12 +22,11 @@ export function renderCalibrationStatus() {
     return;
   }
   const used = new Set((state.cluster.groups || []).map((g) => g.device).filter((d) => typeof d === 'string'));
-  const show = (fitted) => fitted.map((v) => `${v.key} ${v.from === undefined ? '' : `${fmt(v.from, 4)} → `}${fmt(v.to, 4)}`).join(', ') || 'no fitted value';
-  const items = ids.map((id) => h('li', { 'data-device': id }, h('strong', {}, deviceOf(id)?.name ?? id), ` (${id}): ${show(fittedValues(cal[id]))}`,
+  const items = ids.map((id) => h('li', { 'data-device': id }, h('strong', {}, deviceOf(id)?.name ?? id), ` (${id}): ${fittedText(fittedValues(cal[id]))}`,
     used.has(id) ? '' : h('span', { class: 'muted' }, ' — not in this cluster, so unused')));
   if (stack) {
     const fitted = Object.entries(stack.calibration.fitted ?? {}).map(([key, v]) => ({ key, from: v?.from, to: stack[key] ?? v?.to }));
-    items.push(h('li', { 'data-stack': String(stack.base ?? '') }, h('strong', {}, `stack ${stack.base ?? stack.name ?? ''}`), `: ${show(fitted)}`));
+    items.push(h('li', { 'data-stack': String(stack.base ?? '') }, h('strong', {}, `stack ${stack.base ?? stack.name ?? ''}`), `: ${fittedText(fitted)}`));
   }
   status.append(`Calibrated ${[ids.length ? `device${ids.length === 1 ? '' : 's'}` : '', stack ? 'stack' : ''].filter(Boolean).join(' and ')}`
     + ' (estimates and searches use these values):', h('ul', { class: 'calibrated' }, items));

@@ -7,6 +7,8 @@
 // and the provenance are kept, so a calibrated preset device is sent as {"base": id, ...overrides}
 // and a share link carries a few numbers per device (format 3, key "k").
 
+import { fmt } from './dom.js';
+
 /** device keys `poseidon calibrate` fits (docs/calibration.md, "The parameters") */
 export const CALIBRATION_KEYS = ['matmul_efficiency', 'memory_bw_efficiency', 'intra_node_link_efficiency',
   'inter_node_link_efficiency', 'framework_overhead_GiB'];
@@ -103,6 +105,19 @@ export function fittedValues(overrides) {
     else if (overrides?.[k] !== undefined) out.push({ key: k, from: undefined, to: overrides[k] });
   }
   return out;
+}
+
+/**
+ * "matmul_efficiency 0.72 → 0.6, …": a value the fit left where it was (the same at the shown
+ * precision) reads "0.85 (unchanged)", not "0.85 → 0.85"
+ */
+export function fittedText(values) {
+  if (!values.length) return 'no fitted value';
+  return values.map(({ key, from, to }) => {
+    if (from === undefined) return `${key} ${fmt(to, 4)}`;
+    const a = fmt(from, 4), b = fmt(to, 4);
+    return a === b ? `${key} ${b} (unchanged)` : `${key} ${a} → ${b}`;
+  }).join(', ');
 }
 
 /** "+5.2 %" for a relative error (predicted / measured - 1) */

@@ -11,6 +11,16 @@ const messages = { link: '', inputs: '', other: '' };
 let inputContext = '';
 let inputProblems = [];
 
+// called after every change of the summary: the boxes whose status depends on the core's verdict
+// (the profile's) re-render then; registered by main.js, so this module imports no box
+const listeners = [];
+export function onErrorsChanged(fn) { listeners.push(fn); }
+
+/** true when the core's current problems include one inside the scenario's `key` (e.g. "profile") */
+export function coreRefuses(key) {
+  return inputProblems.some((p) => p.path === key || p.path.startsWith(`${key}.`) || p.path.startsWith(`${key}[`));
+}
+
 const problemText = (pr) => (pr.path ? `${pr.path}: ${pr.message}` : pr.message);
 
 /** opens every collapsed section around an input (inputs collapse into sections on phones) */
@@ -52,6 +62,7 @@ function renderErrors() {
   // the sticky results summary says that there is something to fix (its height does not change)
   const jump = $('#error-jump');
   if (jump) jump.hidden = !text;
+  for (const fn of listeners) fn();
 }
 
 export function showError(message, kind = 'other') {

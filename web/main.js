@@ -6,9 +6,9 @@ import { DEFAULT_CLUSTER, DEFAULT_MODEL, byId, isEmbed, perf, presetCluster, pre
 import { spawnWorker } from './engine.js';
 import { DEVICE_SKIP } from './fields.js';
 import { applyChanges, onInputChanged, renderAllForms, renderClusterForm, renderModelForm, setClusterPreset, setModelPreset } from './forms.js';
-import { touchProfileSelect, attachPresetProfile, attachProfileText, loadProfileFile, loadProfilePresets, removeProfile, renderProfileForm } from './profile-ui.js';
+import { touchProfileSelect, attachPresetProfile, attachProfileText, loadProfileFile, loadProfilePresets, removeProfile, renderProfileForm, renderProfileStatus } from './profile-ui.js';
 import { loadRunsFile, removeCalibration, runCalibration } from './calibration-ui.js';
-import { clearErrors, showError } from './errors.js';
+import { clearErrors, onErrorsChanged, showError } from './errors.js';
 import { cancelSearch, runSearch, setRunning } from './planner.js';
 import { openFragment, refusedLinkMessage, scheduleShareUrl } from './links.js';
 import { loadPlanFile, loadScenarioFile, wireExports } from './export-ui.js';
@@ -97,6 +97,7 @@ function wireInputs() {
     }
   });
   $('#profile-preset').addEventListener('change', touchProfileSelect);
+  onErrorsChanged(() => renderProfileStatus()); // the core's verdict on the profile shows in its status
   $('#profile-use-preset').addEventListener('click', attachPresetProfile);
   $('#profile-remove').addEventListener('click', removeProfile);
   $('#profile-attach').addEventListener('click', () => attachProfileText($('#profile-json').value, 'pasted profile'));

@@ -3,7 +3,7 @@ import { h, clear, $, fmt } from './dom.js';
 import { PROFILE_PRESET_IDS, MAX_PROFILE_BYTES, ProfileInputError, parseProfileText, clusterDeviceNames, profileDevices, profileMatch } from './profile.js';
 import { profilePreset, state } from './state.js';
 import { onInputChanged } from './forms.js';
-import { showError } from './errors.js';
+import { coreRefuses, showError } from './errors.js';
 
 let profileSelectTouched = false;
 /** the user chose a preset in the list: keep it selected over the matching one */
@@ -39,10 +39,23 @@ export function renderProfileForm() {
   sel.value = pick;
   $('#profile-use-preset').disabled = !list.length;
   $('#profile-remove').disabled = !state.profile;
+  renderProfileStatus(list);
+}
+
+/**
+ * The attached profile's status: what it is, which of its devices this cluster uses, whether it
+ * was made for another model (a preset's id names its model), and whether the core refuses it
+ * (then the search stops until it is fixed or removed, and the status must not read as in use).
+ */
+export function renderProfileStatus(list = presetMatches()) {
   const status = $('#profile-status');
   const hint = $('#profile-hint');
-  status.classList.toggle('attached', Boolean(state.profile));
+  if (!status || !hint) return;
+  const refused = Boolean(state.profile) && coreRefuses('profile');
+  status.classList.toggle('attached', Boolean(state.profile) && !refused);
+  status.classList.toggle('refused', refused);
   if (!state.profile) {
+    const full = list.find((p) => p.match.full);
     status.textContent = 'No profile: every time comes from the analytic model.';
     hint.textContent = full ? `The preset “${full.content?.name ?? full.id}” matches this model and cluster: attach it to use its measured times.` : '';
     return;
@@ -50,13 +63,21 @@ export function renderProfileForm() {
   const content = attachedProfileContent();
   const name = typeof content?.name === 'string' ? content.name : null;
   const what = state.profile.preset ? `preset “${name ?? state.profile.preset}” (${state.profile.preset})` : `${state.profile.label}${name ? ` “${name}”` : ''}`;
+  if (refused) {
+    status.textContent = `Attached but refused: ${what}. The planner does not accept it (the message is under the profile box), so nothing is planned until it is fixed or removed.`;
+    hint.textContent = '';
+    return;
+  }
   const devs = profileDevices(content);
   const names = deviceNames();
   const used = devs.filter((d) => names.has(d));
   const applies = !devs.length ? ''
     : used.length ? ` It has measurements for ${used.join(', ')} in this cluster.`
       : ` None of its devices (${devs.join(', ')}) is in this cluster, so every time stays analytic.`;
-  status.textContent = `Attached: ${what}.${applies}`;
+  const preset = state.profile.preset ? list.find((p) => p.id === state.profile.preset) : null;
+  const otherModel = preset && !preset.match.model
+    ? ` It was measured for another model than ${state.modelPreset ? `“${state.modelPreset}”` : 'this custom one'} (its id names the model it is for): its block times are that model's.` : '';
+  status.textContent = `Attached: ${what}.${applies}${otherModel}`;
   hint.textContent = 'The stage table of a result says, per stage, which numbers are measured, interpolated or analytic.';
 }
 
@@ -89,8 +110,10 @@ export function attachProfileText(text, label) {
     value = parseProfileText(text);
   } catch (e) {
     if (!(e instanceof ProfileInputError)) throw e;
-    profileFieldError(e.message);
-    showError(e.message);
+    // the box's text is not what is attached: say that the attached profile stays as it was
+    const kept = state.profile ? ` The profile attached before stays attached.` : '';
+    profileFieldError(`${e.message}${kept}`);
+    showError(`${e.message}${kept}`);
     return false;
   }
   attachProfile({ value, label });

@@ -63,6 +63,11 @@ test('attaching a profile changes the result and shows where each stage\'s numbe
     await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 30000 });
     assert.ok((await headers(page)).includes('source'), 'a search with a profile shows the sources too');
   }
+  // another model: the preset's id names the model it was measured for, and the status says so
+  await page.selectOption('#model-preset', 'opt-350m');
+  await page.waitForFunction(() => /measured for another model than “opt-350m”/.test(document.querySelector('#profile-status').textContent));
+  await page.selectOption('#model-preset', 'llama3.2-1b');
+  await page.waitForFunction(() => !/another model/.test(document.querySelector('#profile-status').textContent));
   // removing it goes back to the analytic model
   await page.click('#profile-remove');
   await page.waitForFunction(() => /^No profile/.test(document.querySelector('#profile-status').textContent));
@@ -98,6 +103,15 @@ test('an invalid profile shows the core\'s message next to the profile field', a
     await page.click('[data-testid=run]');
     await page.waitForFunction(() => /fix the inputs/.test(document.querySelector('[data-testid=progress]').textContent));
     assert.match(await page.textContent('[data-error-for="profile"]'), /no-such-gpu/);
+    // the status does not read as in use: the core refuses it and nothing is planned
+    assert.match(await page.textContent('#profile-status'), /^Attached but refused: file p\.json\. The planner does not accept it/);
+    assert.equal(await page.getAttribute('#profile-status', 'class'), 'profile-status refused');
+    // text that is not JSON is not attached: the message says the refused profile is still the one attached
+    await page.fill('#profile-json', '{"devices"');
+    await page.click('#profile-attach');
+    await page.waitForFunction(() => /not valid JSON/.test(document.querySelector('[data-error-for="profile"]').textContent));
+    assert.match(await page.textContent('[data-error-for="profile"]'), /The profile attached before stays attached\.$/);
+    assert.match(await page.textContent('#profile-status'), /^Attached but refused: file p\.json/);
   }
   // removing the profile clears the message
   await page.click('#profile-remove');
