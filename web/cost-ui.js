@@ -5,6 +5,9 @@ import { h, clear, $ } from './dom.js';
 import { DEFAULT_TOKENS, parsePrice, parseTokens, presetPrices, priceOf, priceProblem, tokensProblem } from './cost.js';
 import { byId, state } from './state.js';
 
+// device refs whose price field holds text that is not a price: their costs show "–" until it is
+// fixed (the field keeps the text; a re-render of the form shows the last valid price again)
+const invalidPrices = new Set();
 let pricesOf = null; // [devices list, presetPrices(devices)]: computed once per preset list
 /** the device presets' prices: id → {usd, source, asOf} */
 export function defaultPrices() {
@@ -19,7 +22,8 @@ export function costOptions() {
   // the scenario sends a custom device inline (cost.js then knows it by its name): its price goes by both
   const prices = { ...state.budget.prices };
   for (const [id, dev] of Object.entries(state.devices)) if (prices[id] !== undefined && dev?.name && prices[dev.name] === undefined) prices[dev.name] = prices[id];
-  return { tokens: Number.isFinite(tokens) ? tokens : null, prices, includeIdle: Boolean(state.budget.idle), defaults: defaultPrices(), label: deviceLabel };
+  return { tokens: Number.isFinite(tokens) ? tokens : null, prices, includeIdle: Boolean(state.budget.idle), defaults: defaultPrices(), label: deviceLabel,
+    invalid: [...invalidPrices].flatMap((id) => [id, state.devices[id]?.name].filter(Boolean)) };
 }
 
 /** "https://… : p4d.24xlarge …" → the page's link and the words after it */
@@ -66,6 +70,7 @@ export function renderCostForm() {
   const refs = [...new Set((state.cluster.groups || []).map((g) => deviceRef(g.device)))];
   const defaults = defaultPrices();
   const box = clear($('#price-table'));
+  invalidPrices.clear(); // the fields are rebuilt from the valid prices
   const rows = refs.map((ref) => {
     const id = `f-price-${ref.replace(/[^a-zA-Z0-9]+/g, '-')}`;
     const user = state.budget.prices[ref];
@@ -75,7 +80,8 @@ export function renderCostForm() {
     input.addEventListener('input', () => {
       const usd = parsePrice(input.value);
       setFieldError(id, priceProblem(input.value));
-      if (Number.isNaN(usd)) return;
+      if (Number.isNaN(usd)) { invalidPrices.add(ref); onChange(); return; }
+      invalidPrices.delete(ref);
       if (usd === null) delete state.budget.prices[ref];
       else state.budget.prices[ref] = usd;
       onChange();

@@ -141,9 +141,11 @@ export function gpusByDevice(est, cluster, { includeIdle = false } = {}) {
 /**
  * {tokensPerS, days, hours, usdPerHour, usdPer1M, totalUsd, gpuHours, missing: [device refs without a price], missingLabels}
  * tokens: the token budget (null: only rates); prices: the user's; defaults: presetPrices() of the device presets;
- * label: device ref → the name messages show.
+ * label: device ref → the name messages show; invalid: device refs whose typed price is not a price
+ * (the form shows why): a plan using one has no dollar figures (null, shown "–") and lists them in
+ * `invalid`, rather than figures at the last valid price with nothing to say they are old.
  */
-export function trainingCost(est, cluster, { tokens = null, prices = {}, includeIdle = false, defaults = {}, label = (ref) => ref } = {}) {
+export function trainingCost(est, cluster, { tokens = null, prices = {}, includeIdle = false, defaults = {}, label = (ref) => ref, invalid = [] } = {}) {
   const tps = est?.tokens_per_s;
   const byDev = gpusByDevice(est, cluster, { includeIdle });
   let usdPerHour = 0;
@@ -156,6 +158,8 @@ export function trainingCost(est, cluster, { tokens = null, prices = {}, include
     else usdPerHour += n * p;
   }
   const seconds = tokens && tps > 0 ? tokens / tps : null;
+  const badPrice = [...byDev.keys()].filter((dev) => invalid.includes(dev));
+  if (badPrice.length) usdPerHour = null;
   return {
     tokensPerS: tps,
     gpus,
@@ -164,8 +168,9 @@ export function trainingCost(est, cluster, { tokens = null, prices = {}, include
     days: seconds === null ? null : seconds / 86400,
     gpuHours: seconds === null ? null : (gpus * seconds) / 3600,
     usdPerHour,
-    usdPer1M: tps > 0 ? (usdPerHour / 3600 / tps) * 1e6 : null,
-    totalUsd: seconds === null ? null : (usdPerHour * seconds) / 3600,
+    usdPer1M: tps > 0 && usdPerHour !== null ? (usdPerHour / 3600 / tps) * 1e6 : null,
+    totalUsd: seconds === null || usdPerHour === null ? null : (usdPerHour * seconds) / 3600,
+    invalid: badPrice.map(label),
     missing,
     missingLabels: missing.map(label), // the same devices by name, for messages
     // some GPUs have no price: the dollar figures count only the priced ones (a lower bound)
@@ -186,7 +191,8 @@ export function formatUsd(x, digits = 3) {
   if (x >= 1000) return `$${Math.round(x).toLocaleString('en-US')}`;
   if (x >= 1 && digits <= 3) return `$${x.toFixed(2)}`;
   if (x === 0) return '$0';
-  return `$${Number(x.toPrecision(digits)).toLocaleString('en-US', { maximumSignificantDigits: digits })}`;
+  // trailing zeros kept: a column of costs under $1 reads "$0.170" beside "$0.181", not "$0.17"
+  return `$${Number(x.toPrecision(digits)).toLocaleString('en-US', { minimumSignificantDigits: digits, maximumSignificantDigits: digits })}`;
 }
 
 /**

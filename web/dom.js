@@ -44,6 +44,11 @@ export function fmt(x, digits = 3) {
   return x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 });
 }
 export const fmtInt = (x) => fmt(Math.round(x), 0);
+/** exactly `digits` decimals ("10.70", "0.00"): for a column whose numbers are read against each other */
+export function fmtFixed(x, digits) {
+  if (typeof x !== 'number' || !Number.isFinite(x)) return '–';
+  return x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
 export const fmtPct = (x) => (typeof x === 'number' ? `${(100 * x).toFixed(1)}%` : '–');
 export function fmtTime(sec) {
   if (typeof sec !== 'number' || !Number.isFinite(sec)) return '–';

@@ -2,6 +2,9 @@
 // `breakdown` and per-stage times) and which GPUs of the cluster stay idle, and why.
 // Pure functions over the result JSON (no DOM), tested in node.
 
+// the sentences quote the numbers in the format of the legend and the tables below them
+import { fmtPct, fmtTime } from './dom.js';
+
 /** the breakdown's parts (docs/model.md, "Breakdown"), in the order they are drawn */
 export const BREAKDOWN_PARTS = [
   { key: 'compute_s', label: 'compute', title: "the bottleneck stage's forward and backward work (its TP collectives excluded)" },
@@ -26,8 +29,6 @@ export function stageBusy(est) {
   });
 }
 
-const pct = (x) => `${(100 * x).toFixed(0)} %`;
-const secs = (x) => (x >= 1 ? `${x.toFixed(2)} s` : `${(1e3 * x).toFixed(1)} ms`);
 
 /**
  * What bounds the iteration: {bottleneck, parts: [{key, label, title, s, share}], stages, dominant,
@@ -46,13 +47,13 @@ export function criticalPath(est) {
   const m = est.plan?.num_micro_batches ?? 0;
   const sentences = [];
   if (st) {
-    sentences.push(`Stage ${bn} (${st.device}) bounds the iteration: it is busy ${secs(st.busy_s)} of ${secs(T)} `
-      + `(${pct(st.busy_s / T)}), ${m} micro-batch${m === 1 ? '' : 'es'} × ${secs((st.forward_s || 0) + (st.backward_s || 0))} forward + backward.`);
+    sentences.push(`Stage ${bn} (${st.device}) bounds the iteration: it is busy ${fmtTime(st.busy_s)} of ${fmtTime(T)} `
+      + `(${fmtPct(st.busy_s / T)}), ${m} micro-batch${m === 1 ? '' : 'es'} × ${fmtTime((st.forward_s || 0) + (st.backward_s || 0))} forward + backward.`);
     const next = stages.filter((x) => x.stage !== bn).sort((x, y) => y.busy_s - x.busy_s)[0];
     if (next) {
       sentences.push(next.busy_s >= 0.97 * st.busy_s
-        ? `Stage ${next.stage} (${next.device}) is nearly as busy (${secs(next.busy_s)}): the layers are balanced between them.`
-        : `The next busiest stage, ${next.stage} (${next.device}), is busy ${secs(next.busy_s)} (${pct(next.busy_s / T)}).`);
+        ? `Stage ${next.stage} (${next.device}) is nearly as busy (${fmtTime(next.busy_s)}): the layers are balanced between them.`
+        : `The next busiest stage, ${next.stage} (${next.device}), is busy ${fmtTime(next.busy_s)} (${fmtPct(next.busy_s / T)}).`);
     }
   }
   if (dominant && dominant.share >= 0.02) {
@@ -60,12 +61,12 @@ export function criticalPath(est) {
     const why = {
       bubble_s: `the pipeline bubble: with ${stages.length} stages and ${m} micro-batches the bottleneck stage waits while the pipeline fills and drains`,
       dp_comm_s: 'the data-parallel gradient all-reduce after the last backward'
-        + (emb > 0 ? ` (of which ${secs(emb)} is the tied-embedding all-reduce between the first and the last stage)` : ''),
+        + (emb > 0 ? ` (of which ${fmtTime(emb)} is the tied-embedding all-reduce between the first and the last stage)` : ''),
       pp_comm_s: 'waiting for activations and gradients sent between stages (exposed sends: those not overlapped with compute)',
       tp_comm_s: 'tensor-parallel collectives inside each layer',
       optimizer_s: 'the optimizer step',
     }[dominant.key];
-    sentences.push(`Besides compute, the largest part is ${why}: ${secs(dominant.s)} (${pct(dominant.share)} of the iteration).`);
+    sentences.push(`Besides compute, the largest part is ${why}: ${fmtTime(dominant.s)} (${fmtPct(dominant.share)} of the iteration).`);
   } else {
     sentences.push('Almost all of the iteration is the bottleneck stage computing: little is lost to bubbles or communication.');
   }
@@ -134,7 +135,7 @@ export function idleReasons(est, cluster, result, trainingBatch) {
   const more = plans.map((p, i) => ({ p, i })).filter(({ p }) => p !== est && p.num_gpus > u.used);
   if (more.length) {
     const { p, i } = more[0];
-    reasons.push(`Plan #${i + 1} uses ${p.num_gpus} GPU${p.num_gpus === 1 ? '' : 's'} and is ${(100 * (p.iteration_time_s / est.iteration_time_s - 1)).toFixed(1)} % slower per iteration.`);
+    reasons.push(`Plan #${i + 1} uses ${p.num_gpus} GPU${p.num_gpus === 1 ? '' : 's'} and is ${fmtPct(p.iteration_time_s / est.iteration_time_s - 1)} slower per iteration.`);
   }
   for (const b of result?.baselines || []) {
     if (b.num_gpus > u.used && b.iteration_time_s > 0 && est.iteration_time_s > 0) {

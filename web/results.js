@@ -53,7 +53,8 @@ export function bestSummary(est, { partial = false, label = 'Best plan' } = {}) 
   el.append(h('span', { class: 'costline', 'data-testid': 'cost-summary', 'data-partial': String(c.partial), title: unpricedNote(c) },
     o.tokens ? `${tokensPhrase(o.tokens)} in ${formatDuration(c.seconds)} · ` : '',
     `${formatCost(c)} per 1M tokens`, o.tokens ? ` · ${formatCost(c, 'totalUsd')} in all` : '',
-    ` (${fmtInt(c.gpus)} GPU${c.gpus === 1 ? '' : 's'} at ${formatCost(c, 'usdPerHour')}/hour${c.partial ? `; no price for ${(c.missingLabels ?? c.missing).join(', ')}, not counted` : ''})`));
+    ` (${fmtInt(c.gpus)} GPU${c.gpus === 1 ? '' : 's'} at ${formatCost(c, 'usdPerHour')}/hour${c.partial ? `; no price for ${(c.missingLabels ?? c.missing).join(', ')}, not counted` : ''}`
+    + `${c.invalid?.length ? `; the price of ${c.invalid.join(', ')} is not a valid price: fix it under Time to train and cost` : ''})`));
   if (est.memory_fits === false && est.problems?.length) el.append(h('div', { class: 'muted' }, est.problems.join('; ')));
 }
 

@@ -319,6 +319,9 @@ test('memory per GPU by component: seven parts against capacity, warning colour 
   const rows = await page.$$eval('[data-testid=memory-table] tbody tr', (trs) => trs.map((tr) => ({ level: tr.dataset.level,
     cells: Object.fromEntries([...tr.querySelectorAll('td[data-component]')].map((td) => [td.dataset.component, Number(td.textContent.replace(/,/g, ''))])) })));
   assert.equal(rows.length, est.stages.length);
+  // every number of the table has two decimals, so a column reads down ("10.70", not "10.7")
+  const texts = await page.$$eval('[data-testid=memory-table] tbody td:not(.used)', (tds) => tds.map((td) => td.textContent));
+  assert.ok(texts.length && texts.every((x) => /^[\d,]+\.\d\d$/.test(x)), texts.join(' '));
   est.stages.forEach((st, i) => {
     for (const [k, v] of Object.entries(st.memory_breakdown_GiB)) assert.ok(Math.abs(rows[i].cells[k] - v) <= 0.005 + 1e-9, `stage ${i} ${k}: ${rows[i].cells[k]} vs ${v}`);
     assert.equal(Object.keys(st.memory_breakdown_GiB).length, 7);

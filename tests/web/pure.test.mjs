@@ -326,6 +326,10 @@ test('timeline zoom: views stay inside the iteration; a window holds only its ev
     const text = `${fmtTime(e.whole_start_s)} – ${fmtTime(e.whole_end_s)}`;
     assert.ok(titles.some((t) => t.endsWith(text)), `a tooltip ends with ${text}: ${titles.join(' | ')}`);
   }
+  // the axis speaks ms where the window ends before 1 s (as the tooltips do), s from there on
+  const ticks = (sc) => sc.items.filter((i) => i.t === 'text' && i.cls === 'tl-text' && !/tl-legend/.test(i.cls)).map((i) => i.text).filter((x) => /\d (m?s)$/.test(x));
+  assert.deepStrictEqual(ticks(zoomedScene), ['150 ms', '200 ms', '250 ms', '300 ms'], ticks(zoomedScene).join(' '));
+  assert.ok(ticks(timelineScene(est, { width: 960 })).every((x) => / s$/.test(x)), 'the whole 1-s iteration in s');
 });
 
 test('glossary and the service worker cache every module the page loads', () => {

@@ -208,7 +208,7 @@ test('compare: figures that differ, the better side by direction, stages side by
   assert.deepStrictEqual(distinctPair(0.1212, 0.1224, formatUsd), ['$0.121', '$0.122']);
   assert.deepStrictEqual(distinctPair(0.12121, 0.12124, formatUsd), ['$0.12121', '$0.12124']);
   assert.deepStrictEqual(distinctPair(2.001, 2.004, formatUsd), ['$2.001', '$2.004']);
-  assert.deepStrictEqual(distinctPair(0.5, 0.5, formatUsd), ['$0.5', '$0.5']);
+  assert.deepStrictEqual(distinctPair(0.5, 0.5, formatUsd), ['$0.500', '$0.500']);
   const pairs = comparePairs(a, b);
   assert.equal(pairs.length, 2);
   assert.deepStrictEqual(pairs[0].differs, ['layers']);

@@ -111,6 +111,10 @@ test('what-if on the default cluster: each variant equals the core\'s search, in
       assert.equal(p.tokens, key ? (core.get(key).plans[0]?.tokens_per_s ?? 0) : 0);
     }
   }
+  // the groups' current points coincide where their GPU counts do: nested rings, none hidden under another
+  const rings = await page.$$eval('[data-testid=whatif-svg] circle[data-current]', (els) => els.map((e) => `${e.getAttribute('cx')},${e.getAttribute('cy')},${e.getAttribute('r')}`));
+  assert.equal(rings.length, spec.groups.length);
+  assert.equal(new Set(rings).size, rings.length, rings.join(' '));
   assert.match(await page.textContent('[data-testid=whatif-progress]'), /^Done: \d+ variant searches in [\d.]+ s on \d+ workers?/);
   assert.equal(await page.locator('[data-testid=whatif-scaling-table] tbody tr').count(), spec.groups.reduce((a, g) => a + g.scale.length, 0));
   // a new price re-prices the table without searching again

@@ -39,7 +39,7 @@ test('critical path: the bottleneck stage, the breakdown parts as shares, per-st
   // a DP-bound plan with tied embeddings: the sentence says how much is the embedding all-reduce
   const tied = { ...twoStage, breakdown: { ...twoStage.breakdown, bubble_s: 0.02, dp_comm_s: 0.11 },
     stages: twoStage.stages.map((st) => ({ ...st, embedding_sync_s: 0.08 })) };
-  assert.match(criticalPath(tied).sentences.join(' '), /gradient all-reduce after the last backward \(of which 80\.0 ms is the tied-embedding all-reduce/);
+  assert.match(criticalPath(tied).sentences.join(' '), /gradient all-reduce after the last backward \(of which 80\.00 ms is the tied-embedding all-reduce/);
   assert.doesNotMatch(criticalPath({ ...tied, stages: twoStage.stages }).sentences.join(' '), /tied-embedding/);
   // the breakdown counts only the sends the bottleneck stage waits for: the label and its explanation say so
   const pp = BREAKDOWN_PARTS.find((p) => p.key === 'pp_comm_s');
@@ -66,7 +66,7 @@ test('GPUs used and idle, per group, with reasons', () => {
   assert.equal(u.idle, 4);
   const r = idleReasons(twoStage, cluster16, { plans: [twoStage, { ...twoStage, num_gpus: 16, iteration_time_s: 1.05 }], baselines: [], stats: { infeasible: { memory: 3 } } }, 32);
   assert.ok(r.reasons.some((x) => /one sample per data-parallel replica/.test(x)));
-  assert.ok(r.reasons.some((x) => /Plan #2 uses 16 GPUs and is 5\.0 % slower/.test(x)));
+  assert.ok(r.reasons.some((x) => /Plan #2 uses 16 GPUs and is 5\.0% slower/.test(x)));
   assert.ok(r.reasons.some((x) => /3 for memory/.test(x)));
   // counts read with thousands separators, as the search statistics show them
   const many = idleReasons(twoStage, cluster16, { plans: [twoStage], baselines: [], stats: { infeasible: { memory: 4180 } } }, 32);
@@ -139,6 +139,7 @@ test('time to train and cost: token budgets, prices, sorting', () => {
   assert.equal(formatUsd(0.1212), '$0.121');
   assert.equal(formatUsd(0.1224), '$0.122');
   assert.equal(formatUsd(0.0421), '$0.0421');
+  assert.equal(formatUsd(0.17), '$0.170', 'trailing zeros kept');
   assert.equal(formatUsd(3.37e12), '$3.37T');
   // unpriced GPUs: the cost counts the priced ones only, shown as a lower bound, sorted after known costs
   const unpriced = { groups: [cluster16.groups[0], { ...cluster16.groups[1], device: 'custom-1' }] };
@@ -148,6 +149,12 @@ test('time to train and cost: token budgets, prices, sorting', () => {
   assert.equal(formatCost(part), `≥ ${formatUsd(part.usdPer1M)}`);
   assert.match(unpricedNote(part), /No price for custom-1: its GPUs are not counted/);
   assert.equal(formatCost(trainingCost(twoStage, unpriced, {})), 'unknown');
+  // a price field with text that is not a price: no dollar figures for a plan on that device, not the last valid price's
+  const bad = trainingCost(twoStage, unpriced, { tokens: 1e9, prices: { 'a100-sxm4-80gb': 2, 'custom-1': 1 }, invalid: ['custom-1'], label: (r) => `label of ${r}` });
+  assert.deepStrictEqual([bad.usdPerHour, bad.usdPer1M, bad.totalUsd, bad.invalid], [null, null, null, ['label of custom-1']]);
+  assert.equal(formatCost(bad), '–');
+  assert.ok(Number.isFinite(bad.days), 'the time to train does not depend on prices');
+  assert.deepStrictEqual(trainingCost(twoStage, unpriced, { prices: { 'a100-sxm4-80gb': 2, 'custom-1': 1 }, invalid: ['h100-sxm5-80gb'] }).invalid, [], 'a device the plan does not use');
   assert.equal(formatCost(c), formatUsd(c.usdPer1M));
   assert.equal(unpricedNote(c), null);
   // plan 0 uses only A100s (priced, dear), plan 1 also the unpriced GPUs (cheaper as far as known): plan 0 first

@@ -1,5 +1,5 @@
 // The what-if scaling chart: tokens/s of the best plan against the GPU count of one group (the
-// others fixed), one line per group, the current cluster's point ringed, variants without a
+// others fixed), one line per group, the current cluster's point ringed (nested rings where groups share it), variants without a
 // feasible plan drawn as crosses on the axis. SVG from chartGeometry() (web/whatif.js).
 import { s } from '../dom.js';
 import { DEVICE_COLORS } from './colors.js';
@@ -28,6 +28,15 @@ export function scalingChart(series, { width = 560, height = 260 } = {}) {
   svg.append(s('line', { x1: x0, x2: x1, y1: y0, y2: y0, class: 'tl-axis' }), s('line', { x1: x0, x2: x0, y1: y0, y2: y1, class: 'tl-axis' }),
     s('text', { x: (x0 + x1) / 2, y: height - 4, 'text-anchor': 'middle', class: 'tl-text chart-label' }, 'GPUs in the group (the other groups fixed)'),
     s('text', { x: 12, y: (y0 + y1) / 2, 'text-anchor': 'middle', transform: `rotate(-90 12 ${(y0 + y1) / 2})`, class: 'tl-text chart-label' }, 'tokens/s'));
+  // every group's current point is the current cluster: where lines share it (groups of the same
+  // GPU count give the same point), each later group's ring is drawn wider, so no ring hides another
+  const ringsAt = new Map();
+  const ringRadius = (p) => {
+    const key = `${Math.round(p.cx)},${Math.round(p.cy)}`;
+    const n = ringsAt.get(key) ?? 0;
+    ringsAt.set(key, n + 1);
+    return 6 + 3.5 * n;
+  };
   g.lines.forEach((line, k) => {
     const color = DEVICE_COLORS[k % DEVICE_COLORS.length];
     const grp = s('g', { 'data-group': line.group });
@@ -36,7 +45,7 @@ export function scalingChart(series, { width = 560, height = 260 } = {}) {
       const title = s('title', {}, `${line.label}: ${p.nodes} node${p.nodes === 1 ? '' : 's'}, ${p.x} GPU${p.x === 1 ? '' : 's'} → ${p.status === 'plan' ? `${Math.round(p.y).toLocaleString('en-US')} tokens/s${p.complete ? '' : ' (time limit: best found)'}` : 'no feasible plan'}${p.current ? ' (the current cluster)' : ''}`);
       const attrs = { 'data-gpus': p.x, 'data-tokens': p.status === 'plan' ? p.y : 0, 'data-status': p.status, 'data-current': p.current ? 'true' : null };
       if (p.status === 'plan') {
-        grp.append(s('circle', { ...attrs, cx: p.cx, cy: p.cy, r: p.current ? 6 : 3.5, fill: p.current ? 'none' : color, stroke: color, 'stroke-width': 2, class: 'chart-point' }, title));
+        grp.append(s('circle', { ...attrs, cx: p.cx, cy: p.cy, r: p.current ? ringRadius(p) : 3.5, fill: p.current ? 'none' : color, stroke: color, 'stroke-width': 2, class: 'chart-point' }, title));
       } else {
         const d = `M${p.cx - 4},${p.cy - 4}L${p.cx + 4},${p.cy + 4}M${p.cx - 4},${p.cy + 4}L${p.cx + 4},${p.cy - 4}`;
         grp.append(s('path', { ...attrs, d, stroke: color, 'stroke-width': 2, class: 'chart-point' }, title));

@@ -190,12 +190,14 @@ export function timelineScene(est0, { width = 960, view = null, withNote = false
   const axisY = L.bottom + 2;
   items.push({ t: 'line', x1: LEFT, x2: LEFT + plotW, y1: axisY, y2: axisY, stroke: INK, cls: 'tl-axis' });
   const step = niceStep(T);
-  const digits = Math.max(3, Math.ceil(-Math.log10(step)) + 1);
+  // in ms when the window ends before 1 s, as the tooltips, the zoom range and the tables say it
+  const ms = offset + T < 1;
+  const digits = ms ? Math.max(0, Math.ceil(-Math.log10(step * 1e3)) + 1) : Math.max(3, Math.ceil(-Math.log10(step)) + 1);
   for (let a = Math.ceil((offset - 1e-12) / step) * step; a <= offset + T + 1e-12; a += step) {
     const xx = x(a - offset);
     if (Math.abs(a) < step * 1e-9) a = 0; // no "-0 s"
     items.push({ t: 'line', x1: xx, x2: xx, y1: axisY, y2: axisY + 4, stroke: INK, cls: 'tl-axis' });
-    items.push({ t: 'text', x: xx, y: axisY + 16, text: `${fmt(a, digits)} s`, size: 10, fill: INK, cls: 'tl-text', anchor: 'middle', themed: true });
+    items.push({ t: 'text', x: xx, y: axisY + 16, text: ms ? `${fmt(a * 1e3, digits)} ms` : `${fmt(a, digits)} s`, size: 10, fill: INK, cls: 'tl-text', anchor: 'middle', themed: true });
   }
   const legend = legendItems(legendKinds(est0), chunks, width, axisY + AXIS);
   for (const e of legend.items) {
