@@ -168,7 +168,10 @@ export function render() {
   else if (wi.running) progress.textContent = `Searching ${wi.total} variants of the cluster on ${pool.size} worker${pool.size === 1 ? '' : 's'}: ${wi.done} done…`;
   else progress.textContent = `Done: ${wi.total} variant searches in ${fmt(wi.elapsed_s ?? 0, 2)} s on ${pool.size} worker${pool.size === 1 ? '' : 's'} (each: the best plan, at most ${fmt(limit, 1)} s; "≥" marks one that reached it).`;
   const series = scalingSeries(spec, wi.outcomes);
-  chart.append(scalingChart(series), legend(series));
+  // drawn at its box's width (at most 640 px), so its 11 px labels stay 11 px: a 560-wide drawing
+  // scaled down to a phone's 370 px box made them 7 px
+  const box = chart.clientWidth;
+  chart.append(scalingChart(series, { width: box > 0 ? Math.max(300, Math.min(640, Math.round(box))) : 560 }), legend(series));
   table.append(h('div', { class: 'scroll-x' }, marginalTable(spec)),
     h('details', {}, h('summary', {}, 'Scaling as a table'), h('div', { class: 'scroll-x' }, scalingTable(spec, series))));
 }

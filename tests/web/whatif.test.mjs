@@ -229,8 +229,13 @@ test('what-if and compare at 390 px: no horizontal page scroll', async (t) => {
   await page.click('[data-testid=whatif-run]');
   await whatIfDone(page);
   const w = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, client: document.documentElement.clientWidth,
-    svg: document.querySelector('[data-testid=whatif-svg]').getBoundingClientRect().width }));
+    svg: document.querySelector('[data-testid=whatif-svg]').getBoundingClientRect().width,
+    viewBox: document.querySelector('[data-testid=whatif-svg]').viewBox.baseVal.width,
+    label: document.querySelector('[data-testid=whatif-svg] .chart-label').getBoundingClientRect().height }));
   assert.ok(w.scroll <= w.client, `the page is ${w.scroll} px wide in ${w.client}`);
   assert.ok(w.svg <= 390);
+  // drawn at its box's width, not scaled down: the labels keep their size
+  assert.ok(Math.abs(w.viewBox - w.svg) <= 1, `viewBox ${w.viewBox} drawn ${w.svg} px wide`);
+  assert.ok(w.label >= 10, `label ${w.label} px tall`);
   await assertClean(page, problems);
 });

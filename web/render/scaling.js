@@ -18,8 +18,9 @@ export function scalingChart(series, { width = 560, height = 260 } = {}) {
   const y0 = height - margin.bottom;
   const y1 = margin.top;
   for (const t of g.yTicks) {
-    svg.append(s('line', { x1: x0, x2: x1, y1: g.y(t), y2: g.y(t), class: 'chart-grid' }),
-      s('text', { x: x0 - 6, y: g.y(t) + 4, 'text-anchor': 'end', class: 'tl-muted chart-label' }, fmtAxis(t)));
+    svg.append(s('line', { x1: x0, x2: x1, y1: g.y(t), y2: g.y(t), class: 'chart-grid' }));
+    // the origin's 0 is the x axis's: a second one beside it read as "00"
+    if (t > 0) svg.append(s('text', { x: x0 - 6, y: g.y(t) + 4, 'text-anchor': 'end', class: 'tl-muted chart-label' }, fmtAxis(t)));
   }
   for (const t of g.xTicks) {
     svg.append(s('line', { x1: g.x(t), x2: g.x(t), y1: y0, y2: y0 + 4, class: 'tl-axis' }),
