@@ -1,6 +1,6 @@
 // The "Calibrate with my measurements" box (docs/calibration.md).
-import { h, clear, $, fmt, fmtTime } from './dom.js';
-import { CALIBRATION_KEYS, STACK_CALIBRATION_KEYS, MAX_RUNS_BYTES, RunsInputError, checkRunsText, calibrationFromScenario, fittedText, fittedValues, runsProblemText, signedPercent } from './calibration.js';
+import { h, clear, $, fmt, fmtSignedPct, fmtTime } from './dom.js';
+import { CALIBRATION_KEYS, STACK_CALIBRATION_KEYS, MAX_RUNS_BYTES, RunsInputError, checkRunsText, calibrationFromScenario, fittedText, fittedValues, runsProblemText } from './calibration.js';
 import { byId, deviceOf, isEmpty, scenario, state } from './state.js';
 import { call, restartWorker } from './engine.js';
 import { onInputChanged, renderAllForms } from './forms.js';
@@ -162,7 +162,7 @@ export function renderCalibrationReport() {
     box.append(h('details', { class: 'calib-notfitted' }, h('summary', {}, `Not fitted (${notFitted.length}): kept as they were`),
       h('ul', {}, notFitted.map(({ device, key, p }) => h('li', {}, h('strong', {}, `${device} ${key}`), ` ${fmt(p.from, 4)}: ${p.reason ?? p.status}`)))));
   }
-  const err = (x) => h('span', { class: `err${Math.abs(x) > 0.1 ? ' big' : ''}` }, signedPercent(x));
+  const err = (x) => h('span', { class: `err${Math.abs(x) > 0.1 ? ' big' : ''}` }, fmtSignedPct(x));
   // a run the fit predicts less well than the presets did (by more than half a point)
   const worse = (x) => Number.isFinite(x.error_before) && Number.isFinite(x.error_after) && Math.abs(x.error_after) > Math.abs(x.error_before) + 0.005;
   box.append(h('div', { class: 'scroll-x' }, h('table', { class: 'data calib', 'data-testid': 'calibration-runs' },

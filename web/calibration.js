@@ -119,10 +119,3 @@ export function fittedText(values) {
     return a === b ? `${key} ${b} (unchanged)` : `${key} ${a} → ${b}`;
   }).join(', ');
 }
-
-/** "+5.2 %" for a relative error (predicted / measured - 1) */
-export function signedPercent(x, digits = 1) {
-  if (typeof x !== 'number' || !Number.isFinite(x)) return '–';
-  const v = Number((100 * x).toFixed(digits)) + 0; // + 0: no "-0.0"
-  return `${v > 0 ? '+' : ''}${v.toFixed(digits)} %`;
-}

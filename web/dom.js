@@ -50,6 +50,12 @@ export function fmtFixed(x, digits) {
   return x.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 export const fmtPct = (x) => (typeof x === 'number' ? `${(100 * x).toFixed(1)}%` : '–');
+/** a relative change as the page writes it: "+5.2%", "−15.0%" (a minus sign), "0.0%" when it rounds to nothing */
+export function fmtSignedPct(x, digits = 1) {
+  if (typeof x !== 'number' || !Number.isFinite(x)) return '–';
+  const v = Number((100 * x).toFixed(digits));
+  return `${v > 0 ? '+' : v < 0 ? '−' : ''}${Math.abs(v).toFixed(digits)}%`;
+}
 export function fmtTime(sec) {
   if (typeof sec !== 'number' || !Number.isFinite(sec)) return '–';
   if (sec === 0) return '0'; // no time (no sends, no DP): not "0.0 µs", which reads as rounded

@@ -3,7 +3,7 @@
 // its nodes, the others fixed), every variant searched in the worker pool (web/pool.js, one
 // scenario per job). "Compute what-if" turns it on; while on, every new result recomputes it, and
 // an edit cancels the jobs still running (the table stays, marked outdated, until the new result).
-import { h, clear, $, fmt, fmtInt } from './dom.js';
+import { h, clear, $, fmt, fmtInt, fmtSignedPct } from './dom.js';
 import { perf, searchOptions, state } from './state.js';
 import { getPool } from './engine.js';
 import { marginalRows, outcome, scalingSeries, whatIfOptions, whatIfSpec } from './whatif.js';
@@ -93,7 +93,7 @@ function scheduleRender() {
   if (!frame) frame = requestAnimationFrame(() => { frame = 0; render(); });
 }
 
-const signedPct = (x) => (x === null || !Number.isFinite(x) ? '' : ` (${x >= 0 ? '+' : '−'}${Math.abs(100 * x).toFixed(1)} %)`);
+const signedPct = (x) => (x === null || !Number.isFinite(x) ? '' : ` (${fmtSignedPct(x)})`);
 
 function cellView(c) {
   if (c.status === 'pending') return [h('td', { class: 'muted', 'data-status': 'pending' }, '…'), h('td', { class: 'muted' }, '…')];

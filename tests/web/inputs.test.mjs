@@ -379,7 +379,7 @@ test('calibrate with my measurements: upload runs, see the fit, plan with it, sh
   // each run's error before and after
   const errs = await page.$$eval('[data-testid=calibration-runs] tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td[data-error]')].map((td) => Number(td.dataset.error))));
   assert.deepStrictEqual(errs, expected.report.runs.map((r) => [r.error_before, r.error_after]));
-  assert.match(await page.textContent('[data-testid=calibration-runs] tbody tr'), /[+-]\d+\.\d %/);
+  assert.match(await page.textContent('[data-testid=calibration-runs] tbody tr'), /(?:[+−]\d+\.\d|0\.0)%/);
   // runs predicted less well after the fit are marked, and a note says why
   const worse = expected.report.runs.filter((r) => Math.abs(r.error_after) > Math.abs(r.error_before) + 0.005).map((r) => r.name);
   assert.deepStrictEqual(await page.$$eval('[data-testid=calibration-runs] td[data-worse]', (tds) => tds.map((td) => td.parentElement.querySelector('th').textContent)), worse);

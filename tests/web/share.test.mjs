@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encodeShare, decodeShare, ShareLinkError, toBase64Url, SHARE_VERSION, diff, applyDiff, payloadVersion } from '../../web/share.js';
-import { CALIBRATION_KEYS, calibrationFromScenario, calibratedDevice, fittedText, fittedValues, signedPercent, checkRunsText, RunsInputError, runsProblemText } from '../../web/calibration.js';
+import { fmtSignedPct } from '../../web/dom.js';
+import { CALIBRATION_KEYS, calibrationFromScenario, calibratedDevice, fittedText, fittedValues, checkRunsText, RunsInputError, runsProblemText } from '../../web/calibration.js';
 
 const payload = { app: '0.1.0', m: 'gpt3-1.7b', c: { id: 'demo-mixed-16', o: { groups: [{ device: 'custom-1', nodes: 1, gpus_per_node: 8, inter_node_bw_GBps: 25 }] } },
   d: { 'custom-1': { name: 'My GPU <b>"x"</b>', peak_tflops: 100, memory_GiB: 40 } }, t: { global_batch_size: 64 }, o: { top: 3 },
@@ -113,7 +114,7 @@ test('calibration: overrides per device from a calibrated scenario, sent as base
     { key: 'framework_overhead_GiB', from: undefined, to: 1.25 }]),
   'matmul_efficiency 0.72 → 0.6, memory_bw_efficiency 0.85 (unchanged), framework_overhead_GiB 1.25');
   assert.equal(fittedText([]), 'no fitted value');
-  assert.deepStrictEqual([0.052, -0.15, -1e-7, 0, NaN].map((x) => signedPercent(x)), ['+5.2 %', '-15.0 %', '0.0 %', '0.0 %', '–']);
+  assert.deepStrictEqual([0.052, -0.15, -1e-7, 0, NaN].map((x) => fmtSignedPct(x)), ['+5.2%', '−15.0%', '0.0%', '0.0%', '–']);
 });
 
 test('calibrate problems in the runs: the path inside RUNS.json (not the core\'s runs.runs), the document itself named', () => {

@@ -1,7 +1,7 @@
 // Two plans side by side: their figures and their stages, rows that differ marked (.differs) and
 // the better value of a figure with a direction marked (.better). DOM over compareRows() and
 // comparePairs() of web/compare.js.
-import { h, fmt, fmtInt, fmtPct, fmtTime } from '../dom.js';
+import { h, fmt, fmtInt, fmtPct, fmtSignedPct, fmtTime } from '../dom.js';
 import { formatDays, formatUsd } from '../cost.js';
 import { distinctPair } from '../compare.js';
 import { gloss } from '../glossary.js';
@@ -27,11 +27,10 @@ function shown(r) {
   return { a: mark(r.a, a, 'a'), b: mark(r.b, b, 'b') };
 }
 
-/** the change from a to b: "+12.3 %" for numbers, "" otherwise */
+/** the change from a to b: "+12.3%" for numbers, "" otherwise */
 function change(a, b) {
   if (typeof a !== 'number' || typeof b !== 'number' || a === 0) return '';
-  const r = (b - a) / Math.abs(a);
-  return `${r >= 0 ? '+' : '−'}${Math.abs(100 * r).toFixed(1)} %`;
+  return fmtSignedPct((b - a) / Math.abs(a));
 }
 
 /** rows: compareRows(); pairs: comparePairs(); ia, ib: the plans' indices in the top list */
