@@ -4,7 +4,7 @@ import { CALIBRATION_KEYS, STACK_CALIBRATION_KEYS, MAX_RUNS_BYTES, RunsInputErro
 import { byId, deviceOf, isEmpty, scenario, state } from './state.js';
 import { call, restartWorker } from './engine.js';
 import { onInputChanged, renderAllForms } from './forms.js';
-import { clearErrors, clearFieldErrors, markFieldErrors, problemsOf, showError } from './errors.js';
+import { clearErrors, clearFieldErrors, markFieldErrors, pathWithin, problemsOf, showError } from './errors.js';
 import { runSearch } from './planner.js';
 
 /** the calibrated devices in force, with their fitted values, and a button to remove them */
@@ -52,7 +52,7 @@ export function clearRunsError() {
 /** an {error} from calibrate: problems in the runs next to the runs field, scenario problems next to their fields */
 export function showCalibrationError(error) {
   const problems = problemsOf(error);
-  const inRuns = (p) => p.path === 'runs' || p.path.startsWith('runs.') || p.path.startsWith('runs[');
+  const inRuns = (p) => pathWithin(p.path, 'runs');
   const runs = problems.filter(inRuns);
   const others = problems.filter((p) => !inRuns(p));
   if (runs.length) runsFieldError(runs.map(runsProblemText).join('; '));

@@ -16,10 +16,11 @@ let inputProblems = [];
 const listeners = [];
 export function onErrorsChanged(fn) { listeners.push(fn); }
 
+/** true when a JSON path is `key` or inside it ("profile", "profile.devices[0]", not "profiles") */
+export const pathWithin = (path, key) => path === key || path.startsWith(`${key}.`) || path.startsWith(`${key}[`);
+
 /** true when the core's current problems include one inside the scenario's `key` (e.g. "profile") */
-export function coreRefuses(key) {
-  return inputProblems.some((p) => p.path === key || p.path.startsWith(`${key}.`) || p.path.startsWith(`${key}[`));
-}
+export const coreRefuses = (key) => inputProblems.some((p) => pathWithin(p.path, key));
 
 const problemText = (pr) => (pr.path ? `${pr.path}: ${pr.message}` : pr.message);
 
@@ -106,10 +107,10 @@ export function inputForPath(path) {
   let best = null;
   for (const el of $$('[data-path]')) {
     const q = el.dataset.path;
-    if ((p.startsWith(`${q}.`) || p.startsWith(`${q}[`)) && (!best || q.length > best.dataset.path.length)) best = el;
+    if (pathWithin(p, q) && (!best || q.length > best.dataset.path.length)) best = el;
   }
   if (best) return best;
-  return $$('[data-path]').find((el) => el.dataset.path.startsWith(`${p}.`) || el.dataset.path.startsWith(`${p}[`)) ?? null;
+  return $$('[data-path]').find((el) => pathWithin(el.dataset.path, p)) ?? null;
 }
 
 export function problemsOf(error) {

@@ -111,7 +111,7 @@ export function attachProfileText(text, label) {
   } catch (e) {
     if (!(e instanceof ProfileInputError)) throw e;
     // the box's text is not what is attached: say that the attached profile stays as it was
-    const kept = state.profile ? ` The profile attached before stays attached.` : '';
+    const kept = state.profile ? ' The profile attached before stays attached.' : '';
     profileFieldError(`${e.message}${kept}`);
     showError(`${e.message}${kept}`);
     return false;
