@@ -41,7 +41,9 @@ export function parseTokens(text) {
   const m = TOKENS_TEXT.exec(t);
   if (!m) return NaN;
   const x = Number(m[1] + (m[2] ?? '')) * (m[3] ? SUFFIX[m[3]] : 1);
-  return Number.isFinite(x) && x >= MIN_TOKENS && x <= MAX_TOKENS ? x : NaN;
+  // a count is whole: 1.1T is 1.1e12 up to the float's last digits (rounded), 5.5 tokens is refused
+  if (!Number.isFinite(x) || Math.abs(x - Math.round(x)) > 1e-9 * x) return NaN;
+  return x >= MIN_TOKENS && x <= MAX_TOKENS ? Math.round(x) : NaN;
 }
 
 const quoted = (t) => JSON.stringify(String(t).slice(0, 40));
@@ -51,6 +53,9 @@ export function tokensProblem(text) {
   const t = String(text ?? '').trim();
   if (!Number.isNaN(parseTokens(t))) return '';
   const plain = t.replace(/[,_\s]/g, '');
+  const m = TOKENS_TEXT.exec(plain);
+  const x = m ? Number(m[1] + (m[2] ?? '')) * (m[3] ? SUFFIX[m[3]] : 1) : NaN;
+  if (Number.isFinite(x) && x >= MIN_TOKENS && x <= MAX_TOKENS) return `${t.slice(0, 40)} is not a whole number of tokens; expected ${TOKENS_RANGE_MESSAGE}`;
   // a count in the right form (a sign allowed) is out of range; anything else is not a count
   return TOKENS_TEXT.test(plain.replace(/^[+-]/, ''))
     ? `${t.slice(0, 40)} is out of range; expected ${TOKENS_RANGE_MESSAGE}`

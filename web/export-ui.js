@@ -10,6 +10,7 @@ import { clusterOfResult, costOptions } from './cost-ui.js';
 import { estimatePlan } from './planner.js';
 import { shareNote, shareUrl, updateShareUrl } from './links.js';
 import { inputsFromScenario, ScenarioFileError } from './scenario-file.js';
+import { NonFiniteNumberError, parseJson } from './json-text.js';
 import { onInputChanged, renderAllForms } from './forms.js';
 import { attachedProfileContent } from './profile-ui.js';
 
@@ -154,9 +155,9 @@ export async function loadPlanFile(file) {
   if (file.size > 4 * 1024 * 1024) { showError(`${file.name} is ${fmt(file.size / 1048576, 1)} MiB; a plan file is at most 4 MiB.`); return; }
   let obj;
   try {
-    obj = JSON.parse(await file.text());
+    obj = parseJson(await file.text());
   } catch (e) {
-    showError(`${file.name} is not a plan file: it is not valid JSON (${e.message}).`);
+    showError(e instanceof NonFiniteNumberError ? `${file.name}: ${e.message}.` : `${file.name} is not a plan file: it is not valid JSON (${e.message}).`);
     return;
   }
   // a plan, an estimate (with "plan"), or a plan() result (with "plans")

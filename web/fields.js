@@ -100,8 +100,10 @@ export function parseValue(kind, raw) {
   const t = String(raw).trim();
   if (t === '') return undefined;
   if (kind === 'int' || kind === 'num') {
-    // numbers go to the core as numbers; anything else goes as the text, so the core's message names it
-    return /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(t) ? Number(t) : t;
+    // numbers go to the core as numbers; anything else goes as the text, so the core's message names
+    // it. So does a number beyond a double (1e309): as Infinity it would travel as null
+    const n = Number(t);
+    return /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(t) && Number.isFinite(n) ? n : t;
   }
   return t;
 }

@@ -1,5 +1,6 @@
 // Hugging Face config.json → Poseidon model object (docs/formats.md, "model").
 // Only the mapping lives here; the core validates the result like any other input.
+import { NonFiniteNumberError, parseJson } from './json-text.js';
 
 const first = (cfg, ...keys) => {
   for (const k of keys) if (cfg[k] !== undefined && cfg[k] !== null) return cfg[k];
@@ -20,8 +21,9 @@ export const REQUIRED = [
 export function modelFromHfConfig(text) {
   let cfg;
   try {
-    cfg = JSON.parse(text);
+    cfg = parseJson(text);
   } catch (e) {
+    if (e instanceof NonFiniteNumberError) throw new HfConfigError(`config.json: ${e.message}. Nothing was imported; the model is unchanged.`);
     throw new HfConfigError(`config.json is not valid JSON: ${e.message}`);
   }
   if (cfg === null || typeof cfg !== 'object' || Array.isArray(cfg)) throw new HfConfigError('config.json must be a JSON object.');
@@ -30,8 +32,13 @@ export function modelFromHfConfig(text) {
     cfg = { ...cfg.text_config, _name_or_path: cfg._name_or_path, architectures: cfg.architectures };
   }
   // the keys without which there is no model to speak of: refuse the config, keep the user's model
+  // a key that is there but not a number is named with its value ("num_hidden_layers is the string \"32\"")
   const absent = REQUIRED.filter(([, ...keys]) => typeof first(cfg, ...keys) !== 'number')
-    .map(([key, ...alt]) => (alt.length > 1 ? `${key} (or ${alt.slice(1).join(', ')})` : key));
+    .map(([key, ...alt]) => {
+      const v = first(cfg, ...alt);
+      const name = alt.length > 1 ? `${key} (or ${alt.slice(1).join(', ')})` : key;
+      return v === undefined ? name : `${name}, which is ${typeof v === 'string' ? `the string ${JSON.stringify(v.slice(0, 40))}` : JSON.stringify(v).slice(0, 40)}`;
+    });
   if (absent.length) {
     const type = typeof cfg.model_type === 'string' ? ` (model_type "${cfg.model_type.slice(0, 40)}")` : '';
     throw new HfConfigError(`config.json${type} has no number for ${absent.join(', ')}: a decoder-only language model's config.json `
@@ -58,6 +65,9 @@ export function modelFromHfConfig(text) {
   const hasRope = cfg.rope_theta !== undefined || cfg.rope_scaling !== undefined || cfg.rotary_dim !== undefined || /llama|mistral|qwen|gemma|mixtral|neox|phi|falcon|deepseek|olmo|granite/.test(type);
   model.position_embedding = hasRope ? 'rope' : 'learned';
   if (hasRope && typeof cfg.rope_theta === 'number' && cfg.rope_theta > 0) model.rope_theta = cfg.rope_theta;
+  else if (cfg.rope_theta !== undefined && cfg.rope_theta !== null) {
+    notes.push(`rope_theta ${JSON.stringify(cfg.rope_theta).slice(0, 40)} is not a positive number; it was left out (the Megatron command then uses Megatron's default base)`);
+  }
   const bias = first(cfg, 'attention_bias', 'mlp_bias', 'bias', 'use_bias');
   if (bias !== undefined) model.bias = Boolean(bias);
   else model.bias = !/llama|mistral|gemma|mixtral|deepseek|olmo|granite/.test(type);

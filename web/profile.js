@@ -2,6 +2,8 @@
 // which of them fit the current inputs, and labels for the per-stage sources the core reports.
 // No DOM, no wasm: node tests import this module. The core validates the profile itself.
 
+import { NonFiniteNumberError, parseJson } from './json-text.js';
+
 /**
  * Ids of presets/profiles/*.json. The core's presets() lists the profiles too, and the page takes
  * them from there; this list is the fallback for a module that does not, whose page then fetches
@@ -29,8 +31,9 @@ export function parseProfileText(text) {
   if (!t) throw new ProfileInputError('The profile field is empty: paste a profile JSON or choose a file.');
   if (new TextEncoder().encode(t).length > MAX_PROFILE_BYTES) throw new ProfileInputError('The profile is larger than 4 MiB, the most the planner reads.');
   try {
-    return JSON.parse(t);
+    return parseJson(t);
   } catch (e) {
+    if (e instanceof NonFiniteNumberError) throw new ProfileInputError(`The profile's ${e.message}.`);
     throw new ProfileInputError(`The profile is not valid JSON (${e.message}).`);
   }
 }

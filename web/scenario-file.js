@@ -2,6 +2,8 @@
 // inputs. Only the shape is checked here (objects where objects go, preset ids that exist); the
 // values are the core's to check, like typed input. Pure (no DOM), tested in node.
 
+import { NonFiniteNumberError, parseJson } from './json-text.js';
+
 export class ScenarioFileError extends Error {}
 
 const KEYS = ['model', 'cluster', 'training', 'profile'];
@@ -41,8 +43,9 @@ function resolve(ref, list, path, what) {
 export function inputsFromScenario(text, presets, profileIds = []) {
   let sc;
   try {
-    sc = JSON.parse(text);
+    sc = parseJson(text);
   } catch (e) {
+    if (e instanceof NonFiniteNumberError) throw new ScenarioFileError(e.message);
     throw new ScenarioFileError(`it is not valid JSON (${e.message})`);
   }
   if (!isObject(sc)) fail('(top level)', `is ${kindOf(sc)}; a scenario is an object with model, cluster and training`);

@@ -10,6 +10,8 @@
 // stays v=1, readable by pages that only know version 1); this page reads every version up to
 // SHARE_VERSION.
 
+import { NonFiniteNumberError, parseJson } from './json-text.js';
+
 export const SHARE_VERSION = 4;
 export const MAX_FRAGMENT_CHARS = 64 * 1024; // an encoded link longer than this is refused
 export const MAX_PAYLOAD_BYTES = 1024 * 1024; // inflated payload cap (a deflate bomb stops here)
@@ -103,7 +105,7 @@ export async function decodeShare(fragment) {
   const params = new URLSearchParams(f);
   const v = params.get('v');
   if (v === null) throw new ShareLinkError('The share link has no version (v=…); it is incomplete.');
-  if (!/^\d+$/.test(v)) throw new ShareLinkError(`The share link's version "${v.slice(0, 20)}" is not a number.`);
+  if (!/^\d+$/.test(v)) throw new ShareLinkError(`The share link's version "${v.slice(0, 20)}" is not one this page reads: formats 1 to ${SHARE_VERSION} (whole numbers).`);
   if (Number(v) > SHARE_VERSION) throw new ShareLinkError(`This link was made by a newer version of Poseidon (link format ${Number(v)}); this page reads format ${SHARE_VERSION}. Open it with the newer planner.`);
   if (Number(v) < 1) throw new ShareLinkError(`The share link's version ${v} is not one Poseidon ever wrote.`);
   const data = params.get('s');
@@ -117,8 +119,9 @@ export async function decodeShare(fragment) {
   }
   let payload;
   try {
-    payload = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
-  } catch {
+    payload = parseJson(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch (e) {
+    if (e instanceof NonFiniteNumberError) throw new ShareLinkError(`The share link's data holds a number it cannot carry: ${e.message}.`);
     throw new ShareLinkError('The share link is corrupted: its data is not valid JSON.');
   }
   return validatePayload(payload, Number(v));

@@ -142,6 +142,12 @@ test('a custom device that no group uses is checked too, next to its field; the 
   await page.fill(field, '80');
   await page.waitForFunction(() => !document.querySelector('#results').classList.contains('stale') && /^Done/.test(document.querySelector('[data-testid=progress]').textContent));
   assert.equal(await page.getAttribute(field, 'aria-invalid'), null);
+  // a 500-character name (the core takes up to 4096) in use: legends and notes wrap, the page does not widen
+  await page.fill('[data-path="devices.custom-1.name"]', 'x'.repeat(500));
+  await page.selectOption('#f-group-0-device', 'custom-1');
+  await page.waitForFunction(() => !document.querySelector('#results').classList.contains('stale') && /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 60000 });
+  const width = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+  assert.ok(width[0] <= width[1], `the page is ${width[0]} px wide in ${width[1]}`);
   await assertClean(page, problems);
 });
 

@@ -153,6 +153,13 @@ test('Hugging Face config.json import', () => {
     && ['num_hidden_layers', 'hidden_size', 'num_attention_heads', 'vocab_size'].every((k) => e.message.includes(k)) && /model is unchanged/.test(e.message));
   assert.throws(() => modelFromHfConfig(JSON.stringify({ model_type: 'gpt2', n_layer: 2, n_embd: 64, n_head: '2', n_positions: 1024 })),
     (e) => e instanceof HfConfigError && /num_attention_heads/.test(e.message) && /vocab_size/.test(e.message) && !/hidden_size/.test(e.message));
+  // a key that is there but not a number is named with its value
+  assert.throws(() => modelFromHfConfig(JSON.stringify({ model_type: 'gpt2', n_layer: '32', n_embd: 64, n_head: 2, vocab_size: 100 })),
+    (e) => e instanceof HfConfigError && e.message.includes('num_hidden_layers (or n_layer, num_layers), which is the string "32"') && !/hidden_size/.test(e.message));
+  // a rope_theta that is not a positive number is left out with a note, not silently
+  const oddRope = modelFromHfConfig(JSON.stringify({ model_type: 'llama', num_hidden_layers: 2, hidden_size: 64, num_attention_heads: 2, vocab_size: 100, rope_theta: 'abc' }));
+  assert.equal(oddRope.model.rope_theta, undefined);
+  assert.ok(oddRope.notes.some((n) => /^rope_theta "abc" is not a positive number; it was left out/.test(n)), oddRope.notes.join(' | '));
 });
 
 test('scenario files: presets, {"base"} overrides, inline devices, profiles; errors name the JSON path', () => {

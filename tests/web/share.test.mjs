@@ -154,13 +154,19 @@ test('broken share links give a ShareLinkError with a message', async () => {
     const enc = await encodeShareRaw(obj);
     await assert.rejects(decodeShare(`v=1&s=${enc}`), ShareLinkError, JSON.stringify(obj));
   }
+  // a number beyond a double in the data: refused with its path (as Infinity it would become null, a dropped key)
+  const inf = await encodeShareText('{"v": 1, "m": "a", "c": "b", "t": {"global_batch_size": 1e309}}');
+  await assert.rejects(decodeShare(`v=1&s=${inf}`), /^ShareLinkError: The share link's data holds a number it cannot carry: t\.global_batch_size: a number too large for a double/);
+  await assert.rejects(decodeShare(`v=-1&s=${data}`), /version "-1" is not one this page reads: formats 1 to \d/);
   // a deflate bomb stops at the cap
   const bomb = await encodeShareRaw({ v: 1, m: 'a', c: 'b', t: { x: 'a'.repeat(3 * 1024 * 1024) } });
   await assert.rejects(decodeShare(`v=1&s=${bomb}`), /KiB/);
 });
 
-async function encodeShareRaw(obj) {
-  const bytes = new TextEncoder().encode(JSON.stringify(obj));
+const encodeShareRaw = (obj) => encodeShareText(JSON.stringify(obj));
+
+async function encodeShareText(text) {
+  const bytes = new TextEncoder().encode(text);
   const stream = new Blob([bytes]).stream().pipeThrough(new CompressionStream('deflate-raw'));
   return toBase64Url(new Uint8Array(await new Response(stream).arrayBuffer()));
 }

@@ -166,6 +166,11 @@ test('time to train and cost: token budgets, prices, sorting', () => {
   assert.ok(Number.isNaN(parseTokens('1e30')), 'beyond 1e16 the field shows the range');
   assert.equal(parseTokens('1e16'), MAX_TOKENS);
   assert.ok(Number.isNaN(parseTokens('0.5')));
+  // a count is whole: a fraction of a token is refused, a suffix's float noise is rounded away
+  assert.ok(Number.isNaN(parseTokens('5.5')));
+  assert.equal(tokensProblem('5.5'), `5.5 is not a whole number of tokens; expected ${TOKENS_RANGE_MESSAGE}`);
+  assert.equal(parseTokens('1.1T'), 1.1e12);
+  assert.ok(Number.isInteger(parseTokens('1.23456789123T')));
   assert.match(TOKENS_RANGE_MESSAGE, /from 1 to 10,000T \(1e16\)/);
   // the messages name the value typed and what is allowed, as the core's do
   assert.equal(tokensProblem('1T'), '');
