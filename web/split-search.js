@@ -21,13 +21,13 @@ export const MIN_SLICE_S = 0.02;
 export const PROBE_S = 0.5;
 
 /**
- * the core's range of options.time_limit_s (core/src/search_io.cpp: > 0 and <= 86400). A value
+ * the core's range of options.time_limit_s (core/src/search_io.cpp: > 0, at least 1e-9, and <= 86400). A value
  * outside it (0, -1, text the field could not read as a number) is not split: the slices' own
  * limits would be computed from it (NaN goes to JSON as null) and the core would judge those, not
  * what was typed; run whole, the core's message names the value typed.
  */
 export const MAX_TIME_LIMIT_S = 86400;
-export const validTimeLimit = (v) => v === undefined || (typeof v === 'number' && Number.isFinite(v) && v > 0 && v <= MAX_TIME_LIMIT_S);
+export const validTimeLimit = (v) => v === undefined || (typeof v === 'number' && Number.isFinite(v) && v >= 1e-9 && v <= MAX_TIME_LIMIT_S);
 
 export const sliceCount = (workers) => Math.max(1, Math.floor(workers) || 1) * SLICES_PER_WORKER;
 

@@ -81,6 +81,14 @@ std::optional<double> ObjectReader::number(const char* key, bool required, doubl
         problems_.add(path_of(key), show(*v) + " is out of range; " + range);
         return std::nullopt;
     }
+    // Every key that must be > 0 is a rate, a time, a size or a fraction that the model divides by:
+    // 1e-320 TFLOP/s passed "> 0" and gave an iteration of inf s (and null in JSON). Nothing physical
+    // is below 1e-9 in the units the keys carry, and at 1e-9 the arithmetic stays finite.
+    if (min == 0 && !min_inclusive && d < kSmallestPositive) {
+        problems_.add(path_of(key), show(*v) + " is out of range; " + range + ", and at least " + number_text(kSmallestPositive) +
+                                        " (a smaller rate, time or fraction is not physical, and the model's arithmetic would overflow)");
+        return std::nullopt;
+    }
     return d + 0.0;  // -0.0 (allowed only where >= 0 is) becomes +0.0
 }
 

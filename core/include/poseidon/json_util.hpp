@@ -64,6 +64,8 @@ public:
     std::string path_of(const char* key) const;
 
     std::optional<std::int64_t> integer(const char* key, bool required, std::int64_t min, std::int64_t max);
+    // A range "> 0" (min 0, exclusive) also refuses values below kSmallestPositive.
+    static constexpr double kSmallestPositive = 1e-9;
     std::optional<double> number(const char* key, bool required, double min, bool min_inclusive, double max);
     std::optional<bool> boolean(const char* key, bool required);
     std::optional<std::string> string(const char* key, bool required);
