@@ -151,7 +151,12 @@ export function renderCustomDevices() {
           : typeof dev[k] === 'boolean' ? { key: k, kind: 'bool', label: deviceLabel(k) }
             : { key: k, kind: 'num', label: deviceLabel(k), hint: k in dev ? '' : 'default' }));
     const grid = h('div', { class: 'fields' });
-    renderFields(grid, fields, () => state.devices[id], `devices.${id}`, () => { onInputChanged(); });
+    // the cluster table's device selects name custom devices: a renamed one shows its new name there
+    let shownName = dev.name;
+    renderFields(grid, fields, () => state.devices[id], `devices.${id}`, () => {
+      if (state.devices[id]?.name !== shownName) { shownName = state.devices[id]?.name; renderClusterForm(); }
+      onInputChanged();
+    });
     const remove = h('button', { type: 'button' }, `Remove ${id}`);
     remove.addEventListener('click', () => {
       delete state.devices[id];

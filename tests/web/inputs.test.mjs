@@ -144,6 +144,7 @@ test('a custom device that no group uses is checked too, next to its field; the 
   assert.equal(await page.getAttribute(field, 'aria-invalid'), null);
   // a 500-character name (the core takes up to 4096) in use: legends and notes wrap, the page does not widen
   await page.fill('[data-path="devices.custom-1.name"]', 'x'.repeat(500));
+  assert.match(await page.textContent('#f-group-0-device option[value="custom-1"]'), /^x{500} \(custom\)$/, 'the group selects show the new name');
   await page.selectOption('#f-group-0-device', 'custom-1');
   await page.waitForFunction(() => !document.querySelector('#results').classList.contains('stale') && /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 60000 });
   const width = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
