@@ -27,23 +27,28 @@ export const MIN_TOKENS = 1;
 export const MAX_TOKENS = 1e16;
 export const TOKENS_RANGE_MESSAGE = 'a number of tokens from 1 to 10,000T (1e16), e.g. 1T, 300B or 2.5e12';
 
-/**
- * "1T", "300B", "2.5e12", "1,000,000" → number of tokens; null for empty; NaN for text that is not
- * a count or a count outside MIN_TOKENS…MAX_TOKENS (the field then shows TOKENS_RANGE_MESSAGE)
- */
 // a count as typed (separators removed): number, exponent, suffix, "token(s)"; a price: a number
 const TOKENS_TEXT = /^(\d+\.?\d*|\.\d+)(e[+-]?\d+)?([kKmMbBgGtTpP]?)(tokens?)?$/i;
 const PRICE_TEXT = /^(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
 
+/** the number a count's text says (separators removed; NaN if it is not in a count's form), whole or not */
+function countValue(plain) {
+  const m = TOKENS_TEXT.exec(plain);
+  return m ? Number(m[1] + (m[2] ?? '')) * (m[3] ? SUFFIX[m[3]] : 1) : NaN;
+}
+const inTokenRange = (x) => Number.isFinite(x) && x >= MIN_TOKENS && x <= MAX_TOKENS;
+
+/**
+ * "1T", "300B", "2.5e12", "1,000,000" → number of tokens; null for empty; NaN for text that is not
+ * a count, a fraction of a token, or a count outside MIN_TOKENS…MAX_TOKENS (the field then says which)
+ */
 export function parseTokens(text) {
   const t = String(text ?? '').trim().replace(/[,_\s]/g, '');
   if (t === '') return null;
-  const m = TOKENS_TEXT.exec(t);
-  if (!m) return NaN;
-  const x = Number(m[1] + (m[2] ?? '')) * (m[3] ? SUFFIX[m[3]] : 1);
+  const x = countValue(t);
   // a count is whole: 1.1T is 1.1e12 up to the float's last digits (rounded), 5.5 tokens is refused
   if (!Number.isFinite(x) || Math.abs(x - Math.round(x)) > 1e-9 * x) return NaN;
-  return x >= MIN_TOKENS && x <= MAX_TOKENS ? Math.round(x) : NaN;
+  return inTokenRange(x) ? Math.round(x) : NaN;
 }
 
 const quoted = (t) => JSON.stringify(String(t).slice(0, 40));
@@ -53,9 +58,7 @@ export function tokensProblem(text) {
   const t = String(text ?? '').trim();
   if (!Number.isNaN(parseTokens(t))) return '';
   const plain = t.replace(/[,_\s]/g, '');
-  const m = TOKENS_TEXT.exec(plain);
-  const x = m ? Number(m[1] + (m[2] ?? '')) * (m[3] ? SUFFIX[m[3]] : 1) : NaN;
-  if (Number.isFinite(x) && x >= MIN_TOKENS && x <= MAX_TOKENS) return `${t.slice(0, 40)} is not a whole number of tokens; expected ${TOKENS_RANGE_MESSAGE}`;
+  if (inTokenRange(countValue(plain))) return `${t.slice(0, 40)} is not a whole number of tokens; expected ${TOKENS_RANGE_MESSAGE}`;
   // a count in the right form (a sign allowed) is out of range; anything else is not a count
   return TOKENS_TEXT.test(plain.replace(/^[+-]/, ''))
     ? `${t.slice(0, 40)} is out of range; expected ${TOKENS_RANGE_MESSAGE}`
