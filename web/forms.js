@@ -37,9 +37,16 @@ export function renderModelForm() {
 const shortDeviceName = (name) => String(name).replace(/^(NVIDIA|AMD)\s+/, '').replace(/^GeForce\s+/, '');
 
 export function deviceChoices() {
+  // two custom devices of one name would read the same: those say their id instead of "custom"
+  const named = (id, d) => d?.name ?? id;
+  const count = new Map();
+  for (const [id, d] of Object.entries(state.devices)) count.set(named(id, d), (count.get(named(id, d)) ?? 0) + 1);
   return [
     ...state.presets.devices.map((d) => ({ id: d.id, label: shortDeviceName(d.name ?? d.id), title: d.name ?? d.id })),
-    ...Object.entries(state.devices).map(([id, d]) => ({ id, label: `${shortDeviceName(d.name ?? id)} (custom)`, title: `${d.name ?? id} (custom)` })),
+    ...Object.entries(state.devices).map(([id, d]) => {
+      const tag = count.get(named(id, d)) > 1 ? id : 'custom';
+      return { id, label: `${shortDeviceName(named(id, d))} (${tag})`, title: `${named(id, d)} (${tag})` };
+    }),
   ];
 }
 

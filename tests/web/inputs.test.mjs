@@ -149,6 +149,11 @@ test('a custom device that no group uses is checked too, next to its field; the 
   await page.waitForFunction(() => !document.querySelector('#results').classList.contains('stale') && /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 60000 });
   const width = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
   assert.ok(width[0] <= width[1], `the page is ${width[0]} px wide in ${width[1]}`);
+  // a second custom device of the same name: the selects tell them apart by id
+  await page.click('#add-device');
+  await page.fill('[data-path="devices.custom-2.name"]', 'x'.repeat(500));
+  const labels = await page.$$eval('#f-group-0-device option[value^="custom-"]', (os) => os.map((o) => o.textContent.slice(-12)));
+  assert.deepStrictEqual(labels, ['x (custom-1)', 'x (custom-2)']);
   await assertClean(page, problems);
 });
 
