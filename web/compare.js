@@ -23,7 +23,7 @@ export const COMPARE_FIGURES = [
   ['total_usd', 'total cost', (e, c) => c?.totalUsd ?? null, 'low', 'usd'],
   ['stages', 'stages (PP)', (e) => (e.stages || []).length, null, 'int'],
   ['schedule', 'schedule (model chunks per stage)', (e) => scheduleLabel(e), null, 'text'],
-  ['tp_dp', 'TP × DP per stage', (e) => stageSummary(e).join(', '), null, 'text'],
+  ['tp_dp', 'TP × DP per stage', (e) => stageSummary(e, '×').join(', '), null, 'text'],
   ['layers', 'layers per stage', (e) => (e.stages || []).map((s) => s.num_layers).join(' / '), null, 'text'],
   ['devices', 'devices per stage', (e) => (e.stages || []).map(devicesOf).join(' / '), null, 'text'],
   // one value when every stage has it, else each stage's (a set would drop repeats: 2 / 2 / 1 / 1 read 2 / 1)
@@ -79,7 +79,7 @@ export function stageFigures(st) {
   return {
     devices: devicesOf(st),
     layers: st.num_layers,
-    tp_dp: stageSummary({ stages: [st] })[0],
+    tp_dp: stageSummary({ stages: [st] }, '×')[0],
     mb_replica: perReplica(st),
     compute_s: (st.forward_s ?? 0) + (st.backward_s ?? 0),
     memory_GiB: st.memory_GiB,

@@ -57,12 +57,13 @@ const csvCell = (v) => {
   return /[",\n\r]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;
 };
 
-export function stageSummary(est) {
+/** per stage "TP x DP" ("2x4", or "1x2+2x1" for a stage of mixed replicas); `times`: "x" in the CSV, "×" on the page */
+export function stageSummary(est, times = 'x') {
   return (est.stages || []).map((st) => {
     if (Array.isArray(st.replicas) && new Set(st.replicas.map((r) => `${r.device}/${r.tp}`)).size > 1) {
-      return st.replicas.map((r) => `${r.tp}x${r.count ?? 1}`).join('+');
+      return st.replicas.map((r) => `${r.tp}${times}${r.count ?? 1}`).join('+');
     }
-    return `${st.tp}x${st.dp}`;
+    return `${st.tp}${times}${st.dp}`;
   });
 }
 

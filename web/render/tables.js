@@ -33,7 +33,7 @@ export function stagesTable(est, { sources = false } = {}) {
   const stages = est?.stages || [];
   const head = ['stage', 'devices', 'GPUs', 'TP × DP', 'micro-batch per replica', 'layers', 'forward', 'backward', 'optimizer', 'DP sync', 'memory / GPU'];
   if (sources) head.push('source');
-  const summary = stageSummary(est || {});
+  const summary = stageSummary(est || {}, '×');
   return h('table', { class: 'data', 'data-testid': 'stage-table' },
     h('caption', {}, sources
       ? 'Per stage: times per micro-batch (slowest replica) and where they come from (measured profile, interpolated between measured points, or the analytic model)'
@@ -95,7 +95,7 @@ export function topPlansTable(plans, selected, onSelect, { order = null, costs =
       (p.plan?.virtual_stages ?? 1) > 1
         ? h('td', { class: 'pp', title: `interleaved 1F1B: ${p.plan.virtual_stages} model chunks per stage` }, `${(p.stages || []).length} × ${p.plan.virtual_stages} chunks`)
         : h('td', { class: 'pp' }, String((p.stages || []).length)),
-      h('td', {}, stageSummary(p).join(', ')),
+      h('td', {}, stageSummary(p, '×').join(', ')),
       h('td', {}, (p.stages || []).map((s) => s.num_layers).join(' / ')),
       h('td', { class: 'mb-replica' }, replicaMicroBatch(p)),
       h('td', {}, `${p.plan?.micro_batch_size} × ${p.plan?.num_micro_batches}`),
