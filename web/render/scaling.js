@@ -1,6 +1,7 @@
 // The what-if scaling chart: tokens/s of the best plan against the GPU count of one group (the
-// others fixed), one line per group, the current cluster's point ringed (nested rings where groups share it), variants without a
-// feasible plan drawn as crosses on the axis. SVG from chartGeometry() (web/whatif.js).
+// others fixed), one line per group, the current cluster's point ringed (nested rings where groups
+// share it), variants without a feasible plan drawn as crosses on the axis. SVG from
+// chartGeometry() (web/whatif.js).
 import { s } from '../dom.js';
 import { DEVICE_COLORS } from './colors.js';
 import { chartGeometry } from '../whatif.js';
