@@ -19,6 +19,7 @@
 #include "poseidon/calibrate.hpp"
 #include "poseidon/error.hpp"
 #include "poseidon/estimate.hpp"
+#include "poseidon/json_util.hpp"
 #include "poseidon/presets.hpp"
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"

@@ -12,6 +12,7 @@
 #include "poseidon/calibrate.hpp"
 #include "poseidon/cost_model.hpp"
 #include "poseidon/estimate.hpp"
+#include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 
 #include "calibrate_fit.hpp"

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "poseidon/error.hpp"
+#include "poseidon/json_util.hpp"
 
 namespace poseidon {
 

@@ -1,5 +1,6 @@
 // Plans (docs/formats.md, "Plan"): parsing, the consistency checks against a scenario (also run
 // on plans the search builds), Megatron's constraints on the interleaved schedule, and JSON out.
+#include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 
 namespace poseidon {

@@ -1,3 +1,4 @@
+#include "poseidon/json_util.hpp"
 #include "poseidon/presets.hpp"
 
 #include <map>

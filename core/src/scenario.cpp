@@ -1,5 +1,6 @@
 // Reading a scenario (scenario.hpp, parse_scenario): devices, stacks, models and clusters, inline
 // or by preset id, every bad field named by its JSON path (docs/formats.md, "Scenario").
+#include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 
 #include <algorithm>

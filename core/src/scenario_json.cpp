@@ -2,6 +2,7 @@
 // that parse_scenario(to_json(sc)) gives sc back (docs/formats.md, "Scenario").
 #include "poseidon/calibrate.hpp"
 #include "poseidon/cost_model.hpp"
+#include "poseidon/json_util.hpp"
 #include "poseidon/profile.hpp"
 #include "poseidon/scenario.hpp"
 

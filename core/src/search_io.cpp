@@ -1,4 +1,5 @@
 // The search's JSON surface (docs/formats.md, "Plan output"): its options in, its result out.
+#include "poseidon/json_util.hpp"
 #include "poseidon/search.hpp"
 
 #include "poseidon/scenario.hpp"

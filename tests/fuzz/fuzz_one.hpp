@@ -18,6 +18,7 @@
 
 #include "poseidon/api.hpp"
 #include "poseidon/estimate.hpp"
+#include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"
 

@@ -10,6 +10,7 @@
 #include "poseidon/api.hpp"
 #include "poseidon/calibrate.hpp"
 #include "poseidon/estimate.hpp"
+#include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 #include "map_gradient.hpp"
 #include "problems_of.hpp"

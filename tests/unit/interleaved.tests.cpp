@@ -12,6 +12,7 @@
 #include "poseidon/dag.hpp"
 #include "poseidon/error.hpp"
 #include "poseidon/estimate.hpp"
+#include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 
 using namespace poseidon;

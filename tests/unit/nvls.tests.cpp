@@ -2,6 +2,7 @@
 
 #include "poseidon/cost_model.hpp"
 #include "poseidon/estimate.hpp"
+#include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 
 using namespace poseidon;

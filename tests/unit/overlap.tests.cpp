@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "overlap_helpers.hpp"
 #include "poseidon/cost_model.hpp"
 #include "poseidon/error.hpp"
 #include "poseidon/estimate.hpp"
@@ -25,9 +26,6 @@ TEST_CASE("bucketed gradient reduction behind the last backward, computed by han
 }
 
 namespace {
-Scenario scenario(const std::string& training) {
-    return parse_scenario_text(R"({"model": "gpt3-7.5b", "cluster": "dgx-a100-superpod-slice", "training": {"global_batch_size": 512, )" + training + "}}");
-}
 Plan plan(const Scenario& sc) {
     return parse_plan_text(R"({"micro_batch_size": 32, "num_micro_batches": 16,
         "stages": [{"group": 0, "num_layers": 18, "tp": 4, "dp": 32}, {"group": 0, "num_layers": 18, "tp": 4, "dp": 32}]})", sc);
@@ -35,19 +33,19 @@ Plan plan(const Scenario& sc) {
 }  // namespace
 
 TEST_CASE("overlap switches only ever shorten the exposed communication", "[overlap]") {
-    const Scenario base = scenario(R"("distributed_optimizer": true)");
+    const Scenario base = overlap_test::scenario(R"("distributed_optimizer": true)");
     const Estimate e0 = estimate(base, plan(base));
-    const Scenario grad = scenario(R"("distributed_optimizer": true, "overlap_grad_reduce": true)");
+    const Scenario grad = overlap_test::scenario(R"("distributed_optimizer": true, "overlap_grad_reduce": true)");
     const Estimate e1 = estimate(grad, plan(grad));
     CHECK(e1.stages[0].times.dp_sync_s < e0.stages[0].times.dp_sync_s);
     CHECK(e1.iteration_time_s < e0.iteration_time_s);
-    const Scenario gather = scenario(R"("distributed_optimizer": true, "overlap_param_gather": true)");
+    const Scenario gather = overlap_test::scenario(R"("distributed_optimizer": true, "overlap_param_gather": true)");
     const Estimate e2 = estimate(gather, plan(gather));
     CHECK(e2.stages[0].times.optimizer_s < e0.stages[0].times.optimizer_s);
     // the userbuffers need sequence parallelism (Megatron refuses them without): compared with it alone
-    const Scenario sp = scenario(R"("distributed_optimizer": true, "sequence_parallel": true)");
+    const Scenario sp = overlap_test::scenario(R"("distributed_optimizer": true, "sequence_parallel": true)");
     const Estimate e_sp = estimate(sp, plan(sp));
-    const Scenario ub = scenario(R"("distributed_optimizer": true, "sequence_parallel": true, "tp_comm_overlap": true)");
+    const Scenario ub = overlap_test::scenario(R"("distributed_optimizer": true, "sequence_parallel": true, "tp_comm_overlap": true)");
     const Estimate e3 = estimate(ub, plan(ub));
     CHECK(e3.stages[0].times.forward_tp_comm_s < e_sp.stages[0].times.forward_tp_comm_s);
     CHECK(e3.stages[0].times.forward_s < e_sp.stages[0].times.forward_s);
@@ -56,26 +54,26 @@ TEST_CASE("overlap switches only ever shorten the exposed communication", "[over
 }
 
 TEST_CASE("the async backward TP all-reduce is the stack's: megatron-core has it, megatron-lm-2021 not", "[overlap]") {
-    const Scenario core = scenario(R"("stack": "megatron-core")");
-    const Scenario old = scenario(R"("stack": {"base": "megatron-core", "tp_async_backward": false})");
+    const Scenario core = overlap_test::scenario(R"("stack": "megatron-core")");
+    const Scenario old = overlap_test::scenario(R"("stack": {"base": "megatron-core", "tp_async_backward": false})");
     const Estimate a = estimate(core, plan(core)), b = estimate(old, plan(old));
     CHECK(a.stages[0].times.backward_tp_comm_s < b.stages[0].times.backward_tp_comm_s);
     CHECK(a.stages[0].times.forward_tp_comm_s == b.stages[0].times.forward_tp_comm_s);
 }
 
 TEST_CASE("grad_reduce_dtype bf16 halves the gradient bytes of an fp32-gradient stack", "[overlap]") {
-    const Scenario fp32 = scenario(R"("grad_reduce_dtype": "fp32")"), bf16 = scenario(R"("grad_reduce_dtype": "bf16")");
+    const Scenario fp32 = overlap_test::scenario(R"("grad_reduce_dtype": "fp32")"), bf16 = overlap_test::scenario(R"("grad_reduce_dtype": "bf16")");
     const Estimate a = estimate(fp32, plan(fp32)), b = estimate(bf16, plan(bf16));
     CHECK(b.stages[0].memory.gradients_GiB == Approx(a.stages[0].memory.gradients_GiB / 2));
     CHECK(b.stages[0].times.dp_sync_s < a.stages[0].times.dp_sync_s);
 }
 
 TEST_CASE("tp_comm_overlap needs sequence parallelism", "[overlap][validation]") {
-    CHECK_THROWS_WITH(scenario(R"("tp_comm_overlap": true)"), Catch::Contains("scenario.training.tp_comm_overlap: true needs sequence_parallel true"));
-    CHECK_NOTHROW(scenario(R"("tp_comm_overlap": true, "sequence_parallel": true)"));
+    CHECK_THROWS_WITH(overlap_test::scenario(R"("tp_comm_overlap": true)"), Catch::Contains("scenario.training.tp_comm_overlap: true needs sequence_parallel true"));
+    CHECK_NOTHROW(overlap_test::scenario(R"("tp_comm_overlap": true, "sequence_parallel": true)"));
 }
 
 TEST_CASE("overlap_param_gather needs the distributed optimizer", "[overlap][validation]") {
-    CHECK_THROWS_WITH(scenario(R"("overlap_param_gather": true)"),
+    CHECK_THROWS_WITH(overlap_test::scenario(R"("overlap_param_gather": true)"),
                       Catch::Contains("scenario.training.overlap_param_gather: true needs distributed_optimizer true"));
 }

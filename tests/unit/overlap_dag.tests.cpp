@@ -11,18 +11,14 @@
 #include <utility>
 #include <vector>
 
+#include "overlap_helpers.hpp"
 #include "poseidon/cost_model.hpp"
 #include "poseidon/dag.hpp"
 #include "poseidon/estimate.hpp"
+#include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 
 using namespace poseidon;
-
-namespace {
-
-bool close(double a, double b) { return std::abs(a - b) <= 1e-12 * std::max(1.0, std::abs(b)); }
-
-}  // namespace
 
 TEST_CASE("the bucket chain's end is the closed form of the exposed reduction", "[overlap][dag]") {
     // Without contention the chain ends max(d/K, d - (K-1)/K b) after the backward, for any d, b, K.
@@ -35,7 +31,7 @@ TEST_CASE("the bucket chain's end is the closed form of the exposed reduction", 
         set_grad_buckets(t, d, b, params, 0.0);
         INFO("b=" << b << " d=" << d << " params=" << params);
         REQUIRE(t.last_backward_extra_s == 0.0);
-        REQUIRE(close(t.dp_sync_s, overlapped_bucket_sync_s(d, b, params, 0.0)));
+        REQUIRE(overlap_test::close(t.dp_sync_s, overlapped_bucket_sync_s(d, b, params, 0.0)));
         // with contention the chain ends max(d - (K-1)/K b, d/K + kappa (K-1)/K d) after the
         // unslowed backward: the earlier closed form (exposed + kappa hidden) when d <= b; less
         // when the buckets are the longer, as the slowed sub-steps then hide behind them
@@ -44,9 +40,9 @@ TEST_CASE("the bucket chain's end is the closed form of the exposed reduction", 
             set_grad_buckets(c, d, b, params, kappa);
             const int K = grad_bucket_count(params);
             const double after_backward = c.last_backward_extra_s + c.dp_sync_s;
-            REQUIRE(close(after_backward, std::max(d - (K - 1) * (b / K), d / K + kappa * (K - 1) * (d / K))));
+            REQUIRE(overlap_test::close(after_backward, std::max(d - (K - 1) * (b / K), d / K + kappa * (K - 1) * (d / K))));
             if (d <= b)
-                REQUIRE(close(after_backward, overlapped_bucket_sync_s(d, b, params, kappa)));
+                REQUIRE(overlap_test::close(after_backward, overlapped_bucket_sync_s(d, b, params, kappa)));
             else
                 REQUIRE(after_backward <= overlapped_bucket_sync_s(d, b, params, kappa) * (1 + 1e-12));
         }
@@ -259,16 +255,10 @@ TEST_CASE("an event simulation of compute at rate 1 - kappa beside the buckets g
     }
 }
 
-namespace {
-Scenario scenario(const std::string& training) {
-    return parse_scenario_text(R"({"model": "gpt3-7.5b", "cluster": "dgx-a100-superpod-slice", "training": {"global_batch_size": 512, )" + training + "}}");
-}
-}  // namespace
-
 TEST_CASE("estimate with overlap: bucket events on the dp resource, identity with the closed form", "[overlap][dag]") {
     {
         const char* schedule = "";  // 1F1B (interleaved plans: overlap_interleaved.tests.cpp)
-        const Scenario sc = scenario(R"("distributed_optimizer": true, "overlap_grad_reduce": true, "overlap_param_gather": true)");
+        const Scenario sc = overlap_test::scenario(R"("distributed_optimizer": true, "overlap_grad_reduce": true, "overlap_param_gather": true)");
         const Plan plan = parse_plan_text(std::string(R"({"micro_batch_size": 32, "num_micro_batches": 16, )") + schedule +
                                               R"("stages": [{"group": 0, "num_layers": 18, "tp": 4, "dp": 32}, {"group": 0, "num_layers": 18, "tp": 4, "dp": 32}]})",
                                           sc);

@@ -10,8 +10,9 @@
 #include <random>
 #include <vector>
 
-#include "poseidon/cost_model.hpp"
 #include "explicit_graph.hpp"
+#include "overlap_helpers.hpp"
+#include "poseidon/cost_model.hpp"
 #include "poseidon/dag.hpp"
 
 using namespace poseidon;
@@ -130,8 +131,6 @@ void random_overlap(StageTimes& t, double backward_s, double forward_s, std::mt1
     if (gather) set_param_gather(t, 3 * forward_s * u(rng), forward_s, params, kappa);
 }
 
-bool close(double a, double b) { return std::abs(a - b) <= 1e-12 * std::max(1.0, std::abs(b)); }
-
 }  // namespace
 
 TEST_CASE("with overlap the DAG's walks give the longest path of the graph drawn node by node", "[overlap][dag]") {
@@ -163,10 +162,10 @@ TEST_CASE("with overlap the DAG's walks give the longest path of the graph drawn
         const double fast = dag_iteration_time(st, m, ws);
         const DagResult d = evaluate_dag(st, m, true, ws);
         REQUIRE(fast == d.iteration_time_s);
-        REQUIRE(close(fast, explicit_iteration(st, st, 1, m)));
+        REQUIRE(overlap_test::close(fast, explicit_iteration(st, st, 1, m)));
         // the drawn chains end where the DAG's nodes for them do, and the parts sum to the time
         const auto& bd = d.breakdown;
-        REQUIRE(close(bd.compute_s + bd.bubble_s + bd.tp_comm_s + bd.pp_comm_s + bd.dp_comm_s + bd.optimizer_s, fast));
+        REQUIRE(overlap_test::close(bd.compute_s + bd.bubble_s + bd.tp_comm_s + bd.pp_comm_s + bd.dp_comm_s + bd.optimizer_s, fast));
         for (const auto& e : d.timeline) REQUIRE(e.end_s <= fast * (1 + 1e-12));
     }
 }

@@ -13,9 +13,11 @@
 
 #include "../../core/src/dag_stream.hpp"
 #include "explicit_graph.hpp"
+#include "overlap_helpers.hpp"
 #include "poseidon/cost_model.hpp"
 #include "poseidon/dag.hpp"
 #include "poseidon/estimate.hpp"
+#include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 
 using namespace poseidon;
@@ -23,8 +25,6 @@ using poseidon::testing::Graph;
 using poseidon::testing::Pass;
 
 namespace {
-
-bool close(double a, double b) { return std::abs(a - b) <= 1e-12 * std::max(1.0, std::abs(b)); }
 
 // The interleaved iteration node by node without contention (kappa = 0): every pass a start node,
 // its sub-steps and a blocking stack's send after them; every bucket a node on its stage's chain
@@ -181,7 +181,7 @@ TEST_CASE("interleaved, no contention: the walk with per-chunk buckets is the lo
         const Instance in = random_instance(rng, 0.0);
         INFO("p=" << in.p << " V=" << in.V << " m=" << in.m << " instance " << n);
         const double fast = interleaved_iteration_time(in.chunks, in.stages, in.V, in.m);
-        REQUIRE(close(fast, explicit_interleaved(in.chunks, in.stages, in.V, in.m)));
+        REQUIRE(overlap_test::close(fast, explicit_interleaved(in.chunks, in.stages, in.V, in.m)));
         const DagResult d = evaluate_interleaved_dag(in.chunks, in.stages, in.V, in.m, true);
         REQUIRE(d.iteration_time_s == fast);
     }
@@ -285,15 +285,11 @@ TEST_CASE("a first forward waits for its gathered buckets and runs slowed beside
 }
 
 TEST_CASE("estimate, interleaved with overlap: buckets per chunk, on the dp resource, in the JSON", "[overlap][interleaved][estimate]") {
-    auto scenario = [](const std::string& training) {
-        return parse_scenario_text(R"({"model": "gpt3-7.5b", "cluster": "dgx-a100-superpod-slice", "training": {"global_batch_size": 512, )" +
-                                   training + "}}");
-    };
     const std::string plan_text =
         R"({"micro_batch_size": 32, "num_micro_batches": 16, "schedule": "interleaved-1f1b", "virtual_stages": 3, )"
         R"("stages": [{"group": 0, "num_layers": 18, "tp": 4, "dp": 32}, {"group": 0, "num_layers": 18, "tp": 4, "dp": 32}]})";
-    const Scenario on = scenario(R"("distributed_optimizer": true, "overlap_grad_reduce": true, "overlap_param_gather": true)");
-    const Scenario off = scenario(R"("distributed_optimizer": true)");
+    const Scenario on = overlap_test::scenario(R"("distributed_optimizer": true, "overlap_grad_reduce": true, "overlap_param_gather": true)");
+    const Scenario off = overlap_test::scenario(R"("distributed_optimizer": true)");
     const Estimate e = estimate(on, parse_plan_text(plan_text, on), true);
     const Estimate base = estimate(off, parse_plan_text(plan_text, off), true);
     // hiding the synchronisation and the all-gather behind the passes beats running them after

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "search_random.hpp"
+#include "poseidon/json_util.hpp"
 
 using namespace search_test;
 

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "poseidon/estimate.hpp"
+#include "poseidon/json_util.hpp"
 #include "poseidon/presets.hpp"
 #include "poseidon/scenario.hpp"
 

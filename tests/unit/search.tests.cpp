@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 
+#include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"
 #include "search_random.hpp"

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "../../core/src/search_costs.hpp"
+#include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"
 

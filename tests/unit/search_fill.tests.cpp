@@ -10,6 +10,7 @@
 
 #include "../../core/src/search_bounds.hpp"
 #include "../../core/src/search_space.hpp"
+#include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"
 #include "search_random.hpp"

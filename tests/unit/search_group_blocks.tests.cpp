@@ -9,6 +9,7 @@
 
 #include "../../core/src/search_driver.hpp"
 #include "poseidon/estimate.hpp"
+#include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"
 #include "search_random.hpp"

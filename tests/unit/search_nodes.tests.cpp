@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "../../core/src/search_space.hpp"
+#include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"
 #include "search_random.hpp"

@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 
+#include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"
 

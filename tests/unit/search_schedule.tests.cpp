@@ -5,6 +5,7 @@
 #include <random>
 #include <string>
 
+#include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"
 #include "search_random.hpp"

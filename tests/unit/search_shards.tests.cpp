@@ -7,6 +7,7 @@
 #include <limits>
 #include <random>
 
+#include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"
 #include "search_random.hpp"

@@ -3,6 +3,7 @@
 // the window bound and the drain bound do the cutting. Pruning must still return the exhaustive
 // top K there.
 #include "search_random.hpp"
+#include "poseidon/json_util.hpp"
 
 using namespace search_test;
 

@@ -10,6 +10,7 @@
 
 #include "poseidon/calibrate.hpp"
 #include "poseidon/estimate.hpp"
+#include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 
 namespace poseidon::validation {

@@ -8,7 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "poseidon/json_util.hpp"
+#include "poseidon/error.hpp"
+#include "poseidon/json_fwd.hpp"
 #include "poseidon/types.hpp"
 
 namespace poseidon {

@@ -6,7 +6,8 @@
 
 #include "poseidon/cost_model.hpp"
 #include "poseidon/dag.hpp"
-#include "poseidon/json_util.hpp"
+#include "poseidon/error.hpp"
+#include "poseidon/json_fwd.hpp"
 #include "poseidon/types.hpp"
 
 namespace poseidon {

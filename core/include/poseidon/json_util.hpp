@@ -12,10 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "poseidon/error.hpp"
+#include "poseidon/json_fwd.hpp"
 
 namespace poseidon {
-
-using Json = nlohmann::json;
 
 // Limits documented in docs/formats.md ("Limits").
 inline constexpr std::size_t max_json_bytes = 4u << 20;

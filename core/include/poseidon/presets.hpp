@@ -7,7 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "poseidon/json_util.hpp"
+#include "poseidon/error.hpp"
+#include "poseidon/json_fwd.hpp"
 
 namespace poseidon {
 

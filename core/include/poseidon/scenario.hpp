@@ -5,7 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "poseidon/json_util.hpp"
+#include "poseidon/error.hpp"
+#include "poseidon/json_fwd.hpp"
 #include "poseidon/types.hpp"
 
 namespace poseidon {
