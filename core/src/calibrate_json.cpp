@@ -28,8 +28,6 @@ std::string rebase(const std::string& path, const std::string& plan_path) {
     return path.rfind("plan", 0) == 0 ? plan_path + path.substr(4) : path;
 }
 
-double r12(double x) { return round_output(x); }
-
 std::string fixed(double x, int digits) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.*f", digits, x);
@@ -175,16 +173,16 @@ Json to_json(const CalibrationResult& res) {
     for (const auto& r : res.runs) {
         Json j = {{"name", r.name},
                   {"measured_s", r.measured_s},
-                  {"predicted_before_s", r12(r.before_s)},
-                  {"predicted_after_s", r12(r.after_s)},
-                  {"error_before", calibration::round_report(r12(r.before_s) / r.measured_s - 1)},
-                  {"error_after", calibration::round_report(r12(r.after_s) / r.measured_s - 1)}};
+                  {"predicted_before_s", round_output(r.before_s)},
+                  {"predicted_after_s", round_output(r.after_s)},
+                  {"error_before", calibration::round_report(round_output(r.before_s) / r.measured_s - 1)},
+                  {"error_after", calibration::round_report(round_output(r.after_s) / r.measured_s - 1)}};
         if (r.measured_memory_GiB) {
             j["peak_memory_GiB"] = *r.measured_memory_GiB;
-            j["predicted_memory_before_GiB"] = r12(*r.before_memory_GiB);
-            j["predicted_memory_after_GiB"] = r12(*r.after_memory_GiB);
-            j["memory_error_before"] = calibration::round_report(r12(*r.before_memory_GiB) / *r.measured_memory_GiB - 1);
-            j["memory_error_after"] = calibration::round_report(r12(*r.after_memory_GiB) / *r.measured_memory_GiB - 1);
+            j["predicted_memory_before_GiB"] = round_output(*r.before_memory_GiB);
+            j["predicted_memory_after_GiB"] = round_output(*r.after_memory_GiB);
+            j["memory_error_before"] = calibration::round_report(round_output(*r.before_memory_GiB) / *r.measured_memory_GiB - 1);
+            j["memory_error_after"] = calibration::round_report(round_output(*r.after_memory_GiB) / *r.measured_memory_GiB - 1);
             j["memory_device"] = r.memory_device;
         }
         runs.push_back(std::move(j));

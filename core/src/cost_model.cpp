@@ -13,10 +13,6 @@ namespace poseidon {
 
 namespace {
 
-constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
-constexpr double GB = 1e9;
-
-
 // Memory traffic of the element-wise kernels of one block, in bytes per token; the op-by-op
 // derivation is in docs/model.md, "Memory-bound work".
 //   fused (Megatron-LM's apex/TE kernels), replicated over TP (sharded by t with sequence
@@ -72,9 +68,9 @@ double effective_peak_flops(const Device& d, const Training& tr) {
     return peak_tflops * 1e12 * d.sustained_clock_ratio * d.matmul_efficiency;
 }
 
-double effective_memory_bw(const Device& d) { return d.memory_bw_GBps * GB * d.memory_bw_efficiency; }
-
 }  // namespace
+
+double effective_memory_bw(const Device& d) { return d.memory_bw_GBps * GB * d.memory_bw_efficiency; }
 
 CostSource CostSources::forward() const {
     CostSource s = layer_forward;

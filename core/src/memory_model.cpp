@@ -9,8 +9,6 @@ namespace poseidon {
 
 namespace {
 
-constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
-
 // The optimizer's state per parameter is the stack's (fp32 master weights + Adam m and v: 12 B in
 // Megatron-LM's docs/distrib_optimizer.md; 16 B where fp32 master gradients persist too). Pure fp32
 // training keeps no master copy of the weights, nor of the gradients: the model's own are fp32

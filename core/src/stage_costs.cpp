@@ -12,14 +12,6 @@
 
 namespace poseidon {
 
-namespace {
-
-constexpr double GB = 1e9;
-
-double effective_memory_bw(const Device& d) { return d.memory_bw_GBps * GB * d.memory_bw_efficiency; }
-
-}  // namespace
-
 int ReplicaPlacement::first_node() const { return 0; }
 
 std::vector<StagePlacement> place_plan(const Scenario& sc, const Plan& plan) {

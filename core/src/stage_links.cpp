@@ -12,8 +12,6 @@ namespace poseidon {
 
 namespace {
 
-
-constexpr double GB = 1e9;
 // Collectives between GPUs of one node without peer-to-peer (NCCL's SHM transport): every byte is
 // copied through a host-memory buffer by the proxy, across the CPU sockets' link, which halves the
 // achievable bus bandwidth and adds a host round trip to every ring step (docs/model.md, "Links").

@@ -256,6 +256,8 @@ double dp_sync_s(const Scenario& sc, const StagePlan& stage, const StagePlacemen
 double bytes_per_element(Precision p);
 // A device's fp32 matrix rate without TF32 (fp32_tflops, or peak / 8 when the preset omits it).
 double fp32_tflops_of(const Device& d);
+// The memory bandwidth memory-bound kernels reach, in bytes/s.
+double effective_memory_bw(const Device& d);
 // Bytes of one gradient element in memory and on the wire (the stack's choice).
 double grad_bytes_per_param(const Training& tr);
 // Exposed time of a gradient synchronisation of `params` parameters reduced in Megatron-Core's

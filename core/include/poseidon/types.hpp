@@ -11,6 +11,10 @@
 
 namespace poseidon {
 
+// The units of the keys: bandwidths in GB/s (10^9 bytes), memory in GiB (2^30 bytes).
+inline constexpr double GB = 1e9;
+inline constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+
 // Provenance of device (or stack) values fitted to measured runs by `poseidon calibrate`
 // (docs/calibration.md). Informational: the fitted values themselves are the device's (stack's) keys.
 struct CalibratedValue {
