@@ -171,15 +171,18 @@ function schemeReport() {
 
 test('light and dark colour schemes: readable text and timeline, different colours, no sideways scroll, at both sizes', async (t) => {
   const url = await env.demoLink();
+  const schemes = ['light', 'dark'];
   for (const viewport of [DESKTOP, PHONE]) {
+    // one page per size; the colour scheme is CSS only, so each check switches the same page
+    const { page, problems } = await env.open(t, url, { viewport });
+    await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
+    await page.waitForSelector('#timeline svg rect.tl-ev');
+    // every section open, so that all inputs are measured too
+    await page.evaluate(() => { for (const d of document.querySelectorAll('details')) d.open = true; });
+    await page.evaluate(installHelpers);
     const seen = {};
-    for (const colorScheme of ['light', 'dark']) {
-      const { page, problems } = await env.open(t, url, { viewport, colorScheme });
-      await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
-      await page.waitForSelector('#timeline svg rect.tl-ev');
-      // every section open, so that all inputs are measured too
-      await page.evaluate(() => { for (const d of document.querySelectorAll('details')) d.open = true; });
-      await page.evaluate(installHelpers);
+    for (const colorScheme of schemes) {
+      await page.emulateMedia({ colorScheme });
       const r = await page.evaluate(schemeReport);
       const where = `${viewport.width} px, ${colorScheme}`;
       t.diagnostic(`${where}: ${r.checked} texts checked; body ${r.body.color} on ${r.body.background} (${r.body.ratio.toFixed(1)}:1); timeline text ${r.timeline.text}, lanes ${r.timeline.lane}; lowest: ${r.lowest}`);
@@ -189,20 +192,24 @@ test('light and dark colour schemes: readable text and timeline, different colou
       assert.ok(r.timeline.laneVsPage > 1.05, `${where}: the timeline's lanes stand out from the page`);
       assert.ok(r.scroll.width <= r.scroll.client, `${where}: no horizontal scroll (${r.scroll.width} in ${r.scroll.client})`);
       seen[colorScheme] = r;
-      // the states with coloured text: a message next to a field and in the summary, the
-      // Megatron-LM command with its notes
-      await page.fill('[data-path="training.global_batch_size"]', '0');
-      await page.waitForSelector('[data-testid=error]:not([hidden])');
-      await Promise.all([page.waitForEvent('download'), page.click('#export-megatron')]);
-      await page.waitForSelector('#megatron-notes li');
-      const r2 = await page.evaluate(schemeReport);
-      t.diagnostic(`${where}, with an error and the Megatron notes: ${r2.checked} texts; lowest: ${r2.lowest}`);
-      assert.deepStrictEqual(r2.fails, [], `${where}: messages and notes at least 4.5:1`);
-      await assertClean(page, problems);
     }
     assert.notEqual(seen.light.body.color, seen.dark.body.color, 'text colour follows the scheme');
     assert.notEqual(seen.light.body.background, seen.dark.body.background, 'background follows the scheme');
     assert.notEqual(seen.light.timeline.text, seen.dark.timeline.text, "the timeline's text follows the scheme");
     assert.notEqual(seen.light.timeline.lane, seen.dark.timeline.lane, "the timeline's lanes follow the scheme");
+    // the states with coloured text: a message next to a field and in the summary, the
+    // Megatron-LM command with its notes
+    await page.fill('[data-path="training.global_batch_size"]', '0');
+    await page.waitForSelector('[data-testid=error]:not([hidden])');
+    await Promise.all([page.waitForEvent('download'), page.click('#export-megatron')]);
+    await page.waitForSelector('#megatron-notes li');
+    for (const colorScheme of schemes) {
+      await page.emulateMedia({ colorScheme });
+      const r2 = await page.evaluate(schemeReport);
+      const where = `${viewport.width} px, ${colorScheme}`;
+      t.diagnostic(`${where}, with an error and the Megatron notes: ${r2.checked} texts; lowest: ${r2.lowest}`);
+      assert.deepStrictEqual(r2.fails, [], `${where}: messages and notes at least 4.5:1`);
+    }
+    await assertClean(page, problems);
   }
 });
