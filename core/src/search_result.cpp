@@ -115,6 +115,9 @@ void adopt_baselines(const Scenario& sc, const SearchOptions& options, Clock::ti
         return e.iteration_time_s * B / static_cast<double>(e.plan.micro_batch_size * e.plan.num_micro_batches);
     };
     const auto k_max = static_cast<std::size_t>(std::max(options.top_k, 1));
+    // The notes name plans by their final rank, written after every adoption: a later baseline can
+    // move an adopted one down or out of the list.
+    std::vector<const Baseline*> adopted, unlisted;
     for (const Baseline& b : res.baselines) {
         if (!b.estimate || !b.estimate->feasible) continue;
         const Estimate& e = *b.estimate;
@@ -133,8 +136,7 @@ void adopt_baselines(const Scenario& sc, const SearchOptions& options, Clock::ti
         const auto S = static_cast<std::int64_t>(e.plan.stages.size());
         const double list_s = 2e-4 * static_cast<double>(listed_stages + S);
         if (seconds_since(t0) + list_s > options.time_limit_s) {
-            res.stats.notes.push_back("the " + b.name + " baseline is faster than plan " + std::to_string(at + 1) +
-                                      "; the time limit left no time to list it among the plans");
+            unlisted.push_back(&b);
             continue;
         }
         bool detailed = false;
@@ -166,9 +168,20 @@ void adopt_baselines(const Scenario& sc, const SearchOptions& options, Clock::ti
             res.detailed.pop_back();
             res.scores.pop_back();
         }
-        res.stats.notes.push_back("plan " + std::to_string(at + 1) + " is the " + b.name + " baseline: the search stopped (" +
-                                  (res.stats.stopped_by.empty() ? std::string("memory cap") : res.stats.stopped_by) +
-                                  ") before it reached a plan as fast");
+        adopted.push_back(&b);
+    }
+    const std::string stopped = res.stats.stopped_by.empty() ? std::string("memory cap") : res.stats.stopped_by;
+    for (std::size_t i = 0; i < res.plans.size(); ++i)
+        for (const Baseline* b : adopted)
+            if (res.plans[i].plan == b->estimate->plan)
+                res.stats.notes.push_back("plan " + std::to_string(i + 1) + " is the " + b->name + " baseline: the search stopped (" + stopped +
+                                          ") before it reached a plan as fast");
+    for (const Baseline* b : unlisted) {
+        std::size_t at = 0;
+        while (at < res.plans.size() && key(res.plans[at]) <= key(*b->estimate)) ++at;
+        if (at < res.plans.size())
+            res.stats.notes.push_back("the " + b->name + " baseline is faster than plan " + std::to_string(at + 1) +
+                                      "; the time limit left no time to list it among the plans");
     }
 }
 
