@@ -2,6 +2,7 @@
 // times (Levenberg-Marquardt in calibrate_fit.cpp), a closed form for the framework memory
 // overhead, and the report. JSON and text front ends: calibrate_json.cpp.
 #include "poseidon/calibrate.hpp"
+#include "poseidon/json_util.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -305,7 +306,7 @@ CalibrationResult calibrate(const Scenario& input, const std::vector<MeasuredRun
         rf.before_s = before.iteration_time_s;
         // a run the model cannot hold in memory, or a peak no GPU of the plan has: say so
         if (!before.memory_fits)
-            res.warnings.push_back(rf.name + ": its plan does not fit in memory by the model (" + show_number(round_report(peak_memory(input_sc, runs[i].plan).GiB)) +
+            res.warnings.push_back(printable(rf.name) + ": its plan does not fit in memory by the model (" + show_number(round_report(peak_memory(input_sc, runs[i].plan).GiB)) +
                                    " GiB on its fullest GPU); the run differs from the scenario (recomputation, precision, optimizer) or the model misses a saving");
         rf.after_s = estimate(w.run_sc[i], runs[i].plan, false).iteration_time_s;
         if (runs[i].peak_memory_GiB) {
@@ -316,8 +317,8 @@ CalibrationResult calibrate(const Scenario& input, const std::vector<MeasuredRun
             rf.memory_device = keys[type_of_group[a.group]];
             const double cap = input.cluster.groups[a.group].device.memory_GiB;
             if (*runs[i].peak_memory_GiB > cap)
-                res.warnings.push_back(rf.name + ": peak_memory_GiB " + show_number(*runs[i].peak_memory_GiB) + " is more than the GPU's memory (" +
-                                       show_number(cap) + " GiB, " + rf.memory_device + "); give one GPU's peak");
+                res.warnings.push_back(printable(rf.name) + ": peak_memory_GiB " + show_number(*runs[i].peak_memory_GiB) + " is more than the GPU's memory (" +
+                                       show_number(cap) + " GiB, " + printable(rf.memory_device) + "); give one GPU's peak");
             mem_before.push_back(std::log(b.GiB / *runs[i].peak_memory_GiB));
             mem_after.push_back(std::log(a.GiB / *runs[i].peak_memory_GiB));
         }

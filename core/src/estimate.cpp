@@ -315,11 +315,11 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
 std::string to_text(const Scenario& sc, const Estimate& e) {
     std::ostringstream o;
     const std::int64_t trained = e.plan.micro_batch_size * e.plan.num_micro_batches;
-    o << "model        " << sc.model.name << " (" << fmt(model_params(sc.model) / 1e9, 2) << " B parameters), global batch " << trained;
+    o << "model        " << printable(sc.model.name, 80) << " (" << fmt(model_params(sc.model) / 1e9, 2) << " B parameters), global batch " << trained;
     if (trained != sc.training.global_batch_size)
         o << " (training.global_batch_size " << sc.training.global_batch_size << ", within global_batch_tolerance " << fmt(sc.training.global_batch_tolerance, 3) << ")";
     o << "\n";
-    o << "cluster      " << sc.cluster.name << ", " << e.num_gpus << " of " << sc.cluster.num_gpus() << " GPUs used\n";
+    o << "cluster      " << printable(sc.cluster.name, 120) << ", " << e.num_gpus << " of " << sc.cluster.num_gpus() << " GPUs used\n";
     o << "plan         " << e.plan.stages.size() << (e.plan.stages.size() == 1 ? " stage" : " stages") << ", micro-batch " << e.plan.micro_batch_size << " x " << e.plan.num_micro_batches;
     if (e.plan.virtual_stages > 1) o << ", interleaved 1F1B with " << e.plan.virtual_stages << " chunks per stage";
     o << "\n";
@@ -334,7 +334,8 @@ std::string to_text(const Scenario& sc, const Estimate& e) {
     o << "breakdown    compute " << fmt(b.compute_s, 4) << " s, bubble " << fmt(b.bubble_s, 4) << " s, TP " << fmt(b.tp_comm_s, 4) << " s, PP " << fmt(b.pp_comm_s, 4)
       << " s, DP " << fmt(b.dp_comm_s, 4) << " s, optimizer " << fmt(b.optimizer_s, 4) << " s; bottleneck stage " << b.bottleneck_stage << "\n\n";
     // A stage of mixed replicas lists every device and TP degree, and names the device whose
-    // memory the column shows (the one with the least headroom).
+    // memory the column shows (the one with the least headroom). send_ms is the forward send of the
+    // activations to the next stage, send_bwd_ms the backward send of their gradients to the previous.
     struct Row {
         std::string dev, tps, tight;
     };
@@ -345,7 +346,7 @@ std::string to_text(const Scenario& sc, const Estimate& e) {
         const auto& sp = e.plan.stages[s];
         auto id_of = [&](const ReplicaSet& r) {
             const auto& d = sc.cluster.groups[r.group].device;
-            return d.id.empty() ? d.name : d.id;
+            return printable(d.id.empty() ? d.name : d.id, 48);
         };
         Row row;
         double least = 1e300;
@@ -364,16 +365,16 @@ std::string to_text(const Scenario& sc, const Estimate& e) {
         width = std::max(width, row.dev.size());
         rows.push_back(std::move(row));
     }
-    o << "stage  " << std::string("device") + std::string(width - 5, ' ') << "gpus  tp  dp  layers  fwd_ms   bwd_ms   send_ms  dp_ms    mem_GiB / cap\n";
+    o << "stage  " << std::string("device") + std::string(width - 5, ' ') << "gpus  tp  dp  layers  fwd_ms   bwd_ms   send_ms  send_bwd_ms  dp_ms    mem_GiB / cap\n";
     for (std::size_t s = 0; s < e.stages.size(); ++s) {
         const auto& ev = e.stages[s];
         const auto& sp = e.plan.stages[s];
         const Row& row = rows[s];
         const bool mixed = row.dev.find('+') != std::string::npos;
         char line[400];
-        std::snprintf(line, sizeof line, "%-6zu %-*s %5d %3s %3d %7d %8.2f %8.2f %8.3f %8.2f %7.2f / %.0f%s%s\n", s, static_cast<int>(width), row.dev.c_str(), sp.gpus(),
+        std::snprintf(line, sizeof line, "%-6zu %-*s %5d %3s %3d %7d %8.2f %8.2f %8.3f %12.3f %8.2f %7.2f / %.2f%s%s\n", s, static_cast<int>(width), row.dev.c_str(), sp.gpus(),
                       row.tps.c_str(), sp.dp(), sp.num_layers, 1e3 * ev.times.forward_s, 1e3 * ev.times.backward_s, 1e3 * ev.times.send_forward_s,
-                      1e3 * ev.times.dp_sync_s, ev.memory.total_GiB(), ev.memory_capacity_GiB, mixed ? (" (" + printable(row.tight, 48) + ")").c_str() : "",
+                      1e3 * ev.times.send_backward_s, 1e3 * ev.times.dp_sync_s, ev.memory.total_GiB(), ev.memory_capacity_GiB, mixed ? (" (" + row.tight + ")").c_str() : "",
                       ev.fits ? "" : "  OOM");
         o << line;
     }

@@ -131,7 +131,7 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
     validate_schedule(plan, problems, path);
     for (std::size_t g = 0; g < used.size(); ++g)
         if (used[g] > sc.cluster.groups[g].num_gpus())
-            problems.add(path + ".stages", "use " + std::to_string(used[g]) + " GPUs of group " + std::to_string(g) + " (" + sc.cluster.groups[g].device.name + ") but it has " +
+            problems.add(path + ".stages", "use " + std::to_string(used[g]) + " GPUs of group " + std::to_string(g) + " (" + printable(sc.cluster.groups[g].device.name, 48) + ") but it has " +
                                                std::to_string(sc.cluster.groups[g].num_gpus()) + " (" + std::to_string(sc.cluster.groups[g].nodes) + " nodes x " +
                                                std::to_string(sc.cluster.groups[g].gpus_per_node) + ")");
 }

@@ -3,6 +3,7 @@
 // through the core and the wasm-facing api (estimate_json + error_json), and plans built in code.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -316,6 +317,25 @@ TEST_CASE("messages are single-line valid UTF-8 whatever the input", "[robustnes
     CHECK(key_path("a", "q\"uote") == "a[\"q\\\"uote\"]");
     CHECK(did_you_mean("h100-sxm5", std::vector<std::string>{"h100-sxm5-80gb", "h100-pcie-80gb"}) == "h100-sxm5-80gb");
     CHECK(did_you_mean(std::string(1000, 'x'), {"model"}).empty());
+}
+
+TEST_CASE("names with control characters are escaped in messages and in the text output", "[robustness][json]") {
+    const Scenario sc = parse_scenario_text(
+        "{\"model\": {\"base\": \"gpt3-1.7b\", \"name\": \"m\\u001b[31m\"}, \"training\": {\"global_batch_size\": 64}, \"cluster\": {\"name\": \"c\\r\", \"groups\": "
+        "[{\"device\": {\"base\": \"a100-sxm4-80gb\", \"name\": \"x\\ny\"}, \"nodes\": 1, \"gpus_per_node\": 8, \"inter_node_bw_GBps\": 25}]}}");
+    REQUIRE(sc.cluster.groups[0].device.name == "x\ny");
+    const std::string text = to_text(sc, estimate(sc, parse_plan_text(R"({"micro_batch_size": 8, "num_micro_batches": 8, "stages": [{"group": 0, "num_layers": 24, "tp": 1, "dp": 8}]})", sc)));
+    CHECK(std::none_of(text.begin(), text.end(), [](char ch) { return ch != '\n' && static_cast<unsigned char>(ch) < 0x20; }));
+    CHECK(text.find("x\\u000ay") != std::string::npos);
+    CHECK(text.find("m\\u001b[31m") != std::string::npos);
+    CHECK(text.find("c\\u000d") != std::string::npos);
+    try {
+        (void)parse_plan_text(R"({"micro_batch_size": 8, "num_micro_batches": 8, "stages": [{"group": 0, "num_layers": 24, "tp": 2, "dp": 8}]})", sc);
+        FAIL("16 GPUs of 8 accepted");
+    } catch (const InputError& e) {
+        CHECK(std::string(e.what()).find("(x\\u000ay) but it has 8") != std::string::npos);
+        CHECK(std::string(e.what()).find('\n') == std::string::npos);
+    }
 }
 
 TEST_CASE("plans built in code are checked before the cost model sees them", "[robustness][validation]") {
