@@ -229,7 +229,21 @@ int cmd_plan(const std::vector<std::string>& args) {
     }
     if (scenario_path.empty()) throw Usage{"plan: needs SCENARIO.json"};
     auto sc = poseidon::parse_scenario_text(read_file(scenario_path, "scenario"));
-    auto opt = poseidon::parse_search_options(options);
+    poseidon::SearchOptions opt;
+    try {
+        opt = poseidon::parse_search_options(options);
+    } catch (const poseidon::InputError& e) {
+        // name the flag the user typed beside the option's path, as the memory cap's notes do
+        static const std::pair<const char*, const char*> flags[] = {
+            {"options.top", "--top"},           {"options.time_limit_s", "--time-limit"}, {"options.schedule", "--schedule"},
+            {"options.node_counts", "--node-counts"}, {"options.group_blocks", "--group-blocks"}, {"options.threads", "--threads"},
+            {"options.memory_cap_GiB", "--memory-cap"}};
+        std::vector<poseidon::Problem> problems = e.problems();
+        for (auto& pr : problems)
+            for (const auto& [path, flag] : flags)
+                if (pr.path == path) pr.path = std::string(flag) + " (" + path + ")";
+        throw poseidon::InputError(std::move(problems));
+    }
     auto result = poseidon::search(sc, opt);
     if (json) {
         std::cout << poseidon::to_json(sc, result).dump(2, ' ', false, poseidon::Json::error_handler_t::replace) << "\n";

@@ -211,10 +211,12 @@ int files(const std::string& bin, const fs::path& work) {
         {"--top twice", {bin, "plan", s, "--top", "3", "--top", "4"}, "/dev/null", "", "--top given twice"},
         {"version with an argument", {bin, "version", "extra"}, "/dev/null", "", "unexpected argument"},
         {"--time-limit without a value", {bin, "plan", s, "--time-limit"}, "/dev/null", "", "needs a value"},
-        {"--top out of range", {bin, "plan", s, "--top", "0"}, "/dev/null", "options.top", "out of range"},
+        // the flag as typed, then the option's path
+        {"--top out of range", {bin, "plan", s, "--top", "0"}, "/dev/null", "--top (options.top)", "out of range"},
+        {"--time-limit out of range", {bin, "plan", s, "--time-limit", "100000"}, "/dev/null", "--time-limit (options.time_limit_s)", "<= 86400"},
         {"--top not an integer", {bin, "plan", s, "--top", "2.5"}, "/dev/null", "options.top", "not an integer"},
         // a whole number is echoed as typed, and so is the bound: no ".0" on either
-        {"--memory-cap out of range", {bin, "plan", s, "--memory-cap", "2000000"}, "/dev/null", "options.memory_cap_GiB",
+        {"--memory-cap out of range", {bin, "plan", s, "--memory-cap", "2000000"}, "/dev/null", "--memory-cap (options.memory_cap_GiB)",
          "2000000 is out of range; expected a finite number > 0 and <= 1000000\n"},
         {"presets unknown kind", {bin, "presets", "gpus"}, "/dev/null", "", "unknown argument"},
         {"argument with invalid UTF-8", {bin, "estimate", s, "--plan", p, "--\xff\xfe"}, "/dev/null", "", "unknown option \"--\\xFF\\xFE\""},
