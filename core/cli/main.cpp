@@ -280,7 +280,9 @@ int cmd_plan(const std::vector<std::string>& args) {
         for (const auto& b : result.baselines) {
             if (b.estimate) {
                 std::printf("baseline %-18s %.4f s  %.0f tokens/s", b.name.c_str(), b.estimate->iteration_time_s, b.estimate->tokens_per_s);
-                if (const auto x = poseidon::baseline_speedup(sc, result, b)) std::printf(" (best plan is %.2fx faster)", *x);
+                // with a batch tolerance the plans train different batches: the ratio is of samples/s
+                if (const auto x = poseidon::baseline_speedup(sc, result, b))
+                    std::printf(sc.training.global_batch_tolerance > 0 ? " (best plan: %.2fx its samples/s)" : " (best plan is %.2fx faster)", *x);
                 std::printf("\n");
             } else if (b.reason.rfind("not computed", 0) == 0) {
                 std::printf("baseline %-18s %s\n", b.name.c_str(), b.reason.c_str());

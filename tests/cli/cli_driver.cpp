@@ -230,6 +230,13 @@ int files(const std::string& bin, const fs::path& work) {
             r.out.find("(#1's stages, another split)") == std::string::npos)
             fail("plan: other layer splits of the same stages", "expected '#2 ... N stages, layers a/b/... (#1's stages, another split)'", r);
     }
+    {  // with a batch tolerance the plans train different batches: a baseline's ratio is of samples/s, not "faster"
+        const std::string tol = (work / "tolerance.json").string();
+        spit(tol, R"({"model": "gpt3-1.7b", "cluster": "demo-mixed-16", "training": {"global_batch_size": 60, "global_batch_tolerance": 0.1}})");
+        Result r = run({bin, "plan", tol, "--top", "1", "--time-limit", "20"});
+        if (r.rc != 0 || r.out.find("x its samples/s)") == std::string::npos || r.out.find("x faster)") != std::string::npos)
+            fail("plan: baselines under a batch tolerance", "expected '(best plan: N.NNx its samples/s)' and no 'faster'", r);
+    }
     Result help = run({bin, "estimate", "--help"});
     if (help.rc != 0 || help.out.find("usage") == std::string::npos) fail("estimate --help", "expected usage and exit 0", help);
     // calibrate: a good run, its output accepted by estimate, and its refusals.
