@@ -302,11 +302,14 @@ int cmd_plan(const std::vector<std::string>& args) {
     if (result.plans.empty()) {
         const auto& st = result.stats;
         // exit 3: say whether no plan exists or none was found before the search stopped
-        if (st.complete)
+        if (st.complete) {
             std::cerr << "no feasible plan: the whole space was searched";
-        else
-            std::cerr << "no plan found: the search stopped (" << (st.stopped_by.empty() ? std::string("memory cap") : st.stopped_by)
-                      << ") before finding one, so feasible plans may exist (raise --time-limit or --memory-cap)";
+        } else {
+            const std::string by = st.stopped_by.empty() ? std::string("memory cap") : st.stopped_by;
+            // name only the limit that stopped it
+            const std::string advice = by == "time limit" ? " (raise --time-limit)" : by == "memory cap" ? " (raise --memory-cap)" : "";
+            std::cerr << "no plan found: the search stopped (" << by << ") before finding one, so feasible plans may exist" << advice;
+        }
         for (const auto& [reason, n] : st.infeasible) std::cerr << "; " << reason << ": " << n;
         std::cerr << "\n";
         return 3;

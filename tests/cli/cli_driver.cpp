@@ -237,6 +237,14 @@ int files(const std::string& bin, const fs::path& work) {
         if (r.rc != 0 || r.out.find("x its samples/s)") == std::string::npos || r.out.find("x faster)") != std::string::npos)
             fail("plan: baselines under a batch tolerance", "expected '(best plan: N.NNx its samples/s)' and no 'faster'", r);
     }
+    {  // exit 3 from a search the time limit stopped: the advice names that limit alone
+        const std::string big = (work / "big.json").string();
+        spit(big, R"({"model": "gpt3-175b", "cluster": "megatron-a100-3072", "training": {"global_batch_size": 1536}})");
+        Result r = run({bin, "plan", big, "--time-limit", "0.001"});
+        if (r.rc != 3 || r.err.find("the search stopped (time limit)") == std::string::npos || r.err.find("(raise --time-limit)") == std::string::npos ||
+            r.err.find("--memory-cap") != std::string::npos)
+            fail("plan: no plan within the time limit", "expected exit 3 and '(raise --time-limit)' without --memory-cap", r);
+    }
     Result help = run({bin, "estimate", "--help"});
     if (help.rc != 0 || help.out.find("usage") == std::string::npos) fail("estimate --help", "expected usage and exit 0", help);
     // calibrate: a good run, its output accepted by estimate, and its refusals.
