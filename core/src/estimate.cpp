@@ -330,6 +330,15 @@ std::string to_text(const Scenario& sc, const Estimate& e) {
     o << "memory       " << (e.memory_fits ? "fits" : "DOES NOT FIT") << (e.memory_fits && !e.feasible ? "; the stack cannot build this plan" : "") << "\n";
     for (const auto& p : e.problems) o << "             " << p << "\n";
     for (const auto& n : e.notes) o << "note         " << n << "\n";
+    if (sc.profile) {
+        // where each stage's pass times come from: the least measured of its forward and backward
+        o << "profile      " << printable(sc.profile->name, 60) << ":";
+        for (std::size_t s = 0; s < e.stages.size(); ++s) {
+            const CostSources& src = e.stages[s].sources;
+            o << (s == 0 ? " " : ", ") << "stage " << s << " " << to_string(std::min(src.forward(), src.backward()));
+        }
+        o << " (profile: measured points; interpolated: between them; analytic: the model)\n";
+    }
     const auto& b = e.dag.breakdown;
     o << "breakdown    compute " << fmt(b.compute_s, 4) << " s, bubble " << fmt(b.bubble_s, 4) << " s, TP " << fmt(b.tp_comm_s, 4) << " s, PP " << fmt(b.pp_comm_s, 4)
       << " s, DP " << fmt(b.dp_comm_s, 4) << " s, optimizer " << fmt(b.optimizer_s, 4) << " s; bottleneck stage " << b.bottleneck_stage << "\n\n";

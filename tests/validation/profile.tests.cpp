@@ -117,6 +117,10 @@ TEST_CASE("estimate output names the source of each stage's numbers", "[profile]
     CHECK(e.stages[1].times.dp_sync_s > 2 * e2.stages[1].times.dp_sync_s);
     CHECK(e.stages[1].times.forward_tp_comm_s > 2 * e2.stages[1].times.forward_tp_comm_s);
     CHECK(e2.stages[1].sources.links == CostSource::analytic);
+    // the text output says it too, one word a stage; without a profile it has no such line
+    const std::string text = to_text(sc, e);
+    CHECK(text.find("profile      " + sc.profile->name + ": stage 0 profile, stage 1 analytic (") != std::string::npos);
+    CHECK(to_text(plain, e2).find("\nprofile ") == std::string::npos);
 }
 
 TEST_CASE("a profile preset is referenced by id", "[profile]") {
