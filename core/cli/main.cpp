@@ -266,9 +266,19 @@ int cmd_plan(const std::vector<std::string>& args) {
                 const auto& p = result.plans[k];
                 std::printf("#%zu  %.4f s  %.0f tokens/s  MFU %.1f %%", k + 1, p.iteration_time_s, p.tokens_per_s, 100 * p.mfu);
                 if (batches) std::printf("  batch %lld", static_cast<long long>(p.plan.micro_batch_size * p.plan.num_micro_batches));
-                std::string layers;
-                for (const auto& st : p.plan.stages) layers += (layers.empty() ? "" : "/") + std::to_string(st.num_layers);
-                std::printf("  %zu stage%s, layers %s", p.plan.stages.size(), p.plan.stages.size() == 1 ? "" : "s", layers.c_str());
+                // enough to tell the plans apart: layers, TP x DP per stage (the TP degrees of mixed
+                // replicas joined by "/"), micro-batching and the schedule
+                std::string layers, tp_dp;
+                for (const auto& st : p.plan.stages) {
+                    layers += (layers.empty() ? "" : "/") + std::to_string(st.num_layers);
+                    std::string tps;
+                    for (const auto& r : st.replicas)
+                        if (("/" + tps + "/").find("/" + std::to_string(r.tp) + "/") == std::string::npos) tps += (tps.empty() ? "" : "/") + std::to_string(r.tp);
+                    tp_dp += (tp_dp.empty() ? "" : " ") + tps + "x" + std::to_string(st.dp());
+                }
+                std::printf("  %zu stage%s, layers %s, tp x dp %s, micro-batch %lld x %lld", p.plan.stages.size(), p.plan.stages.size() == 1 ? "" : "s",
+                            layers.c_str(), tp_dp.c_str(), static_cast<long long>(p.plan.micro_batch_size), static_cast<long long>(p.plan.num_micro_batches));
+                if (p.plan.virtual_stages > 1) std::printf(", interleaved V %d", p.plan.virtual_stages);
                 for (std::size_t j = 0; j < k; ++j)
                     if (same_stages(result.plans[j], p)) {
                         std::printf(" (#%zu's stages, another split)", j + 1);

@@ -227,8 +227,10 @@ int files(const std::string& bin, const fs::path& work) {
         spit(splits, R"({"model": "gpt2-xl-1.5b", "cluster": "metis-t4-a100", "training": {"global_batch_size": 128}})");
         Result r = run({bin, "plan", splits, "--top", "3"});
         if (r.rc != 0 || r.out.find("\n#2  ") == std::string::npos || r.out.find(" stages, layers ") == std::string::npos ||
+            r.out.find(", tp x dp ") == std::string::npos || r.out.find(", micro-batch ") == std::string::npos ||
             r.out.find("(#1's stages, another split)") == std::string::npos)
-            fail("plan: other layer splits of the same stages", "expected '#2 ... N stages, layers a/b/... (#1's stages, another split)'", r);
+            fail("plan: other layer splits of the same stages",
+                 "expected '#2 ... N stages, layers a/b/..., tp x dp TxD ..., micro-batch B x M (#1's stages, another split)'", r);
     }
     {  // with a batch tolerance the plans train different batches: a baseline's ratio is of samples/s, not "faster"
         const std::string tol = (work / "tolerance.json").string();
