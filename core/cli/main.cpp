@@ -31,8 +31,9 @@ constexpr const char* usage = R"(usage:
   poseidon plan SCENARIO.json [--top K] [--exhaustive] [--time-limit SECONDS] [--tp-per-stage] [--schedule any|1f1b|interleaved-1f1b] [--node-counts halving|all] [--group-blocks 1-4] [--split-nodes] [--empty-stages] [--mixed-stages] [--threads N] [--memory-cap GIB] [--json]
   poseidon presets [devices|models|clusters|stacks|profiles] [--json]
   poseidon calibrate SCENARIO.json --runs RUNS.json --out CALIBRATED.json [--json]
-  poseidon version
-A file argument of "-" reads standard input. Formats: docs/formats.md.
+  poseidon version                    (or --version; help, --help or -h prints this)
+An option's value may also follow "=" (--top=3). A file argument of "-" reads standard input.
+Formats: docs/formats.md.
 )";
 
 struct Usage {
@@ -129,6 +130,7 @@ int cmd_presets(const std::vector<std::string>& args) {
             if (json) throw Usage{"presets: --json given twice"};
             json = true;
         } else if (a == "devices" || a == "models" || a == "clusters" || a == "stacks" || a == "profiles") {
+            if (std::find(kinds.begin(), kinds.end(), a) != kinds.end()) throw Usage{"presets: " + a + " given twice"};
             kinds.push_back(a);
         } else {
             throw Usage{"presets: unknown argument \"" + poseidon::printable(a, 60) + "\"; expected devices, models, clusters, stacks, profiles or --json"};
@@ -163,9 +165,6 @@ int cmd_estimate(const std::vector<std::string>& args) {
         } else if (a == "--plan") {
             if (!plan_path.empty()) throw Usage{"estimate: --plan given twice"};
             plan_path = option_value(args, i);
-        } else if (a.rfind("--plan=", 0) == 0) {
-            if (!plan_path.empty()) throw Usage{"estimate: --plan given twice"};
-            plan_path = a.substr(7);
         } else if (a.size() > 1 && a[0] == '-') {
             throw Usage{"estimate: unknown option \"" + poseidon::printable(a, 60) + "\""};
         } else if (scenario_path.empty()) {
@@ -389,7 +388,19 @@ int main(int argc, char** argv) {
             return 0;
         }
         std::string verb = args[0];
-        std::vector<std::string> rest(args.begin() + 1, args.end());
+        // "--option=value" is "--option value" for every verb and option
+        std::vector<std::string> rest;
+        for (auto it = args.begin() + 1; it != args.end(); ++it) {
+            const std::size_t eq = it->find('=');
+            if (it->rfind("--", 0) == 0 && eq != std::string::npos && eq > 2) {
+                static const std::set<std::string> switches = {"--json", "--exhaustive", "--tp-per-stage", "--split-nodes", "--empty-stages", "--mixed-stages"};
+                if (switches.count(it->substr(0, eq))) throw Usage{it->substr(0, eq) + " takes no value"};
+                rest.push_back(it->substr(0, eq));
+                rest.push_back(it->substr(eq + 1));
+            } else {
+                rest.push_back(*it);
+            }
+        }
         for (const auto& a : rest)
             if (a == "--help" || a == "-h") {
                 std::cout << usage;

@@ -219,6 +219,10 @@ int files(const std::string& bin, const fs::path& work) {
         {"--memory-cap out of range", {bin, "plan", s, "--memory-cap", "2000000"}, "/dev/null", "--memory-cap (options.memory_cap_GiB)",
          "2000000 is out of range; expected a finite number > 0 and <= 1000000\n"},
         {"presets unknown kind", {bin, "presets", "gpus"}, "/dev/null", "", "unknown argument"},
+        {"presets kind twice", {bin, "presets", "stacks", "stacks"}, "/dev/null", "", "stacks given twice"},
+        // "--option=value" is "--option value" for every option; a switch takes no value
+        {"--top=0", {bin, "plan", s, "--top=0"}, "/dev/null", "--top (options.top)", "out of range"},
+        {"--json=1", {bin, "estimate", s, "--plan", p, "--json=1"}, "/dev/null", "", "--json takes no value"},
         {"argument with invalid UTF-8", {bin, "estimate", s, "--plan", p, "--\xff\xfe"}, "/dev/null", "", "unknown option \"--\\xFF\\xFE\""},
     };
     for (const auto& c : cases) check_refusal(c.name, run(c.argv, c.stdin_path), c.path_sub, c.msg_sub);
@@ -246,6 +250,10 @@ int files(const std::string& bin, const fs::path& work) {
         if (r.rc != 3 || r.err.find("the search stopped (time limit)") == std::string::npos || r.err.find("(raise --time-limit)") == std::string::npos ||
             r.err.find("--memory-cap") != std::string::npos)
             fail("plan: no plan within the time limit", "expected exit 3 and '(raise --time-limit)' without --memory-cap", r);
+    }
+    {  // "--option=value" reads as "--option value"
+        Result eq = run({bin, "estimate", s, "--plan=" + p, "--json"}), sp = run({bin, "estimate", s, "--plan", p, "--json"});
+        if (eq.rc != 0 || eq.out != sp.out) fail("estimate --plan=FILE", "expected the output of --plan FILE", eq);
     }
     Result help = run({bin, "estimate", "--help"});
     if (help.rc != 0 || help.out.find("usage") == std::string::npos) fail("estimate --help", "expected usage and exit 0", help);
