@@ -143,6 +143,8 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path, cons
     // a plan never has: one line, not one per key
     if (j.is_object() && j.contains("plan") && j["plan"].is_object())
         throw InputError(path, "is an estimate or an entry of a search result (it has a \"plan\" object); expected the plan itself: the value of its \"plan\" key");
+    if (j.is_object() && j.contains("plans") && j["plans"].is_array() && !j.contains("stages"))
+        throw InputError(path, "is a whole search result (it has a \"plans\" array); expected one plan: the value of plans[k].plan, e.g. plans[0].plan for the best");
     ObjectReader r(j, path, problems);
     if (!r.ok()) problems.throw_if_any();
     r.reject_unknown({"micro_batch_size", "num_micro_batches", "schedule", "virtual_stages", "stages", "notes"});

@@ -338,6 +338,25 @@ TEST_CASE("names with control characters are escaped in messages and in the text
     }
 }
 
+TEST_CASE("a search result or an estimate given as a plan gets one line that says which part to pass", "[robustness][validation]") {
+    const Scenario sc = parse_scenario_text(R"({"model": "gpt3-1.7b", "training": {"global_batch_size": 64}, "cluster": "demo-mixed-16"})");
+    const std::string plan = R"({"micro_batch_size": 8, "num_micro_batches": 8, "stages": [{"group": 0, "num_layers": 24, "tp": 1, "dp": 8}]})";
+    const std::pair<std::string, std::string> cases[] = {
+        {R"({"plans": [{"plan": )" + plan + R"(, "iteration_time_s": 1}], "baselines": [], "stats": {}})", "plans[0].plan"},
+        {R"({"plan": )" + plan + R"(, "iteration_time_s": 1})", "the value of its \"plan\" key"}};
+    for (const auto& [text, hint] : cases) {
+        INFO(text);
+        try {
+            (void)parse_plan_text(text, sc);
+            FAIL("accepted");
+        } catch (const InputError& e) {
+            REQUIRE(e.problems().size() == 1);
+            CHECK(e.problems()[0].path == "plan");
+            CHECK(e.problems()[0].message.find(hint) != std::string::npos);
+        }
+    }
+}
+
 TEST_CASE("plans built in code are checked before the cost model sees them", "[robustness][validation]") {
     const Scenario sc = parse_scenario_text(kScenario);
     const Plan good = parse_plan_text(kPlan, sc);
