@@ -86,7 +86,7 @@ TEST_CASE("a complete search without plans says that none exists", "[search][tim
     CHECK(to_json(sc, r)["stats"]["stopped_by"].is_null());
 }
 
-TEST_CASE("a stopped search lists a baseline that beats its plans, at its rank, and a complete one never", "[search][time][baselines]") {
+TEST_CASE("a stopped search lists a baseline that beats its plans, at its rank, and a complete one never; notes name the final ranks", "[search][time][baselines]") {
     const Scenario sc = parse_scenario_text(kDemo);
     SearchOptions o = quiet(3);
     o.baselines = true;
@@ -142,6 +142,26 @@ TEST_CASE("a stopped search lists a baseline that beats its plans, at its rank, 
     CHECK(none.plans.empty());
     detail::adopt_baselines(sc, o, detail::Clock::now(), none);  // with no plan found, the baseline is the plan
     CHECK(none.plans.size() == 1);
+    // Each note names the rank its plan ends at, written after every baseline is placed. A stopped
+    // search that found nothing, and two baselines: the slower one is placed first, then
+    // the faster one in front of it (or in its place, with room for one plan).
+    for (const int k : {1, 2}) {
+        SearchResult r;
+        r.stats.complete = false;
+        r.stats.stopped_by = "time limit";
+        r.baselines = {Baseline{"slow", "", full.plans[2], ""}, Baseline{"fast", "", full.plans[0], ""}};
+        SearchOptions ok = o;
+        ok.top_k = k;
+        detail::adopt_baselines(sc, ok, detail::Clock::now(), r);
+        REQUIRE(r.plans.size() == static_cast<std::size_t>(k));
+        CHECK(r.plans[0].plan == full.plans[0].plan);
+        std::vector<std::string> expected = {"plan 1 is the fast baseline: the search stopped (time limit) before it reached a plan as fast"};
+        if (k == 2) {
+            CHECK(r.plans[1].plan == full.plans[2].plan);
+            expected.push_back("plan 2 is the slow baseline: the search stopped (time limit) before it reached a plan as fast");
+        }
+        CHECK(r.stats.notes == expected);  // before, "plan 1 is the slow baseline" too, though it had moved or gone
+    }
 }
 
 TEST_CASE("a search restricted to interleaving that finds nothing says why", "[search][schedule]") {
@@ -275,31 +295,4 @@ TEST_CASE("configurations counts each configuration once", "[search][stats]") {
     }
     const SearchResult ex = search(sc, quiet(1, true, 4));
     CHECK(static_cast<double>(ex.stats.configurations) == space);
-}
-
-TEST_CASE("a note on an adopted baseline names the rank it ends at, after every baseline is placed", "[search][time][baselines]") {
-    const Scenario sc = parse_scenario_text(kDemo);
-    SearchOptions o = quiet(3);
-    o.baselines = true;
-    const SearchResult full = search(sc, o);
-    REQUIRE(full.plans.size() == 3);
-    // A stopped search that found nothing, and two baselines: the slower one is placed first, then
-    // the faster one in front of it (or in its place, with room for one plan).
-    for (const int k : {1, 2}) {
-        SearchResult r;
-        r.stats.complete = false;
-        r.stats.stopped_by = "time limit";
-        r.baselines = {Baseline{"slow", "", full.plans[2], ""}, Baseline{"fast", "", full.plans[0], ""}};
-        SearchOptions ok = o;
-        ok.top_k = k;
-        detail::adopt_baselines(sc, ok, detail::Clock::now(), r);
-        REQUIRE(r.plans.size() == static_cast<std::size_t>(k));
-        CHECK(r.plans[0].plan == full.plans[0].plan);
-        std::vector<std::string> expected = {"plan 1 is the fast baseline: the search stopped (time limit) before it reached a plan as fast"};
-        if (k == 2) {
-            CHECK(r.plans[1].plan == full.plans[2].plan);
-            expected.push_back("plan 2 is the slow baseline: the search stopped (time limit) before it reached a plan as fast");
-        }
-        CHECK(r.stats.notes == expected);  // before, "plan 1 is the slow baseline" too, though it had moved or gone
-    }
 }
