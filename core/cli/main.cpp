@@ -9,9 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <regex>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -24,7 +22,11 @@
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"
 
+#include "cli_args.hpp"
+
 namespace {
+
+using namespace poseidon_cli;
 
 constexpr const char* usage = R"(usage:
   poseidon estimate SCENARIO.json --plan PLAN.json [--json]
@@ -35,92 +37,6 @@ constexpr const char* usage = R"(usage:
 An option's value may also follow "=" (--top=3). A file argument of "-" reads standard input.
 Formats: docs/formats.md.
 )";
-
-struct Usage {
-    std::string message;
-};
-
-// Reads a whole input file, or standard input for "-", refusing anything that is not a readable
-// regular file or stream and never reading more than max_json_bytes + 1 bytes (so /dev/zero, a
-// FIFO or an endless pipe cannot exhaust memory: parse_json then reports the size).
-std::string read_bounded(std::istream& in) {
-    std::string data;
-    char buf[1 << 16];
-    const std::size_t cap = poseidon::max_json_bytes + 1;
-    while (data.size() < cap && in) {
-        in.read(buf, static_cast<std::streamsize>(std::min(sizeof buf, cap - data.size())));
-        data.append(buf, static_cast<std::size_t>(in.gcount()));
-    }
-    return data;
-}
-
-std::string read_file(const std::string& path, const std::string& what) {
-    const std::string shown = "\"" + poseidon::printable(path, 200) + "\"";
-    if (path == "-") {
-        std::string data = read_bounded(std::cin);
-        if (std::cin.bad()) throw poseidon::InputError(what, "cannot read standard input");
-        if (data.size() > poseidon::max_json_bytes)
-            throw poseidon::InputError(what, "standard input is over " + std::to_string(poseidon::max_json_bytes) + " bytes; at most " +
-                                                 std::to_string(poseidon::max_json_bytes) + " bytes (4 MiB) are accepted");
-        return data;
-    }
-    if (path.empty()) throw poseidon::InputError(what, "an empty file name; expected a path to a JSON file or \"-\" for standard input");
-    std::error_code ec;
-    const auto st = std::filesystem::status(path, ec);
-    if (ec || !std::filesystem::exists(st))
-        throw poseidon::InputError(what, "cannot read file " + shown + ": " + (ec ? ec.message() : std::string("no such file or directory")));
-    if (std::filesystem::is_directory(st)) throw poseidon::InputError(what, shown + " is a directory; expected a JSON file");
-    if (std::filesystem::is_regular_file(st)) {
-        const auto size = std::filesystem::file_size(path, ec);
-        if (!ec && size > poseidon::max_json_bytes)
-            throw poseidon::InputError(what, "file " + shown + " is " + std::to_string(size) + " bytes; at most " + std::to_string(poseidon::max_json_bytes) +
-                                                 " bytes (4 MiB) are accepted");
-    }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw poseidon::InputError(what, "cannot read file " + shown + ": " + std::strerror(errno));
-    std::string data = read_bounded(in);
-    if (in.bad()) throw poseidon::InputError(what, "cannot read file " + shown + ": " + std::strerror(errno));
-    if (data.size() > poseidon::max_json_bytes)
-        throw poseidon::InputError(what, "file " + shown + " is over " + std::to_string(poseidon::max_json_bytes) + " bytes; at most " +
-                                             std::to_string(poseidon::max_json_bytes) + " bytes (4 MiB) are accepted");
-    return data;
-}
-
-// Standard input can be read once.
-void check_stdin_once(const std::vector<std::string>& paths) {
-    int n = 0;
-    for (const auto& p : paths) n += p == "-";
-    if (n > 1) throw Usage{"\"-\" (standard input) may be given for one file only"};
-}
-
-// The value after an option, or a usage error naming the option.
-const std::string& option_value(const std::vector<std::string>& args, std::size_t& i) {
-    if (i + 1 >= args.size()) throw Usage{args[i] + " needs a value"};
-    return args[++i];
-}
-
-double parse_double(const std::string& s, const std::string& flag) {
-    // decimal only: std::stod also reads hex ("0x10"), inf and nan
-    static const std::regex decimal(R"([+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)");
-    if (s.size() > 64 || !std::regex_match(s, decimal)) throw Usage{flag + ": \"" + poseidon::printable(s, 60) + "\" is not a decimal number"};
-    try {
-        std::size_t n = 0;
-        double v = std::stod(s, &n);
-        if (n != s.size() || !std::isfinite(v)) throw std::invalid_argument(s);
-        return v;
-    } catch (...) {
-        throw Usage{flag + ": \"" + poseidon::printable(s, 60) + "\" is not a finite number"};
-    }
-}
-
-// An option's value as JSON: a whole number typed without a point or exponent stays an integer, so
-// a message about it echoes what was typed ("2000000", not "2000000.0").
-poseidon::Json option_number(const std::string& s, const std::string& flag) {
-    const double v = parse_double(s, flag);
-    static const std::regex whole(R"([+-]?[0-9]{1,15})");
-    if (std::regex_match(s, whole)) return static_cast<std::int64_t>(v);
-    return v;
-}
 
 int cmd_presets(const std::vector<std::string>& args) {
     bool json = false;
@@ -388,19 +304,7 @@ int main(int argc, char** argv) {
             return 0;
         }
         std::string verb = args[0];
-        // "--option=value" is "--option value" for every verb and option
-        std::vector<std::string> rest;
-        for (auto it = args.begin() + 1; it != args.end(); ++it) {
-            const std::size_t eq = it->find('=');
-            if (it->rfind("--", 0) == 0 && eq != std::string::npos && eq > 2) {
-                static const std::set<std::string> switches = {"--json", "--exhaustive", "--tp-per-stage", "--split-nodes", "--empty-stages", "--mixed-stages"};
-                if (switches.count(it->substr(0, eq))) throw Usage{it->substr(0, eq) + " takes no value"};
-                rest.push_back(it->substr(0, eq));
-                rest.push_back(it->substr(eq + 1));
-            } else {
-                rest.push_back(*it);
-            }
-        }
+        std::vector<std::string> rest = split_option_values(std::vector<std::string>(args.begin() + 1, args.end()));
         for (const auto& a : rest)
             if (a == "--help" || a == "-h") {
                 std::cout << usage;
