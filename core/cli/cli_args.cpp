@@ -98,7 +98,6 @@ poseidon::Json option_number(const std::string& s, const std::string& flag) {
     return v;
 }
 
-
 std::vector<std::string> split_option_values(const std::vector<std::string>& args) {
     static const std::set<std::string> switches = {"--json", "--exhaustive", "--tp-per-stage", "--split-nodes", "--empty-stages", "--mixed-stages"};
     std::vector<std::string> out;

@@ -186,10 +186,7 @@ int cmd_plan(const std::vector<std::string>& args) {
                 std::string layers, tp_dp;
                 for (const auto& st : p.plan.stages) {
                     layers += (layers.empty() ? "" : "/") + std::to_string(st.num_layers);
-                    std::string tps;
-                    for (const auto& r : st.replicas)
-                        if (("/" + tps + "/").find("/" + std::to_string(r.tp) + "/") == std::string::npos) tps += (tps.empty() ? "" : "/") + std::to_string(r.tp);
-                    tp_dp += (tp_dp.empty() ? "" : " ") + tps + "x" + std::to_string(st.dp());
+                    tp_dp += (tp_dp.empty() ? "" : " ") + poseidon::tp_degrees_text(st) + "x" + std::to_string(st.dp());
                 }
                 std::printf("  %zu stage%s, layers %s, tp x dp %s, micro-batch %lld x %lld", p.plan.stages.size(), p.plan.stages.size() == 1 ? "" : "s",
                             layers.c_str(), tp_dp.c_str(), static_cast<long long>(p.plan.micro_batch_size), static_cast<long long>(p.plan.num_micro_batches));

@@ -28,12 +28,6 @@ std::string rebase(const std::string& path, const std::string& plan_path) {
     return path.rfind("plan", 0) == 0 ? plan_path + path.substr(4) : path;
 }
 
-std::string fixed(double x, int digits) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", digits, x);
-    return buf;
-}
-
 std::string pad(std::string s, std::size_t width) {
     if (s.size() < width) s.append(width - s.size(), ' ');
     return s;
@@ -215,10 +209,10 @@ Json to_json(const CalibrationResult& res) {
 
 std::string to_text(const CalibrationResult& res) {
     std::ostringstream o;
-    o << "calibrated on " << res.runs.size() << " run(s): RMS log error of the iteration time " << fixed(res.rms_log_error_before, 4) << " before, "
-      << fixed(res.rms_log_error_after, 4) << " after (" << res.iterations << " iterations)\n";
+    o << "calibrated on " << res.runs.size() << " run(s): RMS log error of the iteration time " << fixed_text(res.rms_log_error_before, 4) << " before, "
+      << fixed_text(res.rms_log_error_after, 4) << " after (" << res.iterations << " iterations)\n";
     if (res.memory_rms_log_error_before)
-        o << "peak memory: RMS log error " << fixed(*res.memory_rms_log_error_before, 4) << " before, " << fixed(*res.memory_rms_log_error_after, 4) << " after\n";
+        o << "peak memory: RMS log error " << fixed_text(*res.memory_rms_log_error_before, 4) << " before, " << fixed_text(*res.memory_rms_log_error_after, 4) << " after\n";
     // the owner column as wide as its longest label (devices, the stack), within 48
     std::size_t width = 24;
     const std::string stack_label = printable("stack " + res.stack.stack, 46);

@@ -16,12 +16,6 @@ namespace {
 
 double r12(double x) { return round_output(x); }
 
-std::string fmt(double x, int prec = 3) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f", prec, x);
-    return buf;
-}
-
 // The old definition of round_output, kept for exponents outside the fast path: printf and strtod
 // are exact (correctly rounded) in glibc and musl alike, but musl computes them in long double,
 // which is software 128-bit floating point in wasm.
@@ -181,8 +175,8 @@ Estimate estimate(const Scenario& sc, const Plan& plan, bool detailed) {
             e.memory_fits = false;
             double need = st.memory.total_GiB();
             e.feasible = false;
-            e.problems.push_back("stage " + std::to_string(s) + " needs " + fmt(need, 2) + " GiB per GPU but the device has " + fmt(st.memory_capacity_GiB, 2) +
-                                 " GiB (over by " + fmt(need - st.memory_capacity_GiB, 2) + " GiB)");
+            e.problems.push_back("stage " + std::to_string(s) + " needs " + fixed_text(need, 2) + " GiB per GPU but the device has " + fixed_text(st.memory_capacity_GiB, 2) +
+                                 " GiB (over by " + fixed_text(need - st.memory_capacity_GiB, 2) + " GiB)");
         }
     }
     if (sc.training.stack.stage_needs_parameters)
@@ -310,93 +304,6 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
         j["timeline"] = std::move(tl);
     }
     return j;
-}
-
-std::string to_text(const Scenario& sc, const Estimate& e) {
-    std::ostringstream o;
-    const std::int64_t trained = e.plan.micro_batch_size * e.plan.num_micro_batches;
-    o << "model        " << printable(sc.model.name, 80) << " (" << fmt(model_params(sc.model) / 1e9, 2) << " B parameters), global batch " << trained;
-    if (trained != sc.training.global_batch_size)
-        o << " (training.global_batch_size " << sc.training.global_batch_size << ", within global_batch_tolerance " << fmt(sc.training.global_batch_tolerance, 3) << ")";
-    o << "\n";
-    o << "cluster      " << printable(sc.cluster.name, 120) << ", " << e.num_gpus << " of " << sc.cluster.num_gpus() << " GPUs used\n";
-    o << "plan         " << e.plan.stages.size() << (e.plan.stages.size() == 1 ? " stage" : " stages") << ", micro-batch " << e.plan.micro_batch_size << " x " << e.plan.num_micro_batches;
-    if (e.plan.virtual_stages > 1) o << ", interleaved 1F1B with " << e.plan.virtual_stages << " chunks per stage";
-    o << "\n";
-    o << "iteration    " << fmt(e.iteration_time_s, 4) << " s (closed form " << (e.plan.virtual_stages > 1 ? "sum/V+(m-1/V)max" : "(m-1)max+sum") << ": "
-      << fmt(e.closed_form_time_s, 4) << " s)\n";
-    o << "throughput   " << fmt(e.tokens_per_s, 0) << " tokens/s, " << fmt(e.samples_per_s, 3) << " samples/s\n";
-    o << "MFU          " << fmt(100 * e.mfu, 1) << " %  (" << fmt(e.model_tflops_per_gpu, 1) << " model TFLOP/s per GPU)\n";
-    o << "memory       " << (e.memory_fits ? "fits" : "DOES NOT FIT") << (e.memory_fits && !e.feasible ? "; the stack cannot build this plan" : "") << "\n";
-    for (const auto& p : e.problems) o << "             " << p << "\n";
-    for (const auto& n : e.notes) o << "note         " << n << "\n";
-    if (sc.profile) {
-        // where each stage's pass times come from: the least measured of its forward and backward
-        o << "profile      " << printable(sc.profile->name, 60) << ":";
-        for (std::size_t s = 0; s < e.stages.size(); ++s) {
-            const CostSources& src = e.stages[s].sources;
-            o << (s == 0 ? " " : ", ") << "stage " << s << " " << to_string(std::min(src.forward(), src.backward()));
-        }
-        o << " (profile: measured points; interpolated: between them; analytic: the model)\n";
-    }
-    const auto& b = e.dag.breakdown;
-    o << "breakdown    compute " << fmt(b.compute_s, 4) << " s, bubble " << fmt(b.bubble_s, 4) << " s, TP " << fmt(b.tp_comm_s, 4) << " s, PP " << fmt(b.pp_comm_s, 4)
-      << " s, DP " << fmt(b.dp_comm_s, 4) << " s, optimizer " << fmt(b.optimizer_s, 4) << " s; bottleneck stage " << b.bottleneck_stage << "\n\n";
-    // A stage of mixed replicas lists every device and TP degree, and names the device whose
-    // memory the column shows (the one with the least headroom). send_ms is the forward send of the
-    // activations to the next stage, send_bwd_ms the backward send of their gradients to the previous.
-    struct Row {
-        std::string dev, tps, tight;
-    };
-    std::vector<Row> rows;
-    std::size_t width = 20;  // the device column: as wide as the longest name, within 48
-    for (std::size_t s = 0; s < e.stages.size(); ++s) {
-        const auto& ev = e.stages[s];
-        const auto& sp = e.plan.stages[s];
-        auto id_of = [&](const ReplicaSet& r) {
-            const auto& d = sc.cluster.groups[r.group].device;
-            return printable(d.id.empty() ? d.name : d.id, 48);
-        };
-        Row row;
-        double least = 1e300;
-        for (std::size_t k = 0; k < sp.replicas.size(); ++k) {
-            const auto& r = sp.replicas[k];
-            const std::string id = id_of(r), tp = std::to_string(r.tp);
-            if (("+" + row.dev + "+").find("+" + id + "+") == std::string::npos) row.dev += (row.dev.empty() ? "" : "+") + id;
-            if (("/" + row.tps + "/").find("/" + tp + "/") == std::string::npos) row.tps += (row.tps.empty() ? "" : "/") + tp;
-            const double headroom = sc.cluster.groups[r.group].device.memory_GiB - ev.replica_costs[k].memory.total_GiB();
-            if (headroom < least) {
-                least = headroom;
-                row.tight = id;
-            }
-        }
-        if (row.dev.size() > 48) row.dev = row.dev.substr(0, 45) + "...";
-        width = std::max(width, row.dev.size());
-        rows.push_back(std::move(row));
-    }
-    o << "stage  " << std::string("device") + std::string(width - 5, ' ') << "gpus  tp  dp  layers  fwd_ms   bwd_ms   send_ms  send_bwd_ms  dp_ms    mem_GiB / cap\n";
-    for (std::size_t s = 0; s < e.stages.size(); ++s) {
-        const auto& ev = e.stages[s];
-        const auto& sp = e.plan.stages[s];
-        const Row& row = rows[s];
-        const bool mixed = row.dev.find('+') != std::string::npos;
-        char line[400];
-        std::snprintf(line, sizeof line, "%-6zu %-*s %5d %3s %3d %7d %8.2f %8.2f %8.3f %12.3f %8.2f %7.2f / %.2f%s%s\n", s, static_cast<int>(width), row.dev.c_str(), sp.gpus(),
-                      row.tps.c_str(), sp.dp(), sp.num_layers, 1e3 * ev.times.forward_s, 1e3 * ev.times.backward_s, 1e3 * ev.times.send_forward_s,
-                      1e3 * ev.times.send_backward_s, 1e3 * ev.times.dp_sync_s, ev.memory.total_GiB(), ev.memory_capacity_GiB, mixed ? (" (" + row.tight + ")").c_str() : "",
-                      ev.fits ? "" : "  OOM");
-        o << line;
-    }
-    // Which all-reduces NCCL would run over NVLink SHARP rather than the ring (docs/model.md, "Links").
-    std::string nvls;
-    for (std::size_t s = 0; s < e.stages.size(); ++s) {
-        const auto& ev = e.stages[s];
-        const auto& rc = ev.replica_costs[ev.slowest_replica];
-        if (rc.tp_nvls) nvls += (nvls.empty() ? "" : ", ") + ("stage " + std::to_string(s) + " TP " + fmt(rc.tp_bus_bw_GBps, 0) + " GB/s");
-        if (ev.dp_nvls) nvls += (nvls.empty() ? "" : ", ") + ("stage " + std::to_string(s) + " DP " + fmt(ev.dp_bus_bw_GBps, 0) + " GB/s");
-    }
-    if (!nvls.empty()) o << "\nNVLink SHARP all-reduces (bus bandwidth): " << nvls << "\n";
-    return o.str();
 }
 
 }  // namespace poseidon

@@ -276,6 +276,12 @@ std::string number_text(double x) {
     return t;
 }
 
+std::string fixed_text(double x, int digits) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, x);
+    return buf;
+}
+
 std::string show(const Json& value) {
     std::string s;
     try {

@@ -6,11 +6,9 @@
 
 #include "poseidon/dag.hpp"
 
-namespace poseidon::detail {
+#include "search_costs.hpp"  // kInf
 
-namespace {
-constexpr double kInf = std::numeric_limits<double>::infinity();
-}
+namespace poseidon::detail {
 
 double family_c_cost(const std::vector<JcStage>& st, int L, double t, double slack, int l_min) {
     const double lm = l_min;

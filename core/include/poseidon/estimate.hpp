@@ -49,5 +49,7 @@ double round_output(double x);
 
 // Human-readable report for the CLI.
 std::string to_text(const Scenario& sc, const Estimate& e);
+// A stage's TP degrees for text: "2", or "2/1" for replicas of different degrees (first-seen order).
+std::string tp_degrees_text(const StagePlan& stage);
 
 }  // namespace poseidon

@@ -37,6 +37,8 @@ Json parse_json(std::string_view text, const std::string& what);
 std::string show(const Json& value);
 // A number as JSON writes it (shortest round trip), without the ".0" of a whole one: "1000", "12.5".
 std::string number_text(double x);
+// A number with `digits` decimals, for text tables and messages: fixed_text(14.6, 2) = "14.60".
+std::string fixed_text(double x, int digits);
 // "<value> is <type>" for a value of the wrong type; a null is just "is null".
 std::string describe(const Json& value);
 
