@@ -215,7 +215,7 @@ int cmd_plan(const std::vector<std::string>& args) {
         const auto& st = result.stats;
         std::printf("search: %lld evaluated, %lld pruned, %.3f s, %d thread%s%s\n", static_cast<long long>(st.evaluated),
                     static_cast<long long>(st.pruned), st.elapsed_s, st.threads, st.threads == 1 ? "" : "s",
-                    st.complete ? "" : (" (incomplete: " + (st.stopped_by.empty() ? std::string("memory cap") : st.stopped_by) + ")").c_str());
+                    st.complete ? "" : (" (incomplete: " + st.stop_reason() + ")").c_str());
         for (const auto& [reason, n] : st.infeasible) std::printf("  infeasible (%s): %lld\n", reason.c_str(), static_cast<long long>(n));
         for (const auto& note : st.notes)  // the scenario's notes were printed with the best plan
             if (result.plans.empty() || std::find(result.plans.front().notes.begin(), result.plans.front().notes.end(), note) == result.plans.front().notes.end())
@@ -227,7 +227,7 @@ int cmd_plan(const std::vector<std::string>& args) {
         if (st.complete) {
             std::cerr << "no feasible plan: the whole space was searched";
         } else {
-            const std::string by = st.stopped_by.empty() ? std::string("memory cap") : st.stopped_by;
+            const std::string by = st.stop_reason();
             // name only the limit that stopped it
             const std::string advice = by == "time limit" ? " (raise --time-limit)" : by == "memory cap" ? " (raise --memory-cap)" : "";
             std::cerr << "no plan found: the search stopped (" << by << ") before finding one, so feasible plans may exist" << advice;

@@ -170,7 +170,7 @@ void adopt_baselines(const Scenario& sc, const SearchOptions& options, Clock::ti
         }
         adopted.push_back(&b);
     }
-    const std::string stopped = res.stats.stopped_by.empty() ? std::string("memory cap") : res.stats.stopped_by;
+    const std::string stopped = res.stats.stop_reason();
     for (std::size_t i = 0; i < res.plans.size(); ++i)
         for (const Baseline* b : adopted)
             if (res.plans[i].plan == b->estimate->plan)

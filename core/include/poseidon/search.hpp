@@ -94,6 +94,8 @@ struct SearchStats {
     bool cancelled = false;
     // Why the search is incomplete: "time limit", "cancelled" or "memory cap" (empty if complete).
     std::string stopped_by;
+    // stopped_by for messages: an incomplete search without one skipped sizes over the memory cap.
+    std::string stop_reason() const { return stopped_by.empty() ? std::string("memory cap") : stopped_by; }
     // What the search skipped or left out of the result, one sentence each.
     std::vector<std::string> notes;
     int threads = 1;  // threads that searched
