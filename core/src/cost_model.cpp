@@ -97,6 +97,7 @@ Json to_json(const CostSources& s) {
     return j;
 }
 
+// Activations, gradients and the bf16 parameters of the low-precision recipes are 2 bytes.
 double bytes_per_element(Precision p) { return p == Precision::fp32 ? 4.0 : 2.0; }
 
 double fp32_tflops_of(const Device& d) { return d.fp32_tflops > 0 ? d.fp32_tflops : d.peak_tflops / 8; }
@@ -209,10 +210,28 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
         double bytes = batch * (M * K + K * N + M * N) * e;
         return std::max(flops / flops_rate, bytes / mem_rate) + kernel_s;
     };
-    const double linear_fwd = gemm_s(1, T, (h + 2 * kv) / t, h)            // QKV
-                              + gemm_s(1, T, h, h / t)                       // attention projection
-                              + gemm_s(1, T, f * (m.gated_mlp ? 2.0 : 1.0) / t, h)  // MLP up (and gate)
-                              + gemm_s(1, T, h, f / t);                      // MLP down
+    // The linear layers' GEMMs (forward, dgrad and wgrad) run at a low-precision recipe's rate on
+    // quantised operands with a bf16 result; attention, norms, embedding and LM head stay bf16
+    // (docs/model.md, "Low precision").
+    const bool lp = is_low_precision(tr.precision);
+    const QuantRecipe quant = quant_recipe(d, tr.precision);
+    const double lp_rate = lp ? low_precision_tflops(d, tr.precision) * 1e12 * d.sustained_clock_ratio * d.matmul_efficiency : flops_rate;
+    auto linear_s = [&](double M, double N, double K) {
+        if (!lp) return gemm_s(1, M, N, K);
+        const double bytes = (M * K + K * N) * quant.operand_bytes + M * N * e;
+        return std::max(2 * M * N * K / lp_rate, bytes / mem_rate) + kernel_s;
+    };
+    const double g = m.gated_mlp ? 2.0 : 1.0;
+    const double linear_fwd = linear_s(T, (h + 2 * kv) / t, h)            // QKV
+                              + linear_s(T, h, h / t)                       // attention projection
+                              + linear_s(T, f * g / t, h)                   // MLP up (and gate)
+                              + linear_s(T, h, f / t);                      // MLP down
+    // Each GEMM input is quantised before its forward (the inputs of the replicated-width GEMMs
+    // before sequence parallelism's all-gather), each output gradient before its dgrad and wgrad.
+    // Per-tensor current scaling and NVFP4's global scale need an amax all-reduce over TP for the
+    // tensors sequence parallelism gathers: a latency each.
+    const double quant_fwd = lp ? quantize_s(quant, Tr * h * 2 + T * h / t + T * f / t, 4, mem_rate, kernel_s) : 0.0;
+    const double quant_bwd = lp ? quantize_s(quant, T * (h + 2 * kv) / t + Tr * h * 2 + T * f * g / t, 4, mem_rate, kernel_s) : 0.0;
     const double heads = b * a / t;               // attention heads of this replica's micro-batch
     const double scores = heads * s * s;          // s x s score elements per GPU
     double core_fwd = 0, core_bwd = 0;
@@ -259,12 +278,14 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     const double fwd_tp = all_tp - hidden_fwd + kappa * hidden_fwd;
     // The host dispatches every kernel of the block (PyTorch eager); when the GPU runs them faster
     // than the CPU issues them, the host's time is the block's time (docs/model.md, "Host dispatch").
-    const double kernels_fwd = 4 + (flash ? 1 : 2 + score_kernels + (fp32_softmax ? 2 : 0)) + elementwise_kernels + (tp > 1 ? 2 : 0);
+    const double kernels_fwd = 4 + (flash ? 1 : 2 + score_kernels + (fp32_softmax ? 2 : 0)) + elementwise_kernels + (tp > 1 ? 2 : 0) +
+                               (lp ? 4 * (quant.amax_pass ? 2 : 1) : 0);
     const double host_fwd_s = kernels_fwd * tr.stack.host_us_per_kernel * 1e-6;
     // A stack that synchronises inside the block (per-layer hooks, timers, host-side checks) also
     // exposes a fixed cost per block and pass (layer_overhead_us; twice in the backward).
     const double layer_overhead_s = tr.stack.layer_overhead_us * 1e-6;
-    const double layer_fwd_local = std::max(linear_fwd + core_fwd + elem_fwd, host_fwd_s - fwd_tp) + layer_overhead_s;
+    const double amax_sync_s = lp && quant.amax_pass && sp ? 2 * lat : 0.0;
+    const double layer_fwd_local = std::max(linear_fwd + quant_fwd + core_fwd + elem_fwd, host_fwd_s - fwd_tp) + layer_overhead_s + amax_sync_s;
     double layer_fwd = layer_fwd_local + fwd_tp;
 
     // Backward: every GEMM becomes two of the same size (input and weight gradient); element-wise
@@ -272,7 +293,7 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     // As in the forward, the host issues while the GPU waits on the exposed collectives: the block
     // takes max(GPU time with them, the host's time).
     const double bwd_tp = all_tp - hidden_bwd + kappa * hidden_bwd;
-    const double bwd_local = std::max(2 * linear_fwd + core_bwd + backward_elementwise_factor * elem_fwd, 2 * host_fwd_s - bwd_tp) + 2 * layer_overhead_s;
+    const double bwd_local = std::max(2 * linear_fwd + quant_bwd + core_bwd + backward_elementwise_factor * elem_fwd, 2 * host_fwd_s - bwd_tp) + 2 * layer_overhead_s + amax_sync_s;
     double recompute = 0, recompute_tp = 0;
     if (tr.recompute == Recompute::full) {
         recompute = layer_fwd_local;  // the whole forward again, its TP collectives included

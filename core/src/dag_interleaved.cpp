@@ -19,9 +19,10 @@ void interleaved_order(int s, int p, int V, std::int64_t m, std::vector<ChunkPas
         const int c = static_cast<int>((k % group) / p);
         return ChunkPass{fwd ? c : V - 1 - c, (k / group) * p + k % p, fwd};
     };
-    // Megatron: all passes warm up when m == p; otherwise 2 (p - s - 1) + (V - 1) p forwards.
-    const std::int64_t warmup =
-        m == p ? total : std::min<std::int64_t>(2 * static_cast<std::int64_t>(p - s - 1) + static_cast<std::int64_t>(V - 1) * p, total);
+    // Megatron-Core: 2 (p - s - 1) + (V - 1) p warm-up forwards for every m (get_pp_rank_microbatches
+    // in pipeline_parallel/schedules.py since Megatron-LM commit 4295be1a6c, 2024-11-01; before it,
+    // every pass warmed up when m == p, which held all m V activations on every stage).
+    const std::int64_t warmup = std::min<std::int64_t>(2 * static_cast<std::int64_t>(p - s - 1) + static_cast<std::int64_t>(V - 1) * p, total);
     for (std::int64_t k = 0; k < warmup; ++k) order.push_back(unit(k, true));
     for (std::int64_t i = 0; i < total - warmup; ++i) {
         order.push_back(unit(warmup + i, true));
@@ -32,7 +33,6 @@ void interleaved_order(int s, int p, int V, std::int64_t m, std::vector<ChunkPas
 
 std::int64_t interleaved_in_flight(int s, int p, int V, std::int64_t m) {
     const std::int64_t total = m * V;
-    if (m == p) return total;
     return std::min<std::int64_t>(2 * static_cast<std::int64_t>(p - s - 1) + static_cast<std::int64_t>(V - 1) * p + 1, total);
 }
 

@@ -40,10 +40,15 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
         if (!head_shared) params += V * h / t;
     }
     rc.params_per_gpu = params;
+    rc.linear_params_per_gpu = num_layers * (lp - vec_per_layer) / t;
 
     // ---- memory per GPU (Korthikanti et al. 2022, table 2; Rajbhandari et al. 2020 for states) ----
     const double weight_bytes = (tr.precision == Precision::fp32 ? 4.0 : 2.0);
-    rc.memory.weights_GiB = params * weight_bytes / GiB;
+    // Low precision keeps the quantised compute copies of the linear weights beside the bf16 ones
+    // (cached across the micro-batches of an iteration); with fp8_param_gather they replace them.
+    const double lp_weight_bytes = compute_weight_bytes_per_param(d, tr);
+    const double bf16_linear = tr.fp8_param_gather ? 0.0 : weight_bytes;
+    rc.memory.weights_GiB = ((params - rc.linear_params_per_gpu) * weight_bytes + rc.linear_params_per_gpu * (bf16_linear + lp_weight_bytes)) / GiB;
     rc.memory.gradients_GiB = params * grad_bytes_per_param(tr) / GiB;
     rc.memory.optimizer_GiB = params * optimizer_bytes_per_param(tr) / (tr.distributed_optimizer ? pos.dp_total : 1) / GiB;
     rc.memory.overhead_GiB = d.framework_overhead_GiB;
@@ -63,7 +68,16 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     const double score_bytes_stored = 2.0 * scale + (fp32_softmax ? 4.0 : (attn_dropout ? 2.0 * scale : 0.0)) + (attn_dropout ? 1.0 : 0.0);
     double attn_scores = (!flash && tr.recompute != Recompute::selective) ? score_bytes_stored * a * s * s * b / t : 0.0;
     double flash_stats = flash ? 4 * a * s * b / t : 0.0;  // fp32 log-sum-exp per row, whatever e
-    double full_layer = (rep + shard) * scale + flash_stats + attn_scores + hidden_masks * s * b * h / (sp ? t : 1.0);
+    // Low precision saves the linear layers' inputs for their wgrad quantised (one copy each, the
+    // column-wise one where the GEMM needs it): the QKV and MLP inputs (replicated width) and the
+    // MLP down input (sharded) shrink from 2 bytes; the projection's input stays saved in bf16 for
+    // the attention backward, and its quantised copy comes on top.
+    double lp_delta = 0;
+    if (is_low_precision(tr.precision)) {
+        const double q = quant_recipe(d, tr.precision).operand_bytes;
+        lp_delta = -(2.0 - q) * (2 * s * b * h / (sp ? t : 1.0) + s * b * f / t) + q * s * b * h / t;
+    }
+    double full_layer = (rep + shard) * scale + flash_stats + attn_scores + hidden_masks * s * b * h / (sp ? t : 1.0) + lp_delta;
     double per_layer = full_layer;
     double working = 0;
     if (tr.recompute == Recompute::full) {

@@ -67,12 +67,36 @@ Json resolve_ref(const Json& j, const char* kind, const std::string& path, Probl
 
 }  // namespace
 
-std::string to_string(Precision p) {
-    switch (p) {
-        case Precision::bf16: return "bf16";
-        case Precision::fp16: return "fp16";
-        default: return "fp32";
+namespace {
+constexpr std::pair<Precision, const char*> precision_names[] = {
+    {Precision::bf16, "bf16"}, {Precision::fp16, "fp16"},  {Precision::fp32, "fp32"},     {Precision::fp8, "fp8"},
+    {Precision::fp8_delayed, "fp8-delayed"}, {Precision::fp8_blockwise, "fp8-blockwise"}, {Precision::mxfp8, "mxfp8"}, {Precision::nvfp4, "nvfp4"}};
+// A low precision every group's GPU must run: naming the device and the group that cannot.
+void check_precision_support(const Scenario& sc, Problems& problems) {
+    const Precision p = sc.training.precision;
+    if (!is_low_precision(p)) return;
+    for (std::size_t i = 0; i < sc.cluster.groups.size(); ++i) {
+        const Device& d = sc.cluster.groups[i].device;
+        if (d.name.empty() || low_precision_tflops(d, p) > 0) continue;
+        const char* needs = p == Precision::mxfp8 ? "mxfp8_tflops" : p == Precision::nvfp4 ? "nvfp4_tflops" : "fp8_tflops";
+        problems.add("scenario.training.precision", show(Json(to_string(p))) + " cannot run on cluster.groups[" + std::to_string(i) + "] (" +
+                                                        (d.id.empty() ? d.name : d.id) + "): the device has no " + needs +
+                                                        "; every group trains in the one precision, so choose one all its GPUs run (bf16 runs everywhere)");
     }
+}
+
+}  // namespace
+
+std::string to_string(Precision p) {
+    for (const auto& [v, name] : precision_names)
+        if (v == p) return name;
+    return "bf16";
+}
+
+std::optional<Precision> precision_from_string(std::string_view s) {
+    for (const auto& [v, name] : precision_names)
+        if (s == name) return v;
+    return std::nullopt;
 }
 
 std::string to_string(Recompute r) {
@@ -90,7 +114,7 @@ Device parse_device(const Json& in, const std::string& path, Problems& problems)
     if (in.is_object() && in.contains("base")) d.base_id = in["base"].get<std::string>();  // a string: resolve_ref checked it
     ObjectReader r(j, path, problems);
     if (!r.ok()) return d;
-    r.reject_unknown({"id", "name", "vendor", "peak_tflops", "fp32_tflops", "tf32_tflops", "sustained_clock_ratio", "comm_compute_slowdown", "attention_efficiency", "memory_GiB", "memory_bw_GBps", "intra_node_bw_GBps",
+    r.reject_unknown({"id", "name", "vendor", "peak_tflops", "fp8_tflops", "mxfp8_tflops", "nvfp4_tflops", "fp32_tflops", "tf32_tflops", "sustained_clock_ratio", "comm_compute_slowdown", "attention_efficiency", "memory_GiB", "memory_bw_GBps", "intra_node_bw_GBps",
                       "intra_node_link", "matmul_efficiency", "memory_bw_efficiency", "kernel_overhead_us",
                       "intra_node_link_efficiency", "nvls_bw_GBps", "inter_node_link_efficiency", "collective_latency_us",
                       "framework_overhead_GiB", "calibration", "source", "notes",
@@ -107,6 +131,17 @@ Device parse_device(const Json& in, const std::string& path, Problems& problems)
     if (auto v = r.string("notes", false)) d.notes = *v;
     if (auto v = r.number("peak_tflops", true, 0, false, 1e6)) d.peak_tflops = *v;
     if (auto v = r.number("fp32_tflops", false, 0, false, 1e6)) d.fp32_tflops = *v;
+    // A low-precision rate is a number, or "none" (the same as leaving it out) where the GPU has
+    // no such tensor-core format.
+    for (auto [key, field] : {std::pair{"fp8_tflops", &d.fp8_tflops}, {"mxfp8_tflops", &d.mxfp8_tflops}, {"nvfp4_tflops", &d.nvfp4_tflops}}) {
+        const Json* v = r.get(key);
+        if (v && v->is_string() && v->get_ref<const std::string&>() == "none") continue;
+        if (v && !v->is_number()) {
+            problems.add(r.path_of(key), describe(*v) + "; expected a finite number > 0 and <= 1000000 (dense TFLOP/s), or \"none\" where the GPU has no such format");
+            continue;
+        }
+        if (auto x = r.number(key, false, 0, false, 1e6)) *field = *x;
+    }
     if (auto v = r.number("tf32_tflops", false, 0, true, 1e6)) d.tf32_tflops = *v;
     if (auto v = r.number("sustained_clock_ratio", false, 0, false, 1)) d.sustained_clock_ratio = *v;
     if (auto v = r.number("comm_compute_slowdown", false, 0, true, 1)) d.comm_compute_slowdown = *v;
@@ -239,7 +274,7 @@ Cluster parse_cluster(const Json& in, const std::string& path, Problems& problem
             c.groups.push_back(grp);
             continue;
         }
-        g.reject_unknown({"device", "nodes", "gpus_per_node", "inter_node_bw_GBps", "intra_node_bw_GBps", "intra_node_link", "inter_node_link"});
+        g.reject_unknown({"device", "nodes", "gpus_per_node", "nvlink_domain_gpus", "inter_node_bw_GBps", "intra_node_bw_GBps", "intra_node_link", "inter_node_link"});
         if (const Json* d = g.get("device"))
             grp.device = parse_device(*d, g.path_of("device"), problems);
         else
@@ -248,6 +283,13 @@ Cluster parse_cluster(const Json& in, const std::string& path, Problems& problem
         auto gpn = g.integer("gpus_per_node", true, 1, 1024);
         if (nodes) grp.nodes = static_cast<int>(*nodes);
         if (gpn) grp.gpus_per_node = static_cast<int>(*gpn);
+        if (auto v = g.integer("nvlink_domain_gpus", false, 1, 100'000)) {
+            if (gpn && *v % *gpn != 0)
+                problems.add(g.path_of("nvlink_domain_gpus"), std::to_string(*v) + " is not a multiple of gpus_per_node " + std::to_string(*gpn) +
+                                                                  "; an NVLink domain is a whole number of nodes (72 = 18 trays of 4 on an NVL72 rack)");
+            else
+                grp.nvlink_domain_gpus = static_cast<int>(*v);
+        }
         if (auto v = g.number("inter_node_bw_GBps", true, 0, false, 1e6)) grp.inter_node_bw_GBps = *v;
         if (auto v = g.number("intra_node_bw_GBps", false, 0, false, 1e6))
             grp.intra_node_bw_GBps = *v;
@@ -290,11 +332,11 @@ Scenario parse_scenario(const Json& j) {
         ObjectReader tr(*t, "scenario.training", problems);
         if (tr.ok()) {
             tr.reject_unknown({"global_batch_size", "global_batch_tolerance", "precision", "recompute", "sequence_parallel", "distributed_optimizer", "flash_attention", "tf32", "stack",
-                               "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "grad_reduce_dtype"});
+                               "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "grad_reduce_dtype", "fp8_param_gather"});
             if (auto v = tr.integer("global_batch_size", true, 1, max_global_batch_size)) sc.training.global_batch_size = *v;
             if (auto v = tr.number("global_batch_tolerance", false, 0, true, 0.5)) sc.training.global_batch_tolerance = *v;
-            if (auto v = tr.choice("precision", false, {"bf16", "fp16", "fp32"}))
-                sc.training.precision = *v == "bf16" ? Precision::bf16 : *v == "fp16" ? Precision::fp16 : Precision::fp32;
+            if (auto v = tr.choice("precision", false, {"bf16", "fp16", "fp32", "fp8", "fp8-delayed", "fp8-blockwise", "mxfp8", "nvfp4"}))
+                sc.training.precision = *precision_from_string(*v);
             if (auto v = tr.choice("recompute", false, {"none", "selective", "full"}))
                 sc.training.recompute = *v == "none" ? Recompute::none : *v == "selective" ? Recompute::selective : Recompute::full;
             if (auto v = tr.boolean("sequence_parallel", false)) sc.training.sequence_parallel = *v;
@@ -304,6 +346,11 @@ Scenario parse_scenario(const Json& j) {
             if (auto v = tr.boolean("overlap_grad_reduce", false)) sc.training.overlap_grad_reduce = *v;
             if (auto v = tr.boolean("overlap_param_gather", false)) sc.training.overlap_param_gather = *v;
             if (auto v = tr.boolean("tp_comm_overlap", false)) sc.training.tp_comm_overlap = *v;
+            if (auto v = tr.boolean("fp8_param_gather", false)) sc.training.fp8_param_gather = *v;
+            if (sc.training.fp8_param_gather && !is_low_precision(sc.training.precision))
+                problems.add(tr.path_of("fp8_param_gather"), "true needs a low precision (fp8, fp8-delayed, fp8-blockwise, mxfp8 or nvfp4); precision is " + to_string(sc.training.precision));
+            else if (sc.training.fp8_param_gather && !sc.training.distributed_optimizer)
+                problems.add(tr.path_of("fp8_param_gather"), "true needs distributed_optimizer true (Megatron-Core gathers low-precision parameters only from the distributed optimizer's shards)");
             if (auto v = tr.choice("grad_reduce_dtype", false, {"fp32", "bf16", "fp16"})) sc.training.grad_reduce_dtype = *v;
             if (sc.training.tp_comm_overlap && !sc.training.sequence_parallel)
                 problems.add(tr.path_of("tp_comm_overlap"), "true needs sequence_parallel true (Megatron-LM's arguments.py refuses --tp-comm-overlap without --sequence-parallel: the userbuffers overlap the all-gather and reduce-scatter of sequence parallelism)");
@@ -314,6 +361,7 @@ Scenario parse_scenario(const Json& j) {
     } else {
         problems.add("scenario.training", "is missing; expected an object with at least global_batch_size");
     }
+    check_precision_support(sc, problems);
     if (const Json* p = r.get("profile")) sc.profile = parse_profile(*p, "scenario.profile", sc.cluster, problems, problems.empty() ? &sc.model : nullptr);
     problems.throw_if_any();
     return sc;

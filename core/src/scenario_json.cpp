@@ -28,6 +28,9 @@ Json to_json(const Device& d) {
               {"inter_node_link_efficiency", d.inter_node_link_efficiency},
               {"collective_latency_us", d.collective_latency_us},
               {"framework_overhead_GiB", d.framework_overhead_GiB}};
+    // a low-precision rate left out is "none"
+    for (auto [key, v] : {std::pair{"fp8_tflops", d.fp8_tflops}, {"mxfp8_tflops", d.mxfp8_tflops}, {"nvfp4_tflops", d.nvfp4_tflops}})
+        if (v > 0) j[key] = v;
     if (!d.vendor.empty()) j["vendor"] = d.vendor;
     if (!d.id.empty()) j["id"] = d.id;
     if (d.calibration) j["calibration"] = to_json(*d.calibration);
@@ -89,6 +92,8 @@ Json to_json(const Cluster& c) {
                           {"intra_node_bw_GBps", g.intra_node_bw_GBps},
                           {"intra_node_link", g.intra_node_link},
                           {"inter_node_link", g.inter_node_link}});
+    for (std::size_t i = 0; i < c.groups.size(); ++i)
+        if (c.groups[i].nvlink_domain_gpus > 0) groups[i]["nvlink_domain_gpus"] = c.groups[i].nvlink_domain_gpus;
     Json j = {{"name", c.name}, {"groups", groups}};
     if (c.inter_group_bw_GBps) j["inter_group_bw_GBps"] = *c.inter_group_bw_GBps;
     return j;
@@ -110,6 +115,7 @@ Json to_json(const Scenario& sc) {
               {"tp_comm_overlap", sc.training.tp_comm_overlap},
               {"stack", to_json(sc.training.stack)}}}};
     if (!sc.training.grad_reduce_dtype.empty()) j["training"]["grad_reduce_dtype"] = sc.training.grad_reduce_dtype;
+    if (sc.training.fp8_param_gather) j["training"]["fp8_param_gather"] = true;
     if (sc.training.global_batch_tolerance > 0) j["training"]["global_batch_tolerance"] = sc.training.global_batch_tolerance;
     if (sc.profile) j["profile"] = to_json(*sc.profile);
     return j;

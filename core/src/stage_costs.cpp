@@ -99,7 +99,9 @@ const Device& replica_device(const Group& g, int tp, Device& buffer) {
         buffer.nvls_bw_GBps = 0;  // no switch, no NVLink SHARP
         device = &buffer;
     }
-    if (tp > g.gpus_per_node) {
+    // TP over whole nodes of one NVLink domain stays on NVLink: the domain holds a whole number
+    // of such groups, so an aligned one never leaves it (docs/model.md, "NVLink domains").
+    if (tp > g.gpus_per_node && !(tp <= g.domain_gpus() && g.domain_gpus() % tp == 0)) {
         // TP over whole nodes: the ring crosses the nodes' NICs, which bound its bus bandwidth
         // (NCCL's busbw for a multi-node all-reduce is about the per-node NIC rate).
         if (device != &buffer) buffer = g.device;
@@ -150,7 +152,10 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
                 opt_s = std::max(opt_s, local / 1e9 * *dprof->optimizer_s_per_billion_params);
                 rc.sources.optimizer = CostSource::profile;
             } else {
-                opt_s = std::max(opt_s, local * sc.training.stack.optimizer_step_bytes_per_param / effective_memory_bw(d) + 10 * d.kernel_overhead_us * 1e-6);
+                // Low precision re-quantises the updated linear weights once per iteration: the
+                // bf16 weights read, the compute copies written (docs/model.md, "Low precision").
+                const double requant = rc.linear_params_per_gpu * (compute_weight_bytes_per_param(d, sc.training) > 0 ? 2.0 + compute_weight_bytes_per_param(d, sc.training) : 0.0);
+                opt_s = std::max(opt_s, (local * sc.training.stack.optimizer_step_bytes_per_param + requant) / effective_memory_bw(d) + 10 * d.kernel_overhead_us * 1e-6);
             }
             ev.replica_costs.push_back(rc);
         }
@@ -175,7 +180,11 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             // overlap_param_gather, bucket by bucket during the next iteration's first forwards:
             // a chain in the DAG under 1F1B, each chunk's buckets on the dp stream under
             // interleaving (evaluate_chunks).
-            const double ag_bytes = max_params * bytes_per_element(sc.training.precision);
+            // With fp8_param_gather the linear weights travel quantised (their row-wise copy).
+            const ReplicaCost& widest = *std::max_element(ev.replica_costs.begin(), ev.replica_costs.end(), [](const ReplicaCost& a, const ReplicaCost& b) { return a.params_per_gpu < b.params_per_gpu; });
+            const double q = sc.training.fp8_param_gather ? quant_recipe(sc.cluster.groups[st.replicas[ev.slowest_replica].group].device, sc.training.precision).operand_bytes : 0.0;
+            const double ag_bytes = sc.training.fp8_param_gather ? (max_params - widest.linear_params_per_gpu) * bytes_per_element(sc.training.precision) + widest.linear_params_per_gpu * q
+                                                                 : max_params * bytes_per_element(sc.training.precision);
             const double ag_s = grad_bytes > 0 ? sync_s * ag_bytes / grad_bytes : 0.0;
             if (!sc.training.overlap_param_gather)
                 opt_s += ag_s;

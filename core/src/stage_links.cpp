@@ -108,7 +108,8 @@ NodeSpan span_of(const Scenario& sc, const StagePlacement& p) {
         int end = first + reps[i].num_gpus;
         std::size_t j = i + 1;
         for (; j < reps.size() && reps[j].group == g && reps[j].first_gpu == end; ++j) end += reps[j].num_gpus;
-        const int gpn = sc.cluster.groups[g].gpus_per_node;
+        // the unit of the links is the NVLink domain (the node unless the group says otherwise)
+        const int gpn = sc.cluster.groups[g].domain_gpus();
         for (int n = first / gpn; n <= (end - 1) / gpn; ++n)
             if (ns.empty() || ns.back() != std::pair<int, int>(g, n)) ns.emplace_back(g, n);
         i = j;
@@ -192,14 +193,15 @@ double transfer_spans(const Scenario& sc, const StagePlacement& from, const Stag
     // Each node sends (or receives) at its own NIC's rate, capped by inter_group_bw_GBps when the
     // traffic crosses groups: a fast node can feed several slower ones at once, so the cap is on
     // each side's sum, not on each node at the slower group's rate.
+    // A span entry is an NVLink domain: its nodes' NICs together.
     for (const auto& [g, n] : a) {
         if (g != last) node_bw = node_bw_towards(sc, last = g, gb);
-        send_bw += node_bw;
+        send_bw += node_bw * sc.cluster.groups[g].domain_nodes(n);
     }
     last = -1;
     for (const auto& [g, n] : b) {
         if (g != last) node_bw = node_bw_towards(sc, last = g, ga);
-        recv_bw += node_bw;
+        recv_bw += node_bw * sc.cluster.groups[g].domain_nodes(n);
     }
     double bw = std::min(send_bw, recv_bw);
     return bytes / (bw * GB) + latency;
@@ -270,12 +272,18 @@ DpRing dp_ring(const Scenario& sc, const StagePlan& stage, const StagePlacement&
     } else {
         // One ring per TP rank (tp rings share each node's NICs), capped by the intra-node hop
         // (NCCL's hierarchical rings; Narayanan et al. 2021, sec. 3.2).
+        // Across NVLink domains (docs/model.md, "NVLink domains"), a domain's nodes share the
+        // rings leaving it: the ring is as fast as its smallest domain's NICs, tp rings per domain.
         for (int ga : groups)
             for (int gb : groups) {
                 const Group& A = sc.cluster.groups[ga];
-                double per_ring = cross_group_node_bw(sc, ga, gb) / std::min(tp, A.gpus_per_node);
+                int nodes = A.nodes;
+                for (const auto& [g, k] : ns)
+                    if (g == ga) nodes = std::min(nodes, A.domain_nodes(k));
+                const int unit = A.domain_gpus();
+                double per_ring = cross_group_node_bw(sc, ga, gb) * nodes / std::min(tp, unit);
                 // a ring with one GPU per node (TP fills the node) takes no intra-node hop
-                const int per_node = A.gpus_per_node / tp;
+                const int per_node = unit / tp;
                 bw = std::min(bw, per_node > 1 ? std::min(per_ring, intra_node_bw_eff_GBps(A, per_node)) : per_ring);
             }
     }

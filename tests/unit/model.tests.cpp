@@ -273,7 +273,8 @@ TEST_CASE("every device preset states its fp32 rate, and a TF32 rate exactly whe
     // (docs/presets.md). None on Volta, Turing and MI250X.
     const std::vector<std::string> with_tf32 = {"a100-sxm4-80gb", "a100-sxm4-40gb", "a100-pcie-80gb", "a10-24gb",       "l4-24gb",
                                                 "l40s-48gb",      "rtx3090-24gb",   "rtx4090-24gb",   "h100-sxm5-80gb", "h100-pcie-80gb",
-                                                "h200-sxm-141gb", "gh200-96gb",     "mi300x-192gb"};
+                                                "h200-sxm-141gb", "gh200-96gb",     "mi300x-192gb",   "mi325x-256gb",   "mi355x-288gb",
+                                                "b200-180gb",     "b300-288gb",     "gb200-186gb",    "gb300-288gb"};
     const std::vector<std::string> without_tf32 = {"v100-sxm2-16gb", "v100-sxm2-32gb", "t4-16gb", "titan-rtx-24gb", "rtx2080-8gb", "rtx2080ti-11gb", "mi250x-128gb"};
     auto in = [](const std::vector<std::string>& v, const std::string& id) {
         for (const auto& x : v)

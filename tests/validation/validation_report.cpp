@@ -6,7 +6,9 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "bridge_runs.hpp"
 #include "measured_sets.hpp"
 #include "validation_cases.hpp"
 
@@ -27,6 +29,14 @@ std::string report() {
            "\n" + to_markdown(memory_table(dlperf));
     out += "\n### Calibration from a few runs\n\n" + to_markdown(calibration_holdout(amp, 5), amp.title + ": calibrated on 5 trials") + "\n" +
            to_markdown(calibration_holdout(dlperf, 5), dlperf.title + ": calibrated on 5 runs");
+    const auto bridge = bridge_dense_runs();
+    std::vector<bool> fit;
+    const Table bt = bridge_dense_table(bridge, &fit);
+    int fits = 0;
+    for (bool f : fit) fits += f;
+    char line[160];
+    std::snprintf(line, sizeof line, "\n%d of %zu rows predicted to fit. Rows not estimated yet:\n\n", fits, fit.size());
+    out += "\n### Megatron-Bridge (2025-26 hardware and precisions)\n\n" + to_markdown(bt) + line + bridge_excluded_markdown(bridge);
     return out;
 }
 

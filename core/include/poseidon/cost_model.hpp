@@ -60,6 +60,7 @@ struct ReplicaCost {
     double forward_tp_comm_s = 0;   // the part of forward_s spent in TP collectives
     double backward_tp_comm_s = 0;
     double params_per_gpu = 0;      // parameters held by one GPU (sharded by TP)
+    double linear_params_per_gpu = 0;  // of which the blocks' linear-layer weights (the GEMMs low precision quantises)
     MemoryBreakdown memory;         // per GPU
     // With full recompute, the one block re-materialised at a time (part of memory.activations_GiB):
     // a GPU holding several model chunks re-materialises one block of one chunk at a time.
@@ -254,6 +255,23 @@ double p2p_send_s(const Scenario& sc, const Plan& plan, const StagePlacement& fr
 double dp_sync_s(const Scenario& sc, const StagePlan& stage, const StagePlacement& placement, double grad_bytes_per_gpu);
 
 double bytes_per_element(Precision p);
+
+// ---- Low precision (core/src/low_precision.cpp; docs/model.md, "Low precision") ----
+
+// The dense tensor peak of a low-precision recipe on a device in TFLOP/s; 0 where it has none.
+double low_precision_tflops(const Device& d, Precision p);
+// What one recipe stores per element of a quantised GEMM operand on a device.
+struct QuantRecipe {
+    double operand_bytes = 0;       // the quantised value and its share of the scales (0: no quantisation)
+    bool columnwise_copy = false;   // the backward needs a second, column-wise (transposed) copy
+    bool amax_pass = false;         // the scale needs a pass over the tensor before the cast (current scaling)
+    double hadamard_read_bytes = 0; // extra bytes read per element of the column-wise copy (NVFP4's transform)
+};
+QuantRecipe quant_recipe(const Device& d, Precision p);
+// Memory-bound time to quantise `tensors` bf16 tensors of `elements` in all into a recipe's operands.
+double quantize_s(const QuantRecipe& q, double elements, int tensors, double mem_rate_Bps, double kernel_s);
+// Bytes per linear-layer parameter of the quantised compute copies of the weights (0 in bf16).
+double compute_weight_bytes_per_param(const Device& d, const Training& tr);
 // A device's fp32 matrix rate without TF32 (fp32_tflops, or peak / 8 when the preset omits it).
 double fp32_tflops_of(const Device& d);
 // The memory bandwidth memory-bound kernels reach, in bytes/s.

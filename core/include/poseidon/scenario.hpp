@@ -2,6 +2,7 @@
 // the wasm module and (through it) the page.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -62,6 +63,8 @@ Json to_json(const Cluster& cluster);
 Json to_json(const Scenario& scenario);  // fully inline, defaults filled in
 
 std::string to_string(Precision p);
+// "bf16", ..., "fp8-delayed", "nvfp4" (to_string's names); nullopt for any other text.
+std::optional<Precision> precision_from_string(std::string_view s);
 std::string to_string(Recompute r);
 
 }  // namespace poseidon

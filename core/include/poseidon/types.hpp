@@ -39,6 +39,12 @@ struct Device {
     std::string name;
     std::string vendor;
     double peak_tflops = 0;           // dense bf16/fp16 tensor peak
+    // Dense low-precision tensor peaks (docs/model.md, "Low precision"); 0 = the device has no such
+    // GEMM ("none" in JSON). fp8 serves the per-tensor and blockwise FP8 recipes, mxfp8 the
+    // MX-scaled FP8 GEMMs (Blackwell, MI355X), nvfp4 NVIDIA's FP4 with 16-element scales (Blackwell).
+    double fp8_tflops = 0;
+    double mxfp8_tflops = 0;
+    double nvfp4_tflops = 0;
     double fp32_tflops = 0;           // fp32 matrix rate without TF32 (0 = peak_tflops / 8)
     double tf32_tflops = 0;           // dense TF32 tensor rate (0 = the device has no TF32)
     double sustained_clock_ratio = 1; // sustained / boost clock under training load (power cap)
@@ -117,7 +123,14 @@ struct Stack {
     std::string notes;
 };
 
-enum class Precision { bf16, fp16, fp32 };
+// bf16/fp16/fp32: the GEMMs' operand type. The low-precision recipes (docs/model.md, "Low
+// precision") keep bf16 parameters and activations and run the linear layers' GEMMs (forward,
+// dgrad, wgrad) at a quantised rate: fp8 = Transformer Engine's per-tensor current scaling
+// (Megatron-Core --fp8-recipe tensorwise), fp8_delayed = delayed scaling from an amax history,
+// fp8_blockwise = DeepSeek-V3's 1x128 / 128x128 blocks, mxfp8 = 1x32 blocks with E8M0 scales,
+// nvfp4 = E2M1 with 16-element E4M3 scales and a per-tensor scale.
+enum class Precision { bf16, fp16, fp32, fp8, fp8_delayed, fp8_blockwise, mxfp8, nvfp4 };
+inline bool is_low_precision(Precision p) { return p >= Precision::fp8; }
 enum class Recompute { none, selective, full };
 
 struct Training {
@@ -136,6 +149,10 @@ struct Training {
     bool overlap_param_gather = false;  // with the distributed optimizer: parameter all-gather behind the next forwards
     bool tp_comm_overlap = false;       // Transformer Engine userbuffers: TP traffic pipelined with its GEMMs
     std::string grad_reduce_dtype;      // "fp32", "bf16", "fp16"; "" = the stack's choice
+    // Low precision only: the compute copy of the parameters is the quantised one, all-gathered in
+    // low precision, with no bf16 copy (Megatron-Core --fp8-param-gather / --fp4-param-gather;
+    // needs the distributed optimizer).
+    bool fp8_param_gather = false;
     Stack stack;                  // default: the megatron-core stack preset
 };
 
@@ -154,7 +171,18 @@ struct Group {
     double intra_node_bw_GBps = 0;  // per GPU; defaults from the device
     std::string intra_node_link;    // defaults from the device
     std::string inter_node_link = "infiniband";  // "infiniband" (GPUDirect RDMA), "infiniband_host" (RDMA, no GPUDirect), "ethernet" (TCP)
+    // GPUs that share one NVLink domain, a whole number of nodes (72 on a GB200 NVL72 rack of
+    // 4-GPU trays); 0 = gpus_per_node. Consecutive GPUs form the domains, the last one may be
+    // partial; inside a domain every collective and send runs at intra_node_bw_GBps, across
+    // domains over the nodes' NICs (docs/model.md, "NVLink domains").
+    int nvlink_domain_gpus = 0;
     int num_gpus() const { return nodes * gpus_per_node; }
+    int domain_gpus() const { return nvlink_domain_gpus > 0 ? nvlink_domain_gpus : gpus_per_node; }
+    // The nodes of domain `k` (the last domain of the group may hold fewer).
+    int domain_nodes(int k) const {
+        const int per = domain_gpus() / gpus_per_node;
+        return std::max(0, std::min(per, nodes - k * per));
+    }
 };
 
 struct Cluster {

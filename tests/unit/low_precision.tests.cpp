@@ -1,0 +1,158 @@
+// Low-precision recipes, NVLink domains and today's interleaved warm-up (docs/model.md, "Low
+// precision", "NVLink domains", "Interleaved 1F1B").
+#include <catch2/catch.hpp>
+
+#include "poseidon/cost_model.hpp"
+#include "poseidon/dag.hpp"
+#include "poseidon/error.hpp"
+#include "poseidon/json_util.hpp"
+#include "poseidon/estimate.hpp"
+#include "poseidon/presets.hpp"
+#include "poseidon/scenario.hpp"
+#include "problems_of.hpp"
+
+using namespace poseidon;
+
+namespace {
+
+Scenario scenario(const std::string& device, const std::string& precision, const std::string& training_extra = "", int nodes = 1, int gpn = 8,
+                  const std::string& group_extra = "") {
+    return parse_scenario_text(R"({"model": "llama3-8b", "training": {"global_batch_size": 64, "precision": ")" + precision + "\"" + training_extra +
+                               R"(}, "cluster": {"name": "c", "groups": [{"device": )" + device + R"(, "nodes": )" + std::to_string(nodes) +
+                               R"(, "gpus_per_node": )" + std::to_string(gpn) + group_extra + R"(, "inter_node_bw_GBps": 400}]}})");
+}
+
+ReplicaCost block(const Scenario& sc, int layers = 1) { return replica_cost(sc, sc.cluster.groups[0].device, 1, 1, layers, StagePosition{1, 3, 8, 1}); }
+
+}  // namespace
+
+TEST_CASE("a precision is refused on a group whose GPU lacks it, naming the group and the device", "[precision][validation]") {
+    const std::string mixed = R"({"model": "llama3-8b", "training": {"global_batch_size": 64, "precision": "P"}, "cluster": {"name": "c", "groups": [
+        {"device": "h100-sxm5-80gb", "nodes": 1, "gpus_per_node": 8, "inter_node_bw_GBps": 400},
+        {"device": "b200-180gb", "nodes": 1, "gpus_per_node": 8, "inter_node_bw_GBps": 400}]}})";
+    auto with = [&](const std::string& p) {
+        std::string s = mixed;
+        s.replace(s.find("\"P\""), 3, "\"" + p + "\"");
+        return s;
+    };
+    // H100 + B200 train FP8 (both have it), not MXFP8 or NVFP4 (Hopper has neither).
+    CHECK_NOTHROW(parse_scenario_text(with("fp8")));
+    CHECK_NOTHROW(parse_scenario_text(with("fp8-blockwise")));
+    CHECK(testing::problems_of([&] { parse_scenario_text(with("mxfp8")); }) ==
+          "scenario.training.precision: \"mxfp8\" cannot run on cluster.groups[0] (h100-sxm5-80gb): the device has no mxfp8_tflops; every group trains in the one "
+          "precision, so choose one all its GPUs run (bf16 runs everywhere)");
+    CHECK_THROWS_AS(parse_scenario_text(with("nvfp4")), InputError);
+    // "none" is the same as leaving a rate out; anything else but a number is refused.
+    CHECK(parse_scenario_text(with("bf16")).cluster.groups[0].device.mxfp8_tflops == 0);
+    CHECK_THROWS_WITH(scenario(R"({"base": "h100-sxm5-80gb", "fp8_tflops": "fast"})", "bf16"),
+                      Catch::Matchers::Contains("fp8_tflops: \"fast\" is a string; expected a finite number > 0 and <= 1000000 (dense TFLOP/s), or \"none\""));
+    // fp8_param_gather needs a low precision and the distributed optimizer.
+    CHECK_THROWS_WITH(scenario("\"h100-sxm5-80gb\"", "bf16", R"(, "fp8_param_gather": true, "distributed_optimizer": true)"),
+                      Catch::Matchers::Contains("fp8_param_gather: true needs a low precision"));
+    CHECK_THROWS_WITH(scenario("\"h100-sxm5-80gb\"", "fp8", R"(, "fp8_param_gather": true)"), Catch::Matchers::Contains("needs distributed_optimizer true"));
+}
+
+TEST_CASE("quantisation kernels: bytes per element by recipe and GPU, hand-computed", "[precision][model]") {
+    Problems problems;
+    const Device h100 = parse_device(Json("h100-sxm5-80gb"), "d", problems);
+    const Device b200 = parse_device(Json("b200-180gb"), "d", problems);
+    REQUIRE(problems.empty());
+    // Hopper, current scaling: read 2 B twice (amax, cast), write 1 B row-wise + 1 B transposed.
+    CHECK(quantize_s(quant_recipe(h100, Precision::fp8), 1e9, 1, 1e12, 0) == Approx(6e9 / 1e12));
+    // Blackwell reads a per-tensor FP8 operand column-wise in place: no second copy.
+    CHECK(quantize_s(quant_recipe(b200, Precision::fp8), 1e9, 1, 1e12, 0) == Approx(5e9 / 1e12));
+    // Delayed scaling: one read.
+    CHECK(quantize_s(quant_recipe(b200, Precision::fp8_delayed), 1e9, 1, 1e12, 0) == Approx(3e9 / 1e12));
+    // MXFP8: one read, two copies of 1 + 1/32 B.
+    CHECK(quantize_s(quant_recipe(b200, Precision::mxfp8), 1e9, 1, 1e12, 0) == Approx((2 + 2 * (1 + 1.0 / 32)) * 1e9 / 1e12));
+    // NVFP4: amax (global scale) and cast reads, the Hadamard read, two copies of 0.5 + 1/16 B.
+    CHECK(quantize_s(quant_recipe(b200, Precision::nvfp4), 1e9, 1, 1e12, 0) == Approx((4 + 2 + 2 * (0.5 + 1.0 / 16)) * 1e9 / 1e12));
+    CHECK(low_precision_tflops(b200, Precision::nvfp4) == 9000);
+    CHECK(low_precision_tflops(h100, Precision::fp8_blockwise) == Approx(1978.9));
+}
+
+TEST_CASE("FP8 with the bf16 rate and free quantisation costs exactly what bf16 does", "[precision][model][identity]") {
+    // A GPU whose FP8 peak equals its bf16 peak, with memory bandwidth so high that the cast kernels
+    // and the smaller operands cost next to nothing and no kernel overhead: the block's time is
+    // bf16's but for the casts' 3 B per element at 10^7 GB/s (a few parts in 10^5).
+    const std::string dev = R"({"base": "h100-sxm5-80gb", "fp8_tflops": 989.4, "memory_bw_GBps": 10000000, "kernel_overhead_us": 0})";
+    const ReplicaCost bf16 = block(scenario(dev, "bf16")), fp8 = block(scenario(dev, "fp8-delayed"));
+    CHECK(fp8.forward_s == Approx(bf16.forward_s).epsilon(1e-4));
+    CHECK(fp8.backward_s == Approx(bf16.backward_s).epsilon(1e-4));
+    CHECK(fp8.forward_s > bf16.forward_s);
+    // At twice the rate the linear layers take half the time, attention the same: in between.
+    const ReplicaCost fast = block(scenario(R"({"base": "h100-sxm5-80gb", "memory_bw_GBps": 10000000, "kernel_overhead_us": 0})", "fp8-delayed"));
+    CHECK(fast.forward_s < bf16.forward_s);
+    CHECK(fast.forward_s > bf16.forward_s / 2);
+}
+
+TEST_CASE("low precision memory: compute copies of the weights, fp8_param_gather, quantised saved inputs", "[precision][memory]") {
+    const Scenario bf = scenario("\"h100-sxm5-80gb\"", "bf16", R"(, "distributed_optimizer": true)");
+    const Scenario h_fp8 = scenario("\"h100-sxm5-80gb\"", "fp8", R"(, "distributed_optimizer": true)");
+    const Scenario h_gather = scenario("\"h100-sxm5-80gb\"", "fp8", R"(, "distributed_optimizer": true, "fp8_param_gather": true)");
+    const Scenario b_gather = scenario("\"b200-180gb\"", "fp8", R"(, "distributed_optimizer": true, "fp8_param_gather": true)");
+    const ReplicaCost a = block(bf, 4), b = block(h_fp8, 4), c = block(h_gather, 4), d = block(b_gather, 4);
+    const double linear_GiB = a.linear_params_per_gpu / GiB;
+    REQUIRE(a.linear_params_per_gpu > 0.9 * a.params_per_gpu);
+    // Hopper FP8 keeps a row-wise and a transposed 1-byte copy beside the bf16 weights: + 2 B.
+    CHECK(b.memory.weights_GiB - a.memory.weights_GiB == Approx(2 * linear_GiB));
+    // With fp8_param_gather the two copies replace the bf16 one: the same 2 B.
+    CHECK(c.memory.weights_GiB == Approx(a.memory.weights_GiB));
+    // Blackwell needs one copy: 1 B instead of 2.
+    CHECK(a.memory.weights_GiB - d.memory.weights_GiB == Approx(linear_GiB));
+    // Saved activations: QKV and MLP inputs (2 s h) and the MLP down input (s f) at 1 B instead of
+    // 2, the projection's input twice (bf16 for attention, 1 B for its wgrad): per block and sample.
+    const double s = 8192, h = 4096, f = 14336;
+    const double per_block = -(2 * s * h + s * f) + s * h;
+    const double in_flight = 2;  // stage 1 of 3 holds min(3 - 1, 8) micro-batches
+    CHECK((b.memory.activations_GiB - a.memory.activations_GiB) * GiB == Approx(4 * in_flight * per_block));
+}
+
+TEST_CASE("an NVLink domain of several nodes: rings and sends inside it run at NVLink speed", "[links][nvlink-domain]") {
+    // 2 trays of 4 GPUs in one 8-GPU NVLink domain synchronise gradients as one 8-GPU node does.
+    const Scenario one_node = scenario("\"gb200-186gb\"", "bf16", "", 1, 8);
+    const Scenario trays = scenario("\"gb200-186gb\"", "bf16", "", 2, 4, R"(, "nvlink_domain_gpus": 8)");
+    const Scenario apart = scenario("\"gb200-186gb\"", "bf16", "", 2, 4);
+    const std::string plan = R"({"micro_batch_size": 8, "num_micro_batches": 8, "stages": [{"group": 0, "num_layers": 32, "tp": 1, "dp": 8}]})";
+    const double sync_node = estimate(one_node, parse_plan_text(plan, one_node)).stages[0].times.dp_sync_s;
+    const double sync_domain = estimate(trays, parse_plan_text(plan, trays)).stages[0].times.dp_sync_s;
+    const double sync_apart = estimate(apart, parse_plan_text(plan, apart)).stages[0].times.dp_sync_s;
+    CHECK(sync_domain == Approx(sync_node).epsilon(1e-12));
+    CHECK(sync_apart > 1.5 * sync_domain);
+    // TP 8 over two trays of one domain stays on NVLink; TP 8 across two domains crosses NICs.
+    const std::string tp8 = R"({"micro_batch_size": 1, "num_micro_batches": 64, "stages": [{"group": 0, "num_layers": 32, "tp": 8, "dp": 1}]})";
+    const double tp_domain = estimate(trays, parse_plan_text(tp8, trays)).stages[0].times.forward_tp_comm_s;
+    const double tp_node = estimate(one_node, parse_plan_text(tp8, one_node)).stages[0].times.forward_tp_comm_s;
+    const double tp_apart = estimate(apart, parse_plan_text(tp8, apart)).stages[0].times.forward_tp_comm_s;
+    CHECK(tp_domain == Approx(tp_node).epsilon(1e-12));
+    CHECK(tp_apart > 2 * tp_domain);
+    // A domain is whole nodes.
+    CHECK_THROWS_WITH(scenario("\"gb200-186gb\"", "bf16", "", 2, 4, R"(, "nvlink_domain_gpus": 6)"),
+                      Catch::Matchers::Contains("nvlink_domain_gpus: 6 is not a multiple of gpus_per_node 4"));
+}
+
+TEST_CASE("a partial last NVLink domain has fewer NICs", "[links][nvlink-domain]") {
+    Group g;
+    g.nodes = 5;
+    g.gpus_per_node = 4;
+    g.nvlink_domain_gpus = 12;  // domains of 3 nodes: {3, 2}
+    CHECK(g.domain_nodes(0) == 3);
+    CHECK(g.domain_nodes(1) == 2);
+    CHECK(g.domain_nodes(2) == 0);
+    g.nvlink_domain_gpus = 0;
+    CHECK(g.domain_gpus() == 4);
+    CHECK(g.domain_nodes(4) == 1);
+}
+
+TEST_CASE("interleaved warm-up follows today's Megatron-Core also when m = p", "[interleaved][schedule]") {
+    // p 4, V 3, m 4: the last stage warms up (V - 1) p = 8 of its 12 passes (it warmed up all 12
+    // before Megatron-LM 4295be1a6c); stage 0 is capped at m V.
+    CHECK(interleaved_in_flight(3, 4, 3, 4) == 9);
+    CHECK(interleaved_in_flight(0, 4, 3, 4) == 12);
+    std::vector<ChunkPass> order;
+    interleaved_order(3, 4, 3, 4, order);
+    REQUIRE(order.size() == 24);
+    for (int k = 0; k < 8; ++k) CHECK(order[k].forward);
+    CHECK(order[8].forward);
+    CHECK_FALSE(order[9].forward);
+}
