@@ -20,7 +20,9 @@ export const MODEL_FIELDS = [
 ];
 export const TRAINING_FIELDS = [
   { key: 'global_batch_size', kind: 'int', label: 'global batch (samples)' },
-  { key: 'precision', kind: 'select', label: 'precision', options: ['bf16', 'fp16', 'fp32'], def: 'bf16' },
+  // the low-precision recipes (docs/model.md, "Low precision") need every group's GPU to have the rate
+  { key: 'precision', kind: 'select', label: 'precision', options: ['bf16', 'fp16', 'fp32', 'fp8', 'fp8-delayed', 'fp8-blockwise', 'mxfp8', 'nvfp4'], def: 'bf16' },
+  { key: 'fp8_param_gather', kind: 'bool', label: 'low-precision parameter all-gather (fp8/fp4 weights, distributed optimizer)', def: false, omitDefault: true },
   { key: 'recompute', kind: 'select', label: 'recompute', options: ['none', 'selective', 'full'], def: 'none' },
   { key: 'sequence_parallel', kind: 'bool', label: 'sequence parallel', def: false },
   { key: 'distributed_optimizer', kind: 'bool', label: 'distributed optimizer', def: false },
@@ -56,6 +58,9 @@ export const SEARCH_FIELDS = [
 /** human labels for the device keys a custom device shows (docs/formats.md, "device") */
 export const DEVICE_LABELS = {
   peak_tflops: 'peak dense BF16/FP16 TFLOP/s (tensor cores)',
+  fp8_tflops: 'peak dense FP8 TFLOP/s ("none" = no FP8)',
+  mxfp8_tflops: 'peak dense MXFP8 TFLOP/s ("none" = no MXFP8)',
+  nvfp4_tflops: 'peak dense NVFP4 TFLOP/s ("none" = no NVFP4)',
   fp32_tflops: 'FP32 TFLOP/s (no tensor cores)',
   tf32_tflops: 'TF32 TFLOP/s (tensor cores)',
   sustained_clock_ratio: 'sustained / boost clock under load',
@@ -79,7 +84,7 @@ export const deviceLabel = (key) => DEVICE_LABELS[key] ?? key.replace(/_/g, ' ')
  * The order a custom device's fields are shown in: name, compute, memory, links, overheads. Every
  * key is shown, also those the device it was copied from leaves at the core's default (empty).
  */
-export const DEVICE_ORDER = ['name', 'peak_tflops', 'fp32_tflops', 'tf32_tflops', 'sustained_clock_ratio', 'matmul_efficiency', 'attention_efficiency',
+export const DEVICE_ORDER = ['name', 'peak_tflops', 'fp8_tflops', 'mxfp8_tflops', 'nvfp4_tflops', 'fp32_tflops', 'tf32_tflops', 'sustained_clock_ratio', 'matmul_efficiency', 'attention_efficiency',
   'memory_GiB', 'memory_bw_GBps', 'memory_bw_efficiency', 'kernel_overhead_us', 'intra_node_bw_GBps', 'intra_node_link', 'intra_node_link_efficiency',
   'nvls_bw_GBps', 'inter_node_link_efficiency', 'collective_latency_us', 'comm_compute_slowdown', 'framework_overhead_GiB'];
 export const DEVICE_SKIP = new Set(['id', 'source', 'notes', 'vendor']);

@@ -169,6 +169,24 @@ function nodeCounts(est, cluster, world) {
 }
 
 /**
+ * Megatron-Core's flags of the low-precision recipes (shared/reference/frontier-facts.md, section 5):
+ * the scenario's precision names Transformer Engine's recipe; parameters stay bf16 (--bf16).
+ */
+const LOW_PRECISION = {
+  fp8: [['--fp8-format', 'hybrid'], ['--fp8-recipe', 'tensorwise']],
+  'fp8-delayed': [['--fp8-format', 'hybrid'], ['--fp8-recipe', 'delayed']],
+  'fp8-blockwise': [['--fp8-format', 'e4m3'], ['--fp8-recipe', 'blockwise']],
+  mxfp8: [['--fp8-format', 'e4m3'], ['--fp8-recipe', 'mxfp8']],
+  nvfp4: [['--fp4-format', 'e2m1'], ['--fp4-recipe', 'nvfp4']],
+};
+export function lowPrecisionFlags(precision, training = {}) {
+  const flags = LOW_PRECISION[precision];
+  if (!flags) return [];
+  const gather = training.fp8_param_gather ? [[precision === 'nvfp4' ? '--fp4-param-gather' : '--fp8-param-gather']] : [];
+  return [...flags, ...gather];
+}
+
+/**
  * {ok, text, args, notes, unsupported, evenSplit, world, nnodes, nproc}. ok is false only for a
  * plan without stages. scenario: {model (object), training}; options: cluster (object with
  * groups), modelId (preset id or name, for the rotary base), tokens (token budget: --train-iters),
@@ -257,8 +275,9 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
   if (precision === 'bf16' && noBf16.length) {
     args.push(['--fp16']);
     notes.push(`--fp16, not --bf16: ${list(noBf16)} ${noBf16.length === 1 ? 'has' : 'have'} no BF16 (a pre-Ampere NVIDIA GPU: no TF32 in its device data, docs/presets.md), so the planner costed this bf16 plan as fp16 mixed precision there, and Megatron-LM's --bf16 would not run on it. FP16 training uses Megatron's dynamic loss scaling (its default with --fp16).`);
-  } else if (precision === 'bf16') args.push(['--bf16']);
+  } else if (precision === 'bf16' || LOW_PRECISION[precision]) args.push(['--bf16']);
   if (precision === 'fp16') args.push(['--fp16']);
+  args.push(...lowPrecisionFlags(precision, training));
   if (training.sequence_parallel && tp !== null && tp > 1) args.push(['--sequence-parallel']);
   if (training.distributed_optimizer) args.push(['--use-distributed-optimizer']);
   args.push(...overlapFlags(training, { tp, stack, notes, unsupported }));

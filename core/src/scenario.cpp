@@ -177,7 +177,7 @@ Stack parse_stack(const Json& in, const std::string& path, Problems& problems) {
     ObjectReader r(j, path, problems);
     if (!r.ok()) return st;
     r.reject_unknown({"id", "name", "fused_elementwise", "softmax_fp32", "host_us_per_kernel", "pass_overhead_us", "layer_overhead_us", "p2p_blocking", "p2p_scatter_gather", "grad_fp32", "tp_async_backward", "nccl_nvls", "tp_comm_overlap_fraction",
-                      "optimizer_step_bytes_per_param", "optimizer_state_bytes_per_param", "loss_bytes_per_logit", "allocator_reserve_fraction", "stage_needs_parameters", "calibration", "source", "notes"});
+                      "optimizer_step_bytes_per_param", "optimizer_state_bytes_per_param", "master_weight_bytes_per_param", "moment_bytes_per_param", "loss_bytes_per_logit", "allocator_reserve_fraction", "stage_needs_parameters", "calibration", "source", "notes"});
     if (auto v = r.string("name", true)) st.name = *v;
     if (auto v = r.string("id", false); v && st.id.empty()) st.id = *v;
     if (auto v = r.string("source", false)) st.source = *v;
@@ -195,6 +195,30 @@ Stack parse_stack(const Json& in, const std::string& path, Problems& problems) {
     if (auto v = r.number("tp_comm_overlap_fraction", false, 0, true, 1)) st.tp_comm_overlap_fraction = *v;
     if (auto v = r.number("optimizer_step_bytes_per_param", true, 0, false, 1e3)) st.optimizer_step_bytes_per_param = *v;
     if (auto v = r.number("optimizer_state_bytes_per_param", false, 0, true, 1e3)) st.optimizer_state_bytes_per_param = *v;
+    // The composition: both keys or neither; it sets the total, which may not say otherwise.
+    const Json* mw = r.get("master_weight_bytes_per_param");
+    const Json* mo = r.get("moment_bytes_per_param");
+    auto one_of = [&](const Json* v, const char* key, std::initializer_list<double> allowed, const char* what) -> double {
+        if (v && v->is_number())
+            for (double a : allowed)
+                if (v->get<double>() == a) return a;
+        problems.add(r.path_of(key), (v ? show(*v) : std::string("missing")) + " is not allowed; expected " + what);
+        return -1;
+    };
+    if (mw || mo) {
+        const double m1 = one_of(mw, "master_weight_bytes_per_param", {4, 2, 0},
+                                 "4 (fp32 master weights), 2 (bf16 remainders: Megatron-Core's precision-aware optimizer) or 0 (no master copy), given with moment_bytes_per_param");
+        const double m2 = one_of(mo, "moment_bytes_per_param", {4, 2, 1}, "4 (fp32), 2 (bf16 or fp16) or 1 (fp8) bytes per Adam moment, given with master_weight_bytes_per_param");
+        if (m1 >= 0 && m2 >= 0) {
+            const double total = m1 + 2 * m2;
+            if (r.has("optimizer_state_bytes_per_param") && st.optimizer_state_bytes_per_param != total)
+                problems.add(r.path_of("optimizer_state_bytes_per_param"), show(*r.get("optimizer_state_bytes_per_param")) + " contradicts master_weight_bytes_per_param " + number_text(m1) +
+                                                                           " + 2 x moment_bytes_per_param " + number_text(m2) + " = " + number_text(total) + "; give one or the other");
+            st.master_weight_bytes_per_param = m1;
+            st.moment_bytes_per_param = m2;
+            st.optimizer_state_bytes_per_param = total;
+        }
+    }
     if (auto v = r.number("loss_bytes_per_logit", true, 0, true, 1e3)) st.loss_bytes_per_logit = *v;
     if (auto v = r.number("allocator_reserve_fraction", true, 0, true, 1)) st.allocator_reserve_fraction = *v;
     if (auto v = r.boolean("stage_needs_parameters", false)) st.stage_needs_parameters = *v;

@@ -58,6 +58,10 @@ Json to_json(const Stack& st) {
               {"loss_bytes_per_logit", st.loss_bytes_per_logit},
               {"allocator_reserve_fraction", st.allocator_reserve_fraction},
               {"stage_needs_parameters", st.stage_needs_parameters}};
+    if (st.moment_bytes_per_param > 0) {  // the composition was stated (a moment is never 0 bytes)
+        j["master_weight_bytes_per_param"] = st.master_weight_bytes_per_param;
+        j["moment_bytes_per_param"] = st.moment_bytes_per_param;
+    }
     if (!st.id.empty()) j["id"] = st.id;
     if (st.calibration) j["calibration"] = to_json(*st.calibration);
     return j;

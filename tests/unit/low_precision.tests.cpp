@@ -156,3 +156,31 @@ TEST_CASE("interleaved warm-up follows today's Megatron-Core also when m = p", "
     CHECK(order[8].forward);
     CHECK_FALSE(order[9].forward);
 }
+
+TEST_CASE("optimizer-state composition: master weights and moments set the state bytes", "[memory][stack]") {
+    auto stack = [](const std::string& extra) {
+        Problems problems;
+        const Stack st = parse_stack(Json::parse(R"({"base": "megatron-core")" + extra + "}"), "stack", problems);
+        problems.throw_if_any();
+        return st;
+    };
+    CHECK(stack("").optimizer_state_bytes_per_param == 12);
+    CHECK(stack(R"(, "master_weight_bytes_per_param": 2, "moment_bytes_per_param": 2, "optimizer_state_bytes_per_param": 6)").optimizer_state_bytes_per_param == 6);
+    CHECK(stack(R"(, "master_weight_bytes_per_param": 0, "moment_bytes_per_param": 2, "optimizer_state_bytes_per_param": 4)").optimizer_state_bytes_per_param == 4);
+    CHECK_THROWS_WITH(stack(R"(, "master_weight_bytes_per_param": 2, "moment_bytes_per_param": 2)"),
+                      Catch::Matchers::Contains("optimizer_state_bytes_per_param: 12 contradicts master_weight_bytes_per_param 2 + 2 x moment_bytes_per_param 2 = 6"));
+    CHECK_THROWS_WITH(stack(R"(, "master_weight_bytes_per_param": 3, "moment_bytes_per_param": 4, "optimizer_state_bytes_per_param": 11)"),
+                      Catch::Matchers::Contains("master_weight_bytes_per_param: 3 is not allowed; expected 4 (fp32 master weights), 2"));
+    // The presets: Megatron-Core's precision-aware optimizer holds 6 B, NeMo 1.x's bf16 Apex Adam 4 B;
+    // on a replica with the distributed optimizer over d = 4 the states are that / 4 per parameter.
+    const Scenario pa = parse_scenario_text(R"({"model": "llama3-8b", "training": {"global_batch_size": 64, "distributed_optimizer": true, "stack": "megatron-core-precision-aware"},
+        "cluster": {"name": "c", "groups": [{"device": "h100-sxm5-80gb", "nodes": 1, "gpus_per_node": 8, "inter_node_bw_GBps": 400}]}})");
+    CHECK(pa.training.stack.optimizer_state_bytes_per_param == 6);
+    CHECK_FALSE(pa.training.stack.grad_fp32);
+    const ReplicaCost rc = replica_cost(pa, pa.cluster.groups[0].device, 1, 1, 4, StagePosition{1, 3, 8, 4});
+    CHECK(rc.memory.optimizer_GiB == Approx(rc.params_per_gpu * 6 / 4 / GiB));
+    CHECK(rc.memory.gradients_GiB == Approx(rc.params_per_gpu * 2 / GiB));
+    CHECK(parse_scenario_text(R"({"model": "llama3-8b", "training": {"global_batch_size": 64, "stack": "nemo1-apex-bf16"},
+        "cluster": {"name": "c", "groups": [{"device": "h100-sxm5-80gb", "nodes": 1, "gpus_per_node": 8, "inter_node_bw_GBps": 400}]}})")
+              .training.stack.optimizer_state_bytes_per_param == 4);
+}

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { loadModule } from './load-module.mjs';
-import { megatronArgs, gradReduceDtype, pipelineLayout, deviceCaps } from '../../web/megatron.js';
+import { megatronArgs, gradReduceDtype, pipelineLayout, deviceCaps, lowPrecisionFlags } from '../../web/megatron.js';
 
 const ENV = { NODE_RANK: '0', MASTER_ADDR: '10.0.0.1', DATA_PATH: '/data/corpus_text_document', TOKENIZER_MODEL: 'meta-llama/Meta-Llama-3-8B',
   VOCAB_FILE: '/data/vocab.json', MERGE_FILE: '/data/merges.txt', LR: '3e-4', TRAIN_ITERS: '1000', TP: '1', MICRO_BATCH: '1', NNODES: '1', NPROC_PER_NODE: '8' };
@@ -267,4 +267,24 @@ test('words: "1 GPU" in the header; an uneven interleaved layout says each chunk
   { model, training: {} }, { cluster: { groups: [{ device: 'x', nodes: 1, gpus_per_node: 4 }] } });
   assert.ok(uneven.notes.some((n) => /each chunk 1\/2 of its stage's layers/.test(n)), uneven.notes.join(' | '));
   assert.ok(!uneven.notes.some((n) => /\dth of/.test(n)));
+});
+
+test('each low precision writes its Transformer Engine recipe flags, named as in Megatron-LM arguments.py', () => {
+  // Names and values from shared/reference/frontier-facts.md, section 5 (arguments.py at d96d76c068):
+  // --fp8-format {e4m3,hybrid}, --fp8-recipe {tensorwise,delayed,mxfp8,blockwise,custom},
+  // --fp4-format e2m1, --fp4-recipe {nvfp4,custom}, --fp8-param-gather, --fp4-param-gather.
+  const known = { '--fp8-format': ['e4m3', 'hybrid'], '--fp8-recipe': ['tensorwise', 'delayed', 'mxfp8', 'blockwise'], '--fp4-format': ['e2m1'],
+    '--fp4-recipe': ['nvfp4'], '--fp8-param-gather': [], '--fp4-param-gather': [] };
+  const expected = { fp8: 'tensorwise', 'fp8-delayed': 'delayed', 'fp8-blockwise': 'blockwise', mxfp8: 'mxfp8', nvfp4: 'nvfp4' };
+  for (const [precision, recipe] of Object.entries(expected)) {
+    const flags = lowPrecisionFlags(precision, { fp8_param_gather: true });
+    for (const [name, value] of flags) {
+      assert.ok(name in known, `${precision}: ${name} is a Megatron-LM flag`);
+      if (value !== undefined) assert.ok(known[name].includes(value), `${precision}: ${name} ${value}`);
+    }
+    assert.equal(flags.find(([n]) => n.endsWith('-recipe'))[1], recipe);
+    assert.equal(flags.at(-1)[0], precision === 'nvfp4' ? '--fp4-param-gather' : '--fp8-param-gather');
+  }
+  assert.deepEqual(lowPrecisionFlags('bf16', { fp8_param_gather: true }), []);
+  assert.deepEqual(lowPrecisionFlags('fp8'), [['--fp8-format', 'hybrid'], ['--fp8-recipe', 'tensorwise']]);
 });

@@ -115,6 +115,12 @@ struct Stack {
     double tp_comm_overlap_fraction = 0;  // with training.tp_comm_overlap: share of TP traffic hidden behind GEMMs
     double optimizer_step_bytes_per_param = 30;  // memory traffic of one optimizer step
     double optimizer_state_bytes_per_param = 12; // master weights, moments (and master gradients) held
+    // Its composition where the stack states it (docs/model.md, "Memory per GPU"): master weights
+    // 4 (fp32), 2 (bf16 remainders beside the bf16 weights: Megatron-Core's precision-aware
+    // optimizer) or 0 B (none: Apex's bf16 DistributedFusedAdam), and each Adam moment 4, 2 or 1 B;
+    // optimizer_state_bytes_per_param is then their sum. 0 = not stated.
+    double master_weight_bytes_per_param = 0;
+    double moment_bytes_per_param = 0;
     double loss_bytes_per_logit = 4;      // live bytes per logit while the loss runs
     double allocator_reserve_fraction = 0;  // caching-allocator reserve/fragmentation, of dynamic memory
     bool stage_needs_parameters = false;  // a pipeline stage without parameters cannot be built (one optimizer per stage)
