@@ -3,10 +3,17 @@
 import { h, fmt, fmtInt, fmtPct, fmtTime } from '../dom.js';
 import { criticalPath, idleReasons } from '../explain.js';
 
-/** what bounds the iteration: a bar of the breakdown, sentences, and busy time per stage */
-export function criticalPathView(est) {
+/**
+ * what bounds the iteration: a bar of the breakdown, sentences, and busy time per stage. searching:
+ * est is the best plan so far of a running search (the search reports it without the breakdown)
+ */
+export function criticalPathView(est, { searching = false } = {}) {
   const cp = criticalPath(est);
-  if (!cp) return h('p', { class: 'muted' }, 'No breakdown for this plan.');
+  if (!cp) {
+    return h('p', { class: 'muted', 'data-testid': 'critical-pending' }, searching
+      ? 'What bounds this plan is worked out when the search ends: a running search reports its best plan so far without the breakdown.'
+      : 'No breakdown for this plan.');
+  }
   const T = est.iteration_time_s;
   const bar = h('div', { class: 'bdbar', role: 'img', 'aria-label': `Iteration ${fmtTime(T)} seen from stage ${cp.bottleneck}: ${cp.parts.filter((p) => p.s > 0).map((p) => `${p.label} ${fmtPct(p.share)}`).join(', ')}` });
   for (const p of cp.parts) {

@@ -1,0 +1,88 @@
+// The page a person reads at a glance (issue 36): every panel describes the plan the headline
+// names, at every instant of a progressive search and after it.
+//   POSEIDON_BUILD_WASM=build-wasm node --test tests/web/glance.test.mjs
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { useBrowser, assertClean, DESKTOP } from './harness.mjs';
+
+const env = useBrowser({ viewport: DESKTOP });
+
+/**
+ * Installed before the page loads: after every change of the results (a MutationObserver, which
+ * runs once the script that changed them is done) and at every frame, compares each panel of the
+ * selected plan with the headline: the plan they are drawn from (data-plan-json), the iteration time,
+ * stage count and GPUs the headline gives, and a breakdown bar that is not empty.
+ */
+function installSampler() {
+  const g = { samples: 0, partial: 0, fails: [], keys: new Set(), partialKeys: new Set() };
+  window.__glance = g;
+  const PANELS = ['#stage-diagram', '#stage-table', '#timeline-table', '#memory-breakdown', '#critical-path', '#gpu-usage', '#timeline'];
+  const num = (t) => Number(String(t).replace(/,/g, ''));
+  const check = (where) => {
+    const head = document.querySelector('#best-plan');
+    const key = head?.dataset.planJson;
+    if (!key) return;
+    const text = head.textContent;
+    const partial = Boolean(head.querySelector('.partial'));
+    const fail = (what) => { if (g.fails.length < 50) g.fails.push(`${where}${partial ? ' (best so far)' : ''}: ${what}`); };
+    g.samples++;
+    g.keys.add(key);
+    if (partial) { g.partial++; g.partialKeys.add(key); }
+    const iter = /· iteration (.+?) · /.exec(text)?.[1];
+    const gpus = num(/· ([\d,]+) GPUs? · /.exec(text)?.[1]);
+    const stages = num(/· (\d+) stages? /.exec(text)?.[1]);
+    for (const id of PANELS) if (document.querySelector(id).dataset.planJson !== key) fail(`${id} is drawn from another plan than the headline's`);
+    const lis = [...document.querySelectorAll('#stage-diagram li.stage')];
+    if (lis.length !== stages) fail(`the stage diagram has ${lis.length} stages, the headline ${stages}`);
+    const diagramGpus = lis.reduce((a, li) => a + num(/^([\d,]+) GPUs?/.exec([...li.children].map((c) => c.textContent).find((t) => /^[\d,]+ GPUs? ·/.test(t)) ?? '')?.[1] ?? NaN), 0);
+    if (diagramGpus !== gpus) fail(`the stage diagram's GPUs add up to ${diagramGpus}, the headline says ${gpus}`);
+    const rows = document.querySelectorAll('#stage-table tbody tr').length;
+    if (rows !== stages) fail(`the stage table has ${rows} rows for ${stages} stages`);
+    const memRows = document.querySelectorAll('#memory-breakdown [data-testid=memory-table] tbody tr').length;
+    if (memRows !== stages) fail(`the memory table has ${memRows} rows for ${stages} stages`);
+    const usage = document.querySelector('[data-testid=gpu-usage-summary]')?.textContent ?? '';
+    const used = num(/uses ([\d,]+) of|uses all ([\d,]+) GPUs/.exec(usage)?.slice(1).find(Boolean) ?? NaN);
+    if (used !== gpus) fail(`"GPUs used" says ${used}, the headline ${gpus}: ${usage}`);
+    const explain = document.querySelector('#critical-path .explain');
+    if (explain) {
+      const of = /is busy .+? of (.+?) \(/.exec(explain.textContent)?.[1];
+      if (of !== iter) fail(`what bounds the iteration says "of ${of}", the headline "iteration ${iter}"`);
+      if (!explain.querySelector('.bdbar .bdseg')) fail('the breakdown bar is empty');
+    } else if (!partial) fail('no breakdown for the result of the search');
+    else if (!document.querySelector('#critical-path [data-testid=critical-pending]')) fail('the critical path panel is neither drawn nor pending');
+  };
+  const start = () => {
+    new MutationObserver(() => check('after a change')).observe(document.querySelector('#results'), { subtree: true, childList: true, characterData: true, attributes: true });
+    const frame = () => { check('at a frame'); requestAnimationFrame(frame); };
+    requestAnimationFrame(frame);
+  };
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+  else start();
+}
+
+// searches whose best plan changes many times over a second or more on 2 cores (node: 26 and 9 bests)
+const SEARCHES = [
+  { name: 'opt-350m on sailor-mit-mix, TP per stage', payload: { m: 'opt-350m', c: 'sailor-mit-mix', t: { global_batch_size: 64 }, o: { tp_per_stage: true, time_limit_s: 30 } } },
+  { name: 'llama3-70b on megatron-a100-3072, one worker', payload: { m: 'llama3-70b', c: 'megatron-a100-3072', t: { global_batch_size: 1536 }, o: { time_limit_s: 30 } }, query: '?workers=1' },
+];
+
+for (const { name, payload, query = '' } of SEARCHES) {
+  test(`during and after a progressive search every panel describes the headline's plan (${name})`, async (t) => {
+    if (!env.searchWorks) { t.skip(env.searchSkipReason); return; }
+    const context = await env.browser.newContext({ viewport: DESKTOP, colorScheme: 'light' });
+    t.after(() => context.close());
+    await context.addInitScript(installSampler);
+    const { page, problems } = await env.open(t, await env.link(payload, query), { context });
+    await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 90000 });
+    await page.waitForSelector('#timeline svg rect.tl-ev');
+    const g = await page.evaluate(() => { const x = window.__glance; return { samples: x.samples, partial: x.partial, fails: x.fails, keys: x.keys.size, partialKeys: x.partialKeys.size }; });
+    t.diagnostic(`${g.samples} samples, ${g.partial} of a best plan so far, ${g.partialKeys} plans shown while searching, ${g.keys} in all`);
+    assert.deepStrictEqual(g.fails, [], 'every panel agrees with the headline');
+    assert.ok(g.partial > 0 && g.partialKeys >= 2, `the search showed ${g.partialKeys} best plans so far (at least 2 are needed for this test to mean anything)`);
+    // the result: what bounds it is the core's answer for that plan
+    const { result } = await page.evaluate(() => window.__poseidon.result());
+    assert.equal(Number(await page.getAttribute('#critical-path .explain', 'data-bottleneck')), result.plans[0].breakdown.bottleneck_stage);
+    assert.equal(await page.getAttribute('#best-plan', 'data-plan-json'), JSON.stringify(result.plans[0].plan));
+    await assertClean(page, problems);
+  });
+}
