@@ -11,6 +11,7 @@ import { memoryBreakdown } from './render/memory.js';
 import { criticalPathView, gpuUsageView, adviceView } from './render/explain.js';
 import { hasMeasuredSource } from './profile.js';
 import { hasBreakdown } from './explain.js';
+import { contextLine } from './context.js';
 import { formatCost, formatDuration, sortPlans, tokensPhrase, trainingCost, unpricedNote } from './cost.js';
 import { costOptions, clusterOfResult } from './cost-ui.js';
 import { equivalentPlans } from './compare.js';
@@ -48,6 +49,9 @@ export function bestSummary(est, { partial = false, label = 'Best plan', sc = st
     return;
   }
   const stages = est.stages || [];
+  // what was planned, first: a headline seen alone (an embed, a screenshot) says what it is for
+  const context = contextLine(sc, state.presets);
+  if (context) el.append(h('span', { class: 'context', 'data-testid': 'context-line' }, context));
   el.append(
     h('strong', {}, `${label}: `),
     h('span', { class: 'tps', 'data-testid': 'best-tokens' }, `${fmtInt(est.tokens_per_s)} tokens/s`),

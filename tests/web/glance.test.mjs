@@ -3,6 +3,8 @@
 //   POSEIDON_BUILD_WASM=build-wasm node --test tests/web/glance.test.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import zlib from 'node:zlib';
 import { useBrowser, assertClean, DESKTOP } from './harness.mjs';
 
 const env = useBrowser({ viewport: DESKTOP });
@@ -86,3 +88,79 @@ for (const { name, payload, query = '' } of SEARCHES) {
     await assertClean(page, problems);
   });
 }
+
+/** the RGBA rows of an 8-bit RGBA PNG (what the canvas writes): enough to see where it has ink */
+function pngRows(buf) {
+  const width = buf.readUInt32BE(16);
+  const height = buf.readUInt32BE(20);
+  assert.deepStrictEqual([buf[24], buf[25]], [8, 6], 'an 8-bit RGBA PNG');
+  const idat = [];
+  for (let o = 8; o < buf.length;) {
+    const len = buf.readUInt32BE(o);
+    if (buf.toString('latin1', o + 4, o + 8) === 'IDAT') idat.push(buf.subarray(o + 8, o + 8 + len));
+    o += 12 + len;
+  }
+  const raw = zlib.inflateSync(Buffer.concat(idat));
+  const stride = width * 4;
+  const rows = [];
+  let prev = Buffer.alloc(stride);
+  for (let y = 0; y < height; y++) {
+    const f = raw[y * (stride + 1)];
+    const line = Buffer.from(raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1)));
+    for (let i = 0; i < stride; i++) {
+      const a = i >= 4 ? line[i - 4] : 0;
+      const b = prev[i];
+      const c = i >= 4 ? prev[i - 4] : 0;
+      const p = a + b - c;
+      const pred = f === 1 ? a : f === 2 ? b : f === 3 ? (a + b) >> 1
+        : f === 4 ? (Math.abs(p - a) <= Math.abs(p - b) && Math.abs(p - a) <= Math.abs(p - c) ? a : Math.abs(p - b) <= Math.abs(p - c) ? b : c) : 0;
+      line[i] = (line[i] + pred) & 255;
+    }
+    rows.push(line);
+    prev = line;
+  }
+  return { width, height, rows };
+}
+
+// docs/examples/demo.scenario.json, as the context line names it
+const DEMO_CONTEXT = "GPT-3 style 1.7B (Megatron-LM SC'21) · 8 × A100 SXM4 80GB + 8 × V100 SXM2 32GB · global batch 64 · bf16 · megatron-core";
+
+test('what was planned: the context line on the headline and the embed, and in every export', async (t) => {
+  const { page, problems } = await env.open(t, await env.demoLink());
+  await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
+  assert.equal(await page.textContent('[data-testid=context-line]'), DEMO_CONTEXT);
+  await page.waitForFunction(() => !document.querySelector('#export-trace').disabled);
+  const grab = async (id) => {
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.click(id)]);
+    return fs.readFileSync(await dl.path());
+  };
+  const plan = JSON.parse(await grab('#export-plan'));
+  assert.match(plan.notes, /^Planned by Poseidon \S+ for /);
+  assert.ok(plan.notes.endsWith(` for ${DEMO_CONTEXT}.`), plan.notes);
+  const svg = (await grab('#export-svg')).toString();
+  assert.ok(svg.includes(`<title>Poseidon plan: ${DEMO_CONTEXT}</title>`), 'the SVG file\'s title');
+  assert.ok(svg.includes(`>${DEMO_CONTEXT}</text>`), 'the title line drawn in the SVG');
+  // the PNG (drawn from the same display list) has ink in its title row, above the first lane
+  const png = pngRows(await grab('#export-png'));
+  const inked = (y) => { const r = png.rows[y]; for (let i = 0; i < r.length; i += 4) if (r[i] < 128 && r[i + 3] > 0) return true; return false; };
+  const titleBand = [...Array(2 * 14).keys()].map((k) => 2 * 8 + k); // scale 2: SVG units 8 to 22
+  assert.ok(titleBand.some(inked), 'the PNG has its title line');
+  const trace = JSON.parse(await grab('#export-trace'));
+  assert.equal(trace.otherData.planned_for, DEMO_CONTEXT);
+  const script = (await grab('#export-megatron')).toString();
+  assert.ok(script.split('\n').slice(0, 4).includes(`# Planned for ${DEMO_CONTEXT}.`), script.slice(0, 400));
+  // the plan file with its notes loads back, and says the same thing again
+  await page.setInputFiles('#plan-file', { name: 'plan.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(plan)) });
+  await page.waitForFunction(() => /Loaded plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
+  assert.equal(await page.textContent('[data-testid=context-line]'), DEMO_CONTEXT);
+  await page.click('#copy-embed');
+  await page.waitForFunction(() => /<iframe/.test(document.querySelector('#share-url').value));
+  assert.ok((await page.inputValue('#share-url')).includes(`title="Poseidon parallelism plan: ${DEMO_CONTEXT}"`), 'the embed code\'s frame title');
+  await assertClean(page, problems);
+  // the embed: the same line over the plan
+  const embed = await env.open(t, await env.link({ m: 'gpt3-1.7b', c: 'demo-mixed-16', t: { global_batch_size: 64, precision: 'bf16' }, p: plan }, '?embed=1'));
+  await embed.page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
+  assert.equal(await embed.page.textContent('[data-testid=context-line]'), DEMO_CONTEXT);
+  assert.ok(await embed.page.isVisible('[data-testid=context-line]'));
+  await assertClean(embed.page, embed.problems);
+});

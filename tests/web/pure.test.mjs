@@ -339,6 +339,25 @@ test('timeline zoom: views stay inside the iteration; a window holds only its ev
   assert.ok(ticks(timelineScene(est, { width: 960 })).every((x) => / s$/.test(x)), 'the whole 1-s iteration in s');
 });
 
+test('files say what was planned: the timeline image\'s title line, the plan file\'s notes, the trace\'s metadata', () => {
+  const ctx = 'Llama 3 8B · 64 × H100 SXM5 80GB · global batch 512 · bf16 · megatron-core';
+  const plain = timelineScene(est, { width: 960, withNote: true });
+  const titled = timelineScene(est, { width: 960, withNote: true, title: ctx });
+  const title = titled.items.find((i) => i.t === 'text' && i.text === ctx);
+  assert.ok(title, 'the title line is drawn');
+  // above everything else, which moves down by the title's row
+  const shift = titled.height - plain.height;
+  assert.ok(shift > 0);
+  assert.ok(titled.items.filter((i) => i !== title).every((i) => (i.y ?? i.y1) > title.y));
+  assert.deepStrictEqual(titled.items.filter((i) => i !== title).map((i) => (i.y ?? i.y1) - shift), plain.items.map((i) => i.y ?? i.y1));
+  const file = JSON.parse(planJson(est, { context: ctx, version: '0.1.0' }));
+  assert.equal(file.notes, `Planned by Poseidon 0.1.0 for ${ctx}.`);
+  assert.deepStrictEqual({ ...file, notes: undefined }, { ...est.plan, notes: undefined });
+  const meta = JSON.parse(chromeTrace(est, 'Poseidon plan', { context: ctx })).otherData;
+  assert.equal(meta.planned_for, ctx);
+  assert.equal(meta.title, `Poseidon plan: ${ctx}`);
+});
+
 test('glossary and the service worker cache every module the page loads', () => {
   for (const term of ['PP', 'TP', 'DP', 'MFU', 'bubble', 'megatron-uniform', 'metis-heuristic', 'micro-batch per replica', 'GB/s and Gb/s']) assert.ok(GLOSSARY[term], term);
   const sw = fs.readFileSync(path.join(ROOT, 'web/sw.js'), 'utf8');

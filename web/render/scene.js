@@ -12,6 +12,7 @@ const LEFT = 70;
 const RIGHT = 12;
 const TOP = 8;
 const NOTE = 18;
+const TITLE = 20;
 const AXIS = 26;
 const LEGEND_ROW = 18;
 const COMPUTE_H = 16;
@@ -142,10 +143,11 @@ function legendItems(kinds, chunks, width, y0) {
 /**
  * The display list of `est0`'s timeline `width` units wide. view: {t0, t1}, the time window to draw
  * (default: the whole iteration). withNote: write the aggregation note as text at the top (files).
+ * title: a line of text above everything (files: what was planned).
  * Items: {t:'rect', x, y, w, h, fill, cls, title?, themed?}, {t:'text', x, y, text, size, fill, cls,
  * anchor?, themed?}, {t:'line', x1, y1, x2, y2, stroke, cls}; themed items take the page's colours.
  */
-export function timelineScene(est0, { width = 960, view = null, withNote = false } = {}) {
+export function timelineScene(est0, { width = 960, view = null, withNote = false, title = '' } = {}) {
   const span = timelineSpan(est0);
   const zoomed = Boolean(view && (view.t0 > 1e-12 || view.t1 < span * (1 - 1e-9)));
   const offset = zoomed ? view.t0 : 0;
@@ -155,11 +157,14 @@ export function timelineScene(est0, { width = 960, view = null, withNote = false
   const x = (t) => LEFT + (t / T) * plotW;
   const marks = timelineMarks(est, { plotW, T });
   const note = aggregationNote(marks);
-  const top = TOP + (note && withNote ? NOTE : 0);
+  // a file's title line (what was planned): an image seen alone still says what it is of
+  const head = title ? TITLE : 0;
+  const top = TOP + head + (note && withNote ? NOTE : 0);
   const L = laneLayout(est0, top);
   const chunks = chunkCount(est0);
   const items = [];
-  if (note && withNote) items.push({ t: 'text', x: LEFT, y: TOP + 10, text: note, size: 11, fill: MUTED, cls: 'tl-text tl-muted tl-note', themed: true });
+  if (title) items.push({ t: 'text', x: 6, y: TOP + 12, text: title, size: 13, fill: INK, cls: 'tl-text tl-title', themed: true });
+  if (note && withNote) items.push({ t: 'text', x: LEFT, y: TOP + head + 10, text: note, size: 11, fill: MUTED, cls: 'tl-text tl-muted tl-note', themed: true });
   L.stages.forEach((st, i) => {
     let first = true;
     for (const [res, lane] of st.lanes) {
