@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import zlib from 'node:zlib';
-import { useBrowser, assertClean, DESKTOP } from './harness.mjs';
+import { useBrowser, assertClean, DESKTOP, PHONE } from './harness.mjs';
 
 const env = useBrowser({ viewport: DESKTOP });
 
@@ -163,4 +163,32 @@ test('what was planned: the context line on the headline and the embed, and in e
   assert.equal(await embed.page.textContent('[data-testid=context-line]'), DEMO_CONTEXT);
   assert.ok(await embed.page.isVisible('[data-testid=context-line]'));
   await assertClean(embed.page, embed.problems);
+});
+
+test('colours and small print: device colours are not the timeline\'s, lane labels read at 11 px or more, at 1440 and 390 px', async (t) => {
+  for (const viewport of [DESKTOP, PHONE]) {
+    const { page, problems } = await env.open(t, await env.demoLink(), { viewport });
+    await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
+    await page.waitForSelector('#timeline svg rect.tl-ev');
+    const r = await page.evaluate(() => {
+      const svg = document.querySelector('#timeline svg');
+      const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+      const px = (el) => parseFloat(getComputedStyle(el).fontSize) * scale;
+      const norm = (c) => { const d = document.createElement('i'); d.style.color = c; document.body.append(d); const v = getComputedStyle(d).color; d.remove(); return v; };
+      return {
+        lanes: [...svg.querySelectorAll('text.tl-lane-label')].map((el) => [el.textContent, px(el)]),
+        stageNames: [...svg.querySelectorAll('text.tl-text')].filter((el) => /^stage \d+$/.test(el.textContent)).map((el) => [el.textContent, px(el)]),
+        devices: [...document.querySelectorAll('#stage-diagram .swatch')].map((el) => getComputedStyle(el).backgroundColor),
+        bars: [...new Set([...svg.querySelectorAll('rect.tl-ev'), ...svg.querySelectorAll('rect.tl-key')].map((el) => norm(el.getAttribute('fill'))))],
+      };
+    });
+    const where = `${viewport.width} px`;
+    // (the chart is drawn at its box's width, rounded to a pixel: a label may be 0.999 × its size)
+    assert.ok(r.lanes.length > 0 && r.stageNames.length > 0, where);
+    assert.deepStrictEqual(r.lanes.filter(([, s]) => s < 10.95), [], `${where}: lane labels at 11 px or more`);
+    assert.deepStrictEqual(r.stageNames.filter(([, s]) => s < 10.95), [], `${where}: stage labels at 11 px or more`);
+    assert.ok(r.devices.length >= 2, `${where}: device swatches`);
+    assert.deepStrictEqual(r.devices.filter((c) => r.bars.includes(c)), [], `${where}: no device colour is a timeline colour`);
+    await assertClean(page, problems);
+  }
 });

@@ -5,7 +5,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 build="$(cd "${1:?usage: tests/web/run.sh BUILD_WASM_DIR}" && pwd)"
 [ -f "$build/site/index.html" ] && [ -f "$build/site/poseidon.wasm" ] || { echo "no site in $build/site: build the wasm target first"; exit 1; }
-if [ ! -d "$here/node_modules/playwright-core" ]; then
+if [ ! -d "$here/node_modules/playwright-core" ] || [ ! -d "$here/node_modules/axe-core" ]; then
   (cd "$here" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 export POSEIDON_BUILD_WASM="$build"

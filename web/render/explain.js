@@ -1,6 +1,6 @@
 // Explanations of the selected plan (critical path, GPUs used) and the advice for "no feasible
 // plan": DOM over the core's JSON; the logic is in ../explain.js (tested in node).
-import { h, fmt, fmtInt, fmtPct, fmtTime } from '../dom.js';
+import { h, fmt, fmtInt, fmtPct, fmtTime, scrollTable } from '../dom.js';
 import { criticalPath, idleReasons } from '../explain.js';
 
 /**
@@ -46,7 +46,7 @@ export function criticalPathView(est, { searching = false } = {}) {
         h('td', {}, fmtTime(s.forward_s)), h('td', {}, fmtTime(s.backward_s)), h('td', {}, fmtTime(s.send_s)), h('td', {}, fmtTime(s.dp_sync_s)));
     })));
   return h('div', { class: 'explain', 'data-bottleneck': cp.bottleneck },
-    cp.sentences.map((t) => h('p', {}, t)), bar, legend, note, h('div', { class: 'scroll-x' }, table));
+    cp.sentences.map((t) => h('p', {}, t)), bar, legend, note, scrollTable(table));
 }
 
 /** GPUs used per group, idle ones and why */
@@ -65,7 +65,7 @@ export function gpuUsageView(est, cluster, result, batch) {
   });
   return h('div', { class: 'explain', 'data-idle': u.idle },
     h('p', { 'data-testid': 'gpu-usage-summary' }, head),
-    h('div', { class: 'scroll-x' }, h('table', { class: 'data' },
+    scrollTable(h('table', { class: 'data' },
       h('caption', {}, 'GPUs per cluster group'),
       h('thead', {}, h('tr', {}, ['group', 'device', 'used', 'in the cluster', 'idle', ''].map((t) => h('th', { scope: 'col' }, t)))),
       h('tbody', {}, rows))),
@@ -87,7 +87,7 @@ export function adviceView(advice, onApply) {
   const feasible = (advice.variants || []).filter((v) => v.status === 'feasible');
   return h('div', { class: 'advice' },
     h('p', {}, `No plan fits these inputs${why ? ` (the search rejected layouts: ${why})` : ''}. The core searched these variants, ${fmt(advice.elapsed_s, 1)} s in all:`),
-    h('div', { class: 'scroll-x' }, h('table', { class: 'data advice' },
+    scrollTable(h('table', { class: 'data advice' },
       h('caption', {}, feasible.length ? `${feasible.length} variant${feasible.length === 1 ? '' : 's'} make${feasible.length === 1 ? 's' : ''} a plan fit` : 'None of the variants makes a plan fit'),
       h('thead', {}, h('tr', {}, ['change', 'result', 'tokens/s', 'GPUs', ...(onApply ? [''] : [])].map((t) => h('th', { scope: 'col' }, t)))),
       h('tbody', {}, (advice.variants || []).map((v) => {

@@ -16,7 +16,9 @@ const TITLE = 20;
 const AXIS = 26;
 const LEGEND_ROW = 18;
 const COMPUTE_H = 16;
-const LANE_H = 10;
+// a communication lane is as tall as its label: 11 px text is the smallest the page writes
+const LANE_H = 12;
+const LANE_LABEL_SIZE = 11;
 const LANE_GAP = 2;
 const PAD_TOP = 2;
 const PAD_BOTTOM = 6;
@@ -170,7 +172,7 @@ export function timelineScene(est0, { width = 960, view = null, withNote = false
     for (const [res, lane] of st.lanes) {
       items.push({ t: 'rect', x: LEFT, y: lane.y, w: plotW, h: lane.h, fill: LANE_BG, cls: `tl-lane tl-lane-${res.replace(/[^a-z0-9_-]/gi, '_')}`, themed: true });
       if (first) items.push({ t: 'text', x: 6, y: lane.y + 12, text: `stage ${i}`, size: 12, fill: INK, cls: 'tl-text', themed: true });
-      else items.push({ t: 'text', x: 6, y: lane.y + 8, text: resourceLabel(res), size: 9, fill: MUTED, cls: 'tl-text tl-muted tl-lane-label', themed: true });
+      else items.push({ t: 'text', x: 6, y: lane.y + 9.5, text: resourceLabel(res), size: LANE_LABEL_SIZE, fill: MUTED, cls: 'tl-text tl-muted tl-lane-label', themed: true });
       first = false;
     }
   });
