@@ -1,5 +1,5 @@
 // The "Calibrate with my measurements" box (docs/calibration.md).
-import { h, clear, $, fmt, fmtSignedPct, fmtTime } from './dom.js';
+import { h, clear, $, fmt, fmtSignedPct, fmtTime, scrollTable } from './dom.js';
 import { CALIBRATION_KEYS, STACK_CALIBRATION_KEYS, MAX_RUNS_BYTES, RunsInputError, checkRunsText, calibrationFromScenario, fittedText, fittedValues, runsProblemText } from './calibration.js';
 import { byId, deviceOf, isEmpty, scenario, state } from './state.js';
 import { call, restartWorker } from './engine.js';
@@ -151,7 +151,7 @@ export function renderCalibrationReport() {
     const p = r.stack?.parameters?.[key];
     if (p && typeof p === 'object') (p.status === 'fitted' ? fitted : notFitted).push({ device: `stack ${r.stack.stack}`, key, p });
   }
-  box.append(h('div', { class: 'scroll-x' }, h('table', { class: 'data calib', 'data-testid': 'calibration-fitted' },
+  box.append(scrollTable(h('table', { class: 'data calib', 'data-testid': 'calibration-fitted' },
     h('caption', {}, 'Fitted values'),
     h('thead', {}, h('tr', {}, ['device: parameter', 'before', 'after'].map((t) => h('th', { scope: 'col' }, t)))),
     h('tbody', {}, fitted.length ? fitted.map(({ device, key, p }) => h('tr', { 'data-device': device, 'data-parameter': key },
@@ -165,7 +165,7 @@ export function renderCalibrationReport() {
   const err = (x) => h('span', { class: `err${Math.abs(x) > 0.1 ? ' big' : ''}` }, fmtSignedPct(x));
   // a run the fit predicts less well than the presets did (by more than half a point)
   const worse = (x) => Number.isFinite(x.error_before) && Number.isFinite(x.error_after) && Math.abs(x.error_after) > Math.abs(x.error_before) + 0.005;
-  box.append(h('div', { class: 'scroll-x' }, h('table', { class: 'data calib', 'data-testid': 'calibration-runs' },
+  box.append(scrollTable(h('table', { class: 'data calib', 'data-testid': 'calibration-runs' },
     h('caption', {}, 'Iteration time per run: measured, and predicted before and after the fit (error = predicted / measured − 1)'),
     h('thead', {}, h('tr', {}, ['run', 'measured', 'before', 'after'].map((t) => h('th', { scope: 'col' }, t)))),
     h('tbody', {}, runs.map((x) => h('tr', {},
@@ -183,7 +183,7 @@ export function renderCalibrationReport() {
   }
   const mem = runs.filter((x) => Number.isFinite(x.peak_memory_GiB));
   if (mem.length) {
-    box.append(h('div', { class: 'scroll-x' }, h('table', { class: 'data calib', 'data-testid': 'calibration-memory' },
+    box.append(scrollTable(h('table', { class: 'data calib', 'data-testid': 'calibration-memory' },
       h('caption', {}, 'Peak memory per run, GiB'),
       h('thead', {}, h('tr', {}, ['run', 'measured', 'before', 'after'].map((t) => h('th', { scope: 'col' }, t)))),
       h('tbody', {}, mem.map((x) => h('tr', {},

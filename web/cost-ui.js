@@ -35,9 +35,9 @@ function sourceView(def) {
     m ? ': ' : '', words, def.asOf ? ` (as of ${def.asOf})` : '');
 }
 
-/** the cluster of the result on screen (its groups name the devices the plan's stages use) */
-export function clusterOfResult() {
-  const c = state.resultScenario?.cluster;
+/** the cluster of the result on screen, or of scenario sc (its groups name the devices the plan's stages use) */
+export function clusterOfResult(sc = state.resultScenario) {
+  const c = sc?.cluster;
   if (typeof c === 'string') return byId(state.presets.clusters, c) ?? state.cluster;
   return c && typeof c === 'object' ? c : state.cluster;
 }

@@ -31,6 +31,16 @@ export function s(tag, attrs, ...children) {
   return append(setAttrs(document.createElementNS(SVG_NS, tag), attrs), children);
 }
 
+/**
+ * A table in a box that scrolls sideways on a narrow screen. The box takes the focus (Tab) and is
+ * named by the table's caption, so a keyboard alone can scroll it (WCAG 2.1.1: axe's
+ * scrollable-region-focusable); with a control inside, that control would do, but not every
+ * table has one.
+ */
+export function scrollTable(table, label = table?.querySelector?.('caption')?.textContent ?? 'Table') {
+  return h('div', { class: 'scroll-x', tabindex: '0', role: 'region', 'aria-label': label }, table);
+}
+
 export function clear(el) {
   while (el.firstChild) el.firstChild.remove();
   return el;

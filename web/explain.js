@@ -31,13 +31,23 @@ export function stageBusy(est) {
 
 
 /**
+ * Whether the estimate has a breakdown to show. The core writes one with every part 0 (and stage 0
+ * as the bottleneck) where it did not walk the iteration's DAG: the best plan a search reports
+ * while it runs. Read as a breakdown, that would draw an empty bar and name stage 0.
+ */
+export function hasBreakdown(est) {
+  const b = est?.breakdown;
+  return Boolean(b) && BREAKDOWN_PARTS.some((p) => b[p.key] > 0);
+}
+
+/**
  * What bounds the iteration: {bottleneck, parts: [{key, label, title, s, share}], stages, dominant,
- * sentences: [...]}. null without a breakdown.
+ * sentences: [...]}. null without a breakdown (hasBreakdown).
  */
 export function criticalPath(est) {
   const b = est?.breakdown;
   const T = est?.iteration_time_s;
-  if (!b || !(T > 0)) return null;
+  if (!hasBreakdown(est) || !(T > 0)) return null;
   const parts = BREAKDOWN_PARTS.map((p) => ({ ...p, s: Number.isFinite(b[p.key]) ? b[p.key] : 0 }))
     .map((p) => ({ ...p, share: p.s / T }));
   const stages = stageBusy(est);

@@ -13,6 +13,7 @@ import { inputsFromScenario, ScenarioFileError } from './scenario-file.js';
 import { NonFiniteNumberError, parseJson } from './json-text.js';
 import { onInputChanged, renderAllForms } from './forms.js';
 import { attachedProfileContent } from './profile-ui.js';
+import { contextLine } from './context.js';
 
 export function download(name, type, data) {
   const blob = data instanceof Blob ? data : new Blob([data], { type });
@@ -35,8 +36,11 @@ export async function copyText(text, what) {
   }
 }
 
-export function embedCode(url) {
-  return `<iframe src="${url}" title="Poseidon parallelism plan" width="100%" height="480" loading="lazy" class="poseidon-embed"></iframe>\n`
+const attr = (t) => String(t).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** context: what was planned, in the frame's title (a screen reader's name for it) */
+export function embedCode(url, context = '') {
+  return `<iframe src="${url}" title="${attr(context ? `Poseidon parallelism plan: ${context}` : 'Poseidon parallelism plan')}" width="100%" height="480" loading="lazy" class="poseidon-embed"></iframe>\n`
     + '<script>addEventListener("message", (e) => { if (e.data && e.data.type === "poseidon:resize") '
     + 'for (const f of document.querySelectorAll("iframe.poseidon-embed")) if (f.contentWindow === e.source) f.height = Math.min(4000, Math.max(200, Number(e.data.height) || 480)); });</script>\n';
 }
@@ -50,6 +54,9 @@ async function selectedWithTimeline() {
   }
   return est;
 }
+
+/** what the result on screen was planned for, in one line (web/context.js) */
+const planContext = () => contextLine(state.resultScenario ?? state.lastScenario ?? scenario(), state.presets);
 
 /** the full scenario of the result on screen (preset model and cluster resolved to their objects) */
 function resultScenarioFull() {
@@ -73,23 +80,24 @@ export function wireExports() {
     await copyText(url, 'Link');
     if (shareNote) $('#copy-status').textContent += ` ${shareNote}`;
   });
-  $('#copy-embed').addEventListener('click', async () => copyText(embedCode(await shareUrl('embed.html')), 'Embed code'));
-  $('#export-plan').addEventListener('click', () => download('poseidon-plan.json', 'application/json', planJson(selectedEstimate())));
+  $('#copy-embed').addEventListener('click', async () => copyText(embedCode(await shareUrl('embed.html'), planContext()), 'Embed code'));
+  $('#export-plan').addEventListener('click', () => download('poseidon-plan.json', 'application/json',
+    planJson(selectedEstimate(), { context: planContext(), version: state.version })));
   $('#export-csv').addEventListener('click', () => download('poseidon-top-plans.csv', 'text/csv', topPlansCsv(state.result.plans)));
   $('#export-svg').addEventListener('click', async () => {
     const est = await selectedWithTimeline();
     if (!est) return;
-    const svg = timelineSvg(est, { standalone: true, width: 1200 });
+    const svg = timelineSvg(est, { standalone: true, width: 1200, title: planContext() });
     download('poseidon-timeline.svg', 'image/svg+xml', `<?xml version="1.0" encoding="UTF-8"?>\n${new XMLSerializer().serializeToString(svg)}\n`);
   });
   $('#export-png').addEventListener('click', async () => {
     const est = await selectedWithTimeline();
     if (!est) return;
-    timelinePng(est, { width: 1200, scale: 2 }).toBlob((blob) => download('poseidon-timeline.png', 'image/png', blob), 'image/png');
+    timelinePng(est, { width: 1200, scale: 2, title: planContext() }).toBlob((blob) => download('poseidon-timeline.png', 'image/png', blob), 'image/png');
   });
   const trace = async () => {
     const est = await selectedWithTimeline();
-    if (est) download('poseidon-trace.json', 'application/json', chromeTrace(est));
+    if (est) download('poseidon-trace.json', 'application/json', chromeTrace(est, 'Poseidon plan', { context: planContext() }));
     return Boolean(est);
   };
   $('#export-trace').addEventListener('click', trace);
@@ -105,7 +113,7 @@ export function wireExports() {
     const cluster = clusterOfResult();
     const r = megatronArgs(selectedEstimate(), { model, training: sc.training }, {
       cluster, modelId: typeof sc.model === 'string' ? sc.model : state.modelPreset, tokens: costOptions().tokens, version: state.version,
-      stack: stackOf(sc.training), deviceOf });
+      stack: stackOf(sc.training), deviceOf, context: planContext() });
     const box = $('#megatron-box');
     const pre = $('#megatron');
     const notes = clear($('#megatron-notes'));

@@ -47,9 +47,15 @@ export function stageResources(est) {
   return sets.map((set) => [...set].sort(compareResources));
 }
 
-/** The plan alone, as `poseidon estimate S.json --plan P.json` and the page's "Load plan" read it. */
-export function planJson(estimate) {
-  return JSON.stringify(estimate.plan, null, 2) + '\n';
+/**
+ * The plan alone, as `poseidon estimate S.json --plan P.json` and the page's "Load plan" read it.
+ * context: what it was planned for (web/context.js), kept in the plan's informational `notes`
+ * (the core reads and drops them), since a plan file alone says nothing of model or cluster.
+ */
+export function planJson(estimate, { context = '', version = '' } = {}) {
+  const plan = { ...estimate.plan };
+  if (context) plan.notes = `Planned by Poseidon${version ? ` ${version}` : ''} for ${context}.`;
+  return JSON.stringify(plan, null, 2) + '\n';
 }
 
 const csvCell = (v) => {
@@ -118,9 +124,9 @@ const TID_STEP = 100;
  * Chrome Trace Event JSON: one process per stage, one thread (track) per resource the stage uses
  * (compute, p2p, dp, any other), overlapping events of one resource on extra sub-tracks
  * ("p2p 2", ...). Chunk (interleaved plans) and bucket (overlapped DP communication) are in the
- * names and args.
+ * names and args. context: what was planned (web/context.js), in the trace's metadata.
  */
-export function chromeTrace(est, title = 'Poseidon plan') {
+export function chromeTrace(est, title = 'Poseidon plan', { context = '' } = {}) {
   const events = [];
   const stages = est.stages || [];
   const byStage = new Map();
@@ -161,7 +167,8 @@ export function chromeTrace(est, title = 'Poseidon plan') {
       });
     }
   }
-  const other = { title, iteration_time_s: est.iteration_time_s };
+  const other = { title: context ? `${title}: ${context}` : title, iteration_time_s: est.iteration_time_s };
+  if (context) other.planned_for = context;
   if (est.plan?.schedule) other.schedule = est.plan.schedule;
   if (Number.isInteger(est.plan?.virtual_stages)) other.virtual_stages = est.plan.virtual_stages;
   return JSON.stringify({ displayTimeUnit: 'ms', otherData: other, traceEvents: events });

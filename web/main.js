@@ -24,8 +24,10 @@ function wireTheme() {
   const apply = (t) => {
     if (t === 'auto') delete document.documentElement.dataset.theme;
     else document.documentElement.dataset.theme = t;
+    // the visible label is the accessible name (WCAG 2.5.3: a voice user says what they see);
+    // the tooltip spells it out and says what a press does
     btn.textContent = `Theme: ${t}`;
-    btn.setAttribute('aria-label', `Colour theme: ${t === 'auto' ? 'automatic' : t}`);
+    btn.title = `Colour theme: ${t === 'auto' ? 'automatic' : t} (press for ${order[(order.indexOf(t) + 1) % order.length]})`;
   };
   let theme = 'auto';
   try { theme = localStorage.getItem('poseidon-theme') || 'auto'; } catch { /* storage blocked */ }

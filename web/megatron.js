@@ -191,9 +191,9 @@ export function lowPrecisionFlags(precision, training = {}) {
  * plan without stages. scenario: {model (object), training}; options: cluster (object with
  * groups), modelId (preset id or name, for the rotary base), tokens (token budget: --train-iters),
  * deviceOf (device id → device object: presets or custom devices; decides --bf16/--fp16 and
- * --use-flash-attn, deviceCaps()).
+ * --use-flash-attn, deviceCaps()), context (what was planned, web/context.js: a header line).
  */
-export function megatronArgs(est, scenario, { cluster = null, modelId = null, tokens = null, version = '', stack = null, deviceOf = null } = {}) {
+export function megatronArgs(est, scenario, { cluster = null, modelId = null, tokens = null, version = '', stack = null, deviceOf = null, context = '' } = {}) {
   const stages = est?.stages || [];
   const plan = est?.plan || {};
   if (!stages.length) return { ok: false, reasons: ['the plan has no stages'], unsupported: [], notes: [] };
@@ -318,6 +318,7 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
   ];
   const head = [`# Megatron-LM launch for this plan (Poseidon${version ? ` ${version}` : ''}): ${world} GPU${world === 1 ? '' : 's'} = ${pp} pipeline stage${pp === 1 ? '' : 's'}`
     + ` × ${tp === null ? 'TP per stage' : `TP ${tp}`} × ${dp === null ? 'DP per stage' : `DP ${dp}`}${devices.length ? ` on ${devices.join(' + ')}` : ''}.`];
+  if (context) head.push(`# Planned for ${context}.`);
   if (nodes && tp !== null && dp !== null) {
     // Megatron's rank order puts TP fastest, then DP, then PP: stage s holds ranks [s*tp*dp, (s+1)*tp*dp)
     const per = tp * dp;

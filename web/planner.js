@@ -6,7 +6,7 @@ import { cleanObject, isEmbed, perf, scenario, searchOptions, state } from './st
 import { call, getPool, restartWorker } from './engine.js';
 import { PROBE_S, splitSearch } from './split-search.js';
 import { clearErrors, problemsOf, showCoreError, showError } from './errors.js';
-import { bestSummary, lastPlanRender, renderPlan, renderResult, renderStale } from './results.js';
+import { dropSearchBest, renderResult, renderStale, showSearchBest } from './results.js';
 import { scheduleShareUrl, updateShareUrl } from './links.js';
 import { cancelWhatIf, whatIfResultShown } from './whatif-ui.js';
 
@@ -84,6 +84,7 @@ async function unusedDeviceProblems() {
 
 /** stops a scheduled or running search without touching what is shown */
 export function stopSearch() {
+  dropSearchBest();
   clearTimeout(planTimer);
   planTimer = 0;
   if (!state.running) return;
@@ -139,10 +140,7 @@ export async function runSearch({ live = false } = {}) {
           performance.mark?.('poseidon:first-best');
         }
         // with nothing on screen yet, show the best so far; a stale result stays until the search ends
-        if (!state.result) {
-          bestSummary(p.best, { partial: true });
-          if (performance.now() - lastPlanRender > 400) renderPlan(p.best, { timeline: false, sources: Boolean(sc.profile) });
-        }
+        if (!state.result) showSearchBest(p.best, sc);
       }
     };
     perf.searchWorkers = onPool ? pool.size : 1;

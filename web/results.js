@@ -10,6 +10,8 @@ import { topPlansTable, baselinesTable, statsList, stagesTable, replicaMicroBatc
 import { memoryBreakdown } from './render/memory.js';
 import { criticalPathView, gpuUsageView, adviceView } from './render/explain.js';
 import { hasMeasuredSource } from './profile.js';
+import { hasBreakdown } from './explain.js';
+import { contextLine } from './context.js';
 import { formatCost, formatDuration, sortPlans, tokensPhrase, trainingCost, unpricedNote } from './cost.js';
 import { costOptions, clusterOfResult } from './cost-ui.js';
 import { equivalentPlans } from './compare.js';
@@ -21,7 +23,7 @@ import { updateShareUrl } from './links.js';
 const abbr = (text, term = text) => h('abbr', { title: gloss(term) }, text);
 
 /** time to train and cost of one plan with the current budget and prices */
-export const costOf = (est) => trainingCost(est, clusterOfResult(), costOptions());
+export const costOf = (est, sc = state.resultScenario) => trainingCost(est, clusterOfResult(sc), costOptions());
 
 /** with a batch tolerance the plan may train another global batch than the one asked: say which */
 export function trainedBatchNote(est, training) {
@@ -32,23 +34,34 @@ export function trainedBatchNote(est, training) {
   return ` · global batch ${fmtInt(trained)} (${fmtInt(asked)} asked, within ±${+(100 * tol).toFixed(2)} %)`;
 }
 
-export function bestSummary(est, { partial = false, label = 'Best plan' } = {}) {
+/**
+ * Which plan a panel describes: the headline and every panel of the selected plan carry it as
+ * data-plan-json, so a test (and a reader of the DOM) can see that they name one plan.
+ */
+export const planKey = (est) => (est?.plan ? JSON.stringify(est.plan) : '');
+
+/** sc: the scenario the plan was planned for (during a search, the search's; else the result's) */
+export function bestSummary(est, { partial = false, label = 'Best plan', sc = state.resultScenario } = {}) {
   const el = clear($('#best-plan'));
+  el.dataset.planJson = planKey(est);
   if (!est) {
     el.textContent = state.result?.plans ? 'No feasible plan found for these inputs: see below what would make one fit.' : 'No plan yet.';
     return;
   }
   const stages = est.stages || [];
+  // what was planned, first: a headline seen alone (an embed, a screenshot) says what it is for
+  const context = contextLine(sc, state.presets);
+  if (context) el.append(h('span', { class: 'context', 'data-testid': 'context-line' }, context));
   el.append(
     h('strong', {}, `${label}: `),
     h('span', { class: 'tps', 'data-testid': 'best-tokens' }, `${fmtInt(est.tokens_per_s)} tokens/s`),
     ' · iteration ', fmtTime(est.iteration_time_s), ' · ', abbr('MFU'), ` ${fmtPct(est.mfu)} · ${est.num_gpus} GPU${est.num_gpus === 1 ? '' : 's'} · ${stages.length} stage${stages.length === 1 ? '' : 's'}`,
     (est.plan?.virtual_stages ?? 1) > 1 ? ` (interleaved 1F1B, ${est.plan.virtual_stages} chunks per stage)` : '',
     ` · micro-batch ${replicaMicroBatch(est)} per replica`,
-    trainedBatchNote(est, state.resultScenario?.training),
+    trainedBatchNote(est, sc?.training),
     est.memory_fits === false ? ' · does not fit in memory' : '',
     partial ? h('span', { class: 'partial' }, ' (best so far)') : '');
-  const c = costOf(est);
+  const c = costOf(est, sc);
   const o = costOptions();
   el.append(h('span', { class: 'costline', 'data-testid': 'cost-summary', 'data-partial': String(c.partial), title: unpricedNote(c) },
     o.tokens ? `${tokensPhrase(o.tokens)} in ${formatDuration(c.seconds)} · ` : '',
@@ -69,15 +82,21 @@ export function renderStale() {
 }
 
 let timeline = null; // the zoom controller of the timeline on screen
-export let lastPlanRender = 0;
+const PLAN_PANELS = ['#stage-diagram', '#stage-table', '#timeline-table', '#memory-breakdown', '#critical-path', '#gpu-usage', '#timeline'];
 
-/** sources: show where each stage's numbers come from (a profile was attached, or the core says some are measured) */
-export function renderPlan(est, { timeline: drawTimeline = true, sources = false, pending = false } = {}) {
+/**
+ * sources: show where each stage's numbers come from (a profile was attached, or the core says
+ * some are measured); sc and result: the scenario and search result the plan belongs to.
+ */
+export function renderPlan(est, { timeline: drawTimeline = true, sources = false, pending = false, searching = false, sc = state.resultScenario, result = state.result } = {}) {
   const box = $('#timeline');
   timeline?.destroy();
   timeline = null;
-  for (const id of ['#stage-diagram', '#stage-table', '#timeline-table', '#memory-breakdown', '#critical-path', '#gpu-usage']) clear($(id));
-  clear(box);
+  const key = planKey(est);
+  for (const id of PLAN_PANELS) {
+    clear($(id));
+    $(id).dataset.planJson = key;
+  }
   const note = $('#timeline-note');
   note.textContent = '';
   $('#zoom-range').textContent = '';
@@ -85,8 +104,8 @@ export function renderPlan(est, { timeline: drawTimeline = true, sources = false
   $('#stage-diagram').append(stageDiagram(est));
   $('#memory-breakdown').append(memoryBreakdown(est));
   $('#stage-table').append(stagesTable(est, { sources: sources || hasMeasuredSource(est) }));
-  $('#critical-path').append(criticalPathView(est));
-  $('#gpu-usage').append(gpuUsageView(est, clusterOfResult(), state.result, state.resultScenario?.training?.global_batch_size));
+  $('#critical-path').append(criticalPathView(est, { searching }));
+  $('#gpu-usage').append(gpuUsageView(est, clusterOfResult(sc), result, sc?.training?.global_batch_size));
   // while searching only the stages are redrawn: the timeline can have thousands of bars
   if (drawTimeline && Array.isArray(est.timeline) && est.timeline.length) {
     timeline = zoomableTimeline(box, est, {
@@ -100,7 +119,42 @@ export function renderPlan(est, { timeline: drawTimeline = true, sources = false
   } else {
     box.append(h('p', { class: 'muted' }, pending ? 'Drawing the timeline of this plan…' : 'The timeline is drawn when the search ends.'));
   }
-  lastPlanRender = performance.now();
+}
+
+/** how often the best plan so far is redrawn while a search runs (each draw rebuilds every panel) */
+export const SEARCH_DRAW_MS = 400;
+const searchDraw = { est: null, sc: null, timer: 0, last: 0 };
+
+/**
+ * The best plan so far of a running search, with nothing else on screen: the headline and every
+ * panel are drawn together from the one estimate (a headline that moved on alone would name one
+ * plan over the panels of another), at most every SEARCH_DRAW_MS, the latest one last.
+ */
+export function showSearchBest(est, sc) {
+  searchDraw.est = est;
+  searchDraw.sc = sc;
+  if (searchDraw.timer) return;
+  const wait = searchDraw.last + SEARCH_DRAW_MS - performance.now();
+  if (wait <= 0) drawSearchBest();
+  else searchDraw.timer = setTimeout(drawSearchBest, wait);
+}
+
+function drawSearchBest() {
+  searchDraw.timer = 0;
+  // a result arrived meanwhile: it is on screen, and it is the one to describe
+  if (state.result || !searchDraw.est) return;
+  const { est, sc } = searchDraw;
+  searchDraw.last = performance.now();
+  bestSummary(est, { partial: true, sc });
+  renderPlan(est, { timeline: false, searching: true, sources: Boolean(sc?.profile), sc, result: null });
+}
+
+/** a drawing of the search's best plan still to come is dropped (a result, or another search) */
+export function dropSearchBest() {
+  clearTimeout(searchDraw.timer);
+  searchDraw.timer = 0;
+  searchDraw.est = null;
+  searchDraw.sc = null;
 }
 
 export const timelineControl = () => timeline;
@@ -124,7 +178,8 @@ export function ensureTimeline(i = state.selected) {
   const p = call({ type: 'estimate', scenario: sc, plan: est.plan }).then((full) => {
     if (state.result !== r || full?.error || !Array.isArray(full?.timeline)) return est;
     // keep the search's numbers (they are the same) and add what the estimate has beyond them
-    r.plans[i] = { ...full, ...est, timeline: full.timeline, breakdown: est.breakdown ?? full.breakdown };
+    // (a cancelled search's plan has the all-zero breakdown of a progress report: the estimate's replaces it)
+    r.plans[i] = { ...full, ...est, timeline: full.timeline, breakdown: hasBreakdown(est) ? est.breakdown : full.breakdown };
     return r.plans[i];
   }, () => est).finally(() => timelineRequests.delete(key));
   timelineRequests.set(key, p);
@@ -195,6 +250,7 @@ const renderHooks = [];
 export function onResultsRendered(cb) { renderHooks.push(cb); }
 
 export function renderResult() {
+  dropSearchBest();
   const r = state.result;
   const plans = r?.plans || [];
   renderCosts();

@@ -3,7 +3,7 @@
 // its nodes, the others fixed), every variant searched in the worker pool (web/pool.js, one
 // scenario per job). "Compute what-if" turns it on; while on, every new result recomputes it, and
 // an edit cancels the jobs still running (the table stays, marked outdated, until the new result).
-import { h, clear, $, fmt, fmtInt, fmtSignedPct } from './dom.js';
+import { h, clear, $, fmt, fmtInt, fmtSignedPct, scrollTable } from './dom.js';
 import { perf, searchOptions, state } from './state.js';
 import { getPool } from './engine.js';
 import { marginalRows, outcome, scalingSeries, whatIfOptions, whatIfSpec } from './whatif.js';
@@ -172,8 +172,8 @@ export function render() {
   // scaled down to a phone's 370 px box made them 7 px
   const box = chart.clientWidth;
   chart.append(scalingChart(series, { width: box > 0 ? Math.max(300, Math.min(640, Math.round(box))) : 560 }), legend(series));
-  table.append(h('div', { class: 'scroll-x' }, marginalTable(spec)),
-    h('details', {}, h('summary', {}, 'Scaling as a table'), h('div', { class: 'scroll-x' }, scalingTable(spec, series))));
+  table.append(scrollTable(marginalTable(spec)),
+    h('details', {}, h('summary', {}, 'Scaling as a table'), scrollTable(scalingTable(spec, series))));
 }
 
 export function wireWhatIf() {

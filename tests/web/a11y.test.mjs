@@ -3,10 +3,16 @@
 // their summary, as a keyboard user would) and each focused control shows a visible focus
 // indicator; in the light and the dark colour scheme the page's text and the timeline's text read
 // with a contrast of at least 4.5:1 (3:1 for large text), the schemes differ, and the page never
-// scrolls sideways.   POSEIDON_BUILD_WASM=build-wasm node --test tests/web/a11y.test.mjs
+// scrolls sideways; axe-core finds nothing serious or critical.   POSEIDON_BUILD_WASM=build-wasm node --test tests/web/a11y.test.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import { useBrowser, assertClean, DESKTOP, PHONE } from './harness.mjs';
+
+// axe-core (a devDependency) runs inside the page; its source is evaluated there by the test
+// driver, which the page's CSP does not govern
+const AXE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 const env = useBrowser({ viewport: DESKTOP });
 
@@ -213,3 +219,35 @@ test('light and dark colour schemes: readable text and timeline, different colou
     await assertClean(page, problems);
   }
 });
+
+/** axe-core's violations of impact serious or critical on the page as it is now: ["rule: target (help)"] */
+async function axeSerious(page) {
+  if (!(await page.evaluate(() => Boolean(window.axe)))) await page.evaluate(AXE);
+  const found = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ['violations'] })).violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .flatMap((v) => v.nodes.map((n) => `${v.id}: ${n.target.join(' ')} (${v.help})`)));
+  return found;
+}
+
+for (const [label, viewport] of [['1440 px', DESKTOP], ['390 px', PHONE]]) {
+  test(`axe-core at ${label}: no serious or critical finding on a shared plan, its embed and the searched default page`, async (t) => {
+    const pages = [['shared plan', await env.demoLink()], ['embed', (await env.demoLink()).replace('index.html#', 'index.html?embed=1#')]];
+    if (env.searchWorks) pages.push(['default page after its search', `${env.site.url}index.html`]);
+    for (const [what, url] of pages) {
+      const { page, problems } = await env.open(t, url, { viewport });
+      if (what === 'default page after its search') await settled(page);
+      else await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
+      await page.waitForSelector('#timeline svg rect.tl-ev');
+      // every section open (inputs, the timeline's table, the what-if's), the Megatron notes shown
+      await page.evaluate(() => { for (const d of document.querySelectorAll('details')) d.open = true; });
+      if (what !== 'embed') {
+        await Promise.all([page.waitForEvent('download'), page.click('#export-megatron')]);
+        await page.waitForSelector('#megatron-notes li, #megatron:not([hidden])');
+      }
+      const found = await axeSerious(page);
+      t.diagnostic(`${label}, ${what}: ${found.length} serious or critical`);
+      assert.deepStrictEqual(found, [], `${label}, ${what}`);
+      await assertClean(page, problems);
+    }
+  });
+}

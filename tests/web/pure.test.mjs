@@ -339,6 +339,54 @@ test('timeline zoom: views stay inside the iteration; a window holds only its ev
   assert.ok(ticks(timelineScene(est, { width: 960 })).every((x) => / s$/.test(x)), 'the whole 1-s iteration in s');
 });
 
+test('files say what was planned: the timeline image\'s title line, the plan file\'s notes, the trace\'s metadata', () => {
+  const ctx = 'Llama 3 8B · 64 × H100 SXM5 80GB · global batch 512 · bf16 · megatron-core';
+  const plain = timelineScene(est, { width: 960, withNote: true });
+  const titled = timelineScene(est, { width: 960, withNote: true, title: ctx });
+  const title = titled.items.find((i) => i.t === 'text' && i.text === ctx);
+  assert.ok(title, 'the title line is drawn');
+  // above everything else, which moves down by the title's row
+  const shift = titled.height - plain.height;
+  assert.ok(shift > 0);
+  assert.ok(titled.items.filter((i) => i !== title).every((i) => (i.y ?? i.y1) > title.y));
+  assert.deepStrictEqual(titled.items.filter((i) => i !== title).map((i) => (i.y ?? i.y1) - shift), plain.items.map((i) => i.y ?? i.y1));
+  const file = JSON.parse(planJson(est, { context: ctx, version: '0.1.0' }));
+  assert.equal(file.notes, `Planned by Poseidon 0.1.0 for ${ctx}.`);
+  assert.deepStrictEqual({ ...file, notes: undefined }, { ...est.plan, notes: undefined });
+  const meta = JSON.parse(chromeTrace(est, 'Poseidon plan', { context: ctx })).otherData;
+  assert.equal(meta.planned_for, ctx);
+  assert.equal(meta.title, `Poseidon plan: ${ctx}`);
+});
+
+test('device colours are not timeline colours; lane labels are 11 px or more', async () => {
+  const { DEVICE_COLORS, KIND_COLOR, UNKNOWN_COLOR, barColor } = await import('../../web/render/colors.js');
+  // CIE L*a*b* from sRGB (D65), and the CIE76 distance: 15 and more reads as another colour at a glance
+  const lab = (hex) => {
+    const n = parseInt(hex.slice(1), 16);
+    const [r, g, b] = [(n >> 16) & 255, (n >> 8) & 255, n & 255].map((v) => { const c = v / 255; return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; });
+    const f = (t) => (t > 0.008856 ? Math.cbrt(t) : 7.787 * t + 16 / 116);
+    const [x, y, z] = [(r * 0.4124 + g * 0.3576 + b * 0.1805) / 0.95047, r * 0.2126 + g * 0.7152 + b * 0.0722, (r * 0.0193 + g * 0.1192 + b * 0.9505) / 1.08883];
+    return [116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))];
+  };
+  const dE = (a, b) => { const p = lab(a); const q = lab(b); return Math.hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]); };
+  const timeline = [UNKNOWN_COLOR, ...Object.keys(KIND_COLOR).flatMap((k) => [0, 1, 2, 3].map((c) => barColor(k, c)))];
+  for (const d of DEVICE_COLORS) {
+    const near = timeline.filter((t) => dE(d, t) < 15);
+    assert.deepStrictEqual(near, [], `device colour ${d} is not a timeline colour`);
+  }
+  for (let i = 0; i < DEVICE_COLORS.length; i++) {
+    for (let j = i + 1; j < DEVICE_COLORS.length; j++) assert.ok(dE(DEVICE_COLORS[i], DEVICE_COLORS[j]) >= 15, `${DEVICE_COLORS[i]} and ${DEVICE_COLORS[j]} differ`);
+  }
+  const sc = timelineScene(est, { width: 960, withNote: true, title: 'x' });
+  const labels = sc.items.filter((i) => i.t === 'text' && /tl-lane-label/.test(i.cls));
+  assert.ok(labels.length > 0, 'the scene has lane labels');
+  const names = sc.items.filter((i) => i.t === 'text' && (/tl-lane-label/.test(i.cls) || /^stage \d+$/.test(i.text)));
+  assert.deepStrictEqual(names.filter((i) => i.size < 11).map((i) => `${i.text} ${i.size}`), [], 'lane and stage labels of 11 px or more');
+  // each lane is as tall as its label, so labels of neighbouring lanes never overlap
+  const ys = labels.map((l) => l.y).sort((a, b) => a - b);
+  for (let k = 1; k < ys.length; k++) assert.ok(ys[k] - ys[k - 1] >= 11, `lane labels ${ys[k - 1]} and ${ys[k]} are 11 units apart or more`);
+});
+
 test('glossary and the service worker cache every module the page loads', () => {
   for (const term of ['PP', 'TP', 'DP', 'MFU', 'bubble', 'megatron-uniform', 'metis-heuristic', 'micro-batch per replica', 'GB/s and Gb/s']) assert.ok(GLOSSARY[term], term);
   const sw = fs.readFileSync(path.join(ROOT, 'web/sw.js'), 'utf8');

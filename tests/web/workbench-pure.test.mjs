@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { megatronArgs } from '../../web/exports.js';
 
-import { criticalPath, emptyStageSentences, gpuUsage, idleReasons, stageBusy, BREAKDOWN_PARTS } from '../../web/explain.js';
+import { criticalPath, emptyStageSentences, gpuUsage, idleReasons, stageBusy, hasBreakdown, BREAKDOWN_PARTS } from '../../web/explain.js';
+import { contextLine, contextParts, gpusByType, shortDeviceName } from '../../web/context.js';
 import { parseTokens, formatTokens, trainingCost, sortPlans, priceOf, gpusByDevice, presetPrices, formatUsd, formatCost, unpricedNote, formatDuration,
   formatDays, tokensPhrase, MAX_TOKENS, TOKENS_RANGE_MESSAGE, tokensProblem, parsePrice, priceProblem } from '../../web/cost.js';
 import { pipelineLayout, nearestEvenSplit } from '../../web/megatron.js';
@@ -214,4 +215,38 @@ test('Megatron-LM: layout strings and the nearest even split', () => {
   const fl = megatronArgs({ ...twoStage, stages: [st(0, 16), st(1, 5), st(2, 3)] }, { model, training: {} });
   assert.match(fl.text, /--decoder-first-pipeline-num-layers 16 \\\n  --decoder-last-pipeline-num-layers 3/);
   assert.equal(fl.split, 'first-last');
+});
+
+test("a search's progress report carries an all-zero breakdown: it is no breakdown (no empty bar, no stage 0 named)", () => {
+  const zero = { ...twoStage, breakdown: { bottleneck_stage: 0, compute_s: 0, tp_comm_s: 0, bubble_s: 0, pp_comm_s: 0, dp_comm_s: 0, optimizer_s: 0 } };
+  assert.equal(hasBreakdown(zero), false);
+  assert.equal(criticalPath(zero), null);
+  assert.equal(hasBreakdown({ ...twoStage, breakdown: undefined }), false);
+  assert.equal(hasBreakdown(twoStage), true);
+  assert.equal(criticalPath(twoStage).bottleneck, 1);
+});
+
+const PRESETS = {
+  models: [JSON.parse(fs.readFileSync(path.join(ROOT, 'presets/models/gpt3-1.7b.json'), 'utf8')), { id: 'llama3-8b', name: 'Llama 3 8B' }],
+  clusters: ['demo-mixed-16', 'mixed-h100-a100-4090'].map((id) => JSON.parse(fs.readFileSync(path.join(ROOT, `presets/clusters/${id}.json`), 'utf8'))),
+  devices: fs.readdirSync(path.join(ROOT, 'presets/devices')).map((f) => JSON.parse(fs.readFileSync(path.join(ROOT, 'presets/devices', f), 'utf8'))),
+};
+
+test('context line: model, GPUs by type, global batch, precision and stack of a scenario', () => {
+  assert.equal(contextLine({ model: 'gpt3-1.7b', cluster: 'demo-mixed-16', training: { global_batch_size: 64, precision: 'bf16' } }, PRESETS),
+    "GPT-3 style 1.7B (Megatron-LM SC'21) · 8 × A100 SXM4 80GB + 8 × V100 SXM2 32GB · global batch 64 · bf16 · megatron-core");
+  assert.equal(gpusByType('mixed-h100-a100-4090', PRESETS), '16 × H100 SXM5 80GB + 32 × A100 SXM4 80GB + 32 × RTX 4090 24GB');
+  // groups of one device type add up; inline, calibrated and modified devices are named as such
+  const cluster = { name: 'x', groups: [
+    { device: 'h100-sxm5-80gb', nodes: 4, gpus_per_node: 8 }, { device: 'a100-sxm4-80gb', nodes: 4, gpus_per_node: 8 },
+    { device: 'h100-sxm5-80gb', nodes: 4, gpus_per_node: 8 }, { device: { name: 'My card', memory_GiB: 24 }, nodes: 2, gpus_per_node: 4 },
+    { device: { base: 'v100-sxm2-32gb', calibration: { runs: 2 } }, nodes: 1, gpus_per_node: 8 }, { device: { base: 't4-16gb', fp16_tflops: 60 }, nodes: 1, gpus_per_node: 1 }] };
+  const p = contextParts({ model: { name: 'Mine', num_layers: 2 }, cluster, training: { global_batch_size: 1536, global_batch_tolerance: 0.02, precision: 'fp16', stack: { base: 'megatron-lm-2021' } } }, PRESETS);
+  assert.deepStrictEqual(p, { model: 'Mine', gpus: '64 × H100 SXM5 80GB + 32 × A100 SXM4 80GB + 8 × My card + 8 × V100 SXM2 32GB (calibrated) + 1 × T4 16GB (modified)',
+    batch: 'global batch 1,536 ± 2 %', precision: 'fp16', stack: 'megatron-lm-2021 (modified)' });
+  // what the core defaults: bf16, megatron-core; no scenario, no line
+  assert.match(contextLine({ model: 'llama3-8b', cluster, training: { global_batch_size: 8 } }, PRESETS), /^Llama 3 8B · .* · global batch 8 · bf16 · megatron-core$/);
+  assert.equal(contextLine(null, PRESETS), '');
+  assert.equal(shortDeviceName('AMD Instinct MI300X 192GB'), 'MI300X 192GB');
+  assert.equal(shortDeviceName('NVIDIA GeForce RTX 4090 24GB'), 'RTX 4090 24GB');
 });

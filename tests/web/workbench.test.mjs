@@ -182,7 +182,7 @@ test('every listed plan gets a timeline and its exports; the timeline zooms and 
   const plan3 = (await hashPayload(page)).p;
   const est3 = JSON.parse(M.estimate(JSON.stringify(demoScenario), JSON.stringify(plan3)));
   // the sticky summary follows the selection: plan #3's figures, said to be the selected plan
-  assert.match(await page.textContent('[data-testid=best-plan]'), /^Selected plan #3: /);
+  assert.match(await page.textContent('[data-testid=best-plan] strong'), /^Selected plan #3: /);
   // the caption names the lanes the chart draws (compute, p2p sends, DP comm), not two bars
   const caption = await page.textContent('[data-testid=timeline-caption]');
   assert.match(caption, /compute .*p2p sends.*DP comm/s);

@@ -56,7 +56,11 @@ export function inkOn(hex) {
   return (L + 0.05) / 0.05 > 1.05 / (L + 0.05) ? '#000000' : '#ffffff';
 }
 
-export const DEVICE_COLORS = ['#4e79a7', '#f28e2b', '#59a14f', '#b07aa1', '#e15759', '#76b7b2', '#edc948', '#9c755f'];
+/**
+ * Device types (stage diagram, what-if): none near a timeline colour (KIND_COLOR, with its chunk
+ * shades; tested at a CIE76 distance of 15 or more), so a device never reads as "forward" or "send".
+ */
+export const DEVICE_COLORS = ['#00429d', '#e7298a', '#d4a017', '#1b9e77', '#7b3294', '#93003a', '#a6cee3', '#c7e9c0'];
 
 /** device name → colour, in order of first appearance */
 export function deviceColors(stages) {

@@ -1,7 +1,7 @@
 // Two plans side by side: their figures and their stages, rows that differ marked (.differs) and
 // the better value of a figure with a direction marked (.better). DOM over compareRows() and
 // comparePairs() of web/compare.js.
-import { h, fmt, fmtInt, fmtPct, fmtSignedPct, fmtTime } from '../dom.js';
+import { h, fmt, fmtInt, fmtPct, fmtSignedPct, fmtTime, scrollTable } from '../dom.js';
 import { formatDays, formatUsd } from '../cost.js';
 import { distinctPair } from '../compare.js';
 import { gloss } from '../glossary.js';
@@ -51,5 +51,5 @@ export function compareTables(rows, pairs, ia, ib) {
     h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'stage'), h('th', { scope: 'col' }, `#${ia + 1}`), h('th', { scope: 'col' }, `#${ib + 1}`))),
     h('tbody', {}, pairs.map((p) => h('tr', { class: p.differs.length ? 'differs' : null, 'data-stage': p.index, 'data-differs': p.differs.join(' ') },
       h('th', { scope: 'row' }, String(p.index)), h('td', {}, stage(p.a)), h('td', {}, stage(p.b))))));
-  return [h('div', { class: 'scroll-x' }, figures), h('div', { class: 'scroll-x' }, stages)];
+  return [scrollTable(figures), scrollTable(stages)];
 }

@@ -1,12 +1,19 @@
 // Explanations of the selected plan (critical path, GPUs used) and the advice for "no feasible
 // plan": DOM over the core's JSON; the logic is in ../explain.js (tested in node).
-import { h, fmt, fmtInt, fmtPct, fmtTime } from '../dom.js';
+import { h, fmt, fmtInt, fmtPct, fmtTime, scrollTable } from '../dom.js';
 import { criticalPath, idleReasons } from '../explain.js';
 
-/** what bounds the iteration: a bar of the breakdown, sentences, and busy time per stage */
-export function criticalPathView(est) {
+/**
+ * what bounds the iteration: a bar of the breakdown, sentences, and busy time per stage. searching:
+ * est is the best plan so far of a running search (the search reports it without the breakdown)
+ */
+export function criticalPathView(est, { searching = false } = {}) {
   const cp = criticalPath(est);
-  if (!cp) return h('p', { class: 'muted' }, 'No breakdown for this plan.');
+  if (!cp) {
+    return h('p', { class: 'muted', 'data-testid': 'critical-pending' }, searching
+      ? 'What bounds this plan is worked out when the search ends: a running search reports its best plan so far without the breakdown.'
+      : 'No breakdown for this plan.');
+  }
   const T = est.iteration_time_s;
   const bar = h('div', { class: 'bdbar', role: 'img', 'aria-label': `Iteration ${fmtTime(T)} seen from stage ${cp.bottleneck}: ${cp.parts.filter((p) => p.s > 0).map((p) => `${p.label} ${fmtPct(p.share)}`).join(', ')}` });
   for (const p of cp.parts) {
@@ -39,7 +46,7 @@ export function criticalPathView(est) {
         h('td', {}, fmtTime(s.forward_s)), h('td', {}, fmtTime(s.backward_s)), h('td', {}, fmtTime(s.send_s)), h('td', {}, fmtTime(s.dp_sync_s)));
     })));
   return h('div', { class: 'explain', 'data-bottleneck': cp.bottleneck },
-    cp.sentences.map((t) => h('p', {}, t)), bar, legend, note, h('div', { class: 'scroll-x' }, table));
+    cp.sentences.map((t) => h('p', {}, t)), bar, legend, note, scrollTable(table));
 }
 
 /** GPUs used per group, idle ones and why */
@@ -58,7 +65,7 @@ export function gpuUsageView(est, cluster, result, batch) {
   });
   return h('div', { class: 'explain', 'data-idle': u.idle },
     h('p', { 'data-testid': 'gpu-usage-summary' }, head),
-    h('div', { class: 'scroll-x' }, h('table', { class: 'data' },
+    scrollTable(h('table', { class: 'data' },
       h('caption', {}, 'GPUs per cluster group'),
       h('thead', {}, h('tr', {}, ['group', 'device', 'used', 'in the cluster', 'idle', ''].map((t) => h('th', { scope: 'col' }, t)))),
       h('tbody', {}, rows))),
@@ -80,7 +87,7 @@ export function adviceView(advice, onApply) {
   const feasible = (advice.variants || []).filter((v) => v.status === 'feasible');
   return h('div', { class: 'advice' },
     h('p', {}, `No plan fits these inputs${why ? ` (the search rejected layouts: ${why})` : ''}. The core searched these variants, ${fmt(advice.elapsed_s, 1)} s in all:`),
-    h('div', { class: 'scroll-x' }, h('table', { class: 'data advice' },
+    scrollTable(h('table', { class: 'data advice' },
       h('caption', {}, feasible.length ? `${feasible.length} variant${feasible.length === 1 ? '' : 's'} make${feasible.length === 1 ? 's' : ''} a plan fit` : 'None of the variants makes a plan fit'),
       h('thead', {}, h('tr', {}, ['change', 'result', 'tokens/s', 'GPUs', ...(onApply ? [''] : [])].map((t) => h('th', { scope: 'col' }, t)))),
       h('tbody', {}, (advice.variants || []).map((v) => {

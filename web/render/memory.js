@@ -1,7 +1,7 @@
 // Memory per GPU by component for the selected plan: one stacked bar per stage against the GPU's
 // capacity, and the same numbers as a table. The components are the core's
 // stages[].memory_breakdown_GiB (docs/model.md, "Memory"); they add up to stages[].memory_GiB.
-import { h, fmt, fmtFixed, fmtPct } from '../dom.js';
+import { h, fmt, fmtFixed, fmtPct, scrollTable } from '../dom.js';
 
 /** the seven components, in the order they are stacked, with their labels */
 export const MEMORY_COMPONENTS = [
@@ -86,5 +86,5 @@ export function memoryBreakdown(est) {
       h('td', { 'data-component': 'total' }, fmtFixed(r.total, 2)),
       h('td', {}, fmtFixed(r.capacity, 2)),
       h('td', { class: `used ${r.level}` }, r.share === null ? '–' : fmtPct(r.share))))));
-  return h('div', { class: 'memory' }, bars, legend, h('div', { class: 'scroll-x' }, table));
+  return h('div', { class: 'memory' }, bars, legend, scrollTable(table));
 }

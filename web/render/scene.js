@@ -12,10 +12,13 @@ const LEFT = 70;
 const RIGHT = 12;
 const TOP = 8;
 const NOTE = 18;
+const TITLE = 20;
 const AXIS = 26;
 const LEGEND_ROW = 18;
 const COMPUTE_H = 16;
-const LANE_H = 10;
+// a communication lane is as tall as its label: 11 px text is the smallest the page writes
+const LANE_H = 12;
+const LANE_LABEL_SIZE = 11;
 const LANE_GAP = 2;
 const PAD_TOP = 2;
 const PAD_BOTTOM = 6;
@@ -142,10 +145,11 @@ function legendItems(kinds, chunks, width, y0) {
 /**
  * The display list of `est0`'s timeline `width` units wide. view: {t0, t1}, the time window to draw
  * (default: the whole iteration). withNote: write the aggregation note as text at the top (files).
+ * title: a line of text above everything (files: what was planned).
  * Items: {t:'rect', x, y, w, h, fill, cls, title?, themed?}, {t:'text', x, y, text, size, fill, cls,
  * anchor?, themed?}, {t:'line', x1, y1, x2, y2, stroke, cls}; themed items take the page's colours.
  */
-export function timelineScene(est0, { width = 960, view = null, withNote = false } = {}) {
+export function timelineScene(est0, { width = 960, view = null, withNote = false, title = '' } = {}) {
   const span = timelineSpan(est0);
   const zoomed = Boolean(view && (view.t0 > 1e-12 || view.t1 < span * (1 - 1e-9)));
   const offset = zoomed ? view.t0 : 0;
@@ -155,17 +159,20 @@ export function timelineScene(est0, { width = 960, view = null, withNote = false
   const x = (t) => LEFT + (t / T) * plotW;
   const marks = timelineMarks(est, { plotW, T });
   const note = aggregationNote(marks);
-  const top = TOP + (note && withNote ? NOTE : 0);
+  // a file's title line (what was planned): an image seen alone still says what it is of
+  const head = title ? TITLE : 0;
+  const top = TOP + head + (note && withNote ? NOTE : 0);
   const L = laneLayout(est0, top);
   const chunks = chunkCount(est0);
   const items = [];
-  if (note && withNote) items.push({ t: 'text', x: LEFT, y: TOP + 10, text: note, size: 11, fill: MUTED, cls: 'tl-text tl-muted tl-note', themed: true });
+  if (title) items.push({ t: 'text', x: 6, y: TOP + 12, text: title, size: 13, fill: INK, cls: 'tl-text tl-title', themed: true });
+  if (note && withNote) items.push({ t: 'text', x: LEFT, y: TOP + head + 10, text: note, size: 11, fill: MUTED, cls: 'tl-text tl-muted tl-note', themed: true });
   L.stages.forEach((st, i) => {
     let first = true;
     for (const [res, lane] of st.lanes) {
       items.push({ t: 'rect', x: LEFT, y: lane.y, w: plotW, h: lane.h, fill: LANE_BG, cls: `tl-lane tl-lane-${res.replace(/[^a-z0-9_-]/gi, '_')}`, themed: true });
       if (first) items.push({ t: 'text', x: 6, y: lane.y + 12, text: `stage ${i}`, size: 12, fill: INK, cls: 'tl-text', themed: true });
-      else items.push({ t: 'text', x: 6, y: lane.y + 8, text: resourceLabel(res), size: 9, fill: MUTED, cls: 'tl-text tl-muted tl-lane-label', themed: true });
+      else items.push({ t: 'text', x: 6, y: lane.y + 9.5, text: resourceLabel(res), size: LANE_LABEL_SIZE, fill: MUTED, cls: 'tl-text tl-muted tl-lane-label', themed: true });
       first = false;
     }
   });

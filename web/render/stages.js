@@ -7,7 +7,8 @@ import { memoryLevel } from './memory.js';
 export function stageDiagram(est) {
   const stages = est.stages || [];
   const colors = deviceColors(stages);
-  const row = h('ol', { class: 'stages', 'aria-label': 'Pipeline stages, first to last' });
+  // many stages scroll sideways: the list takes the focus, so the keyboard can scroll it (WCAG 2.1.1)
+  const row = h('ol', { class: 'stages', tabindex: '0', 'aria-label': 'Pipeline stages, first to last' });
   for (const st of stages) {
     const mem = st.memory_GiB ?? 0;
     const cap = st.memory_capacity_GiB ?? 0;

@@ -19,13 +19,16 @@ const r2 = (v) => (typeof v === 'number' ? v.toFixed(2) : v);
  * SVG of the timeline. standalone: explicit colours and a background so the file renders alike
  * anywhere, and the aggregation note as text; otherwise text and lanes take the page's colours
  * through CSS classes and the note is in data-note (the page puts it in the figure's caption).
- * view: {t0, t1}, the time window to draw (default: the whole iteration).
+ * view: {t0, t1}, the time window to draw (default: the whole iteration); title: the files' line
+ * saying what was planned (web/context.js), drawn at the top and the SVG's <title>.
  */
-export function timelineSvg(est0, { width = 960, standalone = false, view = null } = {}) {
-  const sc = timelineScene(est0, { width, view, withNote: standalone });
+export function timelineSvg(est0, { width = 960, standalone = false, view = null, title = '' } = {}) {
+  const sc = timelineScene(est0, { width, view, withNote: standalone, title });
   const svg = s('svg', { xmlns: 'http://www.w3.org/2000/svg', viewBox: `0 0 ${width} ${sc.height}`, width, height: sc.height,
     class: 'timeline-svg', role: 'img', 'data-events': sc.marks.events, 'data-bars': sc.marks.bars.length, 'data-note': sc.note || null,
-    'data-t0': sc.offset, 'data-t1': sc.offset + sc.T, 'data-chunks': sc.chunks, 'aria-label': sc.label });
+    'data-t0': sc.offset, 'data-t1': sc.offset + sc.T, 'data-chunks': sc.chunks, 'aria-label': title ? `${title}. ${sc.label}` : sc.label });
+  // the file's title (viewers show it as the document's name) names what was planned too
+  if (title) svg.append(s('title', {}, `Poseidon plan: ${title}`));
   if (standalone) svg.append(s('rect', { x: 0, y: 0, width, height: sc.height, fill: '#ffffff' }));
   const color = (it) => (standalone || !it.themed ? it.fill : null);
   for (const it of sc.items) {
@@ -43,8 +46,8 @@ export function timelineSvg(est0, { width = 960, standalone = false, view = null
 }
 
 /** PNG via canvas drawing (no image decoding, so it works under img-src 'self'); the same display list as the SVG file. */
-export function timelinePng(est, { width = 1400, scale = 1 } = {}) {
-  const sc = timelineScene(est, { width, withNote: true });
+export function timelinePng(est, { width = 1400, scale = 1, title = '' } = {}) {
+  const sc = timelineScene(est, { width, withNote: true, title });
   const canvas = document.createElement('canvas');
   canvas.width = width * scale;
   canvas.height = sc.height * scale;

@@ -1,0 +1,76 @@
+// What was planned, in one line: model, GPUs by type, global batch, precision, software stack.
+// The headline and every export carry it, so that a plan seen out of the page (an embed, an
+// image, a trace, a plan file, a script) still says what it is a plan for.
+// Pure (no DOM), tested in node.
+
+const byId = (list, id) => (list || []).find((x) => x.id === id);
+
+/** a device's name without the vendor and product-line words ("NVIDIA A100 SXM4 80GB" → "A100 SXM4 80GB") */
+export function shortDeviceName(name) {
+  return String(name).replace(/^(NVIDIA|AMD)\s+/i, '').replace(/^(GeForce|Instinct)\s+/i, '').trim() || String(name);
+}
+
+/** the label of a group's device: a preset's short name, a custom device's name, "<preset> (modified)" for {"base"} */
+export function deviceLabel(ref, presets) {
+  if (typeof ref === 'string') {
+    const d = byId(presets?.devices, ref);
+    return d?.name ? shortDeviceName(d.name) : ref;
+  }
+  if (ref && typeof ref === 'object') {
+    if (typeof ref.base === 'string') {
+      const base = deviceLabel(ref.base, presets);
+      return ref.calibration ? `${base} (calibrated)` : `${base} (modified)`;
+    }
+    if (typeof ref.name === 'string' && ref.name.trim()) return ref.name.trim();
+  }
+  return 'custom device';
+}
+
+/** the cluster's GPUs by device type, in the order of the groups: "64 × H100 SXM5 80GB + 32 × A100 SXM4 80GB" */
+export function gpusByType(cluster, presets) {
+  const c = typeof cluster === 'string' ? byId(presets?.clusters, cluster) : cluster;
+  const counts = new Map();
+  for (const g of c?.groups || []) {
+    const n = (Number.isFinite(g.nodes) ? g.nodes : 0) * (Number.isFinite(g.gpus_per_node) ? g.gpus_per_node : 0);
+    const label = deviceLabel(g.device, presets);
+    counts.set(label, (counts.get(label) ?? 0) + n);
+  }
+  return [...counts].map(([label, n]) => `${n.toLocaleString('en-US')} × ${label}`).join(' + ');
+}
+
+function modelName(model, presets) {
+  if (typeof model === 'string') return byId(presets?.models, model)?.name ?? model;
+  return (model && typeof model.name === 'string' && model.name.trim()) || 'custom model';
+}
+
+/** the stack's preset id (the core's default megatron-core when the scenario names none), or a custom stack's name */
+function stackName(stack) {
+  if (stack === undefined || stack === null) return 'megatron-core';
+  if (typeof stack === 'string') return stack;
+  if (typeof stack.base === 'string') return `${stack.base} (modified)`;
+  return (typeof stack.name === 'string' && stack.name.trim()) || 'custom stack';
+}
+
+/**
+ * The parts of the context line of scenario sc: {model, gpus, batch, precision, stack}. presets:
+ * the core's presets ({models, clusters, devices}), to name what the scenario gives by id.
+ */
+export function contextParts(sc, presets) {
+  const t = sc?.training || {};
+  const tol = Number(t.global_batch_tolerance) || 0;
+  const gbs = Number.isFinite(t.global_batch_size) ? t.global_batch_size.toLocaleString('en-US') : String(t.global_batch_size ?? '?');
+  return {
+    model: modelName(sc?.model, presets),
+    gpus: gpusByType(sc?.cluster, presets) || 'no GPUs',
+    batch: `global batch ${gbs}${tol > 0 ? ` ± ${+(100 * tol).toFixed(2)} %` : ''}`,
+    precision: String(t.precision ?? 'bf16'),
+    stack: stackName(t.stack),
+  };
+}
+
+/** "Llama 3 8B · 64 × H100 SXM5 80GB + 32 × A100 SXM4 80GB · global batch 512 · bf16 · megatron-core"; '' without a scenario */
+export function contextLine(sc, presets) {
+  if (!sc) return '';
+  const p = contextParts(sc, presets);
+  return [p.model, p.gpus, p.batch, p.precision, p.stack].join(' · ');
+}
