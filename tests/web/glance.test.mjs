@@ -149,6 +149,13 @@ test('what was planned: the context line on the headline and the embed, and in e
   assert.equal(trace.otherData.planned_for, DEMO_CONTEXT);
   const script = (await grab('#export-megatron')).toString();
   assert.ok(script.split('\n').slice(0, 4).includes(`# Planned for ${DEMO_CONTEXT}.`), script.slice(0, 400));
+  // every note the page shows about the command is a comment at the top of the script
+  await page.waitForSelector('#megatron-notes li');
+  const notes = await page.$$eval('#megatron-notes li', (lis) => lis.map((li) => li.textContent.replace(/^Stock Megatron-LM cannot run this part as planned: /, '')));
+  const head = script.slice(0, script.indexOf('\ntorchrun'));
+  assert.ok(notes.length >= 2, notes.join(' | '));
+  assert.deepStrictEqual(notes.filter((n) => !head.includes(`#  - ${n}`)), [], 'every note of the page in the script');
+  assert.match(head, /^# Micro-batch: --micro-batch-size \d+ is one data-parallel replica's share/m);
   // the plan file with its notes loads back, and says the same thing again
   await page.setInputFiles('#plan-file', { name: 'plan.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(plan)) });
   await page.waitForFunction(() => /Loaded plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
