@@ -126,7 +126,7 @@ export function wireExports() {
     for (const u of r.unsupported) notes.append(h('li', { class: 'unsupported' }, `Stock Megatron-LM cannot run this part as planned: ${u}.`));
     for (const n of r.notes) notes.append(h('li', {}, n));
     pre.textContent = r.text;
-    download('poseidon-megatron.sh', 'text/x-shellscript', `#!/bin/sh\n${r.text}`);
+    download('poseidon-megatron.sh', 'text/x-shellscript', r.script);
   });
 }
 

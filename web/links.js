@@ -5,7 +5,7 @@ import { encodeShare, decodeShare, isShareFragment, ShareLinkError, diff, applyD
 import { DEFAULT_OPTIONS, DEFAULT_TRAINING, byId, cleanObject, isEmbed, isEmpty, presetCluster, presetModel, profilePreset, state } from './state.js';
 import { renderAllForms } from './forms.js';
 import { attachedProfileContent } from './profile-ui.js';
-import { clearErrors, showError } from './errors.js';
+import { clearErrors, problemsOf, showError } from './errors.js';
 import { selectedEstimate } from './results.js';
 import { estimatePlan, stopSearch } from './planner.js';
 import { DEFAULT_TOKENS } from './cost.js';
@@ -148,12 +148,15 @@ export async function openFragment(fragment) {
     // the address bar moves on to the inputs shown: the refused link stays readable here
     const shown = fragment.length > 120 ? `${fragment.slice(0, 120)}… (${fmtInt(fragment.length)} characters)` : fragment;
     refusal = `${msg}\nThe link's fragment: ${shown}`;
-    showError(`${refusal}\nYour current inputs are unchanged and the planner works as usual.`, 'link');
+    // an embed has no inputs of its own to keep: it says what the link is (main.js, embedLinkRefused)
+    showError(isEmbed ? refusal : `${refusal}\nYour current inputs are unchanged and the planner works as usual.`, 'link');
     return 'error';
   }
   clearErrors(['link', 'inputs', 'other']);
   if (!plan) return 'inputs';
-  const ok = await estimatePlan(plan, 'link');
-  if (ok) $('#share-url').value = location.href;
-  return ok ? 'plan' : 'error';
+  const error = await estimatePlan(plan, 'link');
+  if (!error) $('#share-url').value = location.href;
+  // the link's plan does not fit its own inputs (a link from another planner version)
+  else refusal = `the plan in the link does not fit the link's inputs in this version of the planner (${problemsOf(error).map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; ') || error.message}).`;
+  return error ? 'error' : 'plan';
 }

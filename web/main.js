@@ -182,6 +182,7 @@ async function start() {
   wireInputs();
   wireExports();
   if (isEmbed) {
+    wireEmbedDetails();
     $('#full-planner').href = new URL(`index.html${location.hash}`, location.href).href;
     new ResizeObserver(postHeight).observe(document.documentElement);
   }
@@ -219,10 +220,28 @@ function embedLinkRefused() {
   state.result = null;
   renderResult();
   const el = $('#best-plan');
+  // said to a reader of someone else's page: nothing of theirs is kept or lost, the link is what
+  // is wrong, and only whoever embedded it can replace it
   el.textContent = `This embedded plan cannot be shown: ${refusedLinkMessage()}`;
+  el.append(h('span', { class: 'costline', 'data-testid': 'embed-refused-hint' },
+    'The page that embeds it needs a new embed code: in the planner, open the plan and press Copy embed code.'));
   el.dataset.refused = 'true';
+  // no empty panels under the message
+  document.documentElement.classList.add('embed-refused');
   $('#error-jump').hidden = true;
   $('#progress').textContent = '';
+}
+
+/** the embed's details (what bounds the iteration, GPUs used, the stage table, memory) on request */
+function wireEmbedDetails() {
+  const btn = $('#embed-details');
+  const show = (on) => {
+    document.documentElement.classList.toggle('embed-details', on);
+    btn.setAttribute('aria-expanded', String(on));
+    btn.textContent = on ? 'Hide the details' : 'Show the details';
+  };
+  show(new URLSearchParams(location.search).get('details') === '1');
+  btn.addEventListener('click', () => show(btn.getAttribute('aria-expanded') !== 'true'));
 }
 
 start();

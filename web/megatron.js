@@ -187,7 +187,9 @@ export function lowPrecisionFlags(precision, training = {}) {
 }
 
 /**
- * {ok, text, args, notes, unsupported, evenSplit, world, nnodes, nproc}. ok is false only for a
+ * {ok, text, script, args, notes, unsupported, evenSplit, world, nnodes, nproc}: text is the
+ * command with its header (the page shows it under the notes), script the file (`#!/bin/sh`, the
+ * header with what stock Megatron-LM cannot run, the micro-batch convention and every note). ok is false only for a
  * plan without stages. scenario: {model (object), training}; options: cluster (object with
  * groups), modelId (preset id or name, for the rotary base), tokens (token budget: --train-iters),
  * deviceOf (device id → device object: presets or custom devices; decides --bf16/--fp16 and
@@ -331,6 +333,39 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
   }
   head.push('# Set the variables the command names (the shell stops with a message if one is unset), then run it on every node.');
   const lines = [...launcher, ['pretrain_gpt.py'], ...args].map((a) => `  ${a.join(' ')}`);
-  const text = `${head.map((l) => l.replace(/[\r\n\u2028\u2029]+/g, ' ')).join('\n')}\ntorchrun \\\n${lines.join(' \\\n')}\n`;
-  return { ok: true, text, args, notes, unsupported, evenSplit: even, split: split.kind, world, ...(nodes ?? {}) };
+  const oneLine = (l) => l.replace(/[\r\n\u2028\u2029]+/g, ' ');
+  const command = `torchrun \\\n${lines.join(' \\\n')}\n`;
+  const text = `${head.map(oneLine).join('\n')}\n${command}`;
+  // the file carries what the page says next to the command: a script read (or run) alone must
+  // not pass for a stock, as-planned launch when it is not one
+  const fileHead = [head[0], ...(context ? [head[1]] : [])];
+  if (unsupported.length) {
+    fileHead.push('# NOT RUNNABLE AS PLANNED ON STOCK MEGATRON-LM (the placeholders below stay until you decide):');
+    for (const u of unsupported) fileHead.push(`#  - ${u}.`);
+  }
+  fileHead.push(microBatchComment(plan, stages, micro, dp));
+  if (notes.length) {
+    fileHead.push('# Notes (as on the planner page):');
+    for (const n of notes) fileHead.push(`#  - ${n}`);
+  }
+  fileHead.push(...head.slice(context ? 2 : 1));
+  const script = `#!/bin/sh\n${fileHead.map(oneLine).join('\n')}\n${command}`;
+  return { ok: true, text, script, args, notes, unsupported, evenSplit: even, split: split.kind, world, ...(nodes ?? {}) };
+}
+
+/**
+ * The script's line on micro-batches: Megatron's --micro-batch-size is one data-parallel
+ * replica's share, the plan file's micro_batch_size the pipeline micro-batch over all replicas of
+ * a stage; with both numbers in one file, it says which is which.
+ */
+function microBatchComment(plan, stages, micro, dp) {
+  const mbs = plan.micro_batch_size;
+  const m = plan.num_micro_batches;
+  const tail = `the plan file's micro_batch_size ${mbs} is the pipeline micro-batch summed over a stage's data-parallel replicas, and --global-batch-size ${mbs * m} is micro_batch_size ${mbs} × num_micro_batches ${m}.`;
+  if (micro !== null) {
+    const split = dp !== null ? ` (${mbs} = DP ${dp} × ${micro})` : '';
+    return `# Micro-batch: --micro-batch-size ${micro} is one data-parallel replica's share (Megatron's convention)${split}; ${tail}`;
+  }
+  const per = stages.map((st) => samplesPerReplica(st, plan) ?? 'uneven').join('/');
+  return `# Micro-batch: Megatron's --micro-batch-size is one data-parallel replica's share, left as MICRO_BATCH because this plan's replicas take ${per} samples per stage; ${tail}`;
 }

@@ -181,6 +181,9 @@ export async function runSearch({ live = false } = {}) {
 
 /** puts a result on screen with the scenario it belongs to; stale when the inputs changed since */
 export function showResult(result, sc, { stale = false } = {}) {
+  // an embed that refused a link shows this result instead (a link pasted into its address bar)
+  document.documentElement.classList.remove('embed-refused');
+  delete $('#best-plan').dataset.refused;
   state.result = result;
   state.resultScenario = sc;
   state.lastScenario = sc;
@@ -211,22 +214,26 @@ export function cancelSearch() {
     + (edited ? ' The inputs changed since it started: press Find plans to search them.' : '');
 }
 
-/** Estimates a given plan (from a link or a file) with the current inputs; no search. */
+/**
+ * Estimates a given plan (from a link or a file) with the current inputs; no search. Resolves to
+ * null when it is shown, else to the core's error (also shown in the error summary).
+ */
 export async function estimatePlan(plan, origin) {
   stopSearch();
   cancelWhatIf();
   const sc = scenario();
   const res = await call({ type: 'estimate', scenario: sc, plan });
   if (res?.error) {
-    showCoreError(res.error, origin === 'link' ? 'The shared plan does not fit these inputs:' : 'The plan file does not fit the current inputs:');
-    return false;
+    // an embed has no inputs to mark: it says in place of the plan that its link is wrong (main.js)
+    if (!isEmbed) showCoreError(res.error, origin === 'link' ? 'The shared plan does not fit these inputs:' : 'The plan file does not fit the current inputs:');
+    return res.error;
   }
   showResult({ plans: [res], baselines: [], stats: null, fromLink: origin === 'link', fromFile: origin === 'file', profiled: Boolean(sc.profile) }, sc);
   if (perf.firstBestMs === null) perf.firstBestMs = performance.now();
   // the embed has no inputs and no Find plans: it points to the full planner instead
   const next = isEmbed ? 'open it in the full planner to change it or search' : 'edit any input or press Find plans to search';
   $('#progress').textContent = origin === 'link' ? `Shared plan estimated (no search): ${next}.` : `Plan file estimated (no search): ${next}.`;
-  return true;
+  return null;
 }
 
 /** "No feasible plan": ask the core which changes make one fit (advice API), shown under the summary. */

@@ -149,6 +149,13 @@ test('what was planned: the context line on the headline and the embed, and in e
   assert.equal(trace.otherData.planned_for, DEMO_CONTEXT);
   const script = (await grab('#export-megatron')).toString();
   assert.ok(script.split('\n').slice(0, 4).includes(`# Planned for ${DEMO_CONTEXT}.`), script.slice(0, 400));
+  // every note the page shows about the command is a comment at the top of the script
+  await page.waitForSelector('#megatron-notes li');
+  const notes = await page.$$eval('#megatron-notes li', (lis) => lis.map((li) => li.textContent.replace(/^Stock Megatron-LM cannot run this part as planned: /, '')));
+  const head = script.slice(0, script.indexOf('\ntorchrun'));
+  assert.ok(notes.length >= 2, notes.join(' | '));
+  assert.deepStrictEqual(notes.filter((n) => !head.includes(`#  - ${n}`)), [], 'every note of the page in the script');
+  assert.match(head, /^# Micro-batch: --micro-batch-size \d+ is one data-parallel replica's share/m);
   // the plan file with its notes loads back, and says the same thing again
   await page.setInputFiles('#plan-file', { name: 'plan.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(plan)) });
   await page.waitForFunction(() => /Loaded plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
@@ -190,5 +197,56 @@ test('colours and small print: device colours are not the timeline\'s, lane labe
     assert.ok(r.devices.length >= 2, `${where}: device swatches`);
     assert.deepStrictEqual(r.devices.filter((c) => r.bars.includes(c)), [], `${where}: no device colour is a timeline colour`);
     await assertClean(page, problems);
+  }
+});
+
+test('the embed at a glance: compact by default (context, metrics, stage strip, timeline), the rest on request; its own message for a broken link', async (t) => {
+  const EMBED = { width: 760, height: 200 }; // low, so that the document's height is its content's
+  const url = (await env.demoLink()).replace('index.html#', 'index.html?embed=1#');
+  const { page, problems } = await env.open(t, url, { viewport: EMBED });
+  await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
+  await page.waitForSelector('#timeline svg rect.tl-ev');
+  const look = () => page.evaluate(() => ({
+    height: document.documentElement.scrollHeight,
+    shown: ['[data-testid=context-line]', '[data-testid=best-tokens]', '#stage-diagram li.stage', '#timeline svg', '#full-planner', '#embed-details',
+      '#critical-path', '#gpu-usage', '#stage-table', '#memory-breakdown', '#timeline-table']
+      .filter((sel) => document.querySelector(sel)?.checkVisibility()),
+    expanded: document.querySelector('#embed-details').getAttribute('aria-expanded'),
+  }));
+  const compact = await look();
+  t.diagnostic(`embed at 760 px: ${compact.height} px tall compact`);
+  assert.ok(compact.height <= 900, `${compact.height} px`);
+  assert.deepStrictEqual(compact.shown, ['[data-testid=context-line]', '[data-testid=best-tokens]', '#stage-diagram li.stage', '#timeline svg', '#full-planner', '#embed-details']);
+  assert.equal(compact.expanded, 'false');
+  await page.click('#embed-details');
+  const full = await look();
+  assert.equal(full.expanded, 'true');
+  assert.deepStrictEqual(full.shown.slice(6), ['#critical-path', '#gpu-usage', '#stage-table', '#memory-breakdown'], 'the details on request (the timeline table stays folded in its own section)');
+  assert.ok(full.height > compact.height + 300, `${full.height} px with the details`);
+  await page.click('#embed-details');
+  assert.equal((await look()).height, compact.height, 'hidden again');
+  await assertClean(page, problems);
+  // &details=1 opens it expanded
+  const d = await env.open(t, url.replace('?embed=1#', '?embed=1&details=1#'), { viewport: EMBED });
+  await d.page.waitForSelector('#critical-path .explain');
+  assert.ok(await d.page.isVisible('#memory-breakdown [data-testid=memory-table]'));
+  // a broken link and a link whose plan does not fit its inputs: the embed's own message, no empty panels, no word of inputs
+  const misfit = { ...structuredClone((await import('./harness.mjs')).demoPlan) };
+  misfit.stages[0].num_layers += 1;
+  for (const [what, link, re] of [['corrupted', `${env.site.url}embed.html#v=1&s=AAAA`, /corrupted or truncated/],
+    ['misfit', await env.link({ m: 'gpt3-1.7b', c: 'demo-mixed-16', t: { global_batch_size: 64 }, p: misfit }, '?embed=1'), /the plan in the link does not fit the link's inputs in this version of the planner \(.+\)/]]) {
+    const b = await env.open(t, link, { viewport: EMBED });
+    await b.page.waitForFunction(() => document.querySelector('[data-testid=best-plan]').dataset.refused === 'true');
+    const text = await b.page.textContent('[data-testid=best-plan]');
+    assert.match(text, /^This embedded plan cannot be shown: /, what);
+    assert.match(text, re, `${what}: ${text}`);
+    assert.ok(await b.page.isVisible('[data-testid=embed-refused-hint]'), what);
+    // (the inputs' forms are in the document, hidden: what is shown, and the error summary, speak of no inputs)
+    for (const shown of [await b.page.evaluate(() => document.body.innerText), await b.page.textContent('[data-testid=error]')]) {
+      assert.doesNotMatch(shown, /inputs are unchanged|your inputs|these inputs|current inputs/i, `${what}: an embed has no inputs`);
+    }
+    assert.deepStrictEqual(await b.page.evaluate(() => [...document.querySelectorAll('h3')].filter((x) => x.checkVisibility()).map((x) => x.textContent)), [], `${what}: no empty panels`);
+    assert.equal(await b.page.isVisible('#embed-details'), false);
+    await assertClean(b.page, b.problems);
   }
 });

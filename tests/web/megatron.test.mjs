@@ -287,4 +287,40 @@ test('each low precision writes its Transformer Engine recipe flags, named as in
   }
   assert.deepEqual(lowPrecisionFlags('bf16', { fp8_param_gather: true }), []);
   assert.deepEqual(lowPrecisionFlags('fp8'), [['--fp8-format', 'hybrid'], ['--fp8-recipe', 'tensorwise']]);
+test('the script file carries every note and what stock Megatron-LM cannot run, and says which micro-batch is which', async () => {
+  const M = await loadModule();
+  const presets = JSON.parse(M.presets());
+  const cluster = presets.clusters.find((c) => c.id === 'demo-mixed-16');
+  const model = presets.models.find((m) => m.id === 'gpt3-1.7b');
+  const devOf = (id) => presets.devices.find((d) => d.id === id) ?? null;
+  const check = (plan, training) => {
+    const sc = { model: 'gpt3-1.7b', cluster: 'demo-mixed-16', training };
+    const est = JSON.parse(M.estimate(JSON.stringify(sc), JSON.stringify(plan)));
+    assert.ok(!est.error, est.error?.message);
+    const r = megatronArgs(est, { model, training }, { cluster, modelId: 'gpt3-1.7b', deviceOf: devOf, context: 'ctx' });
+    const head = r.script.slice(0, r.script.indexOf('\ntorchrun'));
+    assert.ok(r.script.startsWith('#!/bin/sh\n'));
+    assert.ok(head.split('\n').slice(1).every((l) => l.startsWith('#')), 'the header is comments only');
+    for (const n of r.notes) assert.ok(head.includes(`#  - ${n}`), `note in the script: ${n}`);
+    for (const u of r.unsupported) assert.ok(head.includes(`#  - ${u}.`), `unsupported part in the script: ${u}`);
+    assert.equal(/NOT RUNNABLE AS PLANNED ON STOCK MEGATRON-LM/.test(head), r.unsupported.length > 0);
+    assert.ok(r.script.endsWith(r.text.slice(r.text.indexOf('torchrun \\'))), 'the same command as the page shows');
+    const { check: syntax } = runStub(r.script.replace('#!/bin/sh\n', ''));
+    assert.equal(syntax.status, 0, syntax.stderr);
+    return { r, head, est };
+  };
+  // bf16 on V100 (fp16), FlashAttention dropped, an uneven split (the experimental layout flag)
+  const uneven = { micro_batch_size: 8, num_micro_batches: 8, stages: [{ group: 0, num_layers: 7, tp: 1, dp: 4 }, { group: 0, num_layers: 6, tp: 1, dp: 4 },
+    { group: 1, num_layers: 5, tp: 1, dp: 4 }, { group: 1, num_layers: 6, tp: 1, dp: 4 }] };
+  const a = check(uneven, { global_batch_size: 64, precision: 'bf16' });
+  assert.match(a.head, /--fp16, not --bf16/);
+  assert.match(a.head, /--use-flash-attn is left out/);
+  assert.match(a.head, /experimental/);
+  assert.match(a.head, /^# Micro-batch: --micro-batch-size 2 is one data-parallel replica's share \(Megatron's convention\) \(8 = DP 4 × 2\); the plan file's micro_batch_size 8 is the pipeline micro-batch summed over a stage's data-parallel replicas, and --global-batch-size 64 is micro_batch_size 8 × num_micro_batches 8\.$/m);
+  assert.match(a.head, /^# Planned for ctx\.$/m);
+  // TP and DP per stage: not runnable as planned, and the micro-batch per replica differs
+  const perStage = { micro_batch_size: 8, num_micro_batches: 8, stages: [{ group: 0, num_layers: 12, tp: 2, dp: 4 }, { group: 1, num_layers: 12, tp: 1, dp: 8 }] };
+  const b = check(perStage, { global_batch_size: 64, precision: 'bf16' });
+  assert.ok(b.r.unsupported.length >= 2);
+  assert.match(b.head, /^# Micro-batch: Megatron's --micro-batch-size is one data-parallel replica's share, left as MICRO_BATCH because this plan's replicas take 2\/1 samples per stage; the plan file's micro_batch_size 8/m);
 });
