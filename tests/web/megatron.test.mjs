@@ -287,6 +287,8 @@ test('each low precision writes its Transformer Engine recipe flags, named as in
   }
   assert.deepEqual(lowPrecisionFlags('bf16', { fp8_param_gather: true }), []);
   assert.deepEqual(lowPrecisionFlags('fp8'), [['--fp8-format', 'hybrid'], ['--fp8-recipe', 'tensorwise']]);
+});
+
 test('the script file carries every note and what stock Megatron-LM cannot run, and says which micro-batch is which', async () => {
   const M = await loadModule();
   const presets = JSON.parse(M.presets());
