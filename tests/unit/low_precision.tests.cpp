@@ -49,7 +49,7 @@ TEST_CASE("a precision is refused on a group whose GPU lacks it, naming the grou
     // fp8_param_gather needs a low precision and the distributed optimizer.
     CHECK_THROWS_WITH(scenario("\"h100-sxm5-80gb\"", "bf16", R"(, "fp8_param_gather": true, "distributed_optimizer": true)"),
                       Catch::Matchers::Contains("fp8_param_gather: true needs a low precision"));
-    CHECK_THROWS_WITH(scenario("\"h100-sxm5-80gb\"", "fp8", R"(, "fp8_param_gather": true)"), Catch::Matchers::Contains("needs distributed_optimizer true"));
+    CHECK_THROWS_WITH(scenario("\"h100-sxm5-80gb\"", "fp8", R"(, "fp8_param_gather": true)"), Catch::Matchers::Contains("needs distributed_optimizer or fsdp true"));
 }
 
 TEST_CASE("quantisation kernels: bytes per element by recipe and GPU, hand-computed", "[precision][model]") {
