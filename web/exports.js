@@ -69,7 +69,8 @@ export function stageSummary(est, times = 'x') {
     if (Array.isArray(st.replicas) && new Set(st.replicas.map((r) => `${r.device}/${r.tp}`)).size > 1) {
       return st.replicas.map((r) => `${r.tp}${times}${r.count ?? 1}`).join('+');
     }
-    return `${st.tp}${times}${st.dp}`;
+    // context parallelism: the replica is tp x cp GPUs, written TPxCPcp x DP so the product stays the GPUs
+    return st.cp > 1 ? `${st.tp}${times}${st.cp}cp${times}${st.dp}` : `${st.tp}${times}${st.dp}`;
   });
 }
 

@@ -22,6 +22,9 @@ export const TRAINING_FIELDS = [
   { key: 'global_batch_size', kind: 'int', label: 'global batch (samples)' },
   // the low-precision recipes (docs/model.md, "Low precision") need every group's GPU to have the rate
   { key: 'precision', kind: 'select', label: 'precision', options: ['bf16', 'fp16', 'fp32', 'fp8', 'fp8-delayed', 'fp8-blockwise', 'mxfp8', 'nvfp4'], def: 'bf16' },
+  // Megatron-FSDP (ZeRO-3) and the context-parallel exchange (docs/model.md, "FSDP", "Context parallelism")
+  { key: 'fsdp', kind: 'bool', label: 'FSDP: shard weights, gradients and optimizer states (Megatron-FSDP)', def: false, omitDefault: true },
+  { key: 'cp_comm_type', kind: 'select', label: 'context-parallel exchange (stages with CP > 1)', options: ['p2p', 'all_gather', 'a2a'], def: 'p2p', omitDefault: true },
   { key: 'fp8_param_gather', kind: 'bool', label: 'low-precision parameter all-gather (fp8/fp4 weights, distributed optimizer)', def: false, omitDefault: true },
   { key: 'recompute', kind: 'select', label: 'recompute', options: ['none', 'selective', 'full'], def: 'none' },
   { key: 'sequence_parallel', kind: 'bool', label: 'sequence parallel', def: false },

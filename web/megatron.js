@@ -210,11 +210,13 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
   const devices = uniq(stages.flatMap((s) => (Array.isArray(s.replicas) && s.replicas.length ? s.replicas.map((r) => r.device) : [s.device])));
   const layers = stages.map((s) => s.num_layers);
   const virtual = Number.isInteger(plan.virtual_stages) ? plan.virtual_stages : 1;
-  const world = stages.reduce((a, s) => a + (s.gpus ?? s.tp * s.dp), 0);
+  const world = stages.reduce((a, s) => a + (s.gpus ?? s.tp * s.dp * (s.cp ?? 1)), 0);
+  const cps = uniq(stages.map((s) => s.cp ?? 1));
 
   const tp = tps.length === 1 ? tps[0] : null;
   const dp = dps.length === 1 ? dps[0] : null;
   if (tp === null) unsupported.push(`tensor parallelism differs between stages (${stages.map((s) => s.tp).join('/')}): stock Megatron-LM has one --tensor-model-parallel-size for every stage, so TP is left as the placeholder TP; running this plan as planned needs a launcher with per-stage TP`);
+  if (cps.length !== 1) unsupported.push(`context parallelism differs between stages (${stages.map((s) => s.cp ?? 1).join('/')}): stock Megatron-LM has one --context-parallel-size for every stage`);
   if (dp === null) unsupported.push(`data parallelism differs between stages (${stages.map((s) => s.dp).join('/')}): stock Megatron-LM derives one data-parallel size from the world size`);
   // why one --micro-batch-size cannot serve: replicas of one stage differ, or the stages do (their DP
   // differs while every stage takes the same pipeline micro-batch)
@@ -282,6 +284,9 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
   args.push(...lowPrecisionFlags(precision, training));
   if (training.sequence_parallel && tp !== null && tp > 1) args.push(['--sequence-parallel']);
   if (training.distributed_optimizer) args.push(['--use-distributed-optimizer']);
+  if (cps.length === 1 && cps[0] > 1) args.push(['--context-parallel-size', cps[0]], ['--cp-comm-type', training.cp_comm_type ?? 'p2p']);
+  // Megatron-FSDP with everything sharded (ZeRO-3), as the planner costs it
+  if (training.fsdp) args.push(['--use-megatron-fsdp'], ['--data-parallel-sharding-strategy', 'optim_grads_params']);
   args.push(...overlapFlags(training, { tp, stack, notes, unsupported }));
   if (training.recompute === 'selective') args.push(['--recompute-activations']);
   if (training.recompute === 'full') args.push(['--recompute-granularity', 'full'], ['--recompute-method', 'uniform'], ['--recompute-num-layers', 1]);
@@ -322,8 +327,8 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
     + ` × ${tp === null ? 'TP per stage' : `TP ${tp}`} × ${dp === null ? 'DP per stage' : `DP ${dp}`}${devices.length ? ` on ${devices.join(' + ')}` : ''}.`];
   if (context) head.push(`# Planned for ${context}.`);
   if (nodes && tp !== null && dp !== null) {
-    // Megatron's rank order puts TP fastest, then DP, then PP: stage s holds ranks [s*tp*dp, (s+1)*tp*dp)
-    const per = tp * dp;
+    // Megatron's rank order puts TP fastest, then CP, then DP, then PP: stage s holds ranks [s*tp*cp*dp, (s+1)*tp*cp*dp)
+    const per = tp * dp * (cps.length === 1 ? cps[0] : 1);
     const where = stages.map((st, s) => {
       const a = Math.floor((s * per) / nodes.nproc);
       const b = Math.floor(((s + 1) * per - 1) / nodes.nproc);

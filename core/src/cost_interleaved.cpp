@@ -29,7 +29,9 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
             MemoryBreakdown dynamic;  // activations, temporaries and allocator over the chunks
             double working_GiB = 0;   // the re-materialised block (full recompute): one per GPU, not per chunk
             for (int c = 0; c < V; ++c) {
-                StagePosition pos{c * p + s, p * V, m, st.dp(), in_flight};
+                StagePosition pos{c * p + s, p * V, m, st.dp() * st.cp, in_flight};
+                const CpLink cpl = cp_link(sc.cluster.groups[rs.group], rs.tp, st.cp);
+                pos.cp = st.cp, pos.cp_bw_GBps = cpl.bw_GBps, pos.cp_latency_s = cpl.latency_s;
                 const ReplicaCost rc = replica_cost(sc, d, rs.tp, rs.samples, st.num_layers / V, pos);
                 chunk_params[c] = std::max(chunk_params[c], rc.params_per_gpu);
                 working_GiB = rc.recompute_working_GiB;  // the chunks' blocks are alike

@@ -171,7 +171,10 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     const ModelSpec& m = sc.model;
     const Training& tr = sc.training;
     ReplicaCost rc;
-    const double t = tp, b = samples, s = m.seq_length, h = m.hidden_size, f = m.ffn_hidden_size, a = m.num_attention_heads;
+    // With context parallelism each rank holds s / cp tokens of its replica's samples and the
+    // attention of those queries against all keys: per rank, exactly the work of samples / cp
+    // whole sequences (causal load balancing), so b stands for that.
+    const double t = tp, b = static_cast<double>(samples) / std::max(1, pos.cp), s = m.seq_length, h = m.hidden_size, f = m.ffn_hidden_size, a = m.num_attention_heads;
     const double V = m.vocab_size, kv_ratio = static_cast<double>(m.num_kv_heads) / m.num_attention_heads;
     const double e = bytes_per_element(tr.precision);
     const double flops_rate = effective_peak_flops(d, tr);
@@ -258,6 +261,11 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
         core_fwd = bmm + scores * fwd_bytes / mem_rate + (score_kernels + (fp32_softmax ? 2 : 0)) * kernel_s;
         core_bwd = 2 * bmm + scores * bwd_bytes / mem_rate + (score_kernels + (fp32_softmax ? 2 : 0)) * kernel_s;
     }
+    // Context parallelism's exchange of keys and values around the attention (context_parallel.cpp).
+    const CpExtra cpx = cp_extra(tr.cp_comm_type, pos.cp, core_fwd, core_bwd, T * 2 * kv / t * e, T * (h + 2 * kv) / t * e, T * h / t * e,
+                                 CpLink{pos.cp_bw_GBps, pos.cp_latency_s}, d.comm_compute_slowdown);
+    core_fwd += cpx.forward_s;
+    core_bwd += cpx.backward_s;
     const bool hidden_dropout = m.hidden_dropout > 0;
     const double replicated_accesses =
         fused ? fused_replicated_accesses_per_h : unfused_replicated_accesses_per_h - (hidden_dropout ? 0.0 : unfused_dropout_accesses_per_h);
@@ -320,6 +328,8 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
 
     // The schedule's fixed cost of one micro-batch pass on a stage (docs/model.md, "Software stacks").
     const double pass_s = tr.stack.pass_overhead_us * 1e-6;
+    rc.layer_forward_s = layer_fwd;
+    rc.layer_backward_s = layer_bwd;
     rc.forward_s = num_layers * layer_fwd + pass_s;
     rc.backward_s = num_layers * layer_bwd + pass_s;
     rc.forward_tp_comm_s = num_layers * layer_fwd_tp;

@@ -163,8 +163,8 @@ Estimate estimate(const Scenario& sc, const Plan& plan, bool detailed) {
     double peak = 0;
     for (const auto& st : plan.stages)
         for (const auto& r : st.replicas) {
-            e.num_gpus += r.tp * r.count;
-            peak += r.tp * r.count * sc.cluster.groups[r.group].device.peak_tflops * 1e12;
+            e.num_gpus += r.tp * r.count * st.cp;
+            peak += r.tp * r.count * st.cp * sc.cluster.groups[r.group].device.peak_tflops * 1e12;
         }
     const double flops = model_flops_per_iteration(sc.model, plan.micro_batch_size * plan.num_micro_batches);
     e.mfu = flops / (e.iteration_time_s * peak);
@@ -248,6 +248,7 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
                           {"fits", ev.fits},
                           {"source", to_json(ev.sources)},
                           {"replicas", replicas}});
+        if (sp.cp > 1) stages.back()["cp"] = sp.cp;  // context parallelism: replicas of tp x cp GPUs
         // Tied embeddings over several stages: the part of dp_sync_s that is the embedding's.
         if (ev.times.embedding_sync_s > 0) stages.back()["embedding_sync_s"] = r12(ev.times.embedding_sync_s);
         // The overlap chains (docs/model.md, "Overlap"), only when their switch is on.

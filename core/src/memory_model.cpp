@@ -23,7 +23,8 @@ double optimizer_bytes_per_param(const Training& tr) {
 void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, int num_layers, const StagePosition& pos, ReplicaCost& rc) {
     const ModelSpec& m = sc.model;
     const Training& tr = sc.training;
-    const double t = tp, b = samples, s = m.seq_length, h = m.hidden_size, f = m.ffn_hidden_size, a = m.num_attention_heads;
+    // context parallelism: each rank holds s / cp tokens of every sample (replica_cost)
+    const double t = tp, b = static_cast<double>(samples) / std::max(1, pos.cp), s = m.seq_length, h = m.hidden_size, f = m.ffn_hidden_size, a = m.num_attention_heads;
     const double V = m.vocab_size, kv_ratio = static_cast<double>(m.num_kv_heads) / m.num_attention_heads;
     const double e = bytes_per_element(tr.precision);
     const bool sp = tr.sequence_parallel && tp > 1;
@@ -41,6 +42,7 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     }
     rc.params_per_gpu = params;
     rc.linear_params_per_gpu = num_layers * (lp - vec_per_layer) / t;
+    rc.layer_params_per_gpu = (lp - vec_per_layer) / t + vec_per_layer;
 
     // ---- memory per GPU (Korthikanti et al. 2022, table 2; Rajbhandari et al. 2020 for states) ----
     const double weight_bytes = (tr.precision == Precision::fp32 ? 4.0 : 2.0);
@@ -50,7 +52,17 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     const double bf16_linear = tr.fp8_param_gather ? 0.0 : weight_bytes;
     rc.memory.weights_GiB = ((params - rc.linear_params_per_gpu) * weight_bytes + rc.linear_params_per_gpu * (bf16_linear + lp_weight_bytes)) / GiB;
     rc.memory.gradients_GiB = params * grad_bytes_per_param(tr) / GiB;
-    rc.memory.optimizer_GiB = params * optimizer_bytes_per_param(tr) / (tr.distributed_optimizer ? pos.dp_total : 1) / GiB;
+    rc.memory.optimizer_GiB = params * optimizer_bytes_per_param(tr) / (tr.distributed_optimizer || tr.fsdp ? pos.dp_total : 1) / GiB;
+    if (tr.fsdp) {
+        // Megatron-FSDP shards weights and gradients too, and holds at most two blocks unsharded
+        // (the one computing and the one prefetched: --fsdp-double-buffer) with their gradients
+        // before the reduce-scatter (Megatron-LM docs/user-guide/features/megatron_fsdp.md).
+        const double d = std::max(1, pos.dp_total);
+        const double unit = 2 * rc.layer_params_per_gpu;
+        const double per_param_weight = params > 0 ? rc.memory.weights_GiB / params : 0.0;
+        rc.memory.weights_GiB = per_param_weight * (params / d + std::min(params, unit));
+        rc.memory.gradients_GiB = grad_bytes_per_param(tr) * (params / d + std::min(params, unit)) / GiB;
+    }
     rc.memory.overhead_GiB = d.framework_overhead_GiB;
 
     const double scale = e / 2.0;  // Korthikanti's counts assume 2-byte activations

@@ -115,7 +115,7 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
                                              " and is not a multiple of it; a tensor-parallel group fits in one node or takes whole nodes");
             if (sc.training.sequence_parallel && m.seq_length % rs.tp != 0)
                 problems.add(rp + ".tp", std::to_string(rs.tp) + " does not divide seq_length " + std::to_string(m.seq_length) + "; sequence parallelism splits the sequence over TP");
-            used[rs.group] += static_cast<std::int64_t>(rs.tp) * rs.count;
+            used[rs.group] += static_cast<std::int64_t>(rs.tp) * rs.count * st.cp;
         }
         if (st.homogeneous_form && st.replicas.size() == 1) {
             int dp = st.replicas[0].count;
@@ -129,6 +129,24 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
     if (layer_sum != m.num_layers)
         problems.add(path + ".stages", "num_layers sum to " + std::to_string(layer_sum) + ", not the model's num_layers " + std::to_string(m.num_layers) + "; every layer goes to exactly one stage");
     validate_schedule(plan, problems, path);
+    for (std::size_t s = 0; s < plan.stages.size(); ++s) {
+        const int cp = plan.stages[s].cp;
+        if (cp <= 1) continue;
+        const std::string cpp = path + ".stages[" + std::to_string(s) + "].cp";
+        // Megatron-LM's arguments.py: the sequence splits into 2 cp chunks (causal load balancing);
+        // Ulysses (a2a) splits the heads over the cp ranks as well.
+        if (m.seq_length % (2 * cp) != 0)
+            problems.add(cpp, std::to_string(cp) + " does not split seq_length " + std::to_string(m.seq_length) + " into 2 x cp equal chunks; expected a cp with seq_length divisible by 2 cp");
+        if (sc.training.cp_comm_type == "a2a")
+            for (const auto& r : plan.stages[s].replicas)
+                if ((m.num_attention_heads / r.tp) % cp != 0 || (m.num_kv_heads % (r.tp * cp) != 0 && (r.tp * cp) % m.num_kv_heads != 0)) {
+                    problems.add(cpp, std::to_string(cp) + " does not divide the " + std::to_string(m.num_attention_heads / r.tp) +
+                                          " attention heads per TP rank; cp_comm_type \"a2a\" splits the heads over the cp ranks");
+                    break;
+                }
+    }
+    if (sc.training.fsdp && plan.virtual_stages > 1)
+        problems.add(path + ".schedule", "\"interleaved-1f1b\" with training.fsdp is not modelled: Megatron-FSDP's per-block gathers are costed for 1F1B stages; use schedule \"1f1b\"");
     for (std::size_t g = 0; g < used.size(); ++g)
         if (used[g] > sc.cluster.groups[g].num_gpus())
             problems.add(path + ".stages", "use " + std::to_string(used[g]) + " GPUs of group " + std::to_string(g) + " (" + printable(sc.cluster.groups[g].device.name, 48) + ") but it has " +
@@ -169,13 +187,14 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path, cons
             StagePlan stage;
             if (!st.ok()) continue;
             if (auto v = st.integer("num_layers", true, 0, max_num_layers)) stage.num_layers = static_cast<int>(*v);
+            if (auto v = st.integer("cp", false, 1, max_tp)) stage.cp = static_cast<int>(*v);
             if (st.has("replicas")) {
                 std::string both;
                 for (const char* k : {"group", "tp", "dp"})
                     if (st.has(k)) both += (both.empty() ? "" : ", ") + std::string(k);
                 if (!both.empty())
                     problems.add(sp, "gives both replicas and " + both + "; expected one form: {num_layers, group, tp, dp} or {num_layers, replicas}");
-                st.reject_unknown({"num_layers", "replicas", "group", "tp", "dp"});
+                st.reject_unknown({"num_layers", "replicas", "group", "tp", "dp", "cp"});
                 stage.homogeneous_form = false;
                 const Json& reps = *st.get("replicas");
                 if (!reps.is_array() || reps.empty() || reps.size() > static_cast<std::size_t>(max_replicas)) {
@@ -199,7 +218,7 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path, cons
                     stage.replicas.push_back(rs);
                 }
             } else {
-                st.reject_unknown({"num_layers", "group", "tp", "dp"});
+                st.reject_unknown({"num_layers", "group", "tp", "dp", "cp"});
                 auto g = st.integer("group", true, 0, max_groups - 1);
                 auto tp = st.integer("tp", true, 1, max_tp);
                 auto dp = st.integer("dp", true, 1, max_total_gpus);
@@ -228,11 +247,13 @@ Json to_json(const Plan& plan) {
         if (st.homogeneous_form && st.replicas.size() == 1) {
             const auto& r = st.replicas[0];
             stages.push_back({{"group", r.group}, {"num_layers", st.num_layers}, {"tp", r.tp}, {"dp", r.count}});
+            if (st.cp > 1) stages.back()["cp"] = st.cp;
         } else {
             Json reps = Json::array();
             for (const auto& r : st.replicas)
                 for (int k = 0; k < r.count; ++k) reps.push_back({{"group", r.group}, {"tp", r.tp}, {"samples", r.samples}});
             stages.push_back({{"num_layers", st.num_layers}, {"replicas", reps}});
+            if (st.cp > 1) stages.back()["cp"] = st.cp;
         }
     }
     Json j = {{"micro_batch_size", plan.micro_batch_size}, {"num_micro_batches", plan.num_micro_batches}, {"schedule", plan.schedule}, {"stages", stages}};

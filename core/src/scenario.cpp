@@ -67,38 +67,6 @@ Json resolve_ref(const Json& j, const char* kind, const std::string& path, Probl
 
 }  // namespace
 
-namespace {
-constexpr std::pair<Precision, const char*> precision_names[] = {
-    {Precision::bf16, "bf16"}, {Precision::fp16, "fp16"},  {Precision::fp32, "fp32"},     {Precision::fp8, "fp8"},
-    {Precision::fp8_delayed, "fp8-delayed"}, {Precision::fp8_blockwise, "fp8-blockwise"}, {Precision::mxfp8, "mxfp8"}, {Precision::nvfp4, "nvfp4"}};
-// A low precision every group's GPU must run: naming the device and the group that cannot.
-void check_precision_support(const Scenario& sc, Problems& problems) {
-    const Precision p = sc.training.precision;
-    if (!is_low_precision(p)) return;
-    for (std::size_t i = 0; i < sc.cluster.groups.size(); ++i) {
-        const Device& d = sc.cluster.groups[i].device;
-        if (d.name.empty() || low_precision_tflops(d, p) > 0) continue;
-        const char* needs = p == Precision::mxfp8 ? "mxfp8_tflops" : p == Precision::nvfp4 ? "nvfp4_tflops" : "fp8_tflops";
-        problems.add("scenario.training.precision", show(Json(to_string(p))) + " cannot run on cluster.groups[" + std::to_string(i) + "] (" +
-                                                        (d.id.empty() ? d.name : d.id) + "): the device has no " + needs +
-                                                        "; every group trains in the one precision, so choose one all its GPUs run (bf16 runs everywhere)");
-    }
-}
-
-}  // namespace
-
-std::string to_string(Precision p) {
-    for (const auto& [v, name] : precision_names)
-        if (v == p) return name;
-    return "bf16";
-}
-
-std::optional<Precision> precision_from_string(std::string_view s) {
-    for (const auto& [v, name] : precision_names)
-        if (s == name) return v;
-    return std::nullopt;
-}
-
 std::string to_string(Recompute r) {
     switch (r) {
         case Recompute::none: return "none";
@@ -356,7 +324,7 @@ Scenario parse_scenario(const Json& j) {
         ObjectReader tr(*t, "scenario.training", problems);
         if (tr.ok()) {
             tr.reject_unknown({"global_batch_size", "global_batch_tolerance", "precision", "recompute", "sequence_parallel", "distributed_optimizer", "flash_attention", "tf32", "stack",
-                               "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "grad_reduce_dtype", "fp8_param_gather"});
+                               "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "grad_reduce_dtype", "fp8_param_gather", "fsdp", "cp_comm_type"});
             if (auto v = tr.integer("global_batch_size", true, 1, max_global_batch_size)) sc.training.global_batch_size = *v;
             if (auto v = tr.number("global_batch_tolerance", false, 0, true, 0.5)) sc.training.global_batch_tolerance = *v;
             if (auto v = tr.choice("precision", false, {"bf16", "fp16", "fp32", "fp8", "fp8-delayed", "fp8-blockwise", "mxfp8", "nvfp4"}))
@@ -371,10 +339,12 @@ Scenario parse_scenario(const Json& j) {
             if (auto v = tr.boolean("overlap_param_gather", false)) sc.training.overlap_param_gather = *v;
             if (auto v = tr.boolean("tp_comm_overlap", false)) sc.training.tp_comm_overlap = *v;
             if (auto v = tr.boolean("fp8_param_gather", false)) sc.training.fp8_param_gather = *v;
+            if (auto v = tr.boolean("fsdp", false)) sc.training.fsdp = *v;
+            if (auto v = tr.choice("cp_comm_type", false, {"p2p", "all_gather", "a2a"})) sc.training.cp_comm_type = *v;
             if (sc.training.fp8_param_gather && !is_low_precision(sc.training.precision))
                 problems.add(tr.path_of("fp8_param_gather"), "true needs a low precision (fp8, fp8-delayed, fp8-blockwise, mxfp8 or nvfp4); precision is " + to_string(sc.training.precision));
-            else if (sc.training.fp8_param_gather && !sc.training.distributed_optimizer)
-                problems.add(tr.path_of("fp8_param_gather"), "true needs distributed_optimizer true (Megatron-Core gathers low-precision parameters only from the distributed optimizer's shards)");
+            else if (sc.training.fp8_param_gather && !sc.training.distributed_optimizer && !sc.training.fsdp)
+                problems.add(tr.path_of("fp8_param_gather"), "true needs distributed_optimizer or fsdp true (Megatron-Core gathers low-precision parameters only from sharded states)");
             if (auto v = tr.choice("grad_reduce_dtype", false, {"fp32", "bf16", "fp16"})) sc.training.grad_reduce_dtype = *v;
             if (sc.training.tp_comm_overlap && !sc.training.sequence_parallel)
                 problems.add(tr.path_of("tp_comm_overlap"), "true needs sequence_parallel true (Megatron-LM's arguments.py refuses --tp-comm-overlap without --sequence-parallel: the userbuffers overlap the all-gather and reduce-scatter of sequence parallelism)");
@@ -401,6 +371,8 @@ std::vector<std::string> scenario_notes(const Scenario& sc) {
     if (tr.tp_comm_overlap && tr.stack.tp_comm_overlap_fraction <= 0)
         notes.push_back("training.tp_comm_overlap changes nothing with the " + (tr.stack.id.empty() ? tr.stack.name : tr.stack.id) +
                         " stack: its tp_comm_overlap_fraction is 0 (no Transformer Engine userbuffers)");
+    if (tr.fsdp && (tr.overlap_grad_reduce || tr.overlap_param_gather))
+        notes.push_back("training.overlap_grad_reduce and overlap_param_gather change nothing with fsdp: Megatron-FSDP overlaps its own per-block gathers and reduce-scatters");
     const auto& groups = sc.cluster.groups;
     // bf16 on a GPU without it: TF32 (tf32_tflops) exists on exactly the NVIDIA generations that
     // have BF16 (Ampere and newer), so an NVIDIA device without it is Volta or Turing; it runs the

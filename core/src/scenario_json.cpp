@@ -120,6 +120,8 @@ Json to_json(const Scenario& sc) {
               {"stack", to_json(sc.training.stack)}}}};
     if (!sc.training.grad_reduce_dtype.empty()) j["training"]["grad_reduce_dtype"] = sc.training.grad_reduce_dtype;
     if (sc.training.fp8_param_gather) j["training"]["fp8_param_gather"] = true;
+    if (sc.training.fsdp) j["training"]["fsdp"] = true;
+    if (sc.training.cp_comm_type != "p2p") j["training"]["cp_comm_type"] = sc.training.cp_comm_type;
     if (sc.training.global_batch_tolerance > 0) j["training"]["global_batch_tolerance"] = sc.training.global_batch_tolerance;
     if (sc.profile) j["profile"] = to_json(*sc.profile);
     return j;

@@ -24,17 +24,21 @@ std::vector<StagePlacement> place_plan(const Scenario& sc, const Plan& plan) {
             if (rs.group < 0 || rs.group >= static_cast<int>(cursor.size())) continue;
             const Group& g = sc.cluster.groups[rs.group];
             for (int k = 0; k < rs.count; ++k) {
-                ReplicaPlacement rp{rs.group, cursor[rs.group], rs.tp};
-                int first_node = rp.first_gpu / g.gpus_per_node;
-                int last_node = rp.last_node(g.gpus_per_node);
-                // A TP group spanning nodes must take them whole (its collectives then run at NIC speed).
-                const bool whole_nodes = rp.first_gpu % g.gpus_per_node == 0 && rs.tp % g.gpus_per_node == 0;
-                if (first_node != last_node && !whole_nodes && problems.size() < 10)
-                    problems.add("plan.stages[" + std::to_string(s) + "]", "a tensor-parallel group of " + std::to_string(rs.tp) + " GPUs would take GPUs " + std::to_string(rp.first_gpu) + ".." +
-                                         std::to_string(rp.first_gpu + rs.tp - 1) + " of group " + std::to_string(rs.group) + ", straddling nodes " +
-                                         std::to_string(first_node) + " and " + std::to_string(last_node) +
-                                         "; GPUs are taken in stage order, node by node, and a TP group must fit in one node or take whole nodes");
-                cursor[rs.group] += rs.tp;
+                // A replica is its cp TP groups side by side (Megatron's tp-cp rank order); each TP
+                // group must sit in one node or take whole nodes (its collectives then run at NIC speed).
+                const int cp = plan.stages[s].cp;
+                ReplicaPlacement rp{rs.group, cursor[rs.group], rs.tp * cp};
+                for (int j = 0; j < cp; ++j) {
+                    const int first = rp.first_gpu + j * rs.tp;
+                    const int first_node = first / g.gpus_per_node, last_node = (first + rs.tp - 1) / g.gpus_per_node;
+                    const bool whole_nodes = first % g.gpus_per_node == 0 && rs.tp % g.gpus_per_node == 0;
+                    if (first_node != last_node && !whole_nodes && problems.size() < 10)
+                        problems.add("plan.stages[" + std::to_string(s) + "]", "a tensor-parallel group of " + std::to_string(rs.tp) + " GPUs would take GPUs " + std::to_string(first) + ".." +
+                                             std::to_string(first + rs.tp - 1) + " of group " + std::to_string(rs.group) + ", straddling nodes " +
+                                             std::to_string(first_node) + " and " + std::to_string(last_node) +
+                                             "; GPUs are taken in stage order, node by node, and a TP group must fit in one node or take whole nodes");
+                }
+                cursor[rs.group] += rs.tp * cp;
                 out[s].replicas.push_back(rp);
             }
         }
@@ -129,7 +133,9 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
     for (int s = 0; s < S; ++s) {
         const StagePlan& st = plan.stages[s];
         StageEval& ev = out[s];
-        StagePosition pos{s, S, plan.num_micro_batches, st.dp()};
+        // the gradients and the sharded states of a stage span its dp x cp ranks (Megatron's dp_cp group)
+        StagePosition pos{s, S, plan.num_micro_batches, st.dp() * st.cp};
+        pos.cp = st.cp;
         double worst_headroom = 1e300;
         double max_params = 0;
         double opt_s = 0;
@@ -138,6 +144,8 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             const Group& g = sc.cluster.groups[rs.group];
             Device overridden;
             const Device& d = replica_device(g, rs.tp, overridden);
+            const CpLink cpl = cp_link(g, rs.tp, st.cp);
+            pos.cp_bw_GBps = cpl.bw_GBps, pos.cp_latency_s = cpl.latency_s;
             ReplicaCost rc = replica_cost(sc, d, rs.tp, rs.samples, st.num_layers, pos);
             if (k == 0 || rc.forward_s + rc.backward_s > ev.times.forward_s + ev.times.backward_s) {
                 ev.times.take_compute(rc);
@@ -145,7 +153,7 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             }
             ev.keep_tightest(rc.memory, d.memory_GiB, worst_headroom);
             max_params = std::max(max_params, rc.params_per_gpu);
-            double local = rc.params_per_gpu / (sc.training.distributed_optimizer ? st.dp() : 1);
+            double local = rc.params_per_gpu / (sc.training.distributed_optimizer || sc.training.fsdp ? st.dp() * st.cp : 1);
             const DeviceProfile* dprof = find_device_profile(profile, d);
             if (dprof && (dprof->intra_node_bw_GBps || dprof->inter_node_bw_GBps)) rc.sources.links = CostSource::profile;
             if (dprof && dprof->optimizer_s_per_billion_params) {
@@ -169,13 +177,34 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
         const double sync_s = detail::dp_sync_cached(sc, st, links, s, grad_bytes);
         if (st.dp() > 1) ev.dp_bus_bw_GBps = links.dp_bw_GBps[s], ev.dp_nvls = links.dp_nvls[s];
         const double kappa = sc.cluster.groups[st.replicas[ev.slowest_replica].group].device.comm_compute_slowdown;
+        if (sc.training.fsdp && st.dp() * st.cp > 1) {
+            // Megatron-FSDP: the gradients leave block by block in every backward and the
+            // parameters arrive block by block in every pass, over the stage's data-parallel ring
+            // (fsdp.cpp); nothing is left to synchronise after the last backward, and the step
+            // updates only the local shard.
+            const ReplicaCost& rc = ev.replica_costs[ev.slowest_replica];
+            const double unit = rc.layer_params_per_gpu;
+            const double q = sc.training.fp8_param_gather ? quant_recipe(sc.cluster.groups[st.replicas[ev.slowest_replica].group].device, sc.training.precision).operand_bytes : 0.0;
+            const double lin = st.num_layers > 0 ? rc.linear_params_per_gpu / st.num_layers : 0.0;
+            const double gather_bytes = sc.training.fp8_param_gather ? (unit - lin) * bytes_per_element(sc.training.precision) + lin * q : unit * bytes_per_element(sc.training.precision);
+            const double bw = links.dp_bw_GBps[s], lat = links.dp_latency_s[s];
+            const double gather_s = ring_reduce_scatter_s(gather_bytes, st.dp() * st.cp, bw, lat);  // an all-gather moves what a reduce-scatter does
+            const double rs_s = ring_reduce_scatter_s(unit * grad_bytes_per_param(sc.training), st.dp() * st.cp, bw, lat);
+            const FsdpExtra x = fsdp_extra(rc.layer_forward_s, rc.layer_backward_s, st.num_layers, gather_s, rs_s, kappa);
+            ev.times.forward_s += x.forward_s;
+            ev.times.backward_s += x.backward_s;
+            ev.times.optimizer_s = opt_s;
+            ev.times.send_forward_s = links.send_forward_s[s];
+            ev.times.send_backward_s = links.send_backward_s[s];
+            continue;
+        }
         // overlap_grad_reduce: the buckets reduce during the last micro-batch's backward (with
         // interleaving, each chunk's during its own last backward: evaluate_chunks).
         if (sc.training.overlap_grad_reduce && plan.virtual_stages == 1)
             set_grad_buckets(ev.times, sync_s, ev.times.backward_s, max_params, kappa, st.dp());
         else
             ev.times.dp_sync_s = sync_s;
-        if (sc.training.distributed_optimizer && st.dp() > 1) {
+        if (sc.training.distributed_optimizer && st.dp() * st.cp > 1) {
             // The updated bf16 parameters are all-gathered after the sharded step; with
             // overlap_param_gather, bucket by bucket during the next iteration's first forwards:
             // a chain in the DAG under 1F1B, each chunk's buckets on the dp stream under

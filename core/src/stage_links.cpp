@@ -247,7 +247,7 @@ struct DpRing {
 };
 
 DpRing dp_ring(const Scenario& sc, const StagePlan& stage, const StagePlacement& placement, const NodeSpan& ns) {
-    const int d = stage.dp();
+    const int d = stage.dp() * stage.cp;  // gradients are reduced over the dp x cp ranks
     if (d <= 1) return {};
     bool nvls = false;
     int tp = stage.replicas.front().tp;
@@ -293,7 +293,7 @@ DpRing dp_ring(const Scenario& sc, const StagePlan& stage, const StagePlacement&
 }  // namespace
 
 double dp_sync_cached(const Scenario& sc, const StagePlan& stage, const PlacementLinks& links, int s, double grad_bytes_per_gpu) {
-    const int d = stage.dp();
+    const int d = stage.dp() * stage.cp;
     if (d <= 1) return 0;
     const double bw = links.dp_bw_GBps[s], lat = links.dp_latency_s[s];
     if (sc.training.distributed_optimizer) return ring_reduce_scatter_s(grad_bytes_per_gpu, d, bw, lat);

@@ -49,7 +49,7 @@ TEST_CASE("a precision is refused on a group whose GPU lacks it, naming the grou
     // fp8_param_gather needs a low precision and the distributed optimizer.
     CHECK_THROWS_WITH(scenario("\"h100-sxm5-80gb\"", "bf16", R"(, "fp8_param_gather": true, "distributed_optimizer": true)"),
                       Catch::Matchers::Contains("fp8_param_gather: true needs a low precision"));
-    CHECK_THROWS_WITH(scenario("\"h100-sxm5-80gb\"", "fp8", R"(, "fp8_param_gather": true)"), Catch::Matchers::Contains("needs distributed_optimizer true"));
+    CHECK_THROWS_WITH(scenario("\"h100-sxm5-80gb\"", "fp8", R"(, "fp8_param_gather": true)"), Catch::Matchers::Contains("needs distributed_optimizer or fsdp true"));
 }
 
 TEST_CASE("quantisation kernels: bytes per element by recipe and GPU, hand-computed", "[precision][model]") {
@@ -113,19 +113,17 @@ TEST_CASE("an NVLink domain of several nodes: rings and sends inside it run at N
     const Scenario one_node = scenario("\"gb200-186gb\"", "bf16", "", 1, 8);
     const Scenario trays = scenario("\"gb200-186gb\"", "bf16", "", 2, 4, R"(, "nvlink_domain_gpus": 8)");
     const Scenario apart = scenario("\"gb200-186gb\"", "bf16", "", 2, 4);
-    const std::string plan = R"({"micro_batch_size": 8, "num_micro_batches": 8, "stages": [{"group": 0, "num_layers": 32, "tp": 1, "dp": 8}]})";
-    const double sync_node = estimate(one_node, parse_plan_text(plan, one_node)).stages[0].times.dp_sync_s;
-    const double sync_domain = estimate(trays, parse_plan_text(plan, trays)).stages[0].times.dp_sync_s;
-    const double sync_apart = estimate(apart, parse_plan_text(plan, apart)).stages[0].times.dp_sync_s;
-    CHECK(sync_domain == Approx(sync_node).epsilon(1e-12));
-    CHECK(sync_apart > 1.5 * sync_domain);
+    // stage 0's times of a plan of one stage, `tp` x `dp`, on each cluster
+    auto times = [&](const Scenario& sc, int tp, int dp) {
+        const std::string plan = R"({"micro_batch_size": )" + std::to_string(dp) + R"(, "num_micro_batches": )" + std::to_string(64 / dp) +
+                                 R"(, "stages": [{"group": 0, "num_layers": 32, "tp": )" + std::to_string(tp) + R"(, "dp": )" + std::to_string(dp) + "}]}";
+        return estimate(sc, parse_plan_text(plan, sc)).stages[0].times;
+    };
+    CHECK(times(trays, 1, 8).dp_sync_s == Approx(times(one_node, 1, 8).dp_sync_s).epsilon(1e-12));
+    CHECK(times(apart, 1, 8).dp_sync_s > 1.5 * times(trays, 1, 8).dp_sync_s);
     // TP 8 over two trays of one domain stays on NVLink; TP 8 across two domains crosses NICs.
-    const std::string tp8 = R"({"micro_batch_size": 1, "num_micro_batches": 64, "stages": [{"group": 0, "num_layers": 32, "tp": 8, "dp": 1}]})";
-    const double tp_domain = estimate(trays, parse_plan_text(tp8, trays)).stages[0].times.forward_tp_comm_s;
-    const double tp_node = estimate(one_node, parse_plan_text(tp8, one_node)).stages[0].times.forward_tp_comm_s;
-    const double tp_apart = estimate(apart, parse_plan_text(tp8, apart)).stages[0].times.forward_tp_comm_s;
-    CHECK(tp_domain == Approx(tp_node).epsilon(1e-12));
-    CHECK(tp_apart > 2 * tp_domain);
+    CHECK(times(trays, 8, 1).forward_tp_comm_s == Approx(times(one_node, 8, 1).forward_tp_comm_s).epsilon(1e-12));
+    CHECK(times(apart, 8, 1).forward_tp_comm_s > 2 * times(trays, 8, 1).forward_tp_comm_s);
     // A domain is whole nodes.
     CHECK_THROWS_WITH(scenario("\"gb200-186gb\"", "bf16", "", 2, 4, R"(, "nvlink_domain_gpus": 6)"),
                       Catch::Matchers::Contains("nvlink_domain_gpus: 6 is not a multiple of gpus_per_node 4"));

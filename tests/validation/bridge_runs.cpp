@@ -71,9 +71,7 @@ std::vector<BridgeRun> bridge_dense_runs() {
                    (fsdp > 0 ? " FSDP" : "") + " (" + std::to_string(gpus) + " GPUs)";
         const Json& model_preset = *find_preset("models", model_id);
         const int layers = model_preset["num_layers"];
-        if (fsdp > 0) run.excluded = "Megatron-FSDP is not modelled yet";
-        else if (cp > 1) run.excluded = "context parallelism is not modelled yet";
-        else if (layers % (pp * vp) != 0) run.excluded = std::to_string(layers) + " blocks on " + std::to_string(pp * vp) + " chunks need an uneven pipeline layout, not modelled yet";
+        if (layers % (pp * vp) != 0) run.excluded = std::to_string(layers) + " blocks on " + std::to_string(pp * vp) + " chunks need an uneven pipeline layout, not modelled yet";
         if (!run.excluded.empty()) {
             out.push_back(std::move(run));
             continue;
@@ -90,7 +88,7 @@ std::vector<BridgeRun> bridge_dense_runs() {
         Json training = {{"global_batch_size", gbs},        {"precision", precision},       {"recompute", "none"},
                          {"sequence_parallel", tp > 1},      {"distributed_optimizer", true}, {"overlap_grad_reduce", true},
                          {"overlap_param_gather", true},     {"tp_comm_overlap", tp > 1},     {"grad_reduce_dtype", "bf16"},
-                         {"fp8_param_gather", precision != "bf16"}};
+                         {"fp8_param_gather", precision != "bf16"}, {"fsdp", fsdp > 0}};
         const Json scenario = {{"model", model}, {"cluster", {{"name", r["system"]}, {"groups", Json::array({group})}}}, {"training", training}};
         run.scenario = parse_scenario(scenario);
         const int dp = gpus / (tp * pp * cp);
@@ -101,6 +99,7 @@ std::vector<BridgeRun> bridge_dense_runs() {
         for (int s = 0; s < pp; ++s) {
             StagePlan st;
             st.num_layers = layers / pp;
+            st.cp = cp;
             st.replicas.push_back({0, tp, dp, mbs});
             run.plan.stages.push_back(st);
         }

@@ -326,3 +326,20 @@ test('the script file carries every note and what stock Megatron-LM cannot run, 
   assert.ok(b.r.unsupported.length >= 2);
   assert.match(b.head, /^# Micro-batch: Megatron's --micro-batch-size is one data-parallel replica's share, left as MICRO_BATCH because this plan's replicas take 2\/1 samples per stage; the plan file's micro_batch_size 8/m);
 });
+
+test('context parallelism and FSDP write their Megatron-LM flags; CP counts in the world size', () => {
+  const est = { plan: { micro_batch_size: 2, num_micro_batches: 32, virtual_stages: 1 },
+    stages: [{ tp: 4, dp: 2, cp: 2, gpus: 16, num_layers: 32, device: 'h100-sxm5-80gb', samples_per_replica: 1 }] };
+  const scenario = { model: 'llama3-8b', training: { global_batch_size: 64, fsdp: true, cp_comm_type: 'a2a' } };
+  const out = megatronArgs(est, scenario, {});
+  const flag = (name) => out.args.find(([n]) => n === name);
+  assert.deepEqual(flag('--context-parallel-size'), ['--context-parallel-size', 2]);
+  assert.deepEqual(flag('--cp-comm-type'), ['--cp-comm-type', 'a2a']);
+  assert.deepEqual(flag('--use-megatron-fsdp'), ['--use-megatron-fsdp']);
+  assert.deepEqual(flag('--data-parallel-sharding-strategy'), ['--data-parallel-sharding-strategy', 'optim_grads_params']);
+  assert.equal(out.world, 16);
+  // no CP: no flag
+  const plain = megatronArgs({ ...est, stages: [{ ...est.stages[0], cp: undefined, gpus: 8 }] }, { ...scenario, training: { global_batch_size: 64 } }, {});
+  assert.equal(plain.args.find(([n]) => n === '--context-parallel-size'), undefined);
+  assert.equal(plain.args.find(([n]) => n === '--use-megatron-fsdp'), undefined);
+});

@@ -60,7 +60,10 @@ struct ReplicaCost {
     double forward_tp_comm_s = 0;   // the part of forward_s spent in TP collectives
     double backward_tp_comm_s = 0;
     double params_per_gpu = 0;      // parameters held by one GPU (sharded by TP)
-    double linear_params_per_gpu = 0;  // of which the blocks' linear-layer weights (the GEMMs low precision quantises)
+    double linear_params_per_gpu = 0;
+    double layer_params_per_gpu = 0;   // one block's parameters on one GPU (an FSDP unit)
+    double layer_forward_s = 0;        // one block's forward (its TP collectives included)
+    double layer_backward_s = 0;       // one block's backward (recomputation included)  // of which the blocks' linear-layer weights (the GEMMs low precision quantises)
     MemoryBreakdown memory;         // per GPU
     // With full recompute, the one block re-materialised at a time (part of memory.activations_GiB):
     // a GPU holding several model chunks re-materialises one block of one chunk at a time.
@@ -78,6 +81,9 @@ struct StagePosition {
     std::int64_t num_micro_batches = 1;
     int dp_total = 1;               // replicas in the stage (for the distributed optimizer's sharding)
     double in_flight = -1;          // micro-batches whose activations are held; < 0: 1F1B's min(S - i, m)
+    int cp = 1;                     // context-parallel ranks sharing each sequence
+    double cp_bw_GBps = 0;          // the CP ring's bandwidth per GPU and its per-step latency (cp_link)
+    double cp_latency_s = 0;
     bool first() const { return index == 0; }
     bool last() const { return index == num_stages - 1; }
 };
@@ -293,6 +299,29 @@ void set_grad_buckets(StageTimes& t, double sync_s, double backward_s, double pa
 // Fills t's param_gather_* fields and first_forward_extra_s for an all-gather of gather_s
 // overlapping a first forward whose compute is forward_s (docs/model.md, "Overlap").
 void set_param_gather(StageTimes& t, double gather_s, double forward_s, double params, double slowdown, int dp = 1);
+
+// Context parallelism (core/src/context_parallel.cpp): the bandwidth per GPU and the step latency
+// of the exchanges among the cp ranks of a replica of tp x cp GPUs of group g.
+struct CpLink {
+    double bw_GBps = 0, latency_s = 0;
+};
+CpLink cp_link(const Group& g, int tp, int cp);
+// What the exchange of keys and values adds to one block's attention forward and backward (the
+// attention of the cp ranks' own queries taking core_forward_s / core_backward_s), and its
+// volume per GPU: kv_bytes = one rank's keys and values of one block.
+struct CpExtra {
+    double forward_s = 0, backward_s = 0;
+};
+CpExtra cp_extra(const std::string& comm_type, int cp, double core_forward_s, double core_backward_s, double kv_bytes, double qkv_bytes, double out_bytes,
+                 const CpLink& link, double kappa);
+
+// Megatron-FSDP (core/src/fsdp.cpp): what the per-block parameter all-gathers (gather_s each)
+// and gradient reduce-scatters (reduce_scatter_s each) add to one forward and one backward of
+// `layers` blocks of the given compute times, prefetched one block ahead on the communication stream.
+struct FsdpExtra {
+    double forward_s = 0, backward_s = 0;
+};
+FsdpExtra fsdp_extra(double layer_forward_s, double layer_backward_s, int layers, double gather_s, double reduce_scatter_s, double kappa);
 
 // A stack whose sends block the sender (stack.p2p_blocking): each send's time moves into the
 // sending F/B node and the send node becomes instantaneous, which is exact for the DAG (the link

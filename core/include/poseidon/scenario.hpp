@@ -65,6 +65,9 @@ Json to_json(const Scenario& scenario);  // fully inline, defaults filled in
 std::string to_string(Precision p);
 // "bf16", ..., "fp8-delayed", "nvfp4" (to_string's names); nullopt for any other text.
 std::optional<Precision> precision_from_string(std::string_view s);
+// A low precision must run on every group's GPU: a problem per group whose device lacks the rate,
+// naming the group and the device (parse_scenario calls it once the cluster is read).
+void check_precision_support(const Scenario& sc, Problems& problems);
 std::string to_string(Recompute r);
 
 }  // namespace poseidon

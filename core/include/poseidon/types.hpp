@@ -159,6 +159,14 @@ struct Training {
     // low precision, with no bf16 copy (Megatron-Core --fp8-param-gather / --fp4-param-gather;
     // needs the distributed optimizer).
     bool fp8_param_gather = false;
+    // Megatron-FSDP (ZeRO-3, --use-megatron-fsdp with sharding strategy optim_grads_params):
+    // parameters, gradients and optimizer states sharded over the stage's data-parallel replicas,
+    // each block's parameters all-gathered before its forward and again before its backward, its
+    // gradients reduce-scattered after every backward (docs/model.md, "FSDP").
+    bool fsdp = false;
+    // How context-parallel ranks exchange keys and values (Megatron-Core --cp-comm-type): "p2p"
+    // (a ring overlapped with the attention), "all_gather" or "a2a" (Ulysses).
+    std::string cp_comm_type = "p2p";
     Stack stack;                  // default: the megatron-core stack preset
 };
 
@@ -264,6 +272,9 @@ struct StagePlan {
     int num_layers = 0;
     std::vector<ReplicaSet> replicas;   // one entry for a homogeneous stage ({group, tp, dp})
     bool homogeneous_form = true;       // printed back as {group, tp, dp} rather than replicas
+    // Context parallelism (Megatron-Core --context-parallel-size): each replica is tp x cp GPUs, and
+    // every sequence is split over its cp ranks (docs/model.md, "Context parallelism").
+    int cp = 1;
     int dp() const {
         int n = 0;
         for (const auto& r : replicas) n += r.count;
@@ -272,7 +283,7 @@ struct StagePlan {
     int gpus() const {
         int n = 0;
         for (const auto& r : replicas) n += r.count * r.tp;
-        return n;
+        return n * cp;
     }
     bool operator==(const StagePlan&) const = default;
 };
