@@ -264,6 +264,7 @@ struct StagePlan {
     int num_layers = 0;
     std::vector<ReplicaSet> replicas;   // one entry for a homogeneous stage ({group, tp, dp})
     bool homogeneous_form = true;       // printed back as {group, tp, dp} rather than replicas
+    std::vector<int> chunk_layers;      // interleaved: blocks per model chunk (Megatron's layout); empty: num_layers / V each
     int dp() const {
         int n = 0;
         for (const auto& r : replicas) n += r.count;
@@ -282,6 +283,7 @@ struct Plan {
     std::int64_t num_micro_batches = 0;
     std::string schedule = "1f1b";      // or "interleaved-1f1b"
     int virtual_stages = 1;             // model chunks per stage (Megatron's virtual pipeline size); 1 for "1f1b"
+    int microbatch_group_size = 0;      // interleaved order's micro-batches per chunk in a row; 0: the stage count (Megatron's default)
     std::vector<StagePlan> stages;
     bool operator==(const Plan&) const = default;
 };
