@@ -80,7 +80,8 @@ export const virtualStages = (est) => (Number.isInteger(est?.plan?.virtual_stage
 /** the plan's pipeline schedule in words: "1F1B" or "interleaved 1F1B, V chunks per stage" */
 export function scheduleLabel(est) {
   const v = virtualStages(est);
-  return v > 1 ? `interleaved 1F1B, ${v} chunks per stage` : '1F1B';
+  const g = est?.plan?.microbatch_group_size;
+  return v > 1 ? `interleaved 1F1B, ${v} chunks per stage${Number.isInteger(g) && g > 0 ? `, micro-batch group ${g}` : ''}` : '1F1B';
 }
 
 export function topPlansCsv(plans) {

@@ -30,20 +30,44 @@ function samplesPerReplica(st, plan) {
 
 /**
  * layers per stage → the layout string of --pipeline-model-parallel-layout (E embedding, t layer,
- * L loss). With V virtual stages every stage's layers split into V equal chunks, listed as
- * Megatron-Core wants: all stages of virtual rank 0, then of virtual rank 1, ... (megatron-args.md).
+ * L loss). With V virtual stages every stage's layers split into V chunks (the plan's chunk_layers
+ * per stage where given, else V equal ones), listed as Megatron-Core wants: all stages of virtual
+ * rank 0, then of virtual rank 1, ... (megatron-args.md). A chunk may be empty ("E" alone, "L" alone, "").
  */
-export function pipelineLayout(layers, virtual = 1) {
+export function pipelineLayout(layers, virtual = 1, chunks = null) {
   const p = layers.length;
   const out = [];
   for (let v = 0; v < virtual; v++) {
     for (let i = 0; i < p; i++) {
       const first = v === 0 && i === 0;
       const last = v === virtual - 1 && i === p - 1;
-      out.push(`${first ? 'E' : ''}${'t'.repeat(layers[i] / virtual)}${last ? 'L' : ''}`);
+      const n = Array.isArray(chunks?.[i]) ? chunks[i][v] : layers[i] / virtual;
+      out.push(`${first ? 'E' : ''}${'t'.repeat(n)}${last ? 'L' : ''}`);
     }
   }
   return out.join('|');
+}
+
+/**
+ * The account-for flags that reproduce a plan's chunks, or null: Megatron-Core counts the embedding
+ * (--account-for-embedding-in-pipeline-split) and the loss (--account-for-loss-in-pipeline-split)
+ * as one layer each and splits the total evenly over the P × V chunks, so the first chunk holds one
+ * layer less, the last one too (Megatron-Bridge's Llama 3.1 405B recipes: 126 + 2 = 128).
+ */
+export function accountForFlags(chunks, virtual) {
+  const p = chunks.length;
+  const total = chunks.flat().reduce((a, b) => a + b, 0);
+  for (const [e, l] of [[1, 1], [1, 0], [0, 1]]) {
+    if ((total + e + l) % (p * virtual)) continue;
+    const u = (total + e + l) / (p * virtual);
+    const fits = chunks.every((cs, s) => cs.every((n, c) => n === u - (e && s === 0 && c === 0 ? 1 : 0) - (l && s === p - 1 && c === virtual - 1 ? 1 : 0)));
+    if (!fits) continue;
+    const flags = [];
+    if (e) flags.push(['--account-for-embedding-in-pipeline-split']);
+    if (l) flags.push(['--account-for-loss-in-pipeline-split']);
+    return flags;
+  }
+  return null;
 }
 
 /** the even split nearest to a plan's layers: PP stages of L/PP, or first/last stages that take the remainder */
@@ -58,9 +82,20 @@ export function nearestEvenSplit(numLayers, pp) {
   return { layers, flags: [['--decoder-first-pipeline-num-layers', first], ['--decoder-last-pipeline-num-layers', last]] };
 }
 
-/** layer-split flags for a plan's per-stage layer counts: none (even), first/last flags, or the layout */
-function splitFlags(layers, virtual) {
+/**
+ * layer-split flags for a plan's per-stage layer counts (and, interleaved, its chunk_layers per
+ * stage or null): none (even), first/last flags, the account-for flags, or the layout
+ */
+function splitFlags(layers, virtual, chunks = null) {
   const pp = layers.length;
+  if (virtual > 1 && chunks) {
+    const per = layers.map((n, i) => (Array.isArray(chunks[i]) ? chunks[i] : Array(virtual).fill(n / virtual)));
+    if (per.every((cs) => cs.every(Number.isInteger)) && uniq(per.flat()).length > 1) {
+      const account = accountForFlags(per, virtual);
+      if (account) return { flags: account, kind: 'account' };
+      return { flags: [['--pipeline-model-parallel-layout', pipelineLayout(layers, virtual, per)]], kind: 'layout', chunks: per };
+    }
+  }
   if (uniq(layers).length <= 1) return { flags: [], kind: 'even' };
   const middle = layers.slice(1, -1);
   // a stage with no layer only in the layout (Megatron-Core allows empty stages there: E||t|L)
@@ -227,15 +262,21 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
   if (mbs.length !== 1 || mbs[0] === null) unsupported.push(`${mbWhy}: Megatron-LM gives every replica the same --micro-batch-size, left as the placeholder MICRO_BATCH`);
   if (stages.some((s) => Array.isArray(s.replicas) && uniq(s.replicas.map((r) => `${r.device}/${r.tp}`)).length > 1)) unsupported.push('a stage mixes device types or TP degrees among its replicas');
 
-  const split = splitFlags(layers, virtual);
+  // an interleaved plan's blocks per chunk (docs/formats.md, "Plan": chunk_layers)
+  const planStages = Array.isArray(plan.stages) ? plan.stages : [];
+  const chunkLayers = planStages.some((st) => Array.isArray(st?.chunk_layers)) ? layers.map((_, i) => planStages[i]?.chunk_layers ?? null) : null;
+  const split = splitFlags(layers, virtual, chunkLayers);
   const even = nearestEvenSplit(layers.reduce((a, b) => a + b, 0), pp);
   if (split.kind === 'first-last') notes.push(`The layers are split ${layers.join('/')}: expressed with --decoder-first/last-pipeline-num-layers (the middle stages are even).`);
-  if (split.kind === 'layout') {
+  if (split.kind === 'layout' && split.chunks) notes.push(`The model chunks hold uneven layers (${split.chunks.map((cs) => cs.join('+')).join(' / ')} per stage): the command uses Megatron-Core's --pipeline-model-parallel-layout (E embedding, t a transformer layer, L the loss; a chunk may hold only E or only L).`);
+  if (split.kind === 'layout' && !split.chunks) {
     notes.push(`The layers are split unevenly (${layers.join('/')}). Megatron-LM's even split cannot express this; the command uses Megatron-Core's --pipeline-model-parallel-layout (experimental, recent Megatron-Core releases), one string with a | between stages (E embedding, t a transformer layer, L the loss).`);
     notes.push(`Without that flag, the nearest even split is ${even.layers.join('/')} layers${even.flags.length ? ` (${even.flags.map((f) => f.join(' ')).join(' ')})` : ''}: replace the layout flag with ${even.flags.length ? 'those flags' : 'nothing'}; the plan's timing then changes (load it in the planner to see by how much).`);
   }
   if (split.kind === 'unexpressed') unsupported.push(`the layers are split ${layers.join('/')} with ${virtual} virtual stages, and not every stage's layers divide into ${virtual} equal chunks; write the layout for all virtual stages by hand (--pipeline-model-parallel-layout lists the stages of virtual rank 0, then 1, ...)`);
-  if (split.kind === 'layout' && virtual > 1) notes.push(`Interleaved schedule with uneven stages: the layout lists the ${pp} × ${virtual} virtual stages (virtual rank 0 of every stage, then 1, ...), each chunk 1/${virtual} of its stage's layers; Megatron-Core takes the virtual pipeline size from it (add --num-virtual-stages-per-pipeline-rank ${virtual} if your release asks for it).`);
+  if (split.kind === 'layout' && virtual > 1) notes.push(`Interleaved schedule with uneven ${split.chunks ? 'chunks' : 'stages'}: the layout lists the ${pp} × ${virtual} virtual stages (virtual rank 0 of every stage, then 1, ...), ${split.chunks ? "each chunk with the plan's layers (chunk_layers)" : `each chunk 1/${virtual} of its stage's layers`}; Megatron-Core takes the virtual pipeline size from it (add --num-virtual-stages-per-pipeline-rank ${virtual} if your release asks for it).`);
+  if (split.kind === 'account') notes.push(`The plan's chunks are Megatron-Core's even split with ${split.flags.map((f) => f[0]).join(' and ')}: the embedding and/or the loss count as one layer each and the ${pp} × ${virtual} chunks take equal shares (the first chunk then holds a layer less for the embedding, the last a layer less for the loss), as Megatron-Bridge's Llama 3.1 405B recipes run.`);
+  const group = Number.isInteger(plan.microbatch_group_size) && plan.microbatch_group_size > 0 ? plan.microbatch_group_size : null;
 
   const args = [];
   args.push(['--tensor-model-parallel-size', tp ?? need('TP', `the plan uses TP ${stages.map((s) => s.tp).join('/')} per stage; stock Megatron-LM needs one TP`)]);
@@ -245,7 +286,12 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
     const perChunk = split.kind === 'even' ? layers[0] / virtual : null;
     notes.push(`Interleaved 1F1B: ${virtual} model chunks per pipeline stage (--num-virtual-stages-per-pipeline-rank, newer releases)${Number.isInteger(perChunk) ? `; older releases take --num-layers-per-virtual-pipeline-stage ${perChunk} instead` : ''}. Most releases need the micro-batches per iteration (${plan.num_micro_batches}) to be a multiple of the ${pp} stages.`);
   }
-  for (const f of split.flags) args.push([f[0], q(f[1])]);
+  for (const f of split.flags) args.push(f.length > 1 ? [f[0], q(f[1])] : [f[0]]);
+  // Megatron-Core's default group is the pipeline size; the plan's other group is written out
+  if (virtual > 1 && group !== null && group !== pp) {
+    args.push(['--microbatch-group-size-per-virtual-pipeline-stage', group]);
+    notes.push(`The interleaved order runs ${group} micro-batches through a model chunk in a row (--microbatch-group-size-per-virtual-pipeline-stage; Megatron-Core's default is the ${pp} stages); releases before the tunable schedule (Megatron-LM 4295be1a6c, 2024-11) lack the flag.`);
+  }
   const micro = mbs.length === 1 && mbs[0] !== null ? mbs[0] : null;
   args.push(['--micro-batch-size', micro ?? need('MICRO_BATCH', unevenReplicas ? 'replicas of a stage process different sample counts in this plan' : 'the micro-batch per replica differs between stages in this plan')]);
   args.push(['--global-batch-size', plan.micro_batch_size * plan.num_micro_batches]);

@@ -13,6 +13,7 @@ import { hasMeasuredSource } from './profile.js';
 import { hasBreakdown } from './explain.js';
 import { contextLine } from './context.js';
 import { formatCost, formatDuration, sortPlans, tokensPhrase, trainingCost, unpricedNote } from './cost.js';
+import { scheduleLabel } from './exports.js';
 import { costOptions, clusterOfResult } from './cost-ui.js';
 import { equivalentPlans } from './compare.js';
 import { gloss } from './glossary.js';
@@ -56,7 +57,7 @@ export function bestSummary(est, { partial = false, label = 'Best plan', sc = st
     h('strong', {}, `${label}: `),
     h('span', { class: 'tps', 'data-testid': 'best-tokens' }, `${fmtInt(est.tokens_per_s)} tokens/s`),
     ' · iteration ', fmtTime(est.iteration_time_s), ' · ', abbr('MFU'), ` ${fmtPct(est.mfu)} · ${est.num_gpus} GPU${est.num_gpus === 1 ? '' : 's'} · ${stages.length} stage${stages.length === 1 ? '' : 's'}`,
-    (est.plan?.virtual_stages ?? 1) > 1 ? ` (interleaved 1F1B, ${est.plan.virtual_stages} chunks per stage)` : '',
+    (est.plan?.virtual_stages ?? 1) > 1 ? ` (${scheduleLabel(est)})` : '',
     ` · micro-batch ${replicaMicroBatch(est)} per replica`,
     trainedBatchNote(est, sc?.training),
     est.memory_fits === false ? ' · does not fit in memory' : '',

@@ -1,6 +1,7 @@
 // Stage costs under the interleaved 1F1B schedule (docs/model.md, "Interleaved 1F1B"): evaluate_stages
 // has costed each stage as a whole (parameters, gradient sync, optimizer, sends); here each of its V
-// chunks is costed as a block range of its own and the activations follow the interleaved order.
+// chunks is costed as a block range of its own (the plan's chunk_layers, Megatron-Core's pipeline
+// layout, or an even split) and the activations follow the interleaved order.
 #include <algorithm>
 
 #include "poseidon/cost_model.hpp"
@@ -8,16 +9,45 @@
 
 namespace poseidon {
 
+std::vector<int> chunk_blocks(const StagePlan& stage, int V) {
+    if (static_cast<int>(stage.chunk_layers.size()) == V) return stage.chunk_layers;
+    return std::vector<int>(V, stage.num_layers / V);
+}
+
+namespace {
+
+// Micro-batches of each chunk the replica holds at the stage's activation peak. Equal chunks: the
+// passes in flight spread evenly, in_flight / V of each (Korthikanti et al. 2022, sec. 4.2.3: the
+// first stage holds 1 + (p-1)/(pV) times the non-interleaved activations). Unequal chunks (a
+// layout): the passes the order holds where their bytes peak, a pass of chunk c holding what one
+// more micro-batch in flight adds to that chunk's activations (docs/model.md, "Interleaved 1F1B").
+std::vector<double> held_micro_batches(const Scenario& sc, const Plan& plan, int s, const std::vector<int>& blocks, const Device& d,
+                                       const ReplicaSet& rs) {
+    const int p = static_cast<int>(plan.stages.size()), V = plan.virtual_stages;
+    const std::int64_t m = plan.num_micro_batches;
+    const int G = plan.microbatch_group_size;
+    if (std::all_of(blocks.begin(), blocks.end(), [&](int b) { return b == blocks[0]; }))
+        return std::vector<double>(V, static_cast<double>(interleaved_in_flight(s, p, V, m, G)) / V);
+    std::vector<double> pass_bytes(V);
+    for (int c = 0; c < V; ++c) {
+        ReplicaCost one, none;
+        replica_memory(sc, d, rs.tp, rs.samples, blocks[c], {c * p + s, p * V, m, plan.stages[s].dp(), 1.0}, one);
+        replica_memory(sc, d, rs.tp, rs.samples, blocks[c], {c * p + s, p * V, m, plan.stages[s].dp(), 0.0}, none);
+        pass_bytes[c] = one.memory.activations_GiB - none.memory.activations_GiB;
+    }
+    const std::vector<std::int64_t> n = interleaved_peak_passes(s, p, m, pass_bytes, G);
+    return std::vector<double>(n.begin(), n.end());
+}
+
+}  // namespace
+
 void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval>& stages, const PlacementLinks& links) {
     const int p = static_cast<int>(plan.stages.size()), V = plan.virtual_stages;
     const std::int64_t m = plan.num_micro_batches;
     for (int s = 0; s < p; ++s) {
         const StagePlan& st = plan.stages[s];
         StageEval& ev = stages[s];
-        // The passes in flight at the peak of the order, spread over the chunks: in_flight / V
-        // micro-batches of each chunk (Korthikanti et al. 2022, sec. 4.2.3: the first stage holds
-        // 1 + (p-1)/(pV) times the non-interleaved activations).
-        const double in_flight = static_cast<double>(interleaved_in_flight(s, p, V, m)) / V;
+        const std::vector<int> blocks = chunk_blocks(st, V);
         ev.chunk_times.assign(V, StageTimes{});
         std::vector<double> chunk_cost(V, -1.0), chunk_params(V, 0.0);
         double worst_headroom = 1e300;
@@ -26,13 +56,14 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
             const Group& g = sc.cluster.groups[rs.group];
             Device buffer;
             const Device& d = replica_device(g, rs.tp, buffer);
+            const std::vector<double> held = held_micro_batches(sc, plan, s, blocks, d, rs);
             MemoryBreakdown dynamic;  // activations, temporaries and allocator over the chunks
             double working_GiB = 0;   // the re-materialised block (full recompute): one per GPU, not per chunk
             for (int c = 0; c < V; ++c) {
-                StagePosition pos{c * p + s, p * V, m, st.dp() * st.cp, in_flight};
+                StagePosition pos{c * p + s, p * V, m, st.dp() * st.cp, held[c]};
                 const CpLink cpl = cp_link(sc.cluster.groups[rs.group], rs.tp, st.cp);
                 pos.cp = st.cp, pos.cp_bw_GBps = cpl.bw_GBps, pos.cp_latency_s = cpl.latency_s;
-                const ReplicaCost rc = replica_cost(sc, d, rs.tp, rs.samples, st.num_layers / V, pos);
+                const ReplicaCost rc = replica_cost(sc, d, rs.tp, rs.samples, blocks[c], pos);
                 chunk_params[c] = std::max(chunk_params[c], rc.params_per_gpu);
                 working_GiB = rc.recompute_working_GiB;  // the chunks' blocks are alike
                 dynamic.activations_GiB += rc.memory.activations_GiB;

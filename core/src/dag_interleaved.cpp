@@ -1,9 +1,9 @@
 // The interleaved 1F1B schedule on the DAG (Narayanan et al. 2021, sec. 2.2; Megatron-LM's
 // forward_backward_pipelining_with_interleaving): each of the p stages holds V model chunks, chunk
 // c of stage s being virtual stage v = c p + s, and runs Megatron's order of (chunk, micro-batch)
-// passes. Nodes: F(v,j), B(v,j), the sends between consecutive virtual stages, DP(s), the
-// gradient-norm barrier and OPT(s); edges: data, each stage's order, the order of the sends on
-// each stage's link. docs/model.md, "Interleaved 1F1B".
+// passes (interleaved_order.cpp). Nodes: F(v,j), B(v,j), the sends between consecutive virtual
+// stages, DP(s), the gradient-norm barrier and OPT(s); edges: data, each stage's order, the order of
+// the sends on each stage's link. docs/model.md, "Interleaved 1F1B".
 #include <algorithm>
 #include <limits>
 
@@ -12,47 +12,24 @@
 
 namespace poseidon {
 
-void interleaved_order(int s, int p, int V, std::int64_t m, std::vector<ChunkPass>& order) {
-    order.clear();
-    const std::int64_t group = static_cast<std::int64_t>(p) * V, total = m * V;
-    auto unit = [&](std::int64_t k, bool fwd) {
-        const int c = static_cast<int>((k % group) / p);
-        return ChunkPass{fwd ? c : V - 1 - c, (k / group) * p + k % p, fwd};
-    };
-    // Megatron-Core: 2 (p - s - 1) + (V - 1) p warm-up forwards for every m (get_pp_rank_microbatches
-    // in pipeline_parallel/schedules.py since Megatron-LM commit 4295be1a6c, 2024-11-01; before it,
-    // every pass warmed up when m == p, which held all m V activations on every stage).
-    const std::int64_t warmup = std::min<std::int64_t>(2 * static_cast<std::int64_t>(p - s - 1) + static_cast<std::int64_t>(V - 1) * p, total);
-    for (std::int64_t k = 0; k < warmup; ++k) order.push_back(unit(k, true));
-    for (std::int64_t i = 0; i < total - warmup; ++i) {
-        order.push_back(unit(warmup + i, true));
-        order.push_back(unit(i, false));
-    }
-    for (std::int64_t i = std::max<std::int64_t>(0, total - warmup); i < total; ++i) order.push_back(unit(i, false));
-}
-
-std::int64_t interleaved_in_flight(int s, int p, int V, std::int64_t m) {
-    const std::int64_t total = m * V;
-    return std::min<std::int64_t>(2 * static_cast<std::int64_t>(p - s - 1) + static_cast<std::int64_t>(V - 1) * p + 1, total);
-}
-
 namespace {
 
 // Every stage's order for (p, V, m): the same for all the layer splits of a configuration, which the
 // search times one after the other, so the last one is kept (per thread).
-const std::vector<std::vector<ChunkPass>>& stage_orders(int p, int V, std::int64_t m) {
+const std::vector<std::vector<ChunkPass>>& stage_orders(int p, int V, std::int64_t m, int group) {
     struct Orders {
-        int p = -1, V = -1;
+        int p = -1, V = -1, group = -1;
         std::int64_t m = -1;
         std::vector<std::vector<ChunkPass>> of;
     };
     thread_local Orders last;
-    if (last.p != p || last.V != V || last.m != m) {
+    if (last.p != p || last.V != V || last.m != m || last.group != group) {
         last.of.resize(p);
-        for (int s = 0; s < p; ++s) interleaved_order(s, p, V, m, last.of[s]);
+        for (int s = 0; s < p; ++s) interleaved_order(s, p, V, m, last.of[s], group);
         last.p = p;
         last.V = V;
         last.m = m;
+        last.group = group;
     }
     return last.of;
 }
@@ -66,11 +43,12 @@ const std::vector<std::vector<ChunkPass>>& stage_orders(int p, int V, std::int64
 // leave the sub-steps of its last backward. Every pass runs at rate 1 - kappa beside a bucket.
 struct Sweep {
     Sweep() = default;
-    Sweep(std::span<const StageTimes> chunks_, std::span<const StageTimes> stages_, int p_, int V_, std::int64_t m_)
-        : chunks(chunks_), stages(stages_), p(p_), V(V_), m(m_) {}
+    Sweep(std::span<const StageTimes> chunks_, std::span<const StageTimes> stages_, int p_, int V_, std::int64_t m_, int group_)
+        : chunks(chunks_), stages(stages_), p(p_), V(V_), m(m_), group(group_) {}
     std::span<const StageTimes> chunks, stages;
     int p = 0, V = 1;
     std::int64_t m = 0;
+    int group = 0;  // the order's micro-batch group (0: p)
     // detailed: keep every pass's start and finish for the timeline; cutoff: stop as soon as a
     // stage's clock, its passes left and the slowest optimizer step reach it (the search's early
     // stop; run() then returns the cutoff)
@@ -141,7 +119,7 @@ struct Sweep {
 
     double run() {
         const std::int64_t PV = static_cast<std::int64_t>(p) * V;
-        orders_ = &stage_orders(p, V, m);
+        orders_ = &stage_orders(p, V, m, group);
         sf.assign(PV * m, -1.0);
         sb.assign(PV * m, -1.0);
         const std::int64_t kept = detailed ? PV * m : 0;
@@ -260,12 +238,12 @@ struct Sweep {
 
 }  // namespace
 
-double interleaved_iteration_time(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m) {
-    return interleaved_iteration_time_below(chunks, stages, V, m, std::numeric_limits<double>::infinity());
+double interleaved_iteration_time(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m, int group) {
+    return interleaved_iteration_time_below(chunks, stages, V, m, std::numeric_limits<double>::infinity(), group);
 }
 
 double interleaved_iteration_time_below(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m,
-                                        double cutoff) {
+                                        double cutoff, int group) {
     // one walk per thread, its arrays reused: the search times one split after another (a walk of
     // over a million passes gets its own arrays, freed after it, so that none stays held)
     thread_local Sweep kept;
@@ -276,14 +254,16 @@ double interleaved_iteration_time_below(std::span<const StageTimes> chunks, std:
     sw.p = static_cast<int>(stages.size());
     sw.V = V;
     sw.m = m;
+    sw.group = group;
     sw.detailed = false;
     sw.cutoff = cutoff;
     return sw.run();
 }
 
-DagResult evaluate_interleaved_dag(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m, bool detailed) {
+DagResult evaluate_interleaved_dag(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m, bool detailed,
+                                   int group) {
     const int p = static_cast<int>(stages.size());
-    Sweep sw{chunks, stages, p, V, m};
+    Sweep sw{chunks, stages, p, V, m, group};
     DagResult r;
     r.iteration_time_s = sw.run();
     if (!detailed) return r;

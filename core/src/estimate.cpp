@@ -147,7 +147,7 @@ Estimate estimate(const Scenario& sc, const Plan& plan, bool detailed) {
         for (int s = 0; s < p; ++s)
             for (int c = 0; c < V; ++c) chunks[static_cast<std::size_t>(c) * p + s] = e.stages[s].chunk_times[c];
         fold_blocking_sends(sc.training.stack, chunks);
-        e.dag = evaluate_interleaved_dag(chunks, times, V, plan.num_micro_batches, detailed);
+        e.dag = evaluate_interleaved_dag(chunks, times, V, plan.num_micro_batches, detailed, plan.microbatch_group_size);
     } else {
         fold_blocking_sends(sc.training.stack, times);
         DagWorkspace ws;

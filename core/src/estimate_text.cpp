@@ -33,7 +33,20 @@ std::string to_text(const Scenario& sc, const Estimate& e) {
     o << "cluster      " << printable(sc.cluster.name, 120) << ", " << e.num_gpus << " of " << sc.cluster.num_gpus() << " GPUs used\n";
     o << "plan         " << e.plan.stages.size() << (e.plan.stages.size() == 1 ? " stage" : " stages") << ", micro-batch " << e.plan.micro_batch_size << " x " << e.plan.num_micro_batches;
     if (e.plan.virtual_stages > 1) o << ", interleaved 1F1B with " << e.plan.virtual_stages << " chunks per stage";
+    if (e.plan.microbatch_group_size > 0) o << ", micro-batch group " << e.plan.microbatch_group_size;
     o << "\n";
+    // the plan's own chunk layout (blocks per chunk, stage by stage), as Megatron-Core's layout runs it
+    bool layout = false;
+    for (const auto& st : e.plan.stages) layout = layout || !st.chunk_layers.empty();
+    if (layout) {
+        o << "layout       blocks per chunk";
+        for (std::size_t s = 0; s < e.plan.stages.size(); ++s) {
+            o << (s == 0 ? " " : " | ");
+            const std::vector<int> b = chunk_blocks(e.plan.stages[s], e.plan.virtual_stages);
+            for (std::size_t c = 0; c < b.size(); ++c) o << (c ? "," : "") << b[c];
+        }
+        o << "\n";
+    }
     o << "iteration    " << fixed_text(e.iteration_time_s, 4) << " s (closed form " << (e.plan.virtual_stages > 1 ? "sum/V+(m-1/V)max" : "(m-1)max+sum") << ": "
       << fixed_text(e.closed_form_time_s, 4) << " s)\n";
     o << "throughput   " << fixed_text(e.tokens_per_s, 0) << " tokens/s, " << fixed_text(e.samples_per_s, 3) << " samples/s\n";

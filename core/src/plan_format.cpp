@@ -1,5 +1,7 @@
 // Plans (docs/formats.md, "Plan"): parsing, the consistency checks against a scenario (also run
 // on plans the search builds), Megatron's constraints on the interleaved schedule, and JSON out.
+#include <cmath>
+
 #include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 
@@ -20,6 +22,7 @@ bool plan_is_well_formed(const Plan& plan, Problems& problems, const std::string
     if (plan.schedule != "1f1b" && plan.schedule != "interleaved-1f1b")
         problems.add(path + ".schedule", show(Json(plan.schedule)) + " is not allowed; expected one of \"1f1b\", \"interleaved-1f1b\"");
     range(path + ".virtual_stages", plan.virtual_stages, 1, max_virtual_stages);
+    range(path + ".microbatch_group_size", plan.microbatch_group_size, 0, max_num_micro_batches);
     if (plan.stages.empty() || plan.stages.size() > static_cast<std::size_t>(max_stages)) {
         problems.add(path + ".stages", std::to_string(plan.stages.size()) + " stages; expected 1 to " + std::to_string(max_stages) + " stages");
         return false;
@@ -29,6 +32,9 @@ bool plan_is_well_formed(const Plan& plan, Problems& problems, const std::string
         std::string sp = path + ".stages[" + std::to_string(s) + "]";
         // A stage may hold no block: only the embedding or only the head, as DeepSpeed partitions do.
         range(sp + ".num_layers", st.num_layers, 0, max_num_layers);
+        if (st.chunk_layers.size() > static_cast<std::size_t>(max_virtual_stages))
+            problems.add(sp + ".chunk_layers", std::to_string(st.chunk_layers.size()) + " entries; expected at most " + std::to_string(max_virtual_stages));
+        for (std::size_t c = 0; c < st.chunk_layers.size(); ++c) range(sp + ".chunk_layers[" + std::to_string(c) + "]", st.chunk_layers[c], 0, max_num_layers);
         if (st.replicas.empty() || st.replicas.size() > static_cast<std::size_t>(max_replicas)) {
             problems.add(sp + ".replicas", std::to_string(st.replicas.size()) + " replicas; expected 1 to " + std::to_string(max_replicas));
             continue;
@@ -48,27 +54,71 @@ bool plan_is_well_formed(const Plan& plan, Problems& problems, const std::string
 }
 
 // Megatron's constraints on the interleaved schedule (megatron/training/arguments.py and
-// schedules.py): at least 2 stages, every stage's blocks split evenly into V chunks of at least
-// one block, and the micro-batch count a multiple of the stage count.
+// schedules.py): at least 2 stages, every stage's blocks split into V chunks (evenly, at least one
+// block each, or as its chunk_layers say: Megatron-Core's --pipeline-model-parallel-layout, where a
+// chunk may hold no block), the micro-batch count a multiple of the stage count, and the order's
+// micro-batch group in [p, m] (forward_backward_pipelining_with_interleaving).
 void validate_schedule(const Plan& plan, Problems& problems, const std::string& path) {
     const int V = plan.virtual_stages;
-    const std::int64_t p = static_cast<std::int64_t>(plan.stages.size());
+    const std::int64_t p = static_cast<std::int64_t>(plan.stages.size()), m = plan.num_micro_batches;
     if (plan.schedule == "1f1b") {
         if (V != 1)
             problems.add(path + ".virtual_stages", std::to_string(V) + " is not allowed with schedule \"1f1b\"; expected 1 (or schedule \"interleaved-1f1b\")");
+        if (plan.microbatch_group_size != 0)
+            problems.add(path + ".microbatch_group_size", std::to_string(plan.microbatch_group_size) +
+                                                              " is not allowed with schedule \"1f1b\"; the micro-batch group is the interleaved order's (schedule \"interleaved-1f1b\")");
+        for (std::size_t s = 0; s < plan.stages.size(); ++s)
+            if (!plan.stages[s].chunk_layers.empty())
+                problems.add(path + ".stages[" + std::to_string(s) + "].chunk_layers",
+                             "is not allowed with schedule \"1f1b\"; blocks per model chunk need schedule \"interleaved-1f1b\"");
         return;
     }
     if (V < 2) problems.add(path + ".virtual_stages", std::to_string(V) + " is not allowed with schedule \"interleaved-1f1b\"; expected 2 or more (1 is \"1f1b\")");
     if (p < 2) problems.add(path + ".schedule", "\"interleaved-1f1b\" needs at least 2 stages; the plan has 1");
-    if (V >= 2 && p >= 2 && plan.num_micro_batches % p != 0)
-        problems.add(path + ".num_micro_batches", std::to_string(plan.num_micro_batches) + " is not a multiple of the " + std::to_string(p) +
+    if (V >= 2 && p >= 2 && m % p != 0)
+        problems.add(path + ".num_micro_batches", std::to_string(m) + " is not a multiple of the " + std::to_string(p) +
                                                       " stages; the interleaved schedule runs micro-batches in groups of one per stage");
+    const int G = plan.microbatch_group_size;
+    if (G != 0 && (G < p || G > m))
+        problems.add(path + ".microbatch_group_size", std::to_string(G) + " is out of range; expected " + std::to_string(p) + " (the stage count) to " + std::to_string(m) +
+                                                          " (num_micro_batches): the interleaved order runs that many micro-batches through a chunk in a row");
     if (V < 2) return;
     for (std::size_t s = 0; s < plan.stages.size(); ++s) {
-        const int l = plan.stages[s].num_layers;
-        if (l < V || l % V != 0)
-            problems.add(path + ".stages[" + std::to_string(s) + "].num_layers",
-                         std::to_string(l) + " blocks do not split into " + std::to_string(V) + " chunks of equal size (at least one block each); expected a multiple of virtual_stages");
+        const StagePlan& st = plan.stages[s];
+        const std::string sp = path + ".stages[" + std::to_string(s) + "]";
+        const int l = st.num_layers;
+        if (!st.chunk_layers.empty()) {
+            std::int64_t sum = 0;
+            for (int b : st.chunk_layers) sum += b;
+            if (st.chunk_layers.size() != static_cast<std::size_t>(V))
+                problems.add(sp + ".chunk_layers", std::to_string(st.chunk_layers.size()) + " entries; expected virtual_stages " + std::to_string(V) +
+                                                      " entries, the blocks of each model chunk");
+            else if (sum != l)
+                problems.add(sp + ".chunk_layers", "sum to " + std::to_string(sum) + " blocks, not the stage's num_layers " + std::to_string(l) +
+                                                      "; every block of the stage goes to exactly one chunk");
+        } else if (l < V || l % V != 0) {
+            problems.add(sp + ".num_layers", std::to_string(l) + " blocks do not split into " + std::to_string(V) +
+                                                 " chunks of equal size (at least one block each); expected a multiple of virtual_stages, or the blocks of each chunk in chunk_layers");
+        }
+    }
+}
+
+// A stage's blocks per model chunk: one integer in [0, max_num_layers] per chunk.
+void read_chunk_layers(const Json& j, const std::string& path, Problems& problems, std::vector<int>& out) {
+    const std::string expected = "expected an array of 1 to " + std::to_string(max_virtual_stages) + " block counts, one per model chunk (integers in [0, " +
+                                 std::to_string(max_num_layers) + "])";
+    if (!j.is_array() || j.empty() || j.size() > static_cast<std::size_t>(max_virtual_stages)) {
+        problems.add(path, show(j) + " is not allowed; " + expected);
+        return;
+    }
+    for (std::size_t c = 0; c < j.size(); ++c) {
+        const Json& e = j[c];
+        const bool whole = e.is_number_integer() || (e.is_number_float() && std::isfinite(e.get<double>()) && std::floor(e.get<double>()) == e.get<double>());
+        if (!whole || e.get<double>() < 0 || e.get<double>() > max_num_layers) {
+            problems.add(path + "[" + std::to_string(c) + "]", show(e) + " is not allowed; expected an integer in [0, " + std::to_string(max_num_layers) + "]");
+            continue;
+        }
+        out.push_back(static_cast<int>(e.get<double>()));
     }
 }
 
@@ -165,7 +215,7 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path, cons
         throw InputError(path, "is a whole search result (it has a \"plans\" array); expected one plan: the value of plans[k].plan, e.g. plans[0].plan for the best");
     ObjectReader r(j, path, problems);
     if (!r.ok()) problems.throw_if_any();
-    r.reject_unknown({"micro_batch_size", "num_micro_batches", "schedule", "virtual_stages", "stages", "notes"});
+    r.reject_unknown({"micro_batch_size", "num_micro_batches", "schedule", "virtual_stages", "microbatch_group_size", "stages", "notes"});
     r.string("notes", false);
     auto mbs = r.integer("micro_batch_size", true, 1, max_global_batch_size);
     auto nmb = r.integer("num_micro_batches", true, 1, max_num_micro_batches);
@@ -175,6 +225,7 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path, cons
     if (auto v = r.integer("virtual_stages", false, 1, max_virtual_stages)) plan.virtual_stages = static_cast<int>(*v);
     else if (plan.schedule == "interleaved-1f1b" && !r.has("virtual_stages"))
         problems.add(path + ".virtual_stages", "is missing; schedule \"interleaved-1f1b\" needs virtual_stages, the model chunks per stage (2 or more)");
+    if (auto v = r.integer("microbatch_group_size", false, 1, max_num_micro_batches)) plan.microbatch_group_size = static_cast<int>(*v);
     const Json* stages = r.get("stages");
     if (!stages) {
         problems.add(path + ".stages", "is missing; expected an array of 1 to " + std::to_string(max_stages) + " stages");
@@ -188,13 +239,14 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path, cons
             if (!st.ok()) continue;
             if (auto v = st.integer("num_layers", true, 0, max_num_layers)) stage.num_layers = static_cast<int>(*v);
             if (auto v = st.integer("cp", false, 1, max_tp)) stage.cp = static_cast<int>(*v);
+            if (const Json* cl = st.get("chunk_layers")) read_chunk_layers(*cl, sp + ".chunk_layers", problems, stage.chunk_layers);
             if (st.has("replicas")) {
                 std::string both;
                 for (const char* k : {"group", "tp", "dp"})
                     if (st.has(k)) both += (both.empty() ? "" : ", ") + std::string(k);
                 if (!both.empty())
                     problems.add(sp, "gives both replicas and " + both + "; expected one form: {num_layers, group, tp, dp} or {num_layers, replicas}");
-                st.reject_unknown({"num_layers", "replicas", "group", "tp", "dp", "cp"});
+                st.reject_unknown({"num_layers", "chunk_layers", "replicas", "group", "tp", "dp", "cp"});
                 stage.homogeneous_form = false;
                 const Json& reps = *st.get("replicas");
                 if (!reps.is_array() || reps.empty() || reps.size() > static_cast<std::size_t>(max_replicas)) {
@@ -218,7 +270,7 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path, cons
                     stage.replicas.push_back(rs);
                 }
             } else {
-                st.reject_unknown({"num_layers", "group", "tp", "dp", "cp"});
+                st.reject_unknown({"num_layers", "chunk_layers", "group", "tp", "dp", "cp"});
                 auto g = st.integer("group", true, 0, max_groups - 1);
                 auto tp = st.integer("tp", true, 1, max_tp);
                 auto dp = st.integer("dp", true, 1, max_total_gpus);
@@ -255,9 +307,11 @@ Json to_json(const Plan& plan) {
             stages.push_back({{"num_layers", st.num_layers}, {"replicas", reps}});
             if (st.cp > 1) stages.back()["cp"] = st.cp;
         }
+        if (!st.chunk_layers.empty()) stages.back()["chunk_layers"] = st.chunk_layers;
     }
     Json j = {{"micro_batch_size", plan.micro_batch_size}, {"num_micro_batches", plan.num_micro_batches}, {"schedule", plan.schedule}, {"stages", stages}};
     if (plan.schedule != "1f1b" || plan.virtual_stages != 1) j["virtual_stages"] = plan.virtual_stages;
+    if (plan.microbatch_group_size != 0) j["microbatch_group_size"] = plan.microbatch_group_size;
     return j;
 }
 

@@ -30,7 +30,7 @@ StageTimes times(double f, double b, double sf = 0, double sb = 0) {
 
 // The longest path of the interleaved DAG built explicitly (nodes and edges as in docs/model.md),
 // by relaxing edges in a topological order found with Kahn's algorithm.
-double explicit_longest_path(const std::vector<StageTimes>& chunks, const std::vector<StageTimes>& stages, int V, std::int64_t m) {
+double explicit_longest_path(const std::vector<StageTimes>& chunks, const std::vector<StageTimes>& stages, int V, std::int64_t m, int group = 0) {
     const int p = static_cast<int>(stages.size());
     const std::int64_t PV = static_cast<std::int64_t>(p) * V;
     // node ids: F(v,j), B(v,j), SF(v,j), SB(v,j), DP(s), barrier, OPT(s)
@@ -60,7 +60,7 @@ double explicit_longest_path(const std::vector<StageTimes>& chunks, const std::v
         }
     for (int s = 0; s < p; ++s) {
         std::vector<ChunkPass> order;
-        interleaved_order(s, p, V, m, order);
+        interleaved_order(s, p, V, m, order, group);
         std::int64_t prev = -1, prev_sf = -1, prev_sb = -1;
         for (const ChunkPass& u : order) {
             const std::int64_t v = static_cast<std::int64_t>(u.chunk) * p + s;
@@ -163,10 +163,12 @@ TEST_CASE("interleaved walk equals the explicit DAG's longest path on random pip
             t.optimizer_s = c(rng);
             stages.push_back(t);
         }
-        INFO("trial " << trial << " p=" << p << " V=" << V << " m=" << m);
-        const double walk = interleaved_iteration_time(chunks, stages, V, m);
-        CHECK(walk == Approx(explicit_longest_path(chunks, stages, V, m)).epsilon(1e-12));
-        const DagResult r = evaluate_interleaved_dag(chunks, stages, V, m, true);
+        // every other trial runs the order in micro-batch groups of G in [p, m] (not only divisors of m)
+        const int G = trial % 2 ? p + static_cast<int>(rng() % (m - p + 1)) : 0;
+        INFO("trial " << trial << " p=" << p << " V=" << V << " m=" << m << " G=" << G);
+        const double walk = interleaved_iteration_time(chunks, stages, V, m, G);
+        CHECK(walk == Approx(explicit_longest_path(chunks, stages, V, m, G)).epsilon(1e-12));
+        const DagResult r = evaluate_interleaved_dag(chunks, stages, V, m, true, G);
         CHECK(r.iteration_time_s == walk);
         const Breakdown& bd = r.breakdown;
         CHECK(bd.compute_s + bd.bubble_s + bd.tp_comm_s + bd.pp_comm_s + bd.dp_comm_s + bd.optimizer_s == Approx(walk).epsilon(1e-9));

@@ -71,7 +71,8 @@ std::vector<BridgeRun> bridge_dense_runs() {
                    (fsdp > 0 ? " FSDP" : "") + " (" + std::to_string(gpus) + " GPUs)";
         const Json& model_preset = *find_preset("models", model_id);
         const int layers = model_preset["num_layers"];
-        if (layers % (pp * vp) != 0) run.excluded = std::to_string(layers) + " blocks on " + std::to_string(pp * vp) + " chunks need an uneven pipeline layout, not modelled yet";
+        if (layers % (pp * vp) != 0 && (vp == 1 || (layers + 2) % (pp * vp) != 0))
+            run.excluded = std::to_string(layers) + " blocks on " + std::to_string(pp * vp) + " chunks need a pipeline layout other than Megatron-Bridge's, not modelled";
         if (!run.excluded.empty()) {
             out.push_back(std::move(run));
             continue;
@@ -96,10 +97,23 @@ std::vector<BridgeRun> bridge_dense_runs() {
         run.plan.num_micro_batches = gbs / run.plan.micro_batch_size;
         run.plan.schedule = vp > 1 ? "interleaved-1f1b" : "1f1b";
         run.plan.virtual_stages = vp;
+        // Blocks that do not split into the pp x vp chunks (Llama 3.1 405B: 126) are split as
+        // Megatron-Bridge's recipes do, with --account-for-embedding-in-pipeline-split and
+        // --account-for-loss-in-pipeline-split: the embedding and the loss count as one block each,
+        // the 128 units split evenly, so the first chunk holds one block less, the last one too.
+        const bool account = layers % (pp * vp) != 0;
+        const int units = (layers + (account ? 2 : 0)) / (pp * vp);
         for (int s = 0; s < pp; ++s) {
             StagePlan st;
             st.num_layers = layers / pp;
             st.cp = cp;
+            if (account) {
+                st.chunk_layers.assign(vp, units);
+                if (s == 0) --st.chunk_layers[0];
+                if (s == pp - 1) --st.chunk_layers[vp - 1];
+                st.num_layers = 0;
+                for (int b : st.chunk_layers) st.num_layers += b;
+            }
             st.replicas.push_back({0, tp, dp, mbs});
             run.plan.stages.push_back(st);
         }

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { loadModule } from './load-module.mjs';
-import { megatronArgs, gradReduceDtype, pipelineLayout, deviceCaps, lowPrecisionFlags } from '../../web/megatron.js';
+import { megatronArgs, gradReduceDtype, pipelineLayout, accountForFlags, deviceCaps, lowPrecisionFlags } from '../../web/megatron.js';
 
 const ENV = { NODE_RANK: '0', MASTER_ADDR: '10.0.0.1', DATA_PATH: '/data/corpus_text_document', TOKENIZER_MODEL: 'meta-llama/Meta-Llama-3-8B',
   VOCAB_FILE: '/data/vocab.json', MERGE_FILE: '/data/merges.txt', LR: '3e-4', TRAIN_ITERS: '1000', TP: '1', MICRO_BATCH: '1', NNODES: '1', NPROC_PER_NODE: '8' };
@@ -161,6 +161,66 @@ test('an interleaved plan with uneven stages: the layout lists every virtual sta
     { model: llama(M), training }, { cluster: homog(M) });
   assert.ok(odd.unsupported.some((u) => /equal chunks/.test(u)));
   assert.equal(runStub(odd.text).check.status, 0);
+});
+
+test('uneven chunks (chunk_layers): the layout per chunk; a micro-batch group other than p: its flag; sh -n and the stub pass', async () => {
+  const M = await loadModule();
+  const training = { global_batch_size: 64 };
+  const chunks = [[3, 5], [4, 4], [4, 4], [6, 2]];
+  const estimate = (group) => {
+    const plan = { micro_batch_size: 8, num_micro_batches: 8, schedule: 'interleaved-1f1b', virtual_stages: 2, ...(group ? { microbatch_group_size: group } : {}),
+      stages: chunks.map((cs) => ({ group: 0, num_layers: cs[0] + cs[1], tp: 2, dp: 2, chunk_layers: cs })) };
+    const est = JSON.parse(M.estimate(JSON.stringify({ model: 'llama3-8b', cluster: 'dgx-h100-16', training }), JSON.stringify(plan)));
+    assert.ok(!est.error, JSON.stringify(est.error));
+    return est;
+  };
+  const est = estimate(8);
+  assert.deepStrictEqual(est.plan.stages.map((st) => st.chunk_layers), chunks, 'the estimate prints the layout back');
+  assert.equal(est.plan.microbatch_group_size, 8);
+  const r = megatronArgs(est, { model: llama(M), training }, { cluster: homog(M), modelId: 'llama3-8b' });
+  const { check, run, args } = runStub(r.text);
+  assert.equal(check.status, 0, check.stderr);
+  assert.equal(run.status, 0, run.stderr);
+  // virtual rank 0 of every stage, then virtual rank 1: chunk c of stage s holds chunks[s][c] layers
+  assert.equal(argOf(args, '--pipeline-model-parallel-layout'), 'Ettt|tttt|tttt|tttttt|ttttt|tttt|tttt|ttL');
+  assert.equal(argOf(args, '--microbatch-group-size-per-virtual-pipeline-stage'), '8');
+  assert.equal(argOf(args, '--num-virtual-stages-per-pipeline-rank'), undefined, 'the layout carries the virtual size');
+  assert.ok(r.notes.some((n) => /3\+5 \/ 4\+4 \/ 4\+4 \/ 6\+2/.test(n)), r.notes.join(' | '));
+  assert.ok(!r.notes.some((n) => /nearest even split/.test(n)), 'the stages themselves are even');
+  // the default group (p) writes no flag
+  const p4 = megatronArgs(estimate(4), { model: llama(M), training }, { cluster: homog(M), modelId: 'llama3-8b' });
+  assert.equal(argOf(runStub(p4.text).args, '--microbatch-group-size-per-virtual-pipeline-stage'), undefined);
+  assert.equal(argOf(runStub(megatronArgs(estimate(0), { model: llama(M), training }, { cluster: homog(M) }).text).args,
+    '--microbatch-group-size-per-virtual-pipeline-stage'), undefined);
+  // an empty chunk is an empty entry; the first and the last may hold only E or only L
+  assert.equal(pipelineLayout([2, 2], 2, [[0, 2], [2, 0]]), 'E|tt|tt|L');
+});
+
+test('chunks that are Megatron-Core\'s account-for split: the two flags, no layout (Llama 3.1 405B as Megatron-Bridge runs it)', async () => {
+  // 126 blocks + E + L = 128 units on 8 x 4 chunks: the first chunk E + 3 blocks, the last 3 blocks + L
+  const pp8 = Array.from({ length: 8 }, (_, s) => [s === 0 ? 3 : 4, 4, 4, s === 7 ? 3 : 4]);
+  assert.deepStrictEqual(accountForFlags(pp8, 4), [['--account-for-embedding-in-pipeline-split'], ['--account-for-loss-in-pipeline-split']]);
+  assert.deepStrictEqual(accountForFlags([[0, 1], [1, 1]], 2), [['--account-for-embedding-in-pipeline-split']]);
+  assert.deepStrictEqual(accountForFlags([[1, 1], [1, 0]], 2), [['--account-for-loss-in-pipeline-split']]);
+  assert.equal(accountForFlags([[3, 5], [4, 4]], 2), null);
+  // end to end: llama3-8b's 32 blocks + E + L = 34 units on 2 stages x 17 chunks of one unit
+  const M = await loadModule();
+  const training = { global_batch_size: 64 };
+  const V = 17;
+  const cl = [[0, ...Array(V - 1).fill(1)], [...Array(V - 1).fill(1), 0]];
+  const plan = { micro_batch_size: 8, num_micro_batches: 8, schedule: 'interleaved-1f1b', virtual_stages: V,
+    stages: cl.map((cs) => ({ group: 0, num_layers: 16, tp: 2, dp: 4, chunk_layers: cs })) };
+  const est = JSON.parse(M.estimate(JSON.stringify({ model: 'llama3-8b', cluster: 'dgx-h100-16', training }), JSON.stringify(plan)));
+  assert.ok(!est.error, JSON.stringify(est.error));
+  const r = megatronArgs(est, { model: llama(M), training }, { cluster: homog(M), modelId: 'llama3-8b' });
+  const { check, run, args } = runStub(r.text);
+  assert.equal(check.status, 0, check.stderr);
+  assert.equal(run.status, 0, run.stderr);
+  assert.ok(args.includes('--account-for-embedding-in-pipeline-split'));
+  assert.ok(args.includes('--account-for-loss-in-pipeline-split'));
+  assert.equal(argOf(args, '--num-virtual-stages-per-pipeline-rank'), String(V));
+  assert.equal(argOf(args, '--pipeline-model-parallel-layout'), undefined);
+  assert.ok(r.notes.some((n) => /account-for-embedding/.test(n)));
 });
 
 test('overlap switches become Megatron-Core flags; what Megatron would refuse or has no flag for is said in the notes', async () => {

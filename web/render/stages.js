@@ -9,7 +9,10 @@ export function stageDiagram(est) {
   const colors = deviceColors(stages);
   // many stages scroll sideways: the list takes the focus, so the keyboard can scroll it (WCAG 2.1.1)
   const row = h('ol', { class: 'stages', tabindex: '0', 'aria-label': 'Pipeline stages, first to last' });
-  for (const st of stages) {
+  for (const [i, st] of stages.entries()) {
+    // an interleaved plan's own blocks per model chunk (chunk_layers), e.g. "0+8+8+8": a 0 is a
+    // chunk holding only the embedding or only the head
+    const chunks = est.plan?.stages?.[st.index ?? i]?.chunk_layers;
     const mem = st.memory_GiB ?? 0;
     const cap = st.memory_capacity_GiB ?? 0;
     const share = cap > 0 ? mem / cap : 0;
@@ -28,7 +31,8 @@ export function stageDiagram(est) {
     const li = h('li', { class: `stage${st.fits === false ? ' nofit' : ''}` },
       h('div', { class: 'stage-head' }, swatches, h('strong', {}, `Stage ${st.index ?? stages.indexOf(st)}`)),
       h('div', { class: 'stage-dev' }, stageDevices(st).join(' + ')),
-      h('div', {}, `${st.num_layers} layer${st.num_layers === 1 ? '' : 's'}`),
+      h('div', {}, `${st.num_layers} layer${st.num_layers === 1 ? '' : 's'}`,
+        Array.isArray(chunks) ? h('span', { class: 'muted', title: 'layers per model chunk (chunk 0 first)' }, ` (chunks ${chunks.join('+')})`) : ''),
       h('div', {}, `${st.gpus} GPU${st.gpus === 1 ? '' : 's'} · ${parallel}`),
       h('div', { class: 'muted' }, `F ${fmtTime(st.forward_s)} · B ${fmtTime(st.backward_s)}`),
       h('div', { class: 'mem', role: 'meter', 'aria-valuemin': 0, 'aria-valuemax': fmt(cap, 1), 'aria-valuenow': fmt(mem, 1),

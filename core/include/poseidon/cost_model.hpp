@@ -248,12 +248,14 @@ void add_embedding_sync(StageTimes& first, StageTimes& last, double s);
 const Device& replica_device(const Group& g, int tp, Device& buffer);
 
 // Interleaved 1F1B (plan.virtual_stages > 1; core/src/cost_interleaved.cpp): each stage's V chunks
-// timed as blocks of num_layers / V (the embedding on chunk 0 of stage 0, the head on chunk V-1 of
-// the last stage) with their sends, into StageEval::chunk_times; the stage's F/B times become the
+// timed as their blocks (chunk_blocks; the embedding on chunk 0 of stage 0, the head on chunk V-1
+// of the last stage) with their sends, into StageEval::chunk_times; the stage's F/B times become the
 // sums over its chunks and its activations those of the interleaved order's passes in flight.
 // `stages` are evaluate_stages' results for the plan (their sends to neighbours are reused).
 // `links`: the wrap-around sends (evaluate_stages fills them).
 void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval>& stages, const PlacementLinks& links);
+// The blocks of each of a stage's V chunks: its chunk_layers, else num_layers / V each.
+std::vector<int> chunk_blocks(const StagePlan& stage, int V);
 
 // Send time of one micro-batch's activations between two placed stages (same for gradients back).
 double p2p_send_s(const Scenario& sc, const Plan& plan, const StagePlacement& from, const StagePlacement& to);

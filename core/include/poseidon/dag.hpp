@@ -87,7 +87,7 @@ double closed_form_time_s(std::span<const StageTimes> stages, std::int64_t m, in
 // Entries are micro-batch indices; forward as j, backward as -(j+1).
 void one_f_one_b_order(int stage, int num_stages, std::int64_t m, std::vector<std::int64_t>& order);
 
-// ---- Interleaved 1F1B (core/src/dag_interleaved.cpp) ----
+// ---- Interleaved 1F1B (core/src/interleaved_order.cpp, core/src/dag_interleaved.cpp) ----
 
 // One pass of a stage's interleaved order: chunk c of the stage (virtual stage c p + s).
 struct ChunkPass {
@@ -96,20 +96,28 @@ struct ChunkPass {
     bool forward = true;
 };
 
-// Megatron's interleaved order of stage s of p with V chunks and m micro-batches (m a multiple of p).
-void interleaved_order(int s, int p, int V, std::int64_t m, std::vector<ChunkPass>& order);
+// Megatron's interleaved order of stage s of p with V chunks and m micro-batches (m a multiple of p),
+// forward passes in groups of `group` micro-batches per chunk (microbatch_group_size_per_vp_stage;
+// 0: p, Megatron's default).
+void interleaved_order(int s, int p, int V, std::int64_t m, std::vector<ChunkPass>& order, int group = 0);
 // The most (chunk, micro-batch) passes stage s holds activations for at once (warm-up + 1).
-std::int64_t interleaved_in_flight(int s, int p, int V, std::int64_t m);
+std::int64_t interleaved_in_flight(int s, int p, int V, std::int64_t m, int group = 0);
+// The micro-batches of each chunk stage s holds at the moment its order holds the most activation
+// bytes, a pass of chunk c holding pass_bytes[c] (chunks of unequal blocks; docs/model.md,
+// "Interleaved 1F1B"). Equal pass_bytes give interleaved_in_flight passes in all.
+std::vector<std::int64_t> interleaved_peak_passes(int s, int p, std::int64_t m, std::span<const double> pass_bytes, int group = 0);
 
 // `chunks`: the p V virtual stages in data order (chunk c of stage s at c p + s), their F/B times
 // and sends to the next (send_forward_s) and previous (send_backward_s) virtual stage; `stages`:
 // the p stages' dp_sync_s and optimizer_s. The same node durations and edge kinds as the 1F1B DAG.
-double interleaved_iteration_time(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m);
+// `group`: the order's micro-batch group (interleaved_order).
+double interleaved_iteration_time(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m, int group = 0);
 // The same, for the search: the exact time when it is below `cutoff`, and otherwise some value
 // >= cutoff, stopping once a stage's clock, the work of its passes left and the slowest optimizer
 // step reach it.
 double interleaved_iteration_time_below(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m,
-                                        double cutoff);
-DagResult evaluate_interleaved_dag(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m, bool detailed);
+                                        double cutoff, int group = 0);
+DagResult evaluate_interleaved_dag(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m, bool detailed,
+                                   int group = 0);
 
 }  // namespace poseidon

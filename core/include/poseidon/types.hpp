@@ -275,6 +275,7 @@ struct StagePlan {
     // Context parallelism (Megatron-Core --context-parallel-size): each replica is tp x cp GPUs, and
     // every sequence is split over its cp ranks (docs/model.md, "Context parallelism").
     int cp = 1;
+    std::vector<int> chunk_layers;      // interleaved: blocks per model chunk (Megatron's layout); empty: num_layers / V each
     int dp() const {
         int n = 0;
         for (const auto& r : replicas) n += r.count;
@@ -293,6 +294,7 @@ struct Plan {
     std::int64_t num_micro_batches = 0;
     std::string schedule = "1f1b";      // or "interleaved-1f1b"
     int virtual_stages = 1;             // model chunks per stage (Megatron's virtual pipeline size); 1 for "1f1b"
+    int microbatch_group_size = 0;      // interleaved order's micro-batches per chunk in a row; 0: the stage count (Megatron's default)
     std::vector<StagePlan> stages;
     bool operator==(const Plan&) const = default;
 };
