@@ -17,6 +17,24 @@ export const MODEL_FIELDS = [
   // dropout probabilities (Megatron's --hidden-dropout, --attention-dropout); 0 keeps no masks
   { key: 'hidden_dropout', kind: 'num', label: 'hidden dropout (0 = none, as in Llama)', hint: '0.1' },
   { key: 'attention_dropout', kind: 'num', label: 'attention dropout', hint: '0.1' },
+  // attention shape, mixture of experts, MTP (docs/formats.md, "model"); empty = the key is left out.
+  // The per-block lists (moe_layer_freq, sliding_window_pattern as arrays) stay as imported.
+  { key: 'head_dim', kind: 'int', label: 'head dimension', hint: 'hidden / heads' },
+  { key: 'attention', kind: 'select', label: 'attention', options: [['gqa', 'multi-head / grouped-query'], ['mla', 'multi-latent (DeepSeek)']], def: 'gqa', omitDefault: true },
+  { key: 'q_lora_rank', kind: 'int', label: 'MLA query rank (0 = full)', hint: 'MLA only' },
+  { key: 'kv_lora_rank', kind: 'int', label: 'MLA key-value rank', hint: 'MLA only' },
+  { key: 'qk_nope_head_dim', kind: 'int', label: 'MLA q/k head dim without RoPE', hint: 'MLA only' },
+  { key: 'qk_rope_head_dim', kind: 'int', label: 'MLA q/k RoPE head dim', hint: 'MLA only' },
+  { key: 'v_head_dim', kind: 'int', label: 'MLA value head dim', hint: 'MLA only' },
+  { key: 'sliding_window', kind: 'int', label: 'sliding window (tokens)', hint: 'none' },
+  { key: 'num_experts', kind: 'int', label: 'routed experts (MoE)', hint: 'dense' },
+  { key: 'moe_top_k', kind: 'int', label: 'experts per token (top-k)', hint: 'MoE only' },
+  { key: 'moe_ffn_hidden_size', kind: 'int', label: 'expert FFN hidden size', hint: '= FFN hidden size' },
+  { key: 'num_shared_experts', kind: 'int', label: 'shared experts', hint: '0' },
+  { key: 'moe_shared_expert_ffn_hidden_size', kind: 'int', label: 'shared experts\' FFN size (sum)', hint: 'shared × expert size' },
+  { key: 'moe_layer_freq', kind: 'int', label: 'MoE every Nth block', hint: '1' },
+  { key: 'first_dense_layers', kind: 'int', label: 'first dense blocks', hint: '0' },
+  { key: 'mtp_layers', kind: 'int', label: 'multi-token prediction modules', hint: '0' },
 ];
 export const TRAINING_FIELDS = [
   { key: 'global_batch_size', kind: 'int', label: 'global batch (samples)' },

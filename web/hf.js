@@ -58,7 +58,7 @@ export function modelFromHfConfig(text) {
   set('seq_length', first(cfg, 'max_position_embeddings', 'n_positions', 'seq_length', 'n_ctx'));
   const act = String(first(cfg, 'hidden_act', 'activation_function') ?? '').toLowerCase();
   const type = String(cfg.model_type ?? '').toLowerCase();
-  const gated = /silu|swiglu|swish|geglu/.test(act) || /llama|mistral|qwen|gemma|mixtral|phi3|deepseek|olmo|granite|yi/.test(type);
+  const gated = /silu|swiglu|swish|geglu/.test(act) || /llama|mistral|qwen|gemma|mixtral|phi3|deepseek|olmo|granite|yi|gpt_oss/.test(type);
   model.gated_mlp = gated;
   if (cfg.tie_word_embeddings !== undefined) model.tied_embeddings = Boolean(cfg.tie_word_embeddings);
   else if (/gpt2|gpt_neo|opt|gemma/.test(type)) model.tied_embeddings = true; // their configs' default
@@ -81,17 +81,68 @@ export function modelFromHfConfig(text) {
   dropout('hidden_dropout', 'resid_pdrop', 'hidden_dropout', 'hidden_dropout_prob', 'dropout');
   dropout('attention_dropout', 'attn_pdrop', 'attention_dropout', 'attention_probs_dropout_prob');
   if (model.seq_length === undefined) notes.push('max_position_embeddings not found; set the sequence length');
-  if (cfg.num_local_experts || cfg.n_routed_experts || cfg.num_experts) notes.push('mixture-of-experts layers are modelled as dense layers');
+  mixtureAndAttention(cfg, model, notes);
   // a long context window is not a pre-training sequence length (Llama 3: 8192 in pre-training, 131072 after)
   if (model.seq_length > 8192) {
     notes.push(`max_position_embeddings is ${model.seq_length}; the training sequence length was set to 8192, edit it if needed`);
     model.seq_length = 8192;
   }
-  // the model takes the head dimension as hidden_size / heads; a config that sets another says so
+  // a head dimension other than hidden_size / heads is the model's key head_dim (MLA has its own)
   const headDim = first(cfg, 'head_dim');
-  if (typeof headDim === 'number' && model.num_attention_heads > 0 && headDim * model.num_attention_heads !== model.hidden_size) {
-    notes.push(`head_dim ${headDim} × ${model.num_attention_heads} heads = ${headDim * model.num_attention_heads} is not hidden_size ${model.hidden_size}: `
-      + `this planner takes the head dimension as hidden_size / heads (${model.hidden_size / model.num_attention_heads}), so the attention's weights and FLOPs will differ from this model's`);
+  if (typeof headDim === 'number' && model.attention !== 'mla' && model.num_attention_heads > 0 && headDim * model.num_attention_heads !== model.hidden_size) {
+    model.head_dim = headDim;
+    notes.push(`head_dim ${headDim} × ${model.num_attention_heads} heads = ${headDim * model.num_attention_heads} is not hidden_size ${model.hidden_size}: imported as head_dim`);
   }
   return { model, notes };
+}
+
+const num = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+// one flag per block from a rule on the block index
+const flags = (n, rule) => Array.from({ length: n }, (_, i) => (rule(i) ? 1 : 0));
+
+// MoE (DeepSeek-V3, Qwen3-MoE, Mixtral, GPT-OSS, Llama 4), MLA, sliding windows and MTP: the
+// model keys of docs/formats.md, "model", each from the Hugging Face key named there.
+function mixtureAndAttention(cfg, model, notes) {
+  const L = model.num_layers;
+  const type = String(cfg.model_type ?? '').toLowerCase();
+  const experts = num(first(cfg, 'n_routed_experts', 'num_local_experts', 'num_experts'));
+  if (experts > 0) {
+    model.num_experts = experts;
+    const k = num(first(cfg, 'num_experts_per_tok', 'experts_per_token', 'moe_topk'));
+    if (k !== undefined) model.moe_top_k = k;
+    else notes.push('num_experts_per_tok not found; set the experts per token (moe_top_k)');
+    // DeepSeek and Qwen name the expert's size moe_intermediate_size and keep intermediate_size for
+    // dense blocks; Mixtral, GPT-OSS and Llama 4 name the expert's intermediate_size
+    const fe = num(first(cfg, 'moe_intermediate_size')) ?? num(first(cfg, 'intermediate_size'));
+    if (fe !== undefined) model.moe_ffn_hidden_size = fe;
+    const dense = num(first(cfg, 'intermediate_size_mlp'));  // Llama 4's dense blocks
+    if (dense !== undefined) model.ffn_hidden_size = dense;
+    const shared = num(first(cfg, 'n_shared_experts', 'num_shared_experts')) ?? (/llama4/.test(type) ? 1 : undefined);
+    if (shared > 0) model.num_shared_experts = shared;
+    const sharedSize = num(first(cfg, 'shared_expert_intermediate_size'));  // Qwen2-MoE: one shared expert of its own size
+    if (sharedSize > 0) Object.assign(model, { num_shared_experts: model.num_shared_experts ?? 1, moe_shared_expert_ffn_hidden_size: sharedSize });
+    const firstDense = num(first(cfg, 'first_k_dense_replace'));
+    if (firstDense > 0) model.first_dense_layers = firstDense;
+    // which blocks are MoE: DeepSeek's moe_layer_freq is Megatron's (i % N == 0); Qwen's
+    // decoder_sparse_step, mlp_only_layers and Llama 4's interleave_moe_layer_step count from 1
+    const step = num(first(cfg, 'decoder_sparse_step', 'interleave_moe_layer_step'));
+    const denseOnly = Array.isArray(cfg.mlp_only_layers) ? cfg.mlp_only_layers : [];
+    const freq = num(cfg.moe_layer_freq);
+    if (L > 0 && ((step > 1) || denseOnly.length)) model.moe_layer_freq = flags(L, (i) => (i + 1) % (step || 1) === 0 && !denseOnly.includes(i));
+    else if (freq > 1) model.moe_layer_freq = freq;
+  }
+  if (num(cfg.kv_lora_rank) !== undefined) {
+    Object.assign(model, { attention: 'mla', q_lora_rank: num(cfg.q_lora_rank) ?? 0, kv_lora_rank: cfg.kv_lora_rank });
+    for (const key of ['qk_nope_head_dim', 'qk_rope_head_dim', 'v_head_dim']) if (num(cfg[key]) !== undefined) model[key] = cfg[key];
+  }
+  const mtp = num(first(cfg, 'num_nextn_predict_layers', 'mtp_num_layers'));
+  if (mtp > 0) model.mtp_layers = mtp;
+  // a window the config switches off (Qwen2's use_sliding_window false) is none
+  const window = num(cfg.sliding_window);
+  if (window > 0 && cfg.use_sliding_window !== false) {
+    model.sliding_window = window;
+    if (Array.isArray(cfg.layer_types) && cfg.layer_types.length === L) model.sliding_window_pattern = cfg.layer_types.map((t) => (t === 'sliding_attention' ? 1 : 0));
+    else if (num(cfg.sliding_window_pattern) > 1) model.sliding_window_pattern = cfg.sliding_window_pattern;
+  }
+  if (num(cfg.attention_chunk_size) > 0) notes.push(`attention_chunk_size ${cfg.attention_chunk_size} (Llama 4's chunked attention) is costed as full attention`);
 }

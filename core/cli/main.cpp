@@ -15,6 +15,7 @@
 
 #include "poseidon/api.hpp"
 #include "poseidon/calibrate.hpp"
+#include "poseidon/cost_model.hpp"
 #include "poseidon/error.hpp"
 #include "poseidon/estimate.hpp"
 #include "poseidon/json_util.hpp"
@@ -64,6 +65,19 @@ int cmd_presets(const std::vector<std::string>& args) {
         for (const auto& id : poseidon::preset_ids(k)) {
             const auto* p = poseidon::find_preset(k, id);
             std::string name = p && p->contains("name") && (*p)["name"].is_string() ? (*p)["name"].get<std::string>() : "";
+            if (k == "models" && p) {  // the parameter count, total and active for a mixture of experts
+                poseidon::Problems problems;
+                const poseidon::ModelSpec m = poseidon::parse_model(poseidon::Json(id), "model", problems);
+                if (problems.empty()) {
+                    const poseidon::ParamCounts c = poseidon::model_param_counts(m);
+                    char params[96];
+                    if (m.is_moe())
+                        std::snprintf(params, sizeof params, " (%.2f B parameters, %.2f B active)", c.total / 1e9, c.active / 1e9);
+                    else
+                        std::snprintf(params, sizeof params, " (%.2f B parameters)", c.total / 1e9);
+                    name += params;
+                }
+            }
             std::printf("  %-28s %s\n", id.c_str(), name.c_str());
         }
     }

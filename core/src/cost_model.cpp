@@ -121,6 +121,7 @@ void fold_blocking_sends(const Stack& stack, std::vector<StageTimes>& times) {
 }
 
 double layer_params(const ModelSpec& m) {
+    if (m.has_block_variants()) return average_block(m, 1).params;
     const double h = m.hidden_size, f = m.ffn_hidden_size;
     const double kv_dim = h * m.num_kv_heads / m.num_attention_heads;
     double attn = h * (h + 2 * kv_dim) + h * h;
@@ -132,6 +133,7 @@ double layer_params(const ModelSpec& m) {
 }
 
 double model_params(const ModelSpec& m) {
+    if (m.has_block_variants()) return model_param_counts(m).total;
     const double h = m.hidden_size, V = m.vocab_size;
     double p = m.num_layers * layer_params(m) + V * h;
     if (m.learned_position_embedding) p += static_cast<double>(m.seq_length) * h;
@@ -152,11 +154,13 @@ LayerFlops layer_flops(const ModelSpec& m, double b) {
 }  // namespace
 
 double layer_forward_flops(const ModelSpec& m, double b) {
+    if (m.has_block_variants()) return average_block(m, b).forward_flops;
     const LayerFlops x = layer_flops(m, b);
     return x.qkv + x.scores_and_values + x.proj + x.mlp;
 }
 
 double layer_matmul_flops(const ModelSpec& m, double b) {
+    if (m.has_block_variants()) return average_block(m, b).matmul_flops;
     const LayerFlops x = layer_flops(m, b);
     return x.qkv + x.proj + x.mlp;
 }
@@ -174,7 +178,12 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     // With context parallelism each rank holds s / cp tokens of its replica's samples and the
     // attention of those queries against all keys: per rank, exactly the work of samples / cp
     // whole sequences (causal load balancing), so b stands for that.
-    const double t = tp, b = static_cast<double>(samples) / std::max(1, pos.cp), s = m.seq_length, h = m.hidden_size, f = m.ffn_hidden_size, a = m.num_attention_heads;
+    // MoE, MLA, windows, MTP: each block costs the model's average block, its MLP as wide as the
+    // active experts (docs/model.md, "Mixture of experts before expert parallelism")
+    const bool variants = m.has_block_variants();
+    const double b = static_cast<double>(samples) / std::max(1, pos.cp);
+    const BlockAverage avg = variants ? average_block(m, b) : BlockAverage{};
+    const double t = tp, s = m.seq_length, h = m.hidden_size, f = variants ? avg.active_ffn : m.ffn_hidden_size, a = m.num_attention_heads;
     const double V = m.vocab_size, kv_ratio = static_cast<double>(m.num_kv_heads) / m.num_attention_heads;
     const double e = bytes_per_element(tr.precision);
     const double flops_rate = effective_peak_flops(d, tr);
@@ -225,8 +234,13 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
         return std::max(2 * M * N * K / lp_rate, bytes / mem_rate) + kernel_s;
     };
     const double g = m.gated_mlp ? 2.0 : 1.0;
-    const double linear_fwd = linear_s(T, (h + 2 * kv) / t, h)            // QKV
-                              + linear_s(T, h, h / t)                       // attention projection
+    double attn_linear = 0;
+    if (variants)
+        for (const GemmShape& x : attention_gemms(m, T, t)) attn_linear += x.count * linear_s(x.M, x.N, x.K);
+    else
+        attn_linear = linear_s(T, (h + 2 * kv) / t, h)  // QKV
+                      + linear_s(T, h, h / t);          // attention projection
+    const double linear_fwd = attn_linear
                               + linear_s(T, f * g / t, h)                   // MLP up (and gate)
                               + linear_s(T, h, f / t);                      // MLP down
     // Each GEMM input is quantised before its forward (the inputs of the replicated-width GEMMs
@@ -245,7 +259,7 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     const bool fp32_softmax = !flash && !fused && tr.stack.softmax_fp32 && e < 4.0;
     if (flash) {
         // Causal flash attention computes the lower triangle only: half of 4bs^2h/t, at the matmul rate.
-        const double core_flops = 0.5 * 4 * b * s * s * h / t;
+        const double core_flops = variants ? avg.core_causal_flops / t : 0.5 * 4 * b * s * s * h / t;
         // Fused attention kernels reach their own fraction of the peak, not the GEMMs' (Dao 2023:
         // FlashAttention-2 50-73 % on A100; Shah et al. 2024: ~35 % on H100, FlashAttention-3 up to
         // 75 % forward); attention_efficiency 0 keeps the GEMM rate.

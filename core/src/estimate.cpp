@@ -280,6 +280,8 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
               {"samples_per_s", r12(e.samples_per_s)},
               {"mfu", r12(e.mfu)},
               {"model_tflops_per_gpu", r12(e.model_tflops_per_gpu)},
+              {"model_params", model_param_counts(sc.model).total},
+              {"model_active_params", model_param_counts(sc.model).active},
               {"num_gpus", e.num_gpus},
               {"memory_fits", e.memory_fits},
               {"feasible", e.feasible},

@@ -26,7 +26,9 @@ std::string tp_degrees_text(const StagePlan& stage) {
 std::string to_text(const Scenario& sc, const Estimate& e) {
     std::ostringstream o;
     const std::int64_t trained = e.plan.micro_batch_size * e.plan.num_micro_batches;
-    o << "model        " << printable(sc.model.name, 80) << " (" << fixed_text(model_params(sc.model) / 1e9, 2) << " B parameters), global batch " << trained;
+    o << "model        " << printable(sc.model.name, 80) << " (" << fixed_text(model_params(sc.model) / 1e9, 2) << " B parameters";
+    if (sc.model.is_moe()) o << ", " << fixed_text(model_param_counts(sc.model).active / 1e9, 2) << " B active";
+    o << "), global batch " << trained;
     if (trained != sc.training.global_batch_size)
         o << " (training.global_batch_size " << sc.training.global_batch_size << ", within global_batch_tolerance " << fixed_text(sc.training.global_batch_tolerance, 3) << ")";
     o << "\n";

@@ -23,8 +23,12 @@ double optimizer_bytes_per_param(const Training& tr) {
 void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, int num_layers, const StagePosition& pos, ReplicaCost& rc) {
     const ModelSpec& m = sc.model;
     const Training& tr = sc.training;
-    // context parallelism: each rank holds s / cp tokens of every sample (replica_cost)
-    const double t = tp, b = static_cast<double>(samples) / std::max(1, pos.cp), s = m.seq_length, h = m.hidden_size, f = m.ffn_hidden_size, a = m.num_attention_heads;
+    // context parallelism: each rank holds s / cp tokens of every sample (replica_cost);
+    // MoE, MLA, windows, MTP: the average block (docs/model.md, "Mixture of experts before expert parallelism")
+    const bool variants = m.has_block_variants();
+    const double b = static_cast<double>(samples) / std::max(1, pos.cp);
+    const BlockAverage avg = variants ? average_block(m, b) : BlockAverage{};
+    const double t = tp, s = m.seq_length, h = m.hidden_size, f = variants ? avg.active_ffn : m.ffn_hidden_size, a = m.num_attention_heads;
     const double V = m.vocab_size, kv_ratio = static_cast<double>(m.num_kv_heads) / m.num_attention_heads;
     const double e = bytes_per_element(tr.precision);
     const bool sp = tr.sequence_parallel && tp > 1;
@@ -71,6 +75,9 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     const double hidden_masks = m.hidden_dropout > 0 ? 2.0 : 0.0;
     double rep = 8 * s * b * h / (sp ? t : 1.0);
     double shard = (s * b * h * (4 + 4 * kv_ratio) + s * b * f * (m.gated_mlp ? 6.0 : 4.0)) / t;
+    // Q, K, V and context as wide as the heads make them; each routed copy of a token is saved as
+    // its expert's input, on every rank while experts are replicated
+    if (variants) shard = (2 * s * b * attention_saved_width(m) + s * b * f * (m.gated_mlp ? 6.0 : 4.0)) / t, rep += 2 * s * b * h * avg.routed_copies;
     // Stored per score: the AV product's input (2 B: the dropout output), the softmax output for its
     // backward (2 B) and the dropout mask (1 B). An unfused fp32 softmax keeps its output in fp32
     // (4 B) apart from the cast-down copy. Without attention dropout the AV product takes the

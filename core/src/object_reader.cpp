@@ -143,7 +143,9 @@ std::optional<std::string> ObjectReader::choice(const char* key, bool required, 
     return std::nullopt;
 }
 
-void ObjectReader::reject_unknown(std::initializer_list<std::string_view> allowed) {
+void ObjectReader::reject_unknown(std::initializer_list<std::string_view> allowed) { reject_unknown(std::vector<std::string_view>(allowed)); }
+
+void ObjectReader::reject_unknown(const std::vector<std::string_view>& allowed) {
     if (!is_object_) return;
     std::size_t reported = 0, unknown = 0;
     for (auto it = object_.begin(); it != object_.end(); ++it) {
@@ -151,7 +153,7 @@ void ObjectReader::reject_unknown(std::initializer_list<std::string_view> allowe
         if (known) continue;
         if (++unknown > 10) continue;
         ++reported;
-        auto hint = did_you_mean(it.key(), allowed);
+        auto hint = did_you_mean(it.key(), std::vector<std::string>(allowed.begin(), allowed.end()));
         problems_.add(key_path(path_, it.key()), "unknown key" + (hint.empty() ? std::string("") : " (did you mean \"" + hint + "\"?)") +
                                                      "; allowed keys are documented in docs/formats.md");
     }

@@ -10,6 +10,7 @@
 #include "poseidon/cost_model.hpp"
 #include "poseidon/presets.hpp"
 #include "poseidon/profile.hpp"
+#include "model_keys.hpp"
 
 namespace poseidon {
 
@@ -41,20 +42,26 @@ Json resolve_ref(const Json& j, const char* kind, const std::string& path, Probl
         if (ref_id) *ref_id = id;
         return *p;
     }
-    if (j.is_object() && j.contains("base")) {
-        const Json& b = j["base"];
+    // {"preset": id, ...} is the same as {"base": id, ...} (docs/formats.md, "Preset references with overrides")
+    if (j.is_object() && j.contains("base") && j.contains("preset")) {
+        problems.add(path + ".preset", show(j["preset"]) + " beside base " + show(j["base"]) + "; expected one of the two (they mean the same)");
+        return Json();
+    }
+    if (j.is_object() && (j.contains("base") || j.contains("preset"))) {
+        const std::string key = j.contains("base") ? "base" : "preset";
+        const Json& b = j[key];
         if (!b.is_string()) {
-            problems.add(path + ".base", show(b) + " is not a string; expected a preset id");
+            problems.add(path + "." + key, show(b) + " is not a string; expected a preset id");
             return Json();
         }
         const Json* p = find_preset(kind, b.get_ref<const std::string&>());
         if (!p) {
-            unknown(b.get<std::string>(), path + ".base");
+            unknown(b.get<std::string>(), path + "." + key);
             return Json();
         }
         Json merged = *p;
         for (auto it = j.begin(); it != j.end(); ++it)
-            if (it.key() != "base") merged[it.key()] = it.value();
+            if (it.key() != key) merged[it.key()] = it.value();
         merged.erase("id");
         return merged;
     }
@@ -79,7 +86,8 @@ Device parse_device(const Json& in, const std::string& path, Problems& problems)
     Device d;
     Json j = resolve_ref(in, "devices", path, problems, &d.id);
     if (j.is_null()) return d;
-    if (in.is_object() && in.contains("base")) d.base_id = in["base"].get<std::string>();  // a string: resolve_ref checked it
+    if (in.is_object() && (in.contains("base") || in.contains("preset")))  // a string: resolve_ref checked it
+        d.base_id = in.contains("base") ? in["base"].get<std::string>() : in["preset"].get<std::string>();
     ObjectReader r(j, path, problems);
     if (!r.ok()) return d;
     r.reject_unknown({"id", "name", "vendor", "peak_tflops", "fp8_tflops", "mxfp8_tflops", "nvfp4_tflops", "fp32_tflops", "tf32_tflops", "sustained_clock_ratio", "comm_compute_slowdown", "attention_efficiency", "memory_GiB", "memory_bw_GBps", "intra_node_bw_GBps",
@@ -202,9 +210,11 @@ ModelSpec parse_model(const Json& in, const std::string& path, Problems& problem
     if (j.is_null()) return m;
     ObjectReader r(j, path, problems);
     if (!r.ok()) return m;
-    r.reject_unknown({"id", "name", "num_layers", "hidden_size", "num_attention_heads", "num_kv_heads", "ffn_hidden_size",
-                      "vocab_size", "seq_length", "gated_mlp", "tied_embeddings", "bias", "position_embedding", "hidden_dropout", "attention_dropout", "rope_theta",
-                      "source", "notes"});
+    std::vector<std::string_view> keys = {"id", "name", "num_layers", "hidden_size", "num_attention_heads", "num_kv_heads", "ffn_hidden_size",
+                                          "vocab_size", "seq_length", "gated_mlp", "tied_embeddings", "bias", "position_embedding", "hidden_dropout", "attention_dropout", "rope_theta",
+                                          "source", "notes"};
+    keys.insert(keys.end(), std::begin(model_variant_keys), std::end(model_variant_keys));
+    r.reject_unknown(keys);
     if (auto v = r.string("name", true)) m.name = *v;
     if (auto v = r.string("source", false)) m.source = *v;
     if (auto v = r.string("notes", false)) m.notes = *v;
@@ -229,7 +239,9 @@ ModelSpec parse_model(const Json& in, const std::string& path, Problems& problem
     if (auto p = r.number("hidden_dropout", false, 0, true, 1)) m.hidden_dropout = *p;
     if (auto p = r.number("attention_dropout", false, 0, true, 1)) m.attention_dropout = *p;
     if (auto p = r.number("rope_theta", false, 0, false, 1e12)) m.rope_theta = *p;
-    if (h && a && *h % *a != 0)
+    parse_model_variants(r, m, problems);
+    // an explicit head dimension (or MLA's) need not be hidden_size / heads
+    if (h && a && *h % *a != 0 && m.head_dim == 0 && !m.mla)
         problems.add(r.path_of("num_attention_heads"), std::to_string(*a) + " does not divide hidden_size " + std::to_string(*h) + "; the head dimension must be an integer");
     if (a && kv && *a % *kv != 0)
         problems.add(r.path_of("num_kv_heads"), std::to_string(*kv) + " does not divide num_attention_heads " + std::to_string(*a) + "; grouped-query attention needs heads to be a multiple of kv heads");
@@ -362,50 +374,5 @@ Scenario parse_scenario(const Json& j) {
 }
 
 Scenario parse_scenario_text(std::string_view text) { return parse_scenario(parse_json(text, "scenario")); }
-
-std::vector<std::string> scenario_notes(const Scenario& sc) {
-    std::vector<std::string> notes;
-    const Training& tr = sc.training;
-    if (tr.tf32 && tr.precision != Precision::fp32)
-        notes.push_back("training.tf32 changes nothing with precision " + to_string(tr.precision) + ": TF32 is a rate for fp32 matrix products");
-    if (tr.tp_comm_overlap && tr.stack.tp_comm_overlap_fraction <= 0)
-        notes.push_back("training.tp_comm_overlap changes nothing with the " + (tr.stack.id.empty() ? tr.stack.name : tr.stack.id) +
-                        " stack: its tp_comm_overlap_fraction is 0 (no Transformer Engine userbuffers)");
-    if (tr.fsdp && (tr.overlap_grad_reduce || tr.overlap_param_gather))
-        notes.push_back("training.overlap_grad_reduce and overlap_param_gather change nothing with fsdp: Megatron-FSDP overlaps its own per-block gathers and reduce-scatters");
-    const auto& groups = sc.cluster.groups;
-    // bf16 on a GPU without it: TF32 (tf32_tflops) exists on exactly the NVIDIA generations that
-    // have BF16 (Ampere and newer), so an NVIDIA device without it is Volta or Turing; it runs the
-    // scenario as fp16 mixed precision, at the same tensor rate (the page's Megatron export uses
-    // --fp16 for it: web/megatron.js, deviceCaps).
-    if (tr.precision == Precision::bf16) {
-        std::vector<std::string> seen;
-        for (const auto& g : groups) {
-            const Device& d = g.device;
-            const bool nvidia = (d.vendor.empty() || d.vendor == "NVIDIA") && d.intra_node_link != "infinity_fabric";
-            const std::string label = d.id.empty() ? d.name : d.id;
-            if (!nvidia || d.tf32_tflops > 0 || std::find(seen.begin(), seen.end(), label) != seen.end()) continue;
-            seen.push_back(label);
-        }
-        if (!seen.empty()) {
-            std::string list;
-            for (const auto& l : seen) list += (list.empty() ? "" : ", ") + l;
-            notes.push_back("training.precision bf16: " + list + (seen.size() == 1 ? " has" : " have") +
-                            " no bf16 (pre-Ampere); costed at the same fp16 tensor rate, as fp16 mixed precision with loss scaling would train there");
-        }
-    }
-    if (sc.cluster.inter_group_bw_GBps) {
-        // the cap binds where it is below a node's NIC: a send between groups runs at each node's
-        // own NIC (stage_links.cpp, transfer_spans), so the widest NIC of the cluster decides
-        double widest = 0;
-        for (const auto& g : groups) widest = std::max(widest, g.inter_node_bw_GBps);
-        if (groups.size() < 2)
-            notes.push_back("cluster.inter_group_bw_GBps changes nothing: the cluster has one group");
-        else if (*sc.cluster.inter_group_bw_GBps >= widest)
-            notes.push_back("cluster.inter_group_bw_GBps " + number_text(*sc.cluster.inter_group_bw_GBps) +
-                            " changes nothing: no node's NIC is faster, at most " + number_text(widest) + " GB/s per node here");
-    }
-    return notes;
-}
 
 }  // namespace poseidon

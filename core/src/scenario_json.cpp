@@ -2,6 +2,7 @@
 // that parse_scenario(to_json(sc)) gives sc back (docs/formats.md, "Scenario").
 #include "poseidon/calibrate.hpp"
 #include "poseidon/cost_model.hpp"
+#include "model_keys.hpp"
 #include "poseidon/json_util.hpp"
 #include "poseidon/profile.hpp"
 #include "poseidon/scenario.hpp"
@@ -83,6 +84,7 @@ Json to_json(const ModelSpec& m) {
             {"hidden_dropout", m.hidden_dropout},
             {"attention_dropout", m.attention_dropout}};
     if (m.rope_theta) j["rope_theta"] = *m.rope_theta;
+    model_variants_to_json(m, j);
     return j;
 }
 

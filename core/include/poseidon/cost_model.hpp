@@ -24,6 +24,44 @@ double layer_forward_flops(const ModelSpec& m, double samples);
 // ... its matrix products only (QKV, projection, MLP), without the attention scores
 double layer_matmul_flops(const ModelSpec& m, double samples);
 
+// ---- Models whose blocks differ (core/src/model_size.cpp; docs/model.md, "Parameters and FLOPs
+// of MoE, MLA and windowed models"): the functions above then return the average block, MTP
+// modules included, so that num_layers of them make the model ----
+
+struct ParamCounts {
+    double total = 0;   // every parameter held (all routed experts)
+    double active = 0;  // those one token uses (top_k routed + shared experts, router)
+};
+// Block `block` in [0, num_layers), or an MTP module for block >= num_layers.
+ParamCounts block_param_counts(const ModelSpec& m, int block);
+// The whole model: blocks, MTP modules, embedding, final norm, LM head unless tied.
+ParamCounts model_param_counts(const ModelSpec& m);
+// Forward FLOPs of that block for `samples` sequences: the active experts' GEMMs, the attention
+// scores counted in full (s^2, or s x window on a windowed block) as MFU counts them.
+double block_forward_flops(const ModelSpec& m, int block, double samples);
+
+// The average block (sums over the blocks and MTP modules / num_layers), for the interim rule
+// that every block of a stage costs the model's average block.
+struct BlockAverage {
+    double params = 0;              // parameters held, all experts
+    double active_ffn = 0;          // MLP inner width a token passes through (top_k x expert + shared)
+    double forward_flops = 0;       // counted as block_forward_flops
+    double matmul_flops = 0;        // ... without the attention scores
+    double core_causal_flops = 0;   // the attention scores and values the causal kernels compute
+    double core_counted_flops = 0;
+    double routed_copies = 0;       // top_k token copies entering the experts, per token
+    double router_share = 0;        // blocks with a router, per block
+};
+BlockAverage average_block(const ModelSpec& m, double samples);
+// The linear layers of the average block other than its MLP, per GPU of a TP group: M x N x K,
+// `count` per block (MTP's extra GEMMs spread over the blocks).
+struct GemmShape {
+    double M = 0, N = 0, K = 0, count = 1;
+};
+std::vector<GemmShape> attention_gemms(const ModelSpec& m, double tokens, double tp);
+// Attention activations saved per token for the backward, in elements (Q, K, V, context, MLA latents).
+double attention_saved_width(const ModelSpec& m);
+
 // ---- One data-parallel replica of a stage ----
 
 struct MemoryBreakdown {

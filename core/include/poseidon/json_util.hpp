@@ -74,6 +74,7 @@ public:
 
     // Reports every key not in `allowed`, with a "did you mean" suggestion.
     void reject_unknown(std::initializer_list<std::string_view> allowed);
+    void reject_unknown(const std::vector<std::string_view>& allowed);  // a list assembled from parts
 
 private:
     const Json& object_;

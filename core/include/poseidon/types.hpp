@@ -93,6 +93,30 @@ struct ModelSpec {
     // RoPE's base (Hugging Face rope_theta, Megatron's --rotary-base): not in the cost, kept for the
     // training command the page writes; absent = not given.
     std::optional<double> rope_theta;
+    // Attention shape (docs/formats.md, "model"): head_dim 0 = hidden_size / heads. Multi-latent
+    // attention (DeepSeek-V2/V3) replaces the Q, K, V projections by low-rank ones; q_lora_rank 0
+    // projects the queries at full rank.
+    int head_dim = 0;
+    bool mla = false;
+    int q_lora_rank = 0, kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+    // Sliding-window attention: window in tokens (0 = none) and which blocks use it (1 = windowed),
+    // one flag per block; empty with a window = every block.
+    int sliding_window = 0;
+    std::vector<char> sliding_window_blocks;
+    // Mixture of experts: num_experts 0 = dense. moe_blocks has one flag per block (1 = MoE);
+    // the blocks without one use ffn_hidden_size. moe_shared_expert_ffn_hidden_size is the sum
+    // over the shared experts (Megatron's --moe-shared-expert-intermediate-size).
+    int num_experts = 0;
+    int moe_top_k = 0;
+    int moe_ffn_hidden_size = 0;
+    int num_shared_experts = 0;
+    int moe_shared_expert_ffn_hidden_size = 0;
+    std::vector<char> moe_blocks;
+    // Multi-token prediction modules (DeepSeek-V3), each one more block after the last, trained.
+    int mtp_layers = 0;
+    bool is_moe() const { return num_experts > 0; }
+    // any key beyond the dense transformer's: the arithmetic takes the per-block path (model_size.cpp)
+    bool has_block_variants() const { return is_moe() || mla || head_dim > 0 || sliding_window > 0 || mtp_layers > 0; }
     std::string source;
     std::string notes;
 };

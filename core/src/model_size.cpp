@@ -1,0 +1,192 @@
+// Parameters and FLOPs of a model whose blocks differ (docs/model.md, "Parameters and FLOPs of
+// MoE, MLA and windowed models"): mixture-of-experts and dense blocks, multi-latent attention, an
+// explicit head dimension, sliding windows and multi-token-prediction modules. The dense
+// transformer keeps its closed forms in cost_model.cpp.
+#include <algorithm>
+
+#include "poseidon/cost_model.hpp"
+
+namespace poseidon {
+
+namespace {
+
+double norm_params(const ModelSpec& m) { return (m.bias ? 2.0 : 1.0) * m.hidden_size; }  // LayerNorm weight and bias; RMSNorm weight
+
+bool moe_block(const ModelSpec& m, int block) {
+    return m.is_moe() && block >= 0 && block < static_cast<int>(m.moe_blocks.size()) && m.moe_blocks[static_cast<std::size_t>(block)] != 0;
+}
+// an MTP module's block is of the last block's kind (DeepSeek-V3: MoE)
+bool mtp_is_moe(const ModelSpec& m) { return moe_block(m, m.num_layers - 1); }
+
+bool windowed(const ModelSpec& m, int block) {
+    if (m.sliding_window <= 0 || m.sliding_window >= m.seq_length) return false;
+    if (m.sliding_window_blocks.empty()) return true;
+    return block >= 0 && block < static_cast<int>(m.sliding_window_blocks.size()) && m.sliding_window_blocks[static_cast<std::size_t>(block)] != 0;
+}
+
+double head_dim_of(const ModelSpec& m) { return m.head_dim > 0 ? m.head_dim : static_cast<double>(m.hidden_size) / m.num_attention_heads; }
+double qk_head_dim(const ModelSpec& m) { return m.mla ? m.qk_nope_head_dim + m.qk_rope_head_dim : head_dim_of(m); }
+double v_head_dim_of(const ModelSpec& m) { return m.mla ? m.v_head_dim : head_dim_of(m); }
+
+// Weight matrices of the attention (no norms, no biases).
+double attention_matrix_params(const ModelSpec& m) {
+    const double h = m.hidden_size, a = m.num_attention_heads;
+    if (m.mla) {
+        // DeepSeek-V2 sec. 2.1.2-2.1.3: queries through a rank-q_lora_rank bottleneck (or at full
+        // rank), keys and values from one kv_lora_rank latent plus a shared RoPE key.
+        const double ql = m.q_lora_rank, kl = m.kv_lora_rank, dqk = qk_head_dim(m);
+        const double q = ql > 0 ? h * ql + ql * a * dqk : h * a * dqk;
+        const double kv = h * (kl + m.qk_rope_head_dim) + kl * a * (m.qk_nope_head_dim + m.v_head_dim);
+        return q + kv + a * m.v_head_dim * h;
+    }
+    const double d = head_dim_of(m), q = a * d, kv = m.num_kv_heads * d;
+    return h * (q + 2 * kv) + q * h;
+}
+double attention_vector_params(const ModelSpec& m) {
+    double v = 0;
+    if (m.mla) v += (m.q_lora_rank > 0 ? m.q_lora_rank : 0) + m.kv_lora_rank;  // the latents' RMSNorms
+    if (m.bias && !m.mla) v += m.num_attention_heads * head_dim_of(m) + 2.0 * m.num_kv_heads * head_dim_of(m) + m.hidden_size;
+    return v + 2 * norm_params(m);  // the block's two norms
+}
+
+double mlp_matrix_params(const ModelSpec& m, double f) { return (m.gated_mlp ? 3.0 : 2.0) * m.hidden_size * f; }
+double mlp_bias_params(const ModelSpec& m, double f) { return m.bias ? (m.gated_mlp ? 2.0 : 1.0) * f + m.hidden_size : 0.0; }
+
+struct MlpCounts {
+    double total = 0, active = 0;                // all parameters
+    double active_matrix = 0;                    // weights the GEMMs of one token multiply (FLOPs / 2)
+    double active_ffn = 0;                       // inner width a token passes through
+};
+MlpCounts mlp_counts(const ModelSpec& m, bool moe) {
+    MlpCounts c;
+    if (!moe) {
+        const double f = m.ffn_hidden_size;
+        c.total = c.active = mlp_matrix_params(m, f) + mlp_bias_params(m, f);
+        c.active_matrix = mlp_matrix_params(m, f);
+        c.active_ffn = f;
+        return c;
+    }
+    // routed experts: all are held, top_k serve a token; shared experts serve every token; the
+    // router is an h x E matrix (its bias with biases on, GPT-OSS)
+    const double fe = m.moe_ffn_hidden_size, fs = m.moe_shared_expert_ffn_hidden_size, E = m.num_experts, k = m.moe_top_k;
+    const double expert = mlp_matrix_params(m, fe) + mlp_bias_params(m, fe);
+    const double shared = fs > 0 ? mlp_matrix_params(m, fs) + mlp_bias_params(m, fs) : 0.0;
+    const double router = m.hidden_size * E + (m.bias ? E : 0.0);
+    c.total = E * expert + shared + router;
+    c.active = k * expert + shared + router;
+    c.active_matrix = k * mlp_matrix_params(m, fe) + (fs > 0 ? mlp_matrix_params(m, fs) : 0.0) + m.hidden_size * E;
+    c.active_ffn = k * fe + fs;
+    return c;
+}
+
+// Query-key pairs of one sequence's attention: all s^2 as MFU counts them (full_count), or the
+// causal ones the kernels compute: s^2 / 2, or s w - w^2 / 2 inside a window w < s.
+double attention_pairs(const ModelSpec& m, bool windowed_block, bool full_count) {
+    const double s = m.seq_length, w = m.sliding_window;
+    if (full_count) return windowed_block ? s * w : s * s;
+    return windowed_block ? s * w - w * w / 2 : s * s / 2;
+}
+// score and value products of one block for `samples` sequences: 2 pairs a (d_qk + d_v)
+double attention_core_flops(const ModelSpec& m, bool windowed_block, double samples, bool full_count) {
+    return 2 * samples * attention_pairs(m, windowed_block, full_count) * m.num_attention_heads * (qk_head_dim(m) + v_head_dim_of(m));
+}
+
+// The extra work of one MTP module besides its block (DeepSeek-V3 sec. 2.2): two norms and the
+// 2h x h projection of [embedding; hidden], the output head's norm; the head itself is the
+// model's (shared) but runs once more.
+double mtp_extra_params(const ModelSpec& m) { return 2.0 * m.hidden_size * m.hidden_size + 3 * norm_params(m); }
+
+}  // namespace
+
+ParamCounts block_param_counts(const ModelSpec& m, int block) {
+    const MlpCounts mlp = mlp_counts(m, block < m.num_layers ? moe_block(m, block) : mtp_is_moe(m));
+    const double attn = attention_matrix_params(m) + attention_vector_params(m);
+    ParamCounts c{attn + mlp.total, attn + mlp.active};
+    if (block >= m.num_layers) c.total += mtp_extra_params(m), c.active += mtp_extra_params(m);
+    return c;
+}
+
+ParamCounts model_param_counts(const ModelSpec& m) {
+    if (!m.has_block_variants()) {
+        const double p = model_params(m);
+        return {p, p};
+    }
+    ParamCounts c;
+    for (int i = 0; i < m.num_layers + m.mtp_layers; ++i) {
+        const ParamCounts b = block_param_counts(m, i);
+        c.total += b.total;
+        c.active += b.active;
+    }
+    const double h = m.hidden_size, V = m.vocab_size;
+    double rest = V * h + norm_params(m) + (m.tied_embeddings ? 0.0 : V * h);
+    if (m.learned_position_embedding) rest += static_cast<double>(m.seq_length) * h;
+    c.total += rest;
+    c.active += rest;
+    return c;
+}
+
+double block_forward_flops(const ModelSpec& m, int block, double samples) {
+    const double T = samples * m.seq_length;
+    const bool mtp = block >= m.num_layers;
+    const MlpCounts mlp = mlp_counts(m, mtp ? mtp_is_moe(m) : moe_block(m, block));
+    double f = 2 * T * (attention_matrix_params(m) + mlp.active_matrix) + attention_core_flops(m, !mtp && windowed(m, block), samples, true);
+    if (mtp) f += 2 * T * (2.0 * m.hidden_size * m.hidden_size + static_cast<double>(m.hidden_size) * m.vocab_size);
+    return f;
+}
+
+BlockAverage average_block(const ModelSpec& m, double samples) {
+    BlockAverage avg;
+    const double L = m.num_layers;
+    for (int i = 0; i < m.num_layers + m.mtp_layers; ++i) {
+        const bool mtp = i >= m.num_layers;
+        const MlpCounts mlp = mlp_counts(m, mtp ? mtp_is_moe(m) : moe_block(m, i));
+        const bool win = !mtp && windowed(m, i);
+        avg.params += block_param_counts(m, i).total / L;
+        avg.active_ffn += mlp.active_ffn / L;
+        avg.forward_flops += block_forward_flops(m, i, samples) / L;
+        avg.core_causal_flops += attention_core_flops(m, win, samples, false) / L;
+        avg.core_counted_flops += attention_core_flops(m, win, samples, true) / L;
+        if (m.is_moe() && (mtp ? mtp_is_moe(m) : moe_block(m, i))) avg.routed_copies += m.moe_top_k / L, avg.router_share += 1 / L;
+    }
+    avg.matmul_flops = avg.forward_flops - avg.core_counted_flops;
+    return avg;
+}
+
+std::vector<GemmShape> attention_gemms(const ModelSpec& m, double tokens, double tp) {
+    const double h = m.hidden_size, a = m.num_attention_heads, t = tp, T = tokens;
+    const double blocks = 1.0 + static_cast<double>(m.mtp_layers) / m.num_layers;  // MTP blocks spread over the model's
+    std::vector<GemmShape> g;
+    if (m.mla) {
+        // Megatron-Core's MLA: the down projections are replicated over TP, the up projections
+        // column-parallel, the output row-parallel
+        const double dqk = qk_head_dim(m);
+        if (m.q_lora_rank > 0)
+            g.push_back({T, static_cast<double>(m.q_lora_rank), h, blocks}), g.push_back({T, a * dqk / t, static_cast<double>(m.q_lora_rank), blocks});
+        else
+            g.push_back({T, a * dqk / t, h, blocks});
+        g.push_back({T, static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim), h, blocks});
+        g.push_back({T, a * (m.qk_nope_head_dim + m.v_head_dim) / t, static_cast<double>(m.kv_lora_rank), blocks});
+        g.push_back({T, h, a * m.v_head_dim / t, blocks});
+    } else {
+        const double d = head_dim_of(m);
+        g.push_back({T, (a * d + 2.0 * m.num_kv_heads * d) / t, h, blocks});
+        g.push_back({T, h, a * d / t, blocks});
+    }
+    const BlockAverage avg = average_block(m, 1);
+    if (avg.router_share > 0) g.push_back({T, static_cast<double>(m.num_experts), h, avg.router_share});
+    if (m.mtp_layers > 0) {
+        const double share = static_cast<double>(m.mtp_layers) / m.num_layers;
+        g.push_back({T, h / t, 2 * h, share});                             // [embedding; hidden] -> h
+        g.push_back({T, static_cast<double>(m.vocab_size) / t, h, share});  // its pass through the output head
+    }
+    return g;
+}
+
+double attention_saved_width(const ModelSpec& m) {
+    const double a = m.num_attention_heads;
+    if (m.mla) return a * qk_head_dim(m) * 2 + a * m.v_head_dim * 2 + m.kv_lora_rank + (m.q_lora_rank > 0 ? m.q_lora_rank : 0);  // Q, K, V, context, latents
+    const double d = head_dim_of(m);
+    return 2 * a * d + 2.0 * m.num_kv_heads * d;  // Q, K, V and the context (the projection's input)
+}
+
+}  // namespace poseidon

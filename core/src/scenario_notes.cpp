@@ -1,0 +1,55 @@
+// Settings of a scenario that change nothing where they are (scenario.hpp, scenario_notes): said
+// in the estimate's notes rather than ignored silently.
+#include <algorithm>
+
+#include "poseidon/json_util.hpp"
+#include "poseidon/scenario.hpp"
+
+namespace poseidon {
+
+std::vector<std::string> scenario_notes(const Scenario& sc) {
+    std::vector<std::string> notes;
+    const Training& tr = sc.training;
+    if (tr.tf32 && tr.precision != Precision::fp32)
+        notes.push_back("training.tf32 changes nothing with precision " + to_string(tr.precision) + ": TF32 is a rate for fp32 matrix products");
+    if (tr.tp_comm_overlap && tr.stack.tp_comm_overlap_fraction <= 0)
+        notes.push_back("training.tp_comm_overlap changes nothing with the " + (tr.stack.id.empty() ? tr.stack.name : tr.stack.id) +
+                        " stack: its tp_comm_overlap_fraction is 0 (no Transformer Engine userbuffers)");
+    if (tr.fsdp && (tr.overlap_grad_reduce || tr.overlap_param_gather))
+        notes.push_back("training.overlap_grad_reduce and overlap_param_gather change nothing with fsdp: Megatron-FSDP overlaps its own per-block gathers and reduce-scatters");
+    const auto& groups = sc.cluster.groups;
+    // bf16 on a GPU without it: TF32 (tf32_tflops) exists on exactly the NVIDIA generations that
+    // have BF16 (Ampere and newer), so an NVIDIA device without it is Volta or Turing; it runs the
+    // scenario as fp16 mixed precision, at the same tensor rate (the page's Megatron export uses
+    // --fp16 for it: web/megatron.js, deviceCaps).
+    if (tr.precision == Precision::bf16) {
+        std::vector<std::string> seen;
+        for (const auto& g : groups) {
+            const Device& d = g.device;
+            const bool nvidia = (d.vendor.empty() || d.vendor == "NVIDIA") && d.intra_node_link != "infinity_fabric";
+            const std::string label = d.id.empty() ? d.name : d.id;
+            if (!nvidia || d.tf32_tflops > 0 || std::find(seen.begin(), seen.end(), label) != seen.end()) continue;
+            seen.push_back(label);
+        }
+        if (!seen.empty()) {
+            std::string list;
+            for (const auto& l : seen) list += (list.empty() ? "" : ", ") + l;
+            notes.push_back("training.precision bf16: " + list + (seen.size() == 1 ? " has" : " have") +
+                            " no bf16 (pre-Ampere); costed at the same fp16 tensor rate, as fp16 mixed precision with loss scaling would train there");
+        }
+    }
+    if (sc.cluster.inter_group_bw_GBps) {
+        // the cap binds where it is below a node's NIC: a send between groups runs at each node's
+        // own NIC (stage_links.cpp, transfer_spans), so the widest NIC of the cluster decides
+        double widest = 0;
+        for (const auto& g : groups) widest = std::max(widest, g.inter_node_bw_GBps);
+        if (groups.size() < 2)
+            notes.push_back("cluster.inter_group_bw_GBps changes nothing: the cluster has one group");
+        else if (*sc.cluster.inter_group_bw_GBps >= widest)
+            notes.push_back("cluster.inter_group_bw_GBps " + number_text(*sc.cluster.inter_group_bw_GBps) +
+                            " changes nothing: no node's NIC is faster, at most " + number_text(widest) + " GB/s per node here");
+    }
+    return notes;
+}
+
+}  // namespace poseidon
