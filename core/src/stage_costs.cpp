@@ -84,6 +84,19 @@ Scenario with_measured_links(const Scenario& sc) {
 
 }  // namespace
 
+namespace {
+
+// Bytes a parameter all-gather moves for `params` parameters of which `linear` are linear-layer
+// weights: the model's element size, the linear ones at the recipe's quantised size under
+// fp8_param_gather (their row-wise copy). The distributed optimizer's and FSDP's gathers alike.
+double gathered_bytes(const Scenario& sc, const Device& d, double params, double linear) {
+    const double e = bytes_per_element(sc.training.precision);
+    if (!sc.training.fp8_param_gather) return params * e;
+    return (params - linear) * e + linear * quant_recipe(d, sc.training.precision).operand_bytes;
+}
+
+}  // namespace
+
 const Device& replica_device(const Group& g, int tp, Device& buffer) {
     // Copy the device (six strings) only when the group overrides it: this runs for every
     // candidate the search scores.
@@ -162,7 +175,8 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             } else {
                 // Low precision re-quantises the updated linear weights once per iteration: the
                 // bf16 weights read, the compute copies written (docs/model.md, "Low precision").
-                const double requant = rc.linear_params_per_gpu * (compute_weight_bytes_per_param(d, sc.training) > 0 ? 2.0 + compute_weight_bytes_per_param(d, sc.training) : 0.0);
+                const double copies = compute_weight_bytes_per_param(d, sc.training);
+                const double requant = rc.linear_params_per_gpu * (copies > 0 ? 2.0 + copies : 0.0);
                 opt_s = std::max(opt_s, (local * sc.training.stack.optimizer_step_bytes_per_param + requant) / effective_memory_bw(d) + 10 * d.kernel_overhead_us * 1e-6);
             }
             ev.replica_costs.push_back(rc);
@@ -184,9 +198,8 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             // updates only the local shard.
             const ReplicaCost& rc = ev.replica_costs[ev.slowest_replica];
             const double unit = rc.layer_params_per_gpu;
-            const double q = sc.training.fp8_param_gather ? quant_recipe(sc.cluster.groups[st.replicas[ev.slowest_replica].group].device, sc.training.precision).operand_bytes : 0.0;
             const double lin = st.num_layers > 0 ? rc.linear_params_per_gpu / st.num_layers : 0.0;
-            const double gather_bytes = sc.training.fp8_param_gather ? (unit - lin) * bytes_per_element(sc.training.precision) + lin * q : unit * bytes_per_element(sc.training.precision);
+            const double gather_bytes = gathered_bytes(sc, sc.cluster.groups[st.replicas[ev.slowest_replica].group].device, unit, lin);
             const double bw = links.dp_bw_GBps[s], lat = links.dp_latency_s[s];
             const double gather_s = ring_reduce_scatter_s(gather_bytes, st.dp() * st.cp, bw, lat);  // an all-gather moves what a reduce-scatter does
             const double rs_s = ring_reduce_scatter_s(unit * grad_bytes_per_param(sc.training), st.dp() * st.cp, bw, lat);
@@ -211,9 +224,7 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             // interleaving (evaluate_chunks).
             // With fp8_param_gather the linear weights travel quantised (their row-wise copy).
             const ReplicaCost& widest = *std::max_element(ev.replica_costs.begin(), ev.replica_costs.end(), [](const ReplicaCost& a, const ReplicaCost& b) { return a.params_per_gpu < b.params_per_gpu; });
-            const double q = sc.training.fp8_param_gather ? quant_recipe(sc.cluster.groups[st.replicas[ev.slowest_replica].group].device, sc.training.precision).operand_bytes : 0.0;
-            const double ag_bytes = sc.training.fp8_param_gather ? (max_params - widest.linear_params_per_gpu) * bytes_per_element(sc.training.precision) + widest.linear_params_per_gpu * q
-                                                                 : max_params * bytes_per_element(sc.training.precision);
+            const double ag_bytes = gathered_bytes(sc, sc.cluster.groups[st.replicas[ev.slowest_replica].group].device, max_params, widest.linear_params_per_gpu);
             const double ag_s = grad_bytes > 0 ? sync_s * ag_bytes / grad_bytes : 0.0;
             if (!sc.training.overlap_param_gather)
                 opt_s += ag_s;
