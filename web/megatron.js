@@ -7,6 +7,7 @@
 // Pure (no DOM), tested in node (tests/web/megatron.test.mjs runs the command through sh).
 
 import { pipelineLayout, accountForFlags, nearestEvenSplit, splitFlags } from './megatron-layout.js';
+import { moeFlags } from './megatron-moe.js';
 
 export { pipelineLayout, accountForFlags, nearestEvenSplit };
 
@@ -233,6 +234,7 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
     if (model.bias === false) args.push(['--disable-bias-linear']);
     // written even at Megatron's default 0.1: the plan's memory counts the masks only with dropout
     args.push(['--attention-dropout', model.attention_dropout ?? 0.1], ['--hidden-dropout', model.hidden_dropout ?? 0.1]);
+    args.push(...moeFlags(model, stages, training, { notes, unsupported }));
   } else {
     unsupported.push('the model is not known here: add its shape flags (--num-layers, --hidden-size, ...)');
   }

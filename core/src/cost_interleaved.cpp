@@ -31,8 +31,12 @@ std::vector<double> held_micro_batches(const Scenario& sc, const Plan& plan, int
     std::vector<double> pass_bytes(V);
     for (int c = 0; c < V; ++c) {
         ReplicaCost one, none;
-        replica_memory(sc, d, rs.tp, rs.samples, blocks[c], {c * p + s, p * V, m, plan.stages[s].dp(), 1.0}, one);
-        replica_memory(sc, d, rs.tp, rs.samples, blocks[c], {c * p + s, p * V, m, plan.stages[s].dp(), 0.0}, none);
+        StagePosition with{c * p + s, p * V, m, plan.stages[s].dp() * plan.stages[s].cp, 1.0};
+        with.cp = plan.stages[s].cp, with.ep = plan.stages[s].ep, with.etp = plan.stages[s].etp;
+        StagePosition without = with;
+        without.in_flight = 0.0;
+        replica_memory(sc, d, rs.tp, rs.samples, blocks[c], with, one);
+        replica_memory(sc, d, rs.tp, rs.samples, blocks[c], without, none);
         pass_bytes[c] = one.memory.activations_GiB - none.memory.activations_GiB;
     }
     const std::vector<std::int64_t> n = interleaved_peak_passes(s, p, m, pass_bytes, G);
@@ -63,6 +67,7 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
                 StagePosition pos{c * p + s, p * V, m, st.dp() * st.cp, held[c]};
                 const CpLink cpl = cp_link(sc.cluster.groups[rs.group], rs.tp, st.cp);
                 pos.cp = st.cp, pos.cp_bw_GBps = cpl.bw_GBps, pos.cp_latency_s = cpl.latency_s;
+                set_expert_grid(pos, sc.cluster.groups[rs.group], rs.tp, st);
                 const ReplicaCost rc = replica_cost(sc, d, rs.tp, rs.samples, blocks[c], pos);
                 chunk_params[c] = std::max(chunk_params[c], rc.params_per_gpu);
                 working_GiB = rc.recompute_working_GiB;  // the chunks' blocks are alike

@@ -178,12 +178,14 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     // With context parallelism each rank holds s / cp tokens of its replica's samples and the
     // attention of those queries against all keys: per rank, exactly the work of samples / cp
     // whole sequences (causal load balancing), so b stands for that.
-    // MoE, MLA, windows, MTP: each block costs the model's average block, its MLP as wide as the
-    // active experts (docs/model.md, "Mixture of experts before expert parallelism")
+    // MoE, MLA, windows, MTP: each block costs the model's average block (docs/model.md,
+    // "Expert parallelism")
     const bool variants = m.has_block_variants();
     const double b = static_cast<double>(samples) / std::max(1, pos.cp);
     const BlockAverage avg = variants ? average_block(m, b) : BlockAverage{};
-    const double t = tp, s = m.seq_length, h = m.hidden_size, f = variants ? avg.active_ffn : m.ffn_hidden_size, a = m.num_attention_heads;
+    // MoE: the MLP split over TP is the dense FFN or the shared experts; the routed experts run on
+    // the expert grid (expert_parallel.cpp)
+    const double t = tp, s = m.seq_length, h = m.hidden_size, f = variants ? avg.dense_ffn : m.ffn_hidden_size, a = m.num_attention_heads;
     const double V = m.vocab_size, kv_ratio = static_cast<double>(m.num_kv_heads) / m.num_attention_heads;
     const double e = bytes_per_element(tr.precision);
     const double flops_rate = effective_peak_flops(d, tr);
@@ -240,9 +242,17 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     else
         attn_linear = linear_s(T, (h + 2 * kv) / t, h)  // QKV
                       + linear_s(T, h, h / t);          // attention projection
-    const double linear_fwd = attn_linear
-                              + linear_s(T, f * g / t, h)                   // MLP up (and gate)
-                              + linear_s(T, h, f / t);                      // MLP down
+    const double linear_fwd = attn_linear + (f > 0 ? linear_s(T, f * g / t, h)   // MLP up (and gate)
+                                                       + linear_s(T, h, f / t)  // MLP down
+                                                 : 0.0);
+    // The routed experts of the MoE blocks (their share of the average block): compute on this
+    // GPU, dispatch and combine on the expert-parallel links (docs/model.md, "Expert parallelism").
+    const double moe_share = m.is_moe() ? avg.router_share : 0.0;
+    const MoeCost moe = moe_share > 0 ? moe_cost(moe_shape(sc, T / t, pos), MoeRates{lp_rate, mem_rate, kernel_s, e, lp ? quant.operand_bytes : e, d.comm_compute_slowdown}, pos.ep_link)
+                                      : MoeCost{};
+    const double moe_fwd = moe_share * (moe.forward_s + (lp ? quantize_s(quant, moe.quant_elements_forward, 2, mem_rate, kernel_s) : 0.0));
+    const double moe_bwd = moe_share * (moe.backward_s + (lp ? quantize_s(quant, moe.quant_elements_backward, 2, mem_rate, kernel_s) : 0.0));
+    const double ep_fwd = moe_share * moe.comm_forward_s, ep_bwd = moe_share * moe.comm_backward_s;
     // Each GEMM input is quantised before its forward (the inputs of the replicated-width GEMMs
     // before sequence parallelism's all-gather), each output gradient before its dgrad and wgrad.
     // Per-tensor current scaling and NVFP4's global scale need an amax all-reduce over TP for the
@@ -301,29 +311,30 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     // The host dispatches every kernel of the block (PyTorch eager); when the GPU runs them faster
     // than the CPU issues them, the host's time is the block's time (docs/model.md, "Host dispatch").
     const double kernels_fwd = 4 + (flash ? 1 : 2 + score_kernels + (fp32_softmax ? 2 : 0)) + elementwise_kernels + (tp > 1 ? 2 : 0) +
-                               (lp ? 4 * (quant.amax_pass ? 2 : 1) : 0);
+                               (lp ? 4 * (quant.amax_pass ? 2 : 1) : 0) + moe_share * moe.kernels_forward;
     const double host_fwd_s = kernels_fwd * tr.stack.host_us_per_kernel * 1e-6;
     // A stack that synchronises inside the block (per-layer hooks, timers, host-side checks) also
     // exposes a fixed cost per block and pass (layer_overhead_us; twice in the backward).
     const double layer_overhead_s = tr.stack.layer_overhead_us * 1e-6;
     const double amax_sync_s = lp && quant.amax_pass && sp ? 2 * lat : 0.0;
-    const double layer_fwd_local = std::max(linear_fwd + quant_fwd + core_fwd + elem_fwd, host_fwd_s - fwd_tp) + layer_overhead_s + amax_sync_s;
-    double layer_fwd = layer_fwd_local + fwd_tp;
+    const double layer_fwd_local = std::max(linear_fwd + quant_fwd + core_fwd + elem_fwd + moe_fwd, host_fwd_s - fwd_tp - ep_fwd) + layer_overhead_s + amax_sync_s;
+    double layer_fwd = layer_fwd_local + fwd_tp + ep_fwd;
 
     // Backward: every GEMM becomes two of the same size (input and weight gradient); element-wise
     // kernels move about twice the forward's bytes; two TP collectives of the same volume.
     // As in the forward, the host issues while the GPU waits on the exposed collectives: the block
     // takes max(GPU time with them, the host's time).
     const double bwd_tp = all_tp - hidden_bwd + kappa * hidden_bwd;
-    const double bwd_local = std::max(2 * linear_fwd + quant_bwd + core_bwd + backward_elementwise_factor * elem_fwd, 2 * host_fwd_s - bwd_tp) + 2 * layer_overhead_s + amax_sync_s;
+    const double bwd_local =
+        std::max(2 * linear_fwd + quant_bwd + core_bwd + backward_elementwise_factor * elem_fwd + moe_bwd, 2 * host_fwd_s - bwd_tp - ep_bwd) + 2 * layer_overhead_s + amax_sync_s;
     double recompute = 0, recompute_tp = 0;
     if (tr.recompute == Recompute::full) {
-        recompute = layer_fwd_local;  // the whole forward again, its TP collectives included
-        recompute_tp = fwd_tp;
+        recompute = layer_fwd_local;  // the whole forward again, its TP collectives and token exchanges included
+        recompute_tp = fwd_tp + ep_fwd;
     } else if (tr.recompute == Recompute::selective) {
         recompute = core_fwd;  // only the attention core (Korthikanti et al. 2022, sec. 5)
     }
-    double layer_bwd = bwd_local + bwd_tp + recompute + recompute_tp;
+    double layer_bwd = bwd_local + bwd_tp + ep_bwd + recompute + recompute_tp;
     double layer_fwd_tp = fwd_tp, layer_bwd_tp = bwd_tp + recompute_tp;
 
     // ---- measured profile: replaces the analytic numbers where it has them (docs/model.md,
@@ -348,6 +359,8 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     rc.backward_s = num_layers * layer_bwd + pass_s;
     rc.forward_tp_comm_s = num_layers * layer_fwd_tp;
     rc.backward_tp_comm_s = num_layers * layer_bwd_tp;
+    rc.forward_ep_comm_s = num_layers * ep_fwd;
+    rc.backward_ep_comm_s = num_layers * (ep_bwd + (tr.recompute == Recompute::full ? ep_fwd : 0.0));
 
     if (pos.first()) {
         // Embedding gather, position add and dropout (memory bound, about 6 accesses of T x h;

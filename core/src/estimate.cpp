@@ -249,6 +249,16 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
                           {"source", to_json(ev.sources)},
                           {"replicas", replicas}});
         if (sp.cp > 1) stages.back()["cp"] = sp.cp;  // context parallelism: replicas of tp x cp GPUs
+        if (sc.model.is_moe()) {
+            // the expert grid and what the routed experts hold and exchange (docs/formats.md, "estimate")
+            const ReplicaCost& rc = ev.replica_costs[ev.slowest_replica];
+            stages.back()["ep"] = sp.ep;
+            stages.back()["etp"] = sp.etp;
+            stages.back()["edp"] = sp.gpus() / (sp.ep * sp.etp);
+            stages.back()["expert_params_per_gpu"] = r12(rc.expert_params_per_gpu);
+            stages.back()["forward_ep_comm_s"] = r12(rc.forward_ep_comm_s);
+            stages.back()["backward_ep_comm_s"] = r12(rc.backward_ep_comm_s);
+        }
         // Tied embeddings over several stages: the part of dp_sync_s that is the embedding's.
         if (ev.times.embedding_sync_s > 0) stages.back()["embedding_sync_s"] = r12(ev.times.embedding_sync_s);
         // The overlap chains (docs/model.md, "Overlap"), only when their switch is on.

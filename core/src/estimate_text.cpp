@@ -122,6 +122,17 @@ std::string to_text(const Scenario& sc, const Estimate& e) {
         if (ev.dp_nvls) nvls += (nvls.empty() ? "" : ", ") + ("stage " + std::to_string(s) + " DP " + fixed_text(ev.dp_bus_bw_GBps, 0) + " GB/s");
     }
     if (!nvls.empty()) o << "\nNVLink SHARP all-reduces (bus bandwidth): " << nvls << "\n";
+    // MoE: each stage's expert grid and its token exchange (docs/model.md, "Expert parallelism")
+    if (sc.model.is_moe()) {
+        o << "\nexperts (ep x etp, edp; dispatch + combine per micro-batch):";
+        for (std::size_t s = 0; s < e.stages.size(); ++s) {
+            const auto& sp = e.plan.stages[s];
+            const auto& rc = e.stages[s].replica_costs[e.stages[s].slowest_replica];
+            o << (s ? "; " : " ") << "stage " << s << " " << sp.ep << "x" << sp.etp << ", " << sp.gpus() / (sp.ep * sp.etp) << " ("
+              << fixed_text(1e3 * (rc.forward_ep_comm_s + rc.backward_ep_comm_s), 2) << " ms)";
+        }
+        o << "\n";
+    }
     return o.str();
 }
 

@@ -24,20 +24,24 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     const ModelSpec& m = sc.model;
     const Training& tr = sc.training;
     // context parallelism: each rank holds s / cp tokens of every sample (replica_cost);
-    // MoE, MLA, windows, MTP: the average block (docs/model.md, "Mixture of experts before expert parallelism")
+    // MoE, MLA, windows, MTP: the average block (docs/model.md, "Expert parallelism")
     const bool variants = m.has_block_variants();
     const double b = static_cast<double>(samples) / std::max(1, pos.cp);
     const BlockAverage avg = variants ? average_block(m, b) : BlockAverage{};
-    const double t = tp, s = m.seq_length, h = m.hidden_size, f = variants ? avg.active_ffn : m.ffn_hidden_size, a = m.num_attention_heads;
+    const double t = tp, s = m.seq_length, h = m.hidden_size, f = variants ? avg.dense_ffn : m.ffn_hidden_size, a = m.num_attention_heads;
     const double V = m.vocab_size, kv_ratio = static_cast<double>(m.num_kv_heads) / m.num_attention_heads;
     const double e = bytes_per_element(tr.precision);
     const bool sp = tr.sequence_parallel && tp > 1;
     const bool flash = tr.flash_attention;
 
     // ---- parameters held by one GPU ----
+    // (the routed experts split over ep x etp rather than TP: expert_parallel.cpp)
     const double lp = layer_params(m);
     const double vec_per_layer = (m.bias ? 2 * (2.0 * h) + h + h : 2 * h);  // replicated norms and row-parallel biases (approx.)
-    double params = num_layers * ((lp - vec_per_layer) / t + vec_per_layer);
+    const double routed = variants ? avg.routed_params : 0.0;
+    const double expert_shards = static_cast<double>(std::max(1, pos.ep)) * std::max(1, pos.etp);
+    const double layer_linear = (lp - vec_per_layer - routed) / t + routed / expert_shards;
+    double params = num_layers * (layer_linear + vec_per_layer);
     if (pos.first()) params += V * h / t + (m.learned_position_embedding ? s * h : 0.0);
     if (pos.last()) {
         params += (m.bias ? 2.0 : 1.0) * h;
@@ -45,8 +49,14 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
         if (!head_shared) params += V * h / t;
     }
     rc.params_per_gpu = params;
-    rc.linear_params_per_gpu = num_layers * (lp - vec_per_layer) / t;
-    rc.layer_params_per_gpu = (lp - vec_per_layer) / t + vec_per_layer;
+    rc.linear_params_per_gpu = num_layers * layer_linear;
+    rc.layer_params_per_gpu = layer_linear + vec_per_layer;
+    rc.expert_params_per_gpu = num_layers * routed / expert_shards;
+    // The distributed optimizer (and FSDP) shard the dense parameters' states over the stage's
+    // dp x cp ranks and the experts' over their expert data-parallel ranks, tp x cp x dp / (ep x etp)
+    // (Megatron-Core's dp_cp and expt_dp groups: frontier-facts.md, section 4).
+    const double shard_dense = std::max(1, pos.dp_total), shard_expert = std::max(1.0, t * pos.dp_total / expert_shards);
+    const double sharded_params = (params - rc.expert_params_per_gpu) / shard_dense + rc.expert_params_per_gpu / shard_expert;
 
     // ---- memory per GPU (Korthikanti et al. 2022, table 2; Rajbhandari et al. 2020 for states) ----
     const double weight_bytes = (tr.precision == Precision::fp32 ? 4.0 : 2.0);
@@ -56,16 +66,15 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     const double bf16_linear = tr.fp8_param_gather ? 0.0 : weight_bytes;
     rc.memory.weights_GiB = ((params - rc.linear_params_per_gpu) * weight_bytes + rc.linear_params_per_gpu * (bf16_linear + lp_weight_bytes)) / GiB;
     rc.memory.gradients_GiB = params * grad_bytes_per_param(tr) / GiB;
-    rc.memory.optimizer_GiB = params * optimizer_bytes_per_param(tr) / (tr.distributed_optimizer || tr.fsdp ? pos.dp_total : 1) / GiB;
+    rc.memory.optimizer_GiB = (tr.distributed_optimizer || tr.fsdp ? sharded_params : params) * optimizer_bytes_per_param(tr) / GiB;
     if (tr.fsdp) {
         // Megatron-FSDP shards weights and gradients too, and holds at most two blocks unsharded
         // (the one computing and the one prefetched: --fsdp-double-buffer) with their gradients
         // before the reduce-scatter (Megatron-LM docs/user-guide/features/megatron_fsdp.md).
-        const double d = std::max(1, pos.dp_total);
         const double unit = 2 * rc.layer_params_per_gpu;
         const double per_param_weight = params > 0 ? rc.memory.weights_GiB / params : 0.0;
-        rc.memory.weights_GiB = per_param_weight * (params / d + std::min(params, unit));
-        rc.memory.gradients_GiB = grad_bytes_per_param(tr) * (params / d + std::min(params, unit)) / GiB;
+        rc.memory.weights_GiB = per_param_weight * (sharded_params + std::min(params, unit));
+        rc.memory.gradients_GiB = grad_bytes_per_param(tr) * (sharded_params + std::min(params, unit)) / GiB;
     }
     rc.memory.overhead_GiB = d.framework_overhead_GiB;
 
@@ -77,7 +86,11 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     double shard = (s * b * h * (4 + 4 * kv_ratio) + s * b * f * (m.gated_mlp ? 6.0 : 4.0)) / t;
     // Q, K, V and context as wide as the heads make them; each routed copy of a token is saved as
     // its expert's input, on every rank while experts are replicated
-    if (variants) shard = (2 * s * b * attention_saved_width(m) + s * b * f * (m.gated_mlp ? 6.0 : 4.0)) / t, rep += 2 * s * b * h * avg.routed_copies;
+    if (variants) shard = (2 * s * b * attention_saved_width(m) + s * b * f * (m.gated_mlp ? 6.0 : 4.0)) / t;
+    // The routed experts' rows, on the expert grid (expert_parallel.cpp): the MoE blocks' share.
+    const bool lp_recipe = is_low_precision(tr.precision);
+    const MoeMemory moe = m.is_moe() ? moe_memory(moe_shape(sc, s * b / t, pos), e, lp_recipe ? quant_recipe(d, tr.precision).operand_bytes : e) : MoeMemory{};
+    const double moe_saved = avg.router_share * moe.saved_bytes, moe_buffers = avg.router_share > 0 ? moe.buffer_bytes : 0.0;
     // Stored per score: the AV product's input (2 B: the dropout output), the softmax output for its
     // backward (2 B) and the dropout mask (1 B). An unfused fp32 softmax keeps its output in fp32
     // (4 B) apart from the cast-down copy. Without attention dropout the AV product takes the
@@ -96,7 +109,7 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
         const double q = quant_recipe(d, tr.precision).operand_bytes;
         lp_delta = -(2.0 - q) * (2 * s * b * h / (sp ? t : 1.0) + s * b * f / t) + q * s * b * h / t;
     }
-    double full_layer = (rep + shard) * scale + flash_stats + attn_scores + hidden_masks * s * b * h / (sp ? t : 1.0) + lp_delta;
+    double full_layer = (rep + shard) * scale + moe_saved + flash_stats + attn_scores + hidden_masks * s * b * h / (sp ? t : 1.0) + lp_delta;
     double per_layer = full_layer;
     double working = 0;
     if (tr.recompute == Recompute::full) {
@@ -114,7 +127,7 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     // They are freed after the head's backward, before the first block is re-materialised, so with
     // full recompute only what exceeds that block's workspace adds to the peak.
     const double loss_buffers = pos.last() ? tr.stack.loss_bytes_per_logit * s * b * V / t : 0.0;
-    const double temporary = std::max(0.0, loss_buffers - working);
+    const double temporary = std::max(0.0, std::max(loss_buffers, moe_buffers) - working);
     rc.memory.temporary_GiB = temporary / GiB;
     rc.memory.allocator_GiB = tr.stack.allocator_reserve_fraction * (act + temporary) / GiB;
 }

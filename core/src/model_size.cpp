@@ -146,7 +146,15 @@ BlockAverage average_block(const ModelSpec& m, double samples) {
         avg.forward_flops += block_forward_flops(m, i, samples) / L;
         avg.core_causal_flops += attention_core_flops(m, win, samples, false) / L;
         avg.core_counted_flops += attention_core_flops(m, win, samples, true) / L;
-        if (m.is_moe() && (mtp ? mtp_is_moe(m) : moe_block(m, i))) avg.routed_copies += m.moe_top_k / L, avg.router_share += 1 / L;
+        const bool moe = m.is_moe() && (mtp ? mtp_is_moe(m) : moe_block(m, i));
+        if (moe) {
+            avg.routed_copies += m.moe_top_k / L, avg.router_share += 1 / L;
+            const double fe = m.moe_ffn_hidden_size;
+            avg.routed_params += m.num_experts * (mlp_matrix_params(m, fe) + mlp_bias_params(m, fe)) / L;
+            avg.dense_ffn += m.moe_shared_expert_ffn_hidden_size / L;
+        } else {
+            avg.dense_ffn += mlp.active_ffn / L;
+        }
     }
     avg.matmul_flops = avg.forward_flops - avg.core_counted_flops;
     return avg;

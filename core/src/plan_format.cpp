@@ -122,6 +122,30 @@ void read_chunk_layers(const Json& j, const std::string& path, Problems& problem
     }
 }
 
+// Megatron-Core's MoE parallel folding (parallel_state.py): the expert grid etp x ep x edp covers
+// the stage's tp x cp x dp GPUs, experts split evenly over ep, each expert's FFN over etp.
+void validate_expert_grid(const StagePlan& st, const ModelSpec& m, Problems& problems, const std::string& sp) {
+    if (st.ep == 1 && st.etp == 1) return;
+    const std::string which = st.ep > 1 ? "ep" : "etp";
+    const int value = st.ep > 1 ? st.ep : st.etp;
+    if (!m.is_moe()) {
+        problems.add(sp + "." + which, std::to_string(value) + " needs a mixture-of-experts model (num_experts > 0); the model is dense: expected 1");
+        return;
+    }
+    if (m.num_experts % st.ep != 0)
+        problems.add(sp + ".ep", std::to_string(st.ep) + " does not divide num_experts " + std::to_string(m.num_experts) + "; every expert-parallel rank holds the same number of experts");
+    if (m.moe_ffn_hidden_size % st.etp != 0)
+        problems.add(sp + ".etp", std::to_string(st.etp) + " does not divide moe_ffn_hidden_size " + std::to_string(m.moe_ffn_hidden_size) + "; expert tensor parallelism splits each expert's FFN");
+    if (st.gpus() % (st.ep * st.etp) != 0)
+        problems.add(sp + ".ep", "ep x etp = " + std::to_string(st.ep) + " x " + std::to_string(st.etp) + " does not divide the stage's " + std::to_string(st.gpus()) +
+                                     " GPUs (tp x cp x dp); the expert grid etp x ep x edp folds onto the same GPUs");
+}
+
+void write_expert_grid(const StagePlan& st, Json& out) {
+    if (st.ep > 1) out["ep"] = st.ep;
+    if (st.etp > 1) out["etp"] = st.etp;
+}
+
 }  // namespace
 
 void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, const std::string& path, const std::string& batch_path) {
@@ -195,6 +219,7 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
                     break;
                 }
     }
+    for (std::size_t s = 0; s < plan.stages.size(); ++s) validate_expert_grid(plan.stages[s], m, problems, path + ".stages[" + std::to_string(s) + "]");
     if (sc.training.fsdp && plan.virtual_stages > 1)
         problems.add(path + ".schedule", "\"interleaved-1f1b\" with training.fsdp is not modelled: Megatron-FSDP's per-block gathers are costed for 1F1B stages; use schedule \"1f1b\"");
     for (std::size_t g = 0; g < used.size(); ++g)
@@ -239,6 +264,8 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path, cons
             if (!st.ok()) continue;
             if (auto v = st.integer("num_layers", true, 0, max_num_layers)) stage.num_layers = static_cast<int>(*v);
             if (auto v = st.integer("cp", false, 1, max_tp)) stage.cp = static_cast<int>(*v);
+            if (auto v = st.integer("ep", false, 1, max_total_gpus)) stage.ep = static_cast<int>(*v);
+            if (auto v = st.integer("etp", false, 1, max_tp)) stage.etp = static_cast<int>(*v);
             if (const Json* cl = st.get("chunk_layers")) read_chunk_layers(*cl, sp + ".chunk_layers", problems, stage.chunk_layers);
             if (st.has("replicas")) {
                 std::string both;
@@ -246,7 +273,7 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path, cons
                     if (st.has(k)) both += (both.empty() ? "" : ", ") + std::string(k);
                 if (!both.empty())
                     problems.add(sp, "gives both replicas and " + both + "; expected one form: {num_layers, group, tp, dp} or {num_layers, replicas}");
-                st.reject_unknown({"num_layers", "chunk_layers", "replicas", "group", "tp", "dp", "cp"});
+                st.reject_unknown({"num_layers", "chunk_layers", "replicas", "group", "tp", "dp", "cp", "ep", "etp"});
                 stage.homogeneous_form = false;
                 const Json& reps = *st.get("replicas");
                 if (!reps.is_array() || reps.empty() || reps.size() > static_cast<std::size_t>(max_replicas)) {
@@ -270,7 +297,7 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path, cons
                     stage.replicas.push_back(rs);
                 }
             } else {
-                st.reject_unknown({"num_layers", "chunk_layers", "group", "tp", "dp", "cp"});
+                st.reject_unknown({"num_layers", "chunk_layers", "group", "tp", "dp", "cp", "ep", "etp"});
                 auto g = st.integer("group", true, 0, max_groups - 1);
                 auto tp = st.integer("tp", true, 1, max_tp);
                 auto dp = st.integer("dp", true, 1, max_total_gpus);
@@ -300,12 +327,14 @@ Json to_json(const Plan& plan) {
             const auto& r = st.replicas[0];
             stages.push_back({{"group", r.group}, {"num_layers", st.num_layers}, {"tp", r.tp}, {"dp", r.count}});
             if (st.cp > 1) stages.back()["cp"] = st.cp;
+            write_expert_grid(st, stages.back());
         } else {
             Json reps = Json::array();
             for (const auto& r : st.replicas)
                 for (int k = 0; k < r.count; ++k) reps.push_back({{"group", r.group}, {"tp", r.tp}, {"samples", r.samples}});
             stages.push_back({{"num_layers", st.num_layers}, {"replicas", reps}});
             if (st.cp > 1) stages.back()["cp"] = st.cp;
+            write_expert_grid(st, stages.back());
         }
         if (!st.chunk_layers.empty()) stages.back()["chunk_layers"] = st.chunk_layers;
     }

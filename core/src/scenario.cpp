@@ -336,7 +336,8 @@ Scenario parse_scenario(const Json& j) {
         ObjectReader tr(*t, "scenario.training", problems);
         if (tr.ok()) {
             tr.reject_unknown({"global_batch_size", "global_batch_tolerance", "precision", "recompute", "sequence_parallel", "distributed_optimizer", "flash_attention", "tf32", "stack",
-                               "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "grad_reduce_dtype", "fp8_param_gather", "fsdp", "cp_comm_type"});
+                               "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "grad_reduce_dtype", "fp8_param_gather", "fsdp", "cp_comm_type",
+                               "moe_imbalance", "moe_token_dispatcher"});
             if (auto v = tr.integer("global_batch_size", true, 1, max_global_batch_size)) sc.training.global_batch_size = *v;
             if (auto v = tr.number("global_batch_tolerance", false, 0, true, 0.5)) sc.training.global_batch_tolerance = *v;
             if (auto v = tr.choice("precision", false, {"bf16", "fp16", "fp32", "fp8", "fp8-delayed", "fp8-blockwise", "mxfp8", "nvfp4"}))
@@ -353,6 +354,8 @@ Scenario parse_scenario(const Json& j) {
             if (auto v = tr.boolean("fp8_param_gather", false)) sc.training.fp8_param_gather = *v;
             if (auto v = tr.boolean("fsdp", false)) sc.training.fsdp = *v;
             if (auto v = tr.choice("cp_comm_type", false, {"p2p", "all_gather", "a2a"})) sc.training.cp_comm_type = *v;
+            if (auto v = tr.number("moe_imbalance", false, 1, true, 64)) sc.training.moe_imbalance = *v;
+            if (auto v = tr.choice("moe_token_dispatcher", false, {"alltoall", "flex"})) sc.training.moe_token_dispatcher = *v;
             if (sc.training.fp8_param_gather && !is_low_precision(sc.training.precision))
                 problems.add(tr.path_of("fp8_param_gather"), "true needs a low precision (fp8, fp8-delayed, fp8-blockwise, mxfp8 or nvfp4); precision is " + to_string(sc.training.precision));
             else if (sc.training.fp8_param_gather && !sc.training.distributed_optimizer && !sc.training.fsdp)

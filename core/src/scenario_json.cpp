@@ -124,6 +124,8 @@ Json to_json(const Scenario& sc) {
     if (sc.training.fp8_param_gather) j["training"]["fp8_param_gather"] = true;
     if (sc.training.fsdp) j["training"]["fsdp"] = true;
     if (sc.training.cp_comm_type != "p2p") j["training"]["cp_comm_type"] = sc.training.cp_comm_type;
+    if (sc.training.moe_imbalance != 1.0) j["training"]["moe_imbalance"] = sc.training.moe_imbalance;
+    if (sc.training.moe_token_dispatcher != "alltoall") j["training"]["moe_token_dispatcher"] = sc.training.moe_token_dispatcher;
     if (sc.training.global_batch_tolerance > 0) j["training"]["global_batch_tolerance"] = sc.training.global_batch_tolerance;
     if (sc.profile) j["profile"] = to_json(*sc.profile);
     return j;

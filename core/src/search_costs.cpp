@@ -33,6 +33,7 @@ const std::vector<StageEval>& Costs::probe(const std::vector<ProbeStage>& ps, bo
         StagePlan& st = plan_.stages[i];
         st.num_layers = p.layers;
         st.homogeneous_form = true;
+        st.ep = sc_.search_ep, st.etp = sc_.search_etp;
         st.replicas.assign(1, ReplicaSet{p.g, p.tp, dp, static_cast<int>(mbs_ / dp)});
         auto& reps = placement_[i].replicas;
         reps.resize(dp);

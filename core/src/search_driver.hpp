@@ -84,6 +84,10 @@ void add_stats(SearchStats& total, const SearchStats& s);
 // The search of docs/search.md: one driver, or with options.group_blocks >= 2 one per split of the
 // cluster's groups (search_group_blocks.cpp), sharing the top K.
 SearchRun run_search(const Scenario& sc, const SearchOptions& options, int threads);
+// run_search once per expert grid of an MoE model (search_experts.cpp), the top K merged; a
+// dense model's run_search itself.
+SearchRun run_expert_grids(const Scenario& sc, const SearchOptions& options, int threads);
+std::vector<std::pair<int, int>> expert_grids(const Scenario& sc);
 // A split of the cluster's groups: per group the node counts of the parts split off (none: whole),
 // first kHalvedNode when one node is used as two halves (options.split_nodes).
 using GroupSplit = std::vector<std::vector<int>>;

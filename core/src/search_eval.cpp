@@ -77,6 +77,7 @@ Plan Walker::current_plan() const {
         StagePlan& st = p.stages[j];
         st.num_layers = layers_[j];
         st.homogeneous_form = true;
+        st.ep = sc_.search_ep, st.etp = sc_.search_etp;
         st.replicas.assign(1, ReplicaSet{s.g, s.tp, dp, static_cast<int>(ctx_->mbs / dp)});
     }
     return p;

@@ -159,6 +159,7 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             const Device& d = replica_device(g, rs.tp, overridden);
             const CpLink cpl = cp_link(g, rs.tp, st.cp);
             pos.cp_bw_GBps = cpl.bw_GBps, pos.cp_latency_s = cpl.latency_s;
+            set_expert_grid(pos, g, rs.tp, st);
             ReplicaCost rc = replica_cost(sc, d, rs.tp, rs.samples, st.num_layers, pos);
             if (k == 0 || rc.forward_s + rc.backward_s > ev.times.forward_s + ev.times.backward_s) {
                 ev.times.take_compute(rc);
@@ -166,7 +167,11 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             }
             ev.keep_tightest(rc.memory, d.memory_GiB, worst_headroom);
             max_params = std::max(max_params, rc.params_per_gpu);
-            double local = rc.params_per_gpu / (sc.training.distributed_optimizer || sc.training.fsdp ? st.dp() * st.cp : 1);
+            // sharded states: the dense parameters' over dp x cp, the experts' over edp
+            const double edp = std::max(1, st.gpus() / (st.ep * st.etp));
+            double local = sc.training.distributed_optimizer || sc.training.fsdp
+                               ? (rc.params_per_gpu - rc.expert_params_per_gpu) / (st.dp() * st.cp) + rc.expert_params_per_gpu / edp
+                               : rc.params_per_gpu;
             const DeviceProfile* dprof = find_device_profile(profile, d);
             if (dprof && (dprof->intra_node_bw_GBps || dprof->inter_node_bw_GBps)) rc.sources.links = CostSource::profile;
             if (dprof && dprof->optimizer_s_per_billion_params) {
@@ -181,14 +186,21 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             }
             ev.replica_costs.push_back(rc);
         }
-        ev.fits = worst_headroom >= 0;
+        // a stage the search built whose GPUs the expert grid does not divide cannot be run
+        // (a plan's is refused by validate_plan): a candidate that does not fit
+        ev.fits = worst_headroom >= 0 && st.gpus() % (st.ep * st.etp) == 0;
         ev.sources = ev.replica_costs[ev.slowest_replica].sources;
         for (const auto& rc : ev.replica_costs) {
             ev.sources.optimizer = std::min(ev.sources.optimizer, rc.sources.optimizer);
             ev.sources.links = std::min(ev.sources.links, rc.sources.links);
         }
         double grad_bytes = max_params * grad_bytes_per_param(sc.training);
-        const double sync_s = detail::dp_sync_cached(sc, st, links, s, grad_bytes);
+        // MoE: the experts' gradients reduce over the expert data-parallel ranks after the dense
+        // ones over dp x cp, on the same stream (docs/model.md, "Expert parallelism").
+        const ReplicaCost& slowest = ev.replica_costs[ev.slowest_replica];
+        const double expert_bytes = slowest.expert_params_per_gpu * grad_bytes_per_param(sc.training);
+        const double sync_s = detail::dp_sync_cached(sc, st, links, s, grad_bytes - expert_bytes) +
+                              (expert_bytes > 0 ? expert_sync_s(sc, sc.cluster.groups[st.replicas[ev.slowest_replica].group], st, expert_bytes) : 0.0);
         if (st.dp() > 1) ev.dp_bus_bw_GBps = links.dp_bw_GBps[s], ev.dp_nvls = links.dp_nvls[s];
         const double kappa = sc.cluster.groups[st.replicas[ev.slowest_replica].group].device.comm_compute_slowdown;
         if (sc.training.fsdp && st.dp() * st.cp > 1) {

@@ -12,8 +12,6 @@
 
 namespace poseidon::validation {
 
-namespace {
-
 Json read_bridge_data() {
     const std::string path = std::string(POSEIDON_VALIDATION_DATA_DIR) + "/megatron_bridge_perf.json";
     std::ifstream in(path, std::ios::binary);
@@ -23,24 +21,20 @@ Json read_bridge_data() {
     return parse_json(ss.str(), path);
 }
 
-// The published system as a cluster of the default presets (the data file's "systems").
-struct System {
-    const char* device;
-    int gpus_per_node;
-    int nvlink_domain_gpus;  // 0: the node
-    double nic_GBps_per_node;
-    const char* label;
-};
-const std::map<std::string, System> systems = {
+const std::map<std::string, System> bridge_systems = {
     {"DGX-H100", {"h100-sxm5-80gb", 8, 0, 400, "H100"}},  {"DGX-B200", {"b200-180gb", 8, 0, 400, "B200"}},
     {"DGX-B300", {"b300-288gb", 8, 0, 800, "B300"}},      {"DGX-GB200", {"gb200-186gb", 4, 72, 200, "GB200"}},
     {"DGX-GB300", {"gb300-288gb", 4, 72, 400, "GB300"}}};
+namespace {
+
 const std::map<std::string, std::pair<const char*, const char*>> models = {
     {"LLAMA3_8B", {"llama3-8b", "Llama 3 8B"}}, {"LLAMA3_70B", {"llama3-70b", "Llama 3 70B"}}, {"LLAMA3.1_405B", {"llama3-405b", "Llama 3.1 405B"}}};
 
 // The published precision names: FP8-CS and FP8 are per-tensor current scaling (Megatron-Core's
 // tensorwise recipe), FP8-MX / MXFP8 the MX recipe.
-std::string precision_of(const std::string& p) {
+}  // namespace
+
+std::string bridge_precision(const std::string& p) {
     if (p.rfind("FP8-CS", 0) == 0 || p == "FP8") return "fp8";
     if (p == "FP8-MX" || p == "MXFP8") return "mxfp8";
     if (p == "NVFP4") return "nvfp4";
@@ -48,9 +42,7 @@ std::string precision_of(const std::string& p) {
     throw std::runtime_error("unknown precision " + p);
 }
 
-int int_or(const Json& j, const char* key, int fallback) { return j.contains(key) && j[key].is_number() ? j[key].get<int>() : fallback; }
-
-}  // namespace
+int bridge_int_or(const Json& j, const char* key, int fallback) { return j.contains(key) && j[key].is_number() ? j[key].get<int>() : fallback; }
 
 std::vector<BridgeRun> bridge_dense_runs() {
     const Json data = read_bridge_data();
@@ -58,12 +50,12 @@ std::vector<BridgeRun> bridge_dense_runs() {
     for (const Json& r : data["rows"]) {
         const std::string model_key = r["model"].get<std::string>();
         if (!models.count(model_key) || !r["precision"].is_string()) continue;
-        const System& sys = systems.at(r["system"].get<std::string>());
+        const System& sys = bridge_systems.at(r["system"].get<std::string>());
         const auto [model_id, model_name] = models.at(model_key);
-        const int gpus = r["gpus"], tp = r["tp"], pp = r["pp"], cp = int_or(r, "cp", 1), vp = std::max(1, int_or(r, "vp", 1));
-        const int mbs = r["mbs"], seq = r["seq_length"], fsdp = int_or(r, "fsdp", 0);
+        const int gpus = r["gpus"], tp = r["tp"], pp = r["pp"], cp = bridge_int_or(r, "cp", 1), vp = std::max(1, bridge_int_or(r, "vp", 1));
+        const int mbs = r["mbs"], seq = r["seq_length"], fsdp = bridge_int_or(r, "fsdp", 0);
         const std::int64_t gbs = r["gbs"].get<std::int64_t>();
-        const std::string precision = precision_of(r["precision"].get<std::string>());
+        const std::string precision = bridge_precision(r["precision"].get<std::string>());
         BridgeRun run;
         run.measured_tokens_per_s_per_gpu = r["tokens_per_s_per_gpu"].get<double>();
         run.name = r["release"].get<std::string>() + " " + sys.label + " " + model_name + " " + r["precision"].get<std::string>() + ", TP" + std::to_string(tp) +
@@ -123,8 +115,12 @@ std::vector<BridgeRun> bridge_dense_runs() {
 }
 
 Table bridge_dense_table(const std::vector<BridgeRun>& runs, std::vector<bool>* fit) {
+    return bridge_table(runs, fit, "Megatron-Bridge dense Llama 3 runs (tokens/s per GPU)");
+}
+
+Table bridge_table(const std::vector<BridgeRun>& runs, std::vector<bool>* fit, const std::string& title) {
     Table t;
-    t.title = "Megatron-Bridge dense Llama 3 runs (tokens/s per GPU)";
+    t.title = title;
     t.source = "NVIDIA Megatron-Bridge performance summary, releases 25.11 and 26.02 (tests/validation/data/megatron_bridge_perf.json)";
     t.unit = "tokens/s";
     for (const auto& run : runs) {

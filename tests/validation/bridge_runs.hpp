@@ -3,9 +3,11 @@
 // each turned into a scenario and a plan with the published settings and the default presets.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
+#include "poseidon/json_util.hpp"
 #include "poseidon/types.hpp"
 #include "validation_cases.hpp"
 
@@ -19,11 +21,28 @@ struct BridgeRun {
     std::string excluded;      // why the row is not estimated (a setting the model lacks), or ""
 };
 
+// The data file, its published systems as clusters of the default presets, its precision names.
+Json read_bridge_data();
+struct System {
+    const char* device;
+    int gpus_per_node;
+    int nvlink_domain_gpus;  // 0: the node
+    double nic_GBps_per_node;
+    const char* label;
+};
+extern const std::map<std::string, System> bridge_systems;
+std::string bridge_precision(const std::string& published);
+int bridge_int_or(const Json& j, const char* key, int fallback);
+
 // Every dense row of tests/validation/data/megatron_bridge_perf.json whose precision is published.
 std::vector<BridgeRun> bridge_dense_runs();
 
 // Tokens/s per GPU, measured and predicted, of the rows not excluded; `fits` of each in `fit`.
 Table bridge_dense_table(const std::vector<BridgeRun>& runs, std::vector<bool>* fit = nullptr);
+// Every MoE row (DeepSeek-V3, Qwen3 30B-A3B and 235B-A22B, GPT-OSS 120B) whose precision is
+// published (bridge_moe_runs.cpp).
+std::vector<BridgeRun> bridge_moe_runs();
+Table bridge_table(const std::vector<BridgeRun>& runs, std::vector<bool>* fit, const std::string& title);
 // The excluded rows and the reason, as a markdown list.
 std::string bridge_excluded_markdown(const std::vector<BridgeRun>& runs);
 

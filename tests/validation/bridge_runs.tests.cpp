@@ -40,3 +40,23 @@ TEST_CASE("Megatron-Bridge dense Llama 3 rows: predicted to fit, tokens/s per GP
     CHECK(t.mape() <= 0.121);
     CHECK(t.max_abs_error() <= 0.413);
 }
+
+TEST_CASE("Megatron-Bridge MoE rows: every row with a precision estimated on the expert grid; today's errors guarded", "[validation][bridge][moe]") {
+    const auto runs = bridge_moe_runs();
+    // 19 rows of release 26.02 and 17 of 25.11: DeepSeek-V3, Qwen3 30B-A3B and 235B-A22B, GPT-OSS 120B
+    REQUIRE(runs.size() == 36);
+    std::vector<bool> fit;
+    const Table t = bridge_table(runs, &fit, "moe");
+    REQUIRE(t.cases.size() == 36);
+    int fits = 0;
+    for (std::size_t i = 0; i < fit.size(); ++i) {
+        fits += fit[i];
+        if (!fit[i]) WARN("predicted not to fit: " << t.cases[i].name);
+    }
+    // NOT the issue's acceptance (MAPE <= 10 %, none over 25 %): the model predicts these runs
+    // faster than measured, most of all the small models at small micro-batches and GPT-OSS
+    // (docs/validation.md lists what is not modelled). This guards today's figures until they are met.
+    CHECK(fits >= 30);
+    CHECK(t.mape() <= 0.702);
+    CHECK(t.max_abs_error() <= 2.61);
+}

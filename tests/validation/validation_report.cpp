@@ -37,6 +37,13 @@ std::string report() {
     char line[160];
     std::snprintf(line, sizeof line, "\n%d of %zu rows predicted to fit. Rows not estimated yet:\n\n", fits, fit.size());
     out += "\n### Megatron-Bridge (2025-26 hardware and precisions)\n\n" + to_markdown(bt) + line + bridge_excluded_markdown(bridge);
+    const auto moe = bridge_moe_runs();
+    std::vector<bool> moe_fit;
+    const Table mt = bridge_table(moe, &moe_fit, "Megatron-Bridge MoE runs (tokens/s per GPU)");
+    int moe_fits = 0;
+    for (bool f : moe_fit) moe_fits += f;
+    std::snprintf(line, sizeof line, "\n%d of %zu rows predicted to fit.\n", moe_fits, moe_fit.size());
+    out += "\n" + to_markdown(mt) + line;
     return out;
 }
 

@@ -403,3 +403,57 @@ test('context parallelism and FSDP write their Megatron-LM flags; CP counts in t
   assert.equal(plain.args.find(([n]) => n === '--context-parallel-size'), undefined);
   assert.equal(plain.args.find(([n]) => n === '--use-megatron-fsdp'), undefined);
 });
+
+// Megatron-LM's MoE, MLA and MTP argument names (megatron/training/arguments.py at d96d76c068,
+// 2026-08-22, as digested in shared/reference/frontier-facts.md section 5): every flag the MoE
+// export writes must be one of these or a flag the dense export writes.
+const MOE_FLAGS = new Set(['--num-experts', '--moe-router-topk', '--moe-ffn-hidden-size', '--moe-shared-expert-intermediate-size', '--moe-layer-freq',
+  '--expert-model-parallel-size', '--expert-tensor-parallel-size', '--moe-token-dispatcher-type', '--moe-flex-dispatcher-backend', '--moe-grouped-gemm',
+  '--multi-latent-attention', '--q-lora-rank', '--kv-lora-rank', '--qk-head-dim', '--qk-pos-emb-head-dim', '--v-head-dim', '--mtp-num-layers', '--kv-channels']);
+
+test('an MoE plan exports its experts, MLA, MTP and expert grid; every flag name is Megatron-LM\'s; sh -n and the stub pass', async () => {
+  const M = await loadModule();
+  const presets = JSON.parse(M.presets());
+  const dense = megatronArgs(JSON.parse(M.estimate(JSON.stringify({ model: 'llama3-8b', cluster: 'dgx-h100-16', training: { global_batch_size: 64 } }),
+    JSON.stringify({ micro_batch_size: 8, num_micro_batches: 8, stages: [{ group: 0, num_layers: 32, tp: 2, dp: 8 }] }))),
+  { model: presets.models.find((m) => m.id === 'llama3-8b'), training: { global_batch_size: 64 } }, { cluster: homog(M), modelId: 'llama3-8b' });
+  const denseFlags = new Set(runStub(dense.text).args.filter((a) => a.startsWith('--')));
+  for (const [id, ep] of [['deepseek-v3', 16], ['qwen3-30b-a3b', 8]]) {
+    const model = presets.models.find((m) => m.id === id);
+    const training = { global_batch_size: 64, sequence_parallel: true, distributed_optimizer: true, moe_token_dispatcher: id === 'deepseek-v3' ? 'flex' : 'alltoall' };
+    const plan = { micro_batch_size: 16, num_micro_batches: 4, stages: [{ group: 0, num_layers: model.num_layers, tp: 1, dp: 16, ep }] };
+    const est = JSON.parse(M.estimate(JSON.stringify({ model: id, cluster: 'dgx-h100-16', training }), JSON.stringify(plan)));
+    assert.ok(!est.error, JSON.stringify(est.error));
+    assert.equal(est.stages[0].ep, ep);
+    assert.equal(est.stages[0].edp, 16 / ep);
+    const r = megatronArgs(est, { model, training }, { cluster: homog(M), modelId: id });
+    const { check, run, args } = runStub(r.text);
+    assert.equal(check.status, 0, check.stderr);
+    assert.equal(run.status, 0, run.stderr);
+    for (const a of args.filter((x) => x.startsWith('--'))) assert.ok(denseFlags.has(a) || MOE_FLAGS.has(a) || !a.startsWith('--moe') && !a.startsWith('--expert'), `${id}: ${a}`);
+    for (const a of args.filter((x) => x.startsWith('--moe') || x.startsWith('--expert') || x.includes('lora') || x.includes('head-dim'))) assert.ok(MOE_FLAGS.has(a), `${id}: ${a} is not a Megatron-LM flag`);
+    assert.equal(argOf(args, '--num-experts'), String(model.num_experts));
+    assert.equal(argOf(args, '--moe-router-topk'), String(model.moe_top_k));
+    assert.equal(argOf(args, '--moe-ffn-hidden-size'), String(model.moe_ffn_hidden_size));
+    assert.equal(argOf(args, '--expert-model-parallel-size'), String(ep));
+    assert.equal(argOf(args, '--expert-tensor-parallel-size'), '1');
+    assert.ok(args.includes('--moe-grouped-gemm'));
+    if (id === 'deepseek-v3') {
+      assert.equal(argOf(args, '--moe-layer-freq'), '([0]*3+[1]*58)', 'the first three blocks dense, as Megatron-Bridge writes it');
+      assert.equal(argOf(args, '--moe-shared-expert-intermediate-size'), '2048');
+      assert.ok(args.includes('--multi-latent-attention'));
+      assert.equal(argOf(args, '--q-lora-rank'), '1536');
+      assert.equal(argOf(args, '--kv-lora-rank'), '512');
+      assert.equal(argOf(args, '--qk-head-dim'), '128');
+      assert.equal(argOf(args, '--qk-pos-emb-head-dim'), '64');
+      assert.equal(argOf(args, '--v-head-dim'), '128');
+      assert.equal(argOf(args, '--mtp-num-layers'), '1');
+      assert.equal(argOf(args, '--moe-token-dispatcher-type'), 'flex');
+      assert.equal(argOf(args, '--moe-flex-dispatcher-backend'), 'deepep');
+    } else {
+      assert.equal(argOf(args, '--moe-layer-freq'), '1');
+      assert.equal(argOf(args, '--moe-token-dispatcher-type'), 'alltoall');
+    }
+    assert.ok(r.notes.some((n) => /balanced routing/.test(n)));
+  }
+});

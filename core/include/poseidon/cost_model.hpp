@@ -51,6 +51,8 @@ struct BlockAverage {
     double core_counted_flops = 0;
     double routed_copies = 0;       // top_k token copies entering the experts, per token
     double router_share = 0;        // blocks with a router, per block
+    double dense_ffn = 0;           // width of the MLP split over TP: the dense FFN, or the shared experts of a MoE block
+    double routed_params = 0;       // parameters of the routed experts (all of them), per block
 };
 BlockAverage average_block(const ModelSpec& m, double samples);
 // The linear layers of the average block other than its MLP, per GPU of a TP group: M x N x K,
@@ -110,6 +112,13 @@ struct ReplicaCost {
     // output: NCCL takes the faster of NVLS and the ring.
     double tp_bus_bw_GBps = 0;
     bool tp_nvls = false;
+    // Mixture of experts: the routed experts' parameters on one GPU (sharded over ep x etp, their
+    // gradients reduced and their optimizer states sharded over the expert data-parallel ranks),
+    // and the token dispatch and combine of one forward and one backward (included in forward_s
+    // and backward_s).
+    double expert_params_per_gpu = 0;
+    double forward_ep_comm_s = 0;
+    double backward_ep_comm_s = 0;
     CostSources sources;            // optimizer and links are filled by evaluate_stages
 };
 
@@ -122,6 +131,12 @@ struct StagePosition {
     int cp = 1;                     // context-parallel ranks sharing each sequence
     double cp_bw_GBps = 0;          // the CP ring's bandwidth per GPU and its per-step latency (cp_link)
     double cp_latency_s = 0;
+    int ep = 1, etp = 1;            // expert-parallel and expert tensor-parallel sizes of the stage
+    struct EpLinkRef {
+        double intra_bw_GBps = 0, inter_bw_GBps = 0, latency_s = 0;  // per GPU, one direction
+        double frac_intra = 0, frac_inter = 0;  // of the dispatched tokens: to GPUs of this NVLink domain, beyond it
+        double etp_bw_GBps = 0;                 // the expert tensor-parallel group's ring
+    } ep_link;
     bool first() const { return index == 0; }
     bool last() const { return index == num_stages - 1; }
 };
@@ -354,6 +369,55 @@ struct CpExtra {
 };
 CpExtra cp_extra(const std::string& comm_type, int cp, double core_forward_s, double core_backward_s, double kv_bytes, double qkv_bytes, double out_bytes,
                  const CpLink& link, double kappa);
+
+// Expert parallelism (core/src/expert_parallel.cpp): the links of an expert-parallel group of
+// ep x etp consecutive GPUs of group g (Megatron-Core's etp-ep-edp order over a stage's replicas
+// of tp x cp GPUs), and the expert data-parallel ring of the stage's edp ranks.
+using EpLink = StagePosition::EpLinkRef;
+EpLink ep_link(const Group& g, int tp, int cp, int ep, int etp);
+struct RingLink {
+    double bw_GBps = 0, latency_s = 0;
+};
+RingLink edp_ring(const Group& g, int stage_gpus, int ep, int etp);
+// One MoE block's routed experts on one GPU of the expert grid (docs/model.md, "Expert
+// parallelism"): router-side permutation, token dispatch and combine, grouped GEMMs of the local
+// experts, their activation; and what the forward saves for the backward.
+struct MoeShape {
+    double tokens = 0;              // tokens this GPU holds entering the block's MoE layer
+    double hidden = 0, expert_ffn = 0, top_k = 0, experts = 0;
+    bool gated = true;
+    int ep = 1, etp = 1;
+    double imbalance = 1;
+    bool fused_permute = false;     // the flex dispatcher
+};
+struct MoeRates {
+    double expert_flops_per_s = 0;  // the routed experts' GEMM rate (the recipe's, under low precision)
+    double mem_Bps = 0;
+    double kernel_s = 0;
+    double element_bytes = 2;       // activations
+    double operand_bytes = 2;       // GEMM inputs (quantised under low precision)
+    double kappa = 0;               // compute slowdown beside a collective
+};
+struct MoeCost {
+    double forward_s = 0, backward_s = 0;            // GPU compute of the local experts and the permutation
+    double comm_forward_s = 0, comm_backward_s = 0;  // dispatch and combine (and the ETP gather)
+    double quant_elements_forward = 0, quant_elements_backward = 0;  // inputs the recipe quantises
+    int kernels_forward = 0;
+};
+MoeCost moe_cost(const MoeShape& x, const MoeRates& r, const EpLink& link);
+struct MoeMemory {
+    double saved_bytes = 0;         // held for the backward, per micro-batch and MoE block
+    double buffer_bytes = 0;        // dispatch and receive buffers while the layer runs
+};
+MoeMemory moe_memory(const MoeShape& x, double element_bytes, double operand_bytes);
+// The shape of the scenario's MoE layer on a GPU holding tokens_per_gpu tokens at position pos
+// (experts 0 for a dense model).
+MoeShape moe_shape(const Scenario& sc, double tokens_per_gpu, const StagePosition& pos);
+// The stage's expert grid into a replica's position (its group's links).
+void set_expert_grid(StagePosition& pos, const Group& g, int tp, const StagePlan& stage);
+// The expert gradients' reduction over the stage's expert data-parallel ranks (a reduce-scatter
+// with the distributed optimizer, an all-reduce without), expert_grad_bytes per GPU.
+double expert_sync_s(const Scenario& sc, const Group& g, const StagePlan& stage, double expert_grad_bytes);
 
 // Megatron-FSDP (core/src/fsdp.cpp): what the per-block parameter all-gathers (gather_s each)
 // and gradient reduce-scatters (reduce_scatter_s each) add to one forward and one backward of

@@ -191,6 +191,13 @@ struct Training {
     // How context-parallel ranks exchange keys and values (Megatron-Core --cp-comm-type): "p2p"
     // (a ring overlapped with the attention), "all_gather" or "a2a" (Ulysses).
     std::string cp_comm_type = "p2p";
+    // Mixture of experts (docs/model.md, "Expert parallelism"): the busiest expert-parallel rank's
+    // routed tokens over the mean (1 = balanced, as Megatron-Bridge's benchmarks force with
+    // --moe-router-force-load-balancing), and the token dispatcher (--moe-token-dispatcher-type):
+    // "alltoall" permutes tokens in their own kernels, "flex" (DeepEP / HybridEP) fuses the
+    // permutation into the dispatch and combine.
+    double moe_imbalance = 1.0;
+    std::string moe_token_dispatcher = "alltoall";
     Stack stack;                  // default: the megatron-core stack preset
 };
 
@@ -280,6 +287,9 @@ struct Scenario {
     std::string model_ref;    // preset id when the scenario named one
     std::string cluster_ref;
     std::optional<Profile> profile;  // measured timings, when the scenario carries them
+    // The expert grid the search gives every stage it builds (core/src/search_experts.cpp runs one
+    // search per grid of an MoE model); not read from JSON: a plan carries its own per stage.
+    int search_ep = 1, search_etp = 1;
 };
 
 // A set of identical data-parallel replicas of one stage: `count` replicas, each with `tp` GPUs of
@@ -299,6 +309,11 @@ struct StagePlan {
     // Context parallelism (Megatron-Core --context-parallel-size): each replica is tp x cp GPUs, and
     // every sequence is split over its cp ranks (docs/model.md, "Context parallelism").
     int cp = 1;
+    // Expert parallelism (Megatron-Core's MoE parallel folding): the routed experts of the stage's
+    // blocks are split over ep ranks, each expert's matrices over etp, on the same tp x cp x dp GPUs
+    // (ep x etp divides them; the rest, edp, replicate the experts). 1 and 1 for a dense model.
+    int ep = 1;
+    int etp = 1;
     std::vector<int> chunk_layers;      // interleaved: blocks per model chunk (Megatron's layout); empty: num_layers / V each
     int dp() const {
         int n = 0;

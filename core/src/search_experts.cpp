@@ -1,0 +1,46 @@
+// The expert grid as a search dimension (docs/search.md, "Expert parallelism"): an MoE model is
+// searched once per expert-parallel size, every stage of a plan on the same grid, and the top K of
+// the searches merged. Each search is the whole pruned search of docs/search.md with the grid's
+// costs, so pruned = exhaustive holds per grid and for the merge; a dense model's search is
+// run_search itself, untouched.
+#include <algorithm>
+
+#include "search_driver.hpp"
+
+namespace poseidon::detail {
+
+std::vector<std::pair<int, int>> expert_grids(const Scenario& sc) {
+    std::vector<std::pair<int, int>> grids;
+    if (!sc.model.is_moe()) return {{1, 1}};
+    // Megatron-Core's usual sizes: powers of two that divide the experts, up to the cluster
+    // (a stage whose GPUs a size does not divide is refused as a candidate, stage_costs.cpp).
+    // ETP stays 1, the Megatron-Bridge recipes' choice; a plan may give another.
+    const int gpus = sc.cluster.num_gpus();
+    for (int ep = 1; ep <= sc.model.num_experts && ep <= gpus; ep *= 2)
+        if (sc.model.num_experts % ep == 0) grids.push_back({ep, 1});
+    return grids;
+}
+
+SearchRun run_expert_grids(const Scenario& sc, const SearchOptions& options, int threads) {
+    const auto grids = expert_grids(sc);
+    if (grids.size() == 1 && grids[0] == std::pair<int, int>{1, 1}) return run_search(sc, options, threads);
+    SearchRun out;
+    TopK top(options.top_k);
+    bool first = true;
+    for (const auto& [ep, etp] : grids) {
+        Scenario one = sc;
+        one.search_ep = ep, one.search_etp = etp;
+        SearchRun run = run_search(one, options, threads);
+        if (first) out.t0 = run.t0, out.soft_deadline_s = run.soft_deadline_s, out.stats = run.stats;
+        else add_stats(out.stats, run.stats);
+        first = false;
+        for (Found& f : run.found) top.insert(f.time, std::move(f.plan), f.dag_time);
+        if (!run.stats.stopped_by.empty()) break;
+    }
+    out.stats.notes.push_back("expert parallelism: " + std::to_string(grids.size()) + " expert-parallel sizes searched (ep 1.." + std::to_string(grids.back().first) +
+                              ", etp 1), every stage of a plan on the same one");
+    out.found = top.list();
+    return out;
+}
+
+}  // namespace poseidon::detail

@@ -1,0 +1,146 @@
+// Expert parallelism: hand-computed memory of Mixtral 8x7B on an expert grid, the links of the
+// token exchange, the dispatch volume, the identities of the expert grid (the per-GPU expert work
+// does not depend on ep under balanced routing; ep x etp shards the experts alike) and the
+// validation of ep / etp.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "poseidon/cost_model.hpp"
+#include "poseidon/estimate.hpp"
+#include "poseidon/scenario.hpp"
+#include "problems_of.hpp"
+
+using namespace poseidon;
+
+namespace {
+
+constexpr double GiB_bytes = 1024.0 * 1024 * 1024;
+
+Scenario mixtral(const char* training_extra = "") {
+    return parse_scenario_text(std::string(R"({"model": "mixtral-8x7b", "cluster": "dgx-h100-16",
+        "training": {"global_batch_size": 8, "sequence_parallel": true, "distributed_optimizer": true)") +
+                               training_extra + "}}");
+}
+
+Estimate one_stage(const Scenario& sc, int tp, int dp, int ep, int etp) {
+    const std::string plan = R"({"micro_batch_size": )" + std::to_string(dp) + R"(, "num_micro_batches": )" + std::to_string(8 / dp) +
+                             R"(, "stages": [{"group": 0, "num_layers": 32, "tp": )" + std::to_string(tp) + R"(, "dp": )" + std::to_string(dp) +
+                             R"(, "ep": )" + std::to_string(ep) + R"(, "etp": )" + std::to_string(etp) + "}]}";
+    return estimate(sc, parse_plan_text(plan, sc));
+}
+
+// Mixtral 8x7B's block by hand: attention 4096 x (4096 + 2 x 1024) + 4096 x 4096, eight SwiGLU
+// experts of 3 x 4096 x 14336, a 4096 x 8 router and two RMSNorms of 4096.
+constexpr double attention = 4096.0 * 6144 + 4096.0 * 4096, expert = 3.0 * 4096 * 14336, router = 4096.0 * 8, norms = 2 * 4096.0;
+constexpr double embedding = 32000.0 * 4096;
+
+}  // namespace
+
+TEST_CASE("expert parallelism shards the routed experts over ep x etp and the rest over TP", "[moe][ep][memory]") {
+    const Scenario sc = mixtral();
+    // TP 8 with etp 1, ep 1 (Megatron-Core's folding with the issue's default): every GPU holds all
+    // eight experts whole; the attention, router, embedding and head split over TP.
+    const double per_gpu_ep1 = 32 * ((attention + router) / 8 + 8 * expert + norms) + 2 * embedding / 8 + 4096;
+    const Estimate a = one_stage(sc, 8, 1, 1, 1);
+    CHECK(a.stages[0].replica_costs[0].params_per_gpu == Approx(per_gpu_ep1).epsilon(1e-12));
+    CHECK(a.stages[0].memory.weights_GiB == Approx(2 * per_gpu_ep1 / GiB_bytes).epsilon(1e-12));
+    // ep 8: one expert per GPU
+    const double per_gpu_ep8 = 32 * ((attention + router) / 8 + expert + norms) + 2 * embedding / 8 + 4096;
+    const Estimate b = one_stage(sc, 8, 1, 8, 1);
+    CHECK(b.stages[0].replica_costs[0].params_per_gpu == Approx(per_gpu_ep8).epsilon(1e-12));
+    CHECK(b.stages[0].replica_costs[0].expert_params_per_gpu == Approx(32 * expert).epsilon(1e-12));
+    // ep 2 x etp 4 shards the experts as ep 8 does
+    const Estimate c = one_stage(sc, 8, 1, 2, 4);
+    CHECK(c.stages[0].replica_costs[0].params_per_gpu == Approx(per_gpu_ep8).epsilon(1e-12));
+}
+
+TEST_CASE("the distributed optimizer shards dense states over dp x cp and expert states over edp", "[moe][ep][memory]") {
+    const Scenario sc = mixtral();
+    // TP 1, DP 8, EP 4: edp = 8 / 4 = 2. Dense: attention, router, norms, embedding and head.
+    const Estimate e = one_stage(sc, 1, 8, 4, 1);
+    const double experts = 32 * 2 * expert, dense = 32 * (attention + router + norms) + 2 * embedding + 4096;
+    CHECK(e.stages[0].replica_costs[0].params_per_gpu == Approx(dense + experts).epsilon(1e-12));
+    CHECK(e.stages[0].memory.optimizer_GiB == Approx(12 * (dense / 8 + experts / 2) / GiB_bytes).epsilon(1e-12));
+}
+
+TEST_CASE("the token exchange crosses NVLink inside the domain and the NICs beyond it", "[moe][ep][links]") {
+    Group g;
+    g.device.intra_node_link_efficiency = 0.8;
+    g.device.inter_node_link_efficiency = 0.85;
+    g.device.collective_latency_us = 10;
+    g.nodes = 4, g.gpus_per_node = 8, g.intra_node_bw_GBps = 450, g.inter_node_bw_GBps = 400, g.intra_node_link = "nvlink";
+    const EpLink in = ep_link(g, 1, 1, 8, 1);
+    CHECK(in.frac_intra == Approx(7.0 / 8));
+    CHECK(in.frac_inter == 0);
+    CHECK(in.intra_bw_GBps == Approx(450 * 0.8));
+    const EpLink across = ep_link(g, 1, 1, 32, 1);
+    CHECK(across.frac_intra == Approx(7.0 / 32));
+    CHECK(across.frac_inter == Approx(24.0 / 32));
+    CHECK(across.inter_bw_GBps == Approx(400 * 0.85 / 8));
+    // etp 2: an EP group of 16 ranks spans 32 GPUs; 4 of its ranks share this node
+    const EpLink folded = ep_link(g, 1, 1, 16, 2);
+    CHECK(folded.frac_intra == Approx(3.0 / 16));
+    CHECK(folded.frac_inter == Approx(12.0 / 16));
+    // an NVL72 domain keeps EP 64 on NVLink
+    g.gpus_per_node = 4, g.nodes = 18, g.nvlink_domain_gpus = 72, g.intra_node_bw_GBps = 900;
+    CHECK(ep_link(g, 1, 1, 64, 1).frac_inter == 0);
+}
+
+TEST_CASE("dispatch and combine move tokens x top_k x h bytes each way, hand-computed", "[moe][ep][time]") {
+    MoeShape x;
+    x.tokens = 4096, x.hidden = 2048, x.expert_ffn = 768, x.top_k = 8, x.experts = 128, x.ep = 8;
+    const MoeRates r{1e15, 4e12, 5e-6, 2, 2, 0.1};
+    EpLink l;
+    l.intra_bw_GBps = 360, l.frac_intra = 7.0 / 8, l.latency_s = 10e-6;
+    const MoeCost c = moe_cost(x, r, l);
+    const double one = 4096.0 * 8 * 2048 * 2 * 7 / 8 / 360e9 + 10e-6;
+    CHECK(c.comm_forward_s == Approx(2 * one).epsilon(1e-12));
+    CHECK(c.comm_backward_s == Approx(2 * one).epsilon(1e-12));
+    // the busiest rank under moe_imbalance 1.5 takes 1.5 x the copies
+    x.imbalance = 1.5;
+    const MoeCost d = moe_cost(x, r, l);
+    CHECK(d.comm_forward_s == Approx(2 * (1.5 * (one - 10e-6) + 10e-6)).epsilon(1e-12));
+    CHECK(d.forward_s > c.forward_s);
+}
+
+TEST_CASE("balanced routing gives every GPU the same expert work whatever ep", "[moe][ep][time]") {
+    // Compute-bound experts (many tokens): the grouped GEMMs of ep = 1 (all 64 experts local, 1/64 of
+    // the copies each) and ep = 8 (8 experts, 8x the rows each) do the same FLOPs on each GPU.
+    MoeShape x;
+    x.tokens = 65536, x.hidden = 4096, x.expert_ffn = 1024, x.top_k = 4, x.experts = 64;
+    const MoeRates r{1e15, 1e18, 0, 2, 2, 0};  // no memory bound, no kernel cost
+    const MoeCost one = moe_cost(x, r, EpLink{});
+    x.ep = 8;
+    const MoeCost eight = moe_cost(x, r, EpLink{});
+    CHECK(eight.forward_s == Approx(one.forward_s).epsilon(1e-9));
+    // 2 x copies x (3 h f) FLOPs (SwiGLU: up, gate, down)
+    CHECK(one.forward_s == Approx(2 * 65536.0 * 4 * 3 * 4096 * 1024 / 1e15).epsilon(1e-5));  // the permutation and activation traffic is negligible here
+}
+
+TEST_CASE("a plan's ep and etp are checked against the model and the stage", "[moe][ep][validation]") {
+    const Scenario moe = mixtral();
+    auto problems = [&](const Scenario& sc, const char* stage) {
+        return poseidon::testing::problems_of([&] { parse_plan_text(std::string(R"({"micro_batch_size": 8, "num_micro_batches": 1, "stages": [)") + stage + "]}", sc); });
+    };
+    CHECK(problems(moe, R"({"group": 0, "num_layers": 32, "tp": 1, "dp": 8, "ep": 3})").find("plan.stages[0].ep: 3 does not divide num_experts 8") != std::string::npos);
+    CHECK(problems(moe, R"({"group": 0, "num_layers": 32, "tp": 1, "dp": 8, "ep": 8, "etp": 2})")
+              .find("plan.stages[0].ep: ep x etp = 8 x 2 does not divide the stage's 8 GPUs") != std::string::npos);
+    CHECK(problems(moe, R"({"group": 0, "num_layers": 32, "tp": 1, "dp": 8, "etp": 3})").find("plan.stages[0].etp: 3 does not divide moe_ffn_hidden_size 14336") !=
+          std::string::npos);
+    const Scenario dense = parse_scenario_text(R"({"model": "llama3-8b", "cluster": "dgx-h100-16", "training": {"global_batch_size": 8}})");
+    CHECK(problems(dense, R"({"group": 0, "num_layers": 32, "tp": 1, "dp": 8, "ep": 2})").find("plan.stages[0].ep: 2 needs a mixture-of-experts model") != std::string::npos);
+    CHECK(problems(moe, R"({"group": 0, "num_layers": 32, "tp": 1, "dp": 8, "ep": 8})").empty());
+}
+
+TEST_CASE("moe_imbalance and moe_token_dispatcher are read, checked and written back", "[moe][ep][scenario]") {
+    const Scenario sc = mixtral(R"(, "moe_imbalance": 1.25, "moe_token_dispatcher": "flex")");
+    CHECK(sc.training.moe_imbalance == 1.25);
+    CHECK(sc.training.moe_token_dispatcher == "flex");
+    const std::string bad = poseidon::testing::problems_of([] { mixtral(R"(, "moe_imbalance": 0.5)"); });
+    CHECK(bad.find("scenario.training.moe_imbalance: 0.5") != std::string::npos);
+    // a larger imbalance slows the plan; flex drops the permutation kernels' traffic
+    const double base = one_stage(mixtral(), 1, 8, 8, 1).iteration_time_s;
+    CHECK(one_stage(sc, 1, 8, 8, 1).iteration_time_s > one_stage(mixtral(R"(, "moe_token_dispatcher": "flex")"), 1, 8, 8, 1).iteration_time_s);
+    CHECK(one_stage(mixtral(R"(, "moe_token_dispatcher": "flex")"), 1, 8, 8, 1).iteration_time_s < base);
+}

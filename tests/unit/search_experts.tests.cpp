@@ -1,0 +1,67 @@
+// Expert parallelism as a search dimension (docs/search.md, "Expert parallelism"): the pruned search
+// of random MoE scenarios returns the exhaustive top K over every expert grid; plans carry their
+// grid; the search finds the plan a grid must have to fit.
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <string>
+
+#include "poseidon/estimate.hpp"
+#include "poseidon/scenario.hpp"
+#include "poseidon/search.hpp"
+#include "search_random.hpp"
+
+using namespace poseidon;
+
+using search_test::quiet;
+using search_test::random_scenario;
+using search_test::require_pruned_equals_exhaustive;
+
+TEST_CASE("with the expert grid the pruned search returns the exhaustive top-K on random MoE scenarios", "[search][differential][moe][ep]") {
+    int checked = 0, feasible = 0, with_ep = 0;
+    std::int64_t pruned_evals = 0, exhaustive_evals = 0;
+    const SearchOptions pruned = quiet(3), exhaustive = quiet(3, true);
+    for (std::uint64_t seed = 7000; checked < 60; ++seed) {
+        std::mt19937_64 rng(seed);
+        Json j = random_scenario(rng);
+        // the random dense model made MoE: 4-16 experts of a quarter to the whole FFN width, top 1-2
+        const int experts = std::array<int, 3>{4, 8, 16}[seed % 3];
+        j["model"]["num_experts"] = experts;
+        j["model"]["moe_top_k"] = 1 + static_cast<int>(seed % 2);
+        j["model"]["moe_ffn_hidden_size"] = j["model"]["hidden_size"].get<int>() * (seed % 4 == 0 ? 4 : 1);
+        j["model"]["ffn_hidden_size"] = 4 * j["model"]["hidden_size"].get<int>();
+        const Scenario sc = parse_scenario(j);
+        if (search_space_size(sc, false).plans > 1e5) continue;
+        INFO("seed " << seed << ": " << to_json(sc).dump());
+        const SearchResult pr = require_pruned_equals_exhaustive(sc, pruned, exhaustive, pruned_evals, exhaustive_evals);
+        for (const auto& e : pr.plans) {
+            for (const auto& st : e.plan.stages) {
+                REQUIRE(st.gpus() % (st.ep * st.etp) == 0);
+                REQUIRE(experts % st.ep == 0);
+            }
+            with_ep += e.plan.stages[0].ep > 1;
+        }
+        feasible += !pr.plans.empty();
+        ++checked;
+    }
+    // 60 scenarios, each searched once per expert grid, pruned and exhaustively
+    CHECK(feasible >= 30);
+    CHECK(with_ep > 0);
+    CHECK(pruned_evals < exhaustive_evals);
+}
+
+TEST_CASE("a model whose experts fit only when sharded gets a plan with ep > 1", "[search][moe][ep]") {
+    // Mixtral 8x7B on 16 H100: 46.7 B parameters; ep 1 holds every expert on every GPU
+    const Scenario sc = parse_scenario_text(R"({"model": "mixtral-8x7b", "cluster": "dgx-h100-16",
+        "training": {"global_batch_size": 64, "sequence_parallel": true, "distributed_optimizer": true, "recompute": "full"}})");
+    const SearchResult r = search(sc, quiet(3, false, 1));
+    REQUIRE(!r.plans.empty());
+    int max_ep = 1;
+    for (const auto& st : r.plans[0].plan.stages) max_ep = std::max(max_ep, st.ep);
+    CHECK(max_ep > 1);
+    // the plan as found estimates to the same time
+    CHECK(estimate(sc, r.plans[0].plan).iteration_time_s == Approx(r.plans[0].iteration_time_s).epsilon(1e-12));
+    bool noted = false;
+    for (const auto& n : r.stats.notes) noted = noted || n.rfind("expert parallelism: 4 expert-parallel sizes searched", 0) == 0;
+    CHECK(noted);
+}

@@ -1,0 +1,117 @@
+// The MoE rows of NVIDIA's Megatron-Bridge performance summary (docs/validation.md,
+// "Megatron-Bridge"): DeepSeek-V3, Qwen3 30B-A3B and 235B-A22B and GPT-OSS 120B with their
+// published parallel settings, the recipes' dispatcher and optimizer (frontier-facts.md, section
+// 6) and the default presets.
+#include <map>
+#include <stdexcept>
+
+#include "bridge_runs.hpp"
+#include "poseidon/presets.hpp"
+#include "poseidon/scenario.hpp"
+
+namespace poseidon::validation {
+
+namespace {
+
+struct MoeModel {
+    const char* preset;
+    const char* label;
+    int mtp_layers;  // -1: the preset's
+};
+
+// The table's model names; DeepSeek-V3's recipes train its MTP module unless the row says "w/o MTP".
+const std::map<std::string, MoeModel> moe_models = {{"DeepSeekV3", {"deepseek-v3", "DeepSeek-V3", -1}},
+                                                    {"DeepSeekV3 (w/o MTP)", {"deepseek-v3", "DeepSeek-V3 w/o MTP", 0}},
+                                                    {"DeepSeekV3 (w/ MTP)", {"deepseek-v3", "DeepSeek-V3", -1}},
+                                                    {"GPT OSS 120B", {"gpt-oss-120b", "GPT-OSS 120B", -1}},
+                                                    {"Qwen3_30B_a3B", {"qwen3-30b-a3b", "Qwen3 30B-A3B", -1}},
+                                                    {"Qwen3_235B_a22B", {"qwen3-235b-a22b", "Qwen3 235B-A22B", -1}}};
+
+// The recipes' dispatcher (perf_recipes/<model>/<gpu>/*.py): DeepEP / HybridEP ("flex") for
+// DeepSeek-V3 and Qwen3 30B-A3B everywhere, Qwen3 235B-A22B beyond H100 and GPT-OSS under MXFP8;
+// the alltoall dispatcher otherwise.
+std::string dispatcher_of(const std::string& preset, const std::string& system, const std::string& precision) {
+    if (preset == "deepseek-v3" || preset == "qwen3-30b-a3b") return "flex";
+    if (preset == "qwen3-235b-a22b") return system == "DGX-H100" ? "alltoall" : "flex";
+    return precision == "mxfp8" ? "flex" : "alltoall";
+}
+
+// Blocks to the pp x vp model chunks (virtual stage v = c pp + s) as evenly as they go: the
+// remainder to the middle chunks, the first and last (which hold the embedding and the loss) last.
+std::vector<int> chunk_sizes(int layers, int chunks) {
+    std::vector<int> n(chunks, layers / chunks);
+    std::vector<int> order;
+    for (int v = 1; v + 1 < chunks; ++v) order.push_back(v);
+    order.push_back(0);
+    if (chunks > 1) order.push_back(chunks - 1);
+    for (int k = 0; k < layers % chunks; ++k) ++n[order[k]];
+    return n;
+}
+
+}  // namespace
+
+std::vector<BridgeRun> bridge_moe_runs() {
+    const Json data = read_bridge_data();
+    std::vector<BridgeRun> out;
+    for (const Json& r : data["rows"]) {
+        const std::string model_key = r["model"].get<std::string>();
+        if (!moe_models.count(model_key) || !r["precision"].is_string()) continue;
+        const std::string system = r["system"].get<std::string>();
+        const System& sys = bridge_systems.at(system);
+        const MoeModel& mm = moe_models.at(model_key);
+        const int gpus = r["gpus"], tp = r["tp"], pp = r["pp"], cp = bridge_int_or(r, "cp", 1), vp = std::max(1, bridge_int_or(r, "vp", 1));
+        const int ep = std::max(1, bridge_int_or(r, "ep", 1)), mbs = r["mbs"], seq = r["seq_length"];
+        const std::int64_t gbs = r["gbs"].get<std::int64_t>();
+        const std::string precision = bridge_precision(r["precision"].get<std::string>());
+        BridgeRun run;
+        run.measured_tokens_per_s_per_gpu = r["tokens_per_s_per_gpu"].get<double>();
+        run.name = r["release"].get<std::string>() + " " + sys.label + " " + mm.label + " " + r["precision"].get<std::string>() + ", TP" + std::to_string(tp) + " PP" +
+                   std::to_string(pp) + (cp > 1 ? " CP" + std::to_string(cp) : "") + (vp > 1 ? " VP" + std::to_string(vp) : "") + " EP" + std::to_string(ep) +
+                   " MBS" + std::to_string(mbs) + " (" + std::to_string(gpus) + " GPUs)";
+        Json model = {{"preset", mm.preset}, {"seq_length", seq}};
+        if (mm.mtp_layers >= 0) model["mtp_layers"] = mm.mtp_layers;
+        const int nodes = gpus / sys.gpus_per_node;
+        Json group = {{"device", sys.device}, {"nodes", nodes}, {"gpus_per_node", sys.gpus_per_node}, {"inter_node_bw_GBps", sys.nic_GBps_per_node}};
+        if (sys.nvlink_domain_gpus > 0) group["nvlink_domain_gpus"] = sys.nvlink_domain_gpus;
+        // _benchmark_common: the distributed optimizer with both overlaps, gradients reduced in
+        // bf16, sequence parallelism with TP; DeepSeek-V3's recipes the precision-aware optimizer.
+        // The recipes' selective recomputation of named modules (mla_up_proj, mlp, moe_act) is not
+        // modelled: none.
+        Json training = {{"global_batch_size", gbs},
+                         {"precision", precision},
+                         {"recompute", "none"},
+                         {"sequence_parallel", tp > 1},
+                         {"distributed_optimizer", true},
+                         {"overlap_grad_reduce", true},
+                         {"overlap_param_gather", true},
+                         {"grad_reduce_dtype", "bf16"},
+                         {"fp8_param_gather", precision != "bf16"},
+                         {"moe_token_dispatcher", dispatcher_of(mm.preset, system, precision)}};
+        if (std::string(mm.preset) == "deepseek-v3") training["stack"] = "megatron-core-precision-aware";
+        const Json scenario = {{"model", model}, {"cluster", {{"name", system}, {"groups", Json::array({group})}}}, {"training", training}};
+        run.scenario = parse_scenario(scenario);
+        const int dp = gpus / (tp * pp * cp);
+        run.plan.micro_batch_size = static_cast<std::int64_t>(mbs) * dp;
+        run.plan.num_micro_batches = gbs / run.plan.micro_batch_size;
+        run.plan.schedule = vp > 1 ? "interleaved-1f1b" : "1f1b";
+        run.plan.virtual_stages = vp;
+        const int layers = run.scenario.model.num_layers;
+        const std::vector<int> chunks = chunk_sizes(layers, pp * vp);
+        const bool even = layers % (pp * vp) == 0;
+        for (int s = 0; s < pp; ++s) {
+            StagePlan st;
+            st.cp = cp;
+            st.ep = ep;
+            for (int c = 0; c < vp; ++c) {
+                st.num_layers += chunks[c * pp + s];
+                if (!even && vp > 1) st.chunk_layers.push_back(chunks[c * pp + s]);
+            }
+            st.replicas.push_back({0, tp, dp, mbs});
+            run.plan.stages.push_back(st);
+        }
+        out.push_back(std::move(run));
+    }
+    return out;
+}
+
+}  // namespace poseidon::validation

@@ -1,0 +1,54 @@
+// The Megatron-LM flags of a mixture-of-experts or multi-latent-attention model and of a plan's
+// expert grid (docs/web.md, "Megatron-LM export"). Every name is in Megatron-LM's arguments.py as
+// digested in shared/reference/frontier-facts.md, section 5; tests/web/megatron.test.mjs checks them.
+
+const uniq = (xs) => [...new Set(xs)];
+
+// --moe-layer-freq: an int N (every N-th block is MoE) or Megatron's Python list expression
+// (DeepSeek-V3: "([0]*3+[1]*58)"), from the model's moe_layer_freq and first_dense_layers.
+export function moeLayerFreq(model) {
+  const L = model.num_layers;
+  const first = Number.isInteger(model.first_dense_layers) ? model.first_dense_layers : 0;
+  const freq = model.moe_layer_freq;
+  if (Array.isArray(freq)) return `[${freq.map((f) => (f ? 1 : 0)).join(',')}]`;
+  const n = Number.isInteger(freq) && freq > 0 ? freq : 1;
+  if (first === 0) return n;
+  if (n === 1) return `([0]*${first}+[1]*${L - first})`;
+  const flags = Array.from({ length: L }, (_, i) => (i >= first && i % n === 0 ? 1 : 0));
+  return `[${flags.join(',')}]`;
+}
+
+// MoE, MLA and MTP flags of the model, and the expert grid of the plan's stages (est.stages[].ep,
+// etp). `notes` and `unsupported` collect what the script cannot say.
+export function moeFlags(model, stages, training, { notes, unsupported }) {
+  const args = [];
+  if (!model) return args;
+  if (Number(model.head_dim) > 0) args.push(['--kv-channels', model.head_dim]);
+  if (model.attention === 'mla') {
+    args.push(['--multi-latent-attention']);
+    if (Number(model.q_lora_rank) > 0) args.push(['--q-lora-rank', model.q_lora_rank]);
+    args.push(['--kv-lora-rank', model.kv_lora_rank], ['--qk-head-dim', model.qk_nope_head_dim], ['--qk-pos-emb-head-dim', model.qk_rope_head_dim],
+      ['--v-head-dim', model.v_head_dim]);
+  }
+  if (Number(model.mtp_layers) > 0) args.push(['--mtp-num-layers', model.mtp_layers]);
+  if (!(Number(model.num_experts) > 0)) return args;
+  const freq = moeLayerFreq(model);
+  args.push(['--num-experts', model.num_experts], ['--moe-router-topk', model.moe_top_k], ['--moe-ffn-hidden-size', model.moe_ffn_hidden_size ?? model.ffn_hidden_size]);
+  if (Number(model.moe_shared_expert_ffn_hidden_size) > 0) args.push(['--moe-shared-expert-intermediate-size', model.moe_shared_expert_ffn_hidden_size]);
+  args.push(['--moe-layer-freq', typeof freq === 'number' ? freq : `'${freq}'`]);
+  const eps = uniq(stages.map((s) => s.ep ?? 1)), etps = uniq(stages.map((s) => s.etp ?? 1));
+  if (eps.length !== 1 || etps.length !== 1) {
+    unsupported.push(`the expert grid differs between stages (ep ${stages.map((s) => s.ep ?? 1).join('/')}, etp ${stages.map((s) => s.etp ?? 1).join('/')}): stock Megatron-LM has one --expert-model-parallel-size and one --expert-tensor-parallel-size`);
+  }
+  // written even at 1: Megatron-LM's command line defaults the expert TP to the TP size
+  args.push(['--expert-model-parallel-size', eps[0]], ['--expert-tensor-parallel-size', etps[0]]);
+  const flex = training.moe_token_dispatcher === 'flex';
+  args.push(['--moe-token-dispatcher-type', flex ? 'flex' : 'alltoall']);
+  if (flex) args.push(['--moe-flex-dispatcher-backend', 'deepep']);
+  args.push(['--moe-grouped-gemm']);
+  const imbalance = Number(training.moe_imbalance ?? 1);
+  notes.push(imbalance > 1
+    ? `The plan assumes the busiest expert-parallel rank takes ${imbalance}x the mean tokens (training.moe_imbalance); routing, load-balancing loss and capacity are yours to set.`
+    : 'The plan assumes balanced routing (training.moe_imbalance 1), as NVIDIA\'s published MoE benchmarks force with --moe-router-force-load-balancing (benchmark-only): set the router, its load-balancing loss and any capacity factor for real training.');
+  return args;
+}
