@@ -30,7 +30,11 @@ SearchRun run_expert_grids(const Scenario& sc, const SearchOptions& options, int
     for (const auto& [ep, etp] : grids) {
         Scenario one = sc;
         one.search_ep = ep, one.search_etp = etp;
-        SearchRun run = run_search(one, options, threads);
+        // the K-th key of the grids searched so far bounds what this grid may add (as a slice of a
+        // sharded search is bounded by the others': docs/search.md, "Shards")
+        SearchOptions o = options;
+        o.prune_above_s = std::min(o.prune_above_s, top.threshold());
+        SearchRun run = run_search(one, o, threads);
         if (first) out.t0 = run.t0, out.soft_deadline_s = run.soft_deadline_s, out.stats = run.stats;
         else add_stats(out.stats, run.stats);
         first = false;
