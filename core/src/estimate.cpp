@@ -256,6 +256,9 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
             stages.back()["etp"] = sp.etp;
             stages.back()["edp"] = sp.gpus() / (sp.ep * sp.etp);
             stages.back()["expert_params_per_gpu"] = r12(rc.expert_params_per_gpu);
+            // the parts of memory_breakdown_GiB's weights and temporary that are the experts' and the dispatch's
+            stages.back()["expert_weights_GiB"] = r12(rc.params_per_gpu > 0 ? rc.memory.weights_GiB * rc.expert_params_per_gpu / rc.params_per_gpu : 0.0);
+            stages.back()["dispatch_buffers_GiB"] = r12(rc.dispatch_buffers_GiB);
             stages.back()["forward_ep_comm_s"] = r12(rc.forward_ep_comm_s);
             stages.back()["backward_ep_comm_s"] = r12(rc.backward_ep_comm_s);
         }

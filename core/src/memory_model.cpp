@@ -129,6 +129,7 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     const double loss_buffers = pos.last() ? tr.stack.loss_bytes_per_logit * s * b * V / t : 0.0;
     const double temporary = std::max(0.0, std::max(loss_buffers, moe_buffers) - working);
     rc.memory.temporary_GiB = temporary / GiB;
+    rc.dispatch_buffers_GiB = moe_buffers / GiB;
     rc.memory.allocator_GiB = tr.stack.allocator_reserve_fraction * (act + temporary) / GiB;
 }
 

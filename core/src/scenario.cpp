@@ -153,7 +153,7 @@ Stack parse_stack(const Json& in, const std::string& path, Problems& problems) {
     ObjectReader r(j, path, problems);
     if (!r.ok()) return st;
     r.reject_unknown({"id", "name", "fused_elementwise", "softmax_fp32", "host_us_per_kernel", "pass_overhead_us", "layer_overhead_us", "p2p_blocking", "p2p_scatter_gather", "grad_fp32", "tp_async_backward", "nccl_nvls", "tp_comm_overlap_fraction",
-                      "optimizer_step_bytes_per_param", "optimizer_state_bytes_per_param", "master_weight_bytes_per_param", "moment_bytes_per_param", "loss_bytes_per_logit", "allocator_reserve_fraction", "stage_needs_parameters", "calibration", "source", "notes"});
+                      "optimizer_step_bytes_per_param", "optimizer_state_bytes_per_param", "master_weight_bytes_per_param", "moment_bytes_per_param", "loss_bytes_per_logit", "allocator_reserve_fraction", "stage_needs_parameters", "low_precision_recipes", "calibration", "source", "notes"});
     if (auto v = r.string("name", true)) st.name = *v;
     if (auto v = r.string("id", false); v && st.id.empty()) st.id = *v;
     if (auto v = r.string("source", false)) st.source = *v;
@@ -198,6 +198,7 @@ Stack parse_stack(const Json& in, const std::string& path, Problems& problems) {
     if (auto v = r.number("loss_bytes_per_logit", true, 0, true, 1e3)) st.loss_bytes_per_logit = *v;
     if (auto v = r.number("allocator_reserve_fraction", true, 0, true, 1)) st.allocator_reserve_fraction = *v;
     if (auto v = r.boolean("stage_needs_parameters", false)) st.stage_needs_parameters = *v;
+    if (const Json* lp = r.get("low_precision_recipes")) read_low_precision_recipes(*lp, r.path_of("low_precision_recipes"), problems, st.low_precision_recipes);
     if (const Json* c = r.get("calibration")) st.calibration = parse_stack_calibration(*c, r.path_of("calibration"), problems);
     return st;
 }

@@ -58,7 +58,8 @@ Json to_json(const Stack& st) {
               {"optimizer_state_bytes_per_param", st.optimizer_state_bytes_per_param},
               {"loss_bytes_per_logit", st.loss_bytes_per_logit},
               {"allocator_reserve_fraction", st.allocator_reserve_fraction},
-              {"stage_needs_parameters", st.stage_needs_parameters}};
+              {"stage_needs_parameters", st.stage_needs_parameters},
+              {"low_precision_recipes", st.low_precision_recipes}};
     if (st.moment_bytes_per_param > 0) {  // the composition was stated (a moment is never 0 bytes)
         j["master_weight_bytes_per_param"] = st.master_weight_bytes_per_param;
         j["moment_bytes_per_param"] = st.moment_bytes_per_param;

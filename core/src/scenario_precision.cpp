@@ -1,5 +1,7 @@
 // The training precisions by name, and the check that every group's GPU runs the scenario's
 // (docs/formats.md, "training"; docs/model.md, "Low precision").
+#include <algorithm>
+
 #include "poseidon/cost_model.hpp"
 #include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
@@ -12,9 +14,34 @@ constexpr std::pair<Precision, const char*> precision_names[] = {
     {Precision::fp8_delayed, "fp8-delayed"}, {Precision::fp8_blockwise, "fp8-blockwise"}, {Precision::mxfp8, "mxfp8"}, {Precision::nvfp4, "nvfp4"}};
 }  // namespace
 
+void read_low_precision_recipes(const Json& j, const std::string& path, Problems& problems, std::vector<std::string>& out) {
+    const char* allowed = "an array of \"fp8\", \"fp8-delayed\", \"fp8-blockwise\", \"mxfp8\", \"nvfp4\" (the recipes the stack runs; [] for none)";
+    if (!j.is_array() || j.size() > 5) {
+        problems.add(path, show(j) + " is not allowed; expected " + allowed);
+        return;
+    }
+    out.clear();
+    for (std::size_t i = 0; i < j.size(); ++i) {
+        const auto p = j[i].is_string() ? precision_from_string(j[i].get<std::string>()) : std::nullopt;
+        if (!p || !is_low_precision(*p)) {
+            problems.add(path + "[" + std::to_string(i) + "]", show(j[i]) + " is not a low-precision recipe; expected " + allowed);
+            continue;
+        }
+        out.push_back(j[i].get<std::string>());
+    }
+}
+
 void check_precision_support(const Scenario& sc, Problems& problems) {
     const Precision p = sc.training.precision;
     if (!is_low_precision(p)) return;
+    const auto& recipes = sc.training.stack.low_precision_recipes;
+    if (std::find(recipes.begin(), recipes.end(), to_string(p)) == recipes.end()) {
+        std::string list;
+        for (const auto& r : recipes) list += (list.empty() ? "" : ", ") + r;
+        problems.add("scenario.training.precision", show(Json(to_string(p))) + " is not a recipe of the stack " + (sc.training.stack.id.empty() ? sc.training.stack.name : sc.training.stack.id) +
+                                                        " (its low_precision_recipes: " + (list.empty() ? "none" : list) + "); choose a recipe it runs, bf16, or a stack with Transformer Engine's recipes (megatron-core)");
+        return;
+    }
     for (std::size_t i = 0; i < sc.cluster.groups.size(); ++i) {
         const Device& d = sc.cluster.groups[i].device;
         if (d.name.empty() || low_precision_tflops(d, p) > 0) continue;

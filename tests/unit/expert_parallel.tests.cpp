@@ -8,6 +8,7 @@
 
 #include "poseidon/cost_model.hpp"
 #include "poseidon/estimate.hpp"
+#include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 #include "problems_of.hpp"
 
@@ -143,4 +144,24 @@ TEST_CASE("moe_imbalance and moe_token_dispatcher are read, checked and written 
     const double base = one_stage(mixtral(), 1, 8, 8, 1).iteration_time_s;
     CHECK(one_stage(sc, 1, 8, 8, 1).iteration_time_s > one_stage(mixtral(R"(, "moe_token_dispatcher": "flex")"), 1, 8, 8, 1).iteration_time_s);
     CHECK(one_stage(mixtral(R"(, "moe_token_dispatcher": "flex")"), 1, 8, 8, 1).iteration_time_s < base);
+}
+
+TEST_CASE("the estimate shows each MoE stage's expert grid, expert weights and dispatch buffers", "[moe][ep][output]") {
+    const Scenario sc = mixtral();
+    const Estimate e = one_stage(sc, 1, 8, 8, 1);
+    const Json j = to_json(sc, e, false);
+    const Json& st = j["stages"][0];
+    CHECK(st["ep"] == 8);
+    CHECK(st["etp"] == 1);
+    CHECK(st["edp"] == 1);
+    // one sample of 4096 tokens per GPU, top-2 copies of h = 4096 in bf16, sent and received
+    CHECK(st["dispatch_buffers_GiB"].get<double>() == Approx(2 * 4096.0 * 2 * 4096 * 2 / GiB_bytes).epsilon(1e-9));
+    CHECK(st["expert_weights_GiB"].get<double>() == Approx(32 * expert * 2 / GiB_bytes).epsilon(1e-9));
+    CHECK(st["forward_ep_comm_s"].get<double>() > 0);
+    const Json dense = to_json(parse_scenario_text(R"({"model": "llama3-8b", "cluster": "dgx-h100-16", "training": {"global_batch_size": 8}})"),
+                               estimate(parse_scenario_text(R"({"model": "llama3-8b", "cluster": "dgx-h100-16", "training": {"global_batch_size": 8}})"),
+                                        parse_plan_text(R"({"micro_batch_size": 8, "num_micro_batches": 1, "stages": [{"group": 0, "num_layers": 32, "tp": 1, "dp": 8}]})",
+                                                        parse_scenario_text(R"({"model": "llama3-8b", "cluster": "dgx-h100-16", "training": {"global_batch_size": 8}})"))),
+                               false);
+    CHECK(!dense["stages"][0].contains("ep"));
 }

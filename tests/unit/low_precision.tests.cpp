@@ -182,3 +182,20 @@ TEST_CASE("optimizer-state composition: master weights and moments set the state
         "cluster": {"name": "c", "groups": [{"device": "h100-sxm5-80gb", "nodes": 1, "gpus_per_node": 8, "inter_node_bw_GBps": 400}]}})")
               .training.stack.optimizer_state_bytes_per_param == 4);
 }
+
+TEST_CASE("a low precision the stack has no recipe for is refused, naming the stack", "[precision][stack]") {
+    auto problems = [](const std::string& precision, const std::string& stack) {
+        return poseidon::testing::problems_of([&] {
+            parse_scenario_text(R"({"model": "llama3-8b", "cluster": "dgx-h100-16", "training": {"global_batch_size": 8, "precision": ")" + precision + R"(", "stack": )" + stack + "}}");
+        });
+    };
+    CHECK(problems("fp8", "\"megatron-lm-2021\"") ==
+          "scenario.training.precision: \"fp8\" is not a recipe of the stack megatron-lm-2021 (its low_precision_recipes: none); choose a recipe it runs, bf16, or a stack with Transformer Engine's recipes (megatron-core)");
+    CHECK(problems("fp8-delayed", "\"nemo1-apex-bf16\"").empty());
+    CHECK(problems("fp8", "\"nemo1-apex-bf16\"").find("(its low_precision_recipes: fp8-delayed)") != std::string::npos);
+    CHECK(problems("fp8", "\"megatron-core\"").empty());
+    CHECK(problems("bf16", "\"megatron-lm-2020\"").empty());
+    // an inline stack states its own
+    CHECK(problems("fp8", R"({"preset": "megatron-core", "low_precision_recipes": ["mxfp8"]})").find("(its low_precision_recipes: mxfp8)") != std::string::npos);
+    CHECK(problems("bf16", R"({"preset": "megatron-core", "low_precision_recipes": ["bf16"]})").rfind("scenario.training.stack.low_precision_recipes[0]: \"bf16\" is not a low-precision recipe", 0) == 0);
+}

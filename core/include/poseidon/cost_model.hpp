@@ -117,6 +117,7 @@ struct ReplicaCost {
     // and the token dispatch and combine of one forward and one backward (included in forward_s
     // and backward_s).
     double expert_params_per_gpu = 0;
+    double dispatch_buffers_GiB = 0;  // the token dispatch's send and receive buffers (within memory.temporary_GiB's peak)
     double forward_ep_comm_s = 0;
     double backward_ep_comm_s = 0;
     CostSources sources;            // optimizer and links are filled by evaluate_stages

@@ -68,6 +68,8 @@ std::optional<Precision> precision_from_string(std::string_view s);
 // A low precision must run on every group's GPU: a problem per group whose device lacks the rate,
 // naming the group and the device (parse_scenario calls it once the cluster is read).
 void check_precision_support(const Scenario& sc, Problems& problems);
+// A stack's "low_precision_recipes" (scenario_precision.cpp).
+void read_low_precision_recipes(const Json& j, const std::string& path, Problems& problems, std::vector<std::string>& out);
 std::string to_string(Recompute r);
 
 }  // namespace poseidon

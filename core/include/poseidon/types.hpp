@@ -148,6 +148,9 @@ struct Stack {
     double loss_bytes_per_logit = 4;      // live bytes per logit while the loss runs
     double allocator_reserve_fraction = 0;  // caching-allocator reserve/fragmentation, of dynamic memory
     bool stage_needs_parameters = false;  // a pipeline stage without parameters cannot be built (one optimizer per stage)
+    // The low-precision recipes the stack can train with (Transformer Engine's, by training.precision
+    // name); absent from JSON = all of them, [] = none (a stack before Transformer Engine).
+    std::vector<std::string> low_precision_recipes = {"fp8", "fp8-delayed", "fp8-blockwise", "mxfp8", "nvfp4"};
     std::optional<DeviceCalibration> calibration;  // when overheads were fitted to measured runs
     std::string source;
     std::string notes;
