@@ -52,6 +52,7 @@ void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule) {
         c.add_bytes(static_cast<std::int64_t>(r.size() * sizeof(double)));
         c.suf_ilv.push_back(std::move(r));
     }
+    set_chunk_rates(c, L);
     c.ilv_least_stages.assign(c.smax + 1, 0);
     for (int S = c.smax, next = 0; S >= 0; --S) {
         if (S >= 2 && c.m % S == 0) next = S;
@@ -105,7 +106,18 @@ double Walker::ilv_layout_bound(const MbsCtx& c, std::uint64_t used, int S_all, 
         const double vs = it->tpi < 0 ? vmax * c.opts[it->g][it->opt].vs_a : vmax / r.a;
         v = lp_steps_to(v, vs, c.keep_pow(vi, it->count));
     }
-    return v > 0 ? L_ / v + ilv_dp0_block(c) + opt_lb : kInf;
+    const double b0 = v > 0 ? L_ / v + ilv_dp0_block(c) + opt_lb : kInf;
+    // The bound above takes the largest V at the per-layer rate, as if passes had no fixed cost;
+    // per V at the chunk rates it is tighter (set_chunk_rates: never below it, since a_V >= a
+    // and V <= vmax), and the least over the V a completion may have bounds them all. Only for
+    // the cut (`exact`) and only where the cheap one does not cut already.
+    if (!exact || c.rho_a_v.size() != c.vs.size() || cut(b0)) return b0;
+    double best = kInf;
+    for (std::size_t i = 0; i < c.vs.size(); ++i) {
+        if (S_all == 0 ? i > vi : !interleave_ok(S_all, c.m, c.vs[i], L_)) continue;
+        best = std::min(best, ilv_layout_bound_v(c, used, S_all > 0, i));
+    }
+    return std::max(b0, best);
 }
 
 // Every family-A path ends at stage 0's last pass, which its gradient sync follows (ilv_sync): at
@@ -130,7 +142,10 @@ double Walker::ilv_tp_bound(const MbsCtx& c, std::size_t upto, int S) {
             const BlockSel& b = blocks_[k];
             const Rates& r = k <= upto ? c.opts[b.g][b.opt].tps[b.tpi].r : c.opts[b.g][b.opt].best;
             opt_lb = std::max(opt_lb, r.opt_min);
-            v = lp_steps(v, r.a / V, c.keep_pow(vi, b.count));
+            // the chunk rate at this V (set_chunk_rates; a stage that holds no chunk covers none)
+            const OptInfo& info = c.opts[b.g][b.opt];
+            const double a = info.a_v.size() == c.vs.size() ? (k <= upto ? info.tps[b.tpi].a_v[vi] : info.a_v[vi]) : r.a;
+            if (a < kInf) v = lp_steps(v, a / V, c.keep_pow(vi, b.count));
         }
         opt_lb += ilv_dp0_block(c);  // (blocks_[0] is at or before upto: its TP is chosen)
         double bound = v > 0 ? L_ / v + opt_lb : kInf;
@@ -195,7 +210,10 @@ void Walker::ilv_run(MbsCtx& c) {
         for (int j = S - 1; j >= 0; --j) {
             if (!exhaustive_) ucap_[j] = std::min(U, cap_[j] / V);
             usuf_[j] = usuf_[j + 1] + ucap_[j];
-            iva_[j] = lp_step(iva_[j + 1], cfg_[j].r.a / V, m * cfg_[j].r.a);
+            // the LP at each stage's chunk rate over the chunks it can hold (set_chunk_rates)
+            double a = kInf;
+            for (int u = 1; u <= ucap_[j]; ++u) a = std::min(a, itab_[j]->c[u] / u);
+            iva_[j] = a < kInf ? lp_step(iva_[j + 1], a / V, m * a) : iva_[j + 1];
         }
         if (usuf_[0] < U) {
             ++stats.infeasible["memory"];

@@ -380,6 +380,8 @@ private:
         const double i = ilv_layout_bound(c, used, S_all, exact);
         return c.sched_1f1b ? std::min(one, i) : i;
     }
+    // ilv_layout_bound at V = vs[vi] with the chunk rates (search_interleaved_rates.cpp)
+    double ilv_layout_bound_v(const MbsCtx& c, std::uint64_t used, bool complete, std::size_t vi);
     double ilv_tp_bound(const MbsCtx& c, std::size_t upto, int S);
     void ilv_run(MbsCtx& c);
     // The prefix of an interleaved split (stages 0..k-1 fixed): pa, the path into stage k (chunk 0

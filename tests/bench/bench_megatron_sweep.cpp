@@ -40,7 +40,7 @@ void megatron_sweep_bench(const SweepOptions& so, const std::string& only) {
     for (const std::string& rc : settings) {
         std::printf("\nrecompute %s, --threads %d, --schedule %s, limit %.1f s\n", rc.c_str(), so.threads, so.schedule.c_str(), so.limit_s);
         std::printf("| types | GPUs | layers | wall s | CPU s | complete | evaluated | pruned | best s | schedule |\n|---|---|---|---|---|---|---|---|---|---|\n");
-        std::vector<double> walls;
+        std::vector<double> walls, cpus;
         int complete = 0, within = 0, total = 0;
         long long evaluated = 0;
         for (int gpus : {64, 1024, 4096})
@@ -60,6 +60,7 @@ void megatron_sweep_bench(const SweepOptions& so, const std::string& only) {
                     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
                     const double cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
                     walls.push_back(wall);
+                    cpus.push_back(cpu);
                     ++total;
                     complete += r.stats.complete;
                     within += r.stats.complete && wall <= 2.0;
@@ -76,9 +77,12 @@ void megatron_sweep_bench(const SweepOptions& so, const std::string& only) {
                                 static_cast<long long>(r.stats.evaluated), static_cast<long long>(r.stats.pruned), best.c_str(), sched.c_str());
                     std::fflush(stdout);
                 }
-        std::sort(walls.begin(), walls.end());
-        const double median = (walls[(walls.size() - 1) / 2] + walls[walls.size() / 2]) / 2;
-        std::printf("recompute %s: %d of %d complete, %d within 2 s; median %.3f s, slowest %.3f s; %lld evaluated in all\n", rc.c_str(), complete, total, within, median,
-                    walls.back(), evaluated);
+        auto median = [](std::vector<double>& v) {
+            std::sort(v.begin(), v.end());
+            return (v[(v.size() - 1) / 2] + v[v.size() / 2]) / 2;
+        };
+        const double wall_median = median(walls), cpu_median = median(cpus);
+        std::printf("recompute %s: %d of %d complete, %d within 2 s; wall median %.3f s, slowest %.3f s; CPU median %.3f s, slowest %.3f s; %lld evaluated in all\n",
+                    rc.c_str(), complete, total, within, wall_median, walls.back(), cpu_median, cpus.back(), evaluated);
     }
 }
