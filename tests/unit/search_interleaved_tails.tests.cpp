@@ -6,6 +6,7 @@
 // an interleaved plan of the top K, and show here as a different plan or time.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <random>
 #include <string>
 
@@ -80,6 +81,37 @@ TEST_CASE("with the interleaved tails the pruned search returns the exhaustive t
     // with the schedule free interleaving wins less often (each chunk pays its pass overhead and sends)
     CHECK(interleaved_in_top >= (schedule == "any" ? 20 : 200));
     CHECK(overlap >= 40);
+    CHECK(pruned_evals * 3 < exhaustive_evals);
+}
+
+TEST_CASE("with the chunk rates per V the pruned search returns the exhaustive top-5 plan for plan on 80 deep random models",
+          "[search][differential][schedule][interleaved]") {
+    // many layers on few stages: chunks of many sizes, V up to 16, where the per-V chunk rates
+    // (set_chunk_rates) differ most from the per-layer rate
+    int checked = 0, feasible = 0, large_v = 0;
+    std::int64_t pruned_evals = 0, exhaustive_evals = 0;
+    SearchOptions pruned = quiet(5, false, 1), exhaustive = quiet(5, true, 1);
+    pruned.schedule = exhaustive.schedule = "interleaved-1f1b";
+    for (std::uint64_t seed = 37800; checked < 80; ++seed) {
+        std::mt19937_64 rng(seed);
+        Json j = tail_scenario(rng);
+        j["model"]["num_layers"] = std::array<int, 4>{16, 24, 32, 48}[rng() % 4];
+        Scenario sc = parse_scenario(j);
+        if (search_space_size(sc, false, "interleaved-1f1b").plans > 2e5) continue;
+        INFO("seed " << seed << ": " << j.dump());
+        const SearchResult pr = search(sc, pruned), ex = search(sc, exhaustive);
+        REQUIRE(pr.stats.complete);
+        REQUIRE(ex.stats.complete);
+        require_same_plans(pr, ex);
+        for (const auto& e : pr.plans) large_v += e.plan.virtual_stages >= 4;
+        pruned_evals += pr.stats.evaluated;
+        exhaustive_evals += ex.stats.evaluated;
+        feasible += !pr.plans.empty();
+        ++checked;
+    }
+    INFO("feasible " << feasible << ", plans with V >= 4 in the top 5 " << large_v << ", evaluations " << pruned_evals << " / " << exhaustive_evals);
+    CHECK(feasible >= 40);
+    CHECK(large_v >= 40);
     CHECK(pruned_evals * 3 < exhaustive_evals);
 }
 
