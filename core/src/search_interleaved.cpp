@@ -52,6 +52,7 @@ void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule) {
         c.add_bytes(static_cast<std::int64_t>(r.size() * sizeof(double)));
         c.suf_ilv.push_back(std::move(r));
     }
+    set_chunk_rates(c, L);
     c.ilv_least_stages.assign(c.smax + 1, 0);
     for (int S = c.smax, next = 0; S >= 0; --S) {
         if (S >= 2 && c.m % S == 0) next = S;
@@ -105,7 +106,27 @@ double Walker::ilv_layout_bound(const MbsCtx& c, std::uint64_t used, int S_all, 
         const double vs = it->tpi < 0 ? vmax * c.opts[it->g][it->opt].vs_a : vmax / r.a;
         v = lp_steps_to(v, vs, c.keep_pow(vi, it->count));
     }
-    return v > 0 ? L_ / v + opt_lb : kInf;
+    const double b0 = v > 0 ? L_ / v + ilv_dp0_block(c) + opt_lb : kInf;
+    // The bound above takes the largest V at the per-layer rate, as if passes had no fixed cost;
+    // per V at the chunk rates it is tighter (set_chunk_rates: never below it, since a_V >= a
+    // and V <= vmax), and the least over the V a completion may have bounds them all. Only for
+    // the cut (`exact`) and only where the cheap one does not cut already.
+    if (!exact || c.rho_a_v.size() != c.vs.size() || cut(b0)) return b0;
+    double best = kInf;
+    for (std::size_t i = 0; i < c.vs.size(); ++i) {
+        if (S_all == 0 ? i > vi : !interleave_ok(S_all, c.m, c.vs[i], L_)) continue;
+        best = std::min(best, ilv_layout_bound_v(c, used, S_all > 0, i));
+    }
+    return std::max(b0, best);
+}
+
+// Every family-A path ends at stage 0's last pass, which its gradient sync follows (ilv_sync): at
+// least the least sync of the first block's stages at their chosen TP (else the least over TP),
+// none before a block is placed or with overlap_grad_reduce. (The tied-embedding all-reduce is
+// left out here: it is known only with the last stage.)
+double Walker::ilv_dp0_block(const MbsCtx& c) const {
+    if (blocks_.empty() || sc_.training.overlap_grad_reduce) return 0;
+    return rates_of(c, blocks_.front()).dp_min;
 }
 
 // A complete layout of S stages with TP chosen for blocks 0..upto: for each allowed V, the LP
@@ -121,8 +142,12 @@ double Walker::ilv_tp_bound(const MbsCtx& c, std::size_t upto, int S) {
             const BlockSel& b = blocks_[k];
             const Rates& r = k <= upto ? c.opts[b.g][b.opt].tps[b.tpi].r : c.opts[b.g][b.opt].best;
             opt_lb = std::max(opt_lb, r.opt_min);
-            v = lp_steps(v, r.a / V, c.keep_pow(vi, b.count));
+            // the chunk rate at this V (set_chunk_rates; a stage that holds no chunk covers none)
+            const OptInfo& info = c.opts[b.g][b.opt];
+            const double a = info.a_v.size() == c.vs.size() ? (k <= upto ? info.tps[b.tpi].a_v[vi] : info.a_v[vi]) : r.a;
+            if (a < kInf) v = lp_steps(v, a / V, c.keep_pow(vi, b.count));
         }
+        opt_lb += ilv_dp0_block(c);  // (blocks_[0] is at or before upto: its TP is chosen)
         double bound = v > 0 ? L_ / v + opt_lb : kInf;
         // the bottleneck only raises a bound that the caller cuts already (it reads only the cut)
         if (cut(bound)) continue;
@@ -167,6 +192,8 @@ void Walker::ilv_run(MbsCtx& c) {
         itab_[j] = &costs_->middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp);
         mono = mono && itab_[j]->monotone;
     }
+    // every family-A path ends at stage 0's last pass, which its gradient sync follows
+    const double dp0 = ilv_dp0_least(), tail0 = dp0 + iopt_;
     // vsched_ labels the plans inserted; back to 1F1B on every way out (a dive may stop here)
     struct Reset {
         int& v;
@@ -183,7 +210,10 @@ void Walker::ilv_run(MbsCtx& c) {
         for (int j = S - 1; j >= 0; --j) {
             if (!exhaustive_) ucap_[j] = std::min(U, cap_[j] / V);
             usuf_[j] = usuf_[j + 1] + ucap_[j];
-            iva_[j] = lp_step(iva_[j + 1], cfg_[j].r.a / V, m * cfg_[j].r.a);
+            // the LP at each stage's chunk rate over the chunks it can hold (set_chunk_rates)
+            double a = kInf;
+            for (int u = 1; u <= ucap_[j]; ++u) a = std::min(a, itab_[j]->c[u] / u);
+            iva_[j] = a < kInf ? lp_step(iva_[j + 1], a / V, m * a) : iva_[j + 1];
         }
         if (usuf_[0] < U) {
             ++stats.infeasible["memory"];
@@ -192,7 +222,7 @@ void Walker::ilv_run(MbsCtx& c) {
         // family A with no prefix at the bottleneck: T >= m V min_split max_j c_j(l_j / V) + opt
         // (every chunk of a stage costs at least a middle chunk of as many layers, A1)
         double t = 0;
-        if (mono && !exhaustive_ && !cut(L_ / iva_[0] + iopt_)) {
+        if (mono && !exhaustive_ && !cut(L_ / iva_[0] + tail0)) {
             tabs_.resize(S);
             caps_.resize(S);
             for (int j = 0; j < S; ++j) {
@@ -201,7 +231,7 @@ void Walker::ilv_run(MbsCtx& c) {
             }
             t = integer_bottleneck_min(tabs_, caps_, U, heap_);
         }
-        if (cut(std::max(L_ / iva_[0], m * V * t) + iopt_)) {
+        if (cut(std::max(L_ / iva_[0], m * V * t) + tail0)) {
             ++stats.pruned;
             continue;
         }
@@ -210,14 +240,20 @@ void Walker::ilv_run(MbsCtx& c) {
         // configuration, at its first split that gets timed (most configurations are cut before)
         iplace_.clear();
         ilinks_.clear();
-        ilv_dfs(0, U, 0, 0);
+        ilv_dfs(0, U, IlvPrefix{0, 0, dp0, iopt_});
     }
+}
+
+// The least of ilv_sync(0, l) over the layers stage 0 may hold: its middle table's least sync
+// (the first stage syncs the embedding's gradients too, A1), or the embedding all-reduce alone.
+double Walker::ilv_dp0_least() const {
+    return (sc_.training.overlap_grad_reduce ? 0.0 : cfg_[0].r.dp_min) + emb_sync_;
 }
 
 // Stage k takes u chunks of V layers (R chunks left): the ridge walk of search_split.cpp with
 // the interleaved family A, upward stopped by max(ma, pa + m a_k l) (nondecreasing in l),
-// downward by pa + (R - u) V / v_{k+1} (nonincreasing in l).
-void Walker::ilv_dfs(int k, int R, double pa, double ma) {
+// downward by pa + (R - u) V / v_{k+1} (nonincreasing in l); each plus the prefix's tail.
+void Walker::ilv_dfs(int k, int R, const IlvPrefix& pre) {
     if (halted()) return;
     tick();
     const int S = static_cast<int>(cfg_.size());
@@ -233,7 +269,7 @@ void Walker::ilv_dfs(int k, int R, double pa, double ma) {
         return;
     }
     if (exhaustive_) {
-        for (int u = lo; u <= hi && !halted(); ++u) ilv_child(k, u, R, pa, ma);
+        for (int u = lo; u <= hi && !halted(); ++u) ilv_child(k, u, R, pre);
         return;
     }
     const Rates& r = cfg_[k].r;
@@ -241,19 +277,20 @@ void Walker::ilv_dfs(int k, int R, double pa, double ma) {
     int center = static_cast<int>(std::lround(R * (1.0 / r.a) / suf_w_[k]));
     center = std::clamp(center, lo, hi);
     const Table& tb = *itab_[k];
-    auto up_mono = [&](int u) { return std::max(ma, pa + m * (tb.monotone ? V * tb.c[u] : r.a * u * V)) + iopt_; };
-    auto down_mono = [&](int u) { return k + 1 < S ? std::max(ma, pa + static_cast<double>(R - u) * V / iva_[k + 1]) + iopt_ : 0.0; };
+    const double pa = pre.pa, ma = pre.ma, tail = pre.tail();
+    auto up_mono = [&](int u) { return std::max(ma, pa + m * (tb.monotone ? V * tb.c[u] : r.a * u * V)) + tail; };
+    auto down_mono = [&](int u) { return k + 1 < S ? std::max(ma, pa + static_cast<double>(R - u) * V / iva_[k + 1]) + tail : 0.0; };
     walk_outward(
         center, lo, hi, [&] { return halted(); }, [&](int u) { return cut(up_mono(u)); }, [&](int u) { return cut(down_mono(u)); },
-        [&](int u) { ilv_child(k, u, R, pa, ma); }, stats.pruned);
+        [&](int u) { ilv_child(k, u, R, pre); }, stats.pruned);
 }
 
-void Walker::ilv_child(int k, int u, int R, double pa, double ma) {
+void Walker::ilv_child(int k, int u, int R, const IlvPrefix& pre) {
     const int S = static_cast<int>(cfg_.size());
     const int V = vsched_;
     layers_[k] = u * V;
     if (exhaustive_) {
-        ilv_dfs(k + 1, R - u, 0, 0);
+        ilv_dfs(k + 1, R - u, pre);
         return;
     }
     // chunk 0 of stage k, and its V chunks, cost at least as many middle chunks of u layers (A1),
@@ -272,112 +309,19 @@ void Walker::ilv_child(int k, int u, int R, double pa, double ma) {
     }
     // the path enters stage k + 1 after chunk 0's forward and its send, and leaves it by the
     // backward send of chunk 0 of stage k + 1 (the links of the 1F1B plan)
-    const double npa = pa + c0 + sf_[k] + sb_[k + 1];
-    const double nma = std::max(ma, pa + static_cast<double>(ctx_->m) * chain);
-    const double b = k + 1 < S ? std::max(nma, npa + static_cast<double>(R - u) * V / iva_[k + 1]) : nma;
-    if (cut(b + iopt_)) {
+    IlvPrefix next;
+    next.pa = pre.pa + c0 + sf_[k] + sb_[k + 1];
+    next.ma = std::max(pre.ma, pre.pa + static_cast<double>(ctx_->m) * chain);
+    // stage 0 fixed: its exact sync; a fixed stage's optimizer step joins the slowest (the last
+    // stage's is the leaf's to read)
+    next.dp0 = k == 0 ? ilv_sync(0, u * V) : pre.dp0;
+    next.omax = k + 1 < S ? std::max(pre.omax, ilv_stage_times(k, u * V).optimizer_s) : pre.omax;
+    const double b = k + 1 < S ? std::max(next.ma, next.pa + static_cast<double>(R - u) * V / iva_[k + 1]) : next.ma;
+    if (cut(b + next.tail())) {
         ++stats.pruned;
         return;
     }
-    ilv_dfs(k + 1, R - u, npa, nma);
-}
-
-// Family C of the interleaved DAG (interleaved_family_c, search_bounds.cpp) for the split
-// layers_, before it is costed: chunks cost at least the cache's middle chunks of as many layers
-// (A1; the first chunk of stage 0 and the last of stage S-1 the cache holds exactly), the sends
-// between neighbouring stages are the 1F1B plan's links, and the optimizer follows.
-double Walker::ilv_family_c() {
-    const int S = static_cast<int>(cfg_.size()), V = vsched_;
-    const std::size_t PV = static_cast<std::size_t>(S) * V;
-    ifv_.resize(PV);
-    ibv_.resize(PV);
-    for (int s = 0; s < S; ++s) {
-        const StageTimes& mid = itab_[s]->t[layers_[s] / V];
-        for (int c = 0; c < V; ++c) {
-            ifv_[static_cast<std::size_t>(c) * S + s] = mid.forward_s;
-            ibv_[static_cast<std::size_t>(c) * S + s] = mid.backward_s;
-        }
-    }
-    const CfgStage& first = cfg_[0];
-    const StageTimes& tf = costs_->times(first.g, first.size, first.tp, kFirst, layers_[0] / V);
-    ifv_[0] = tf.forward_s;
-    ibv_[0] = tf.backward_s;
-    const CfgStage& last = cfg_[S - 1];
-    const StageTimes& tl = costs_->times(last.g, last.size, last.tp, kLast, layers_[S - 1] / V);
-    ifv_[PV - 1] = tl.forward_s;
-    ibv_[PV - 1] = tl.backward_s;
-    return interleaved_family_c(ifv_, ibv_, sf_, sb_, S, V, ctx_->m, iback_) + iopt_;
-}
-
-// The interleaved DAG of the split layers_ on the times ilv_family_c put in ifv_ and ibv_, each at
-// most its chunk's, with the 1F1B plan's links between neighbouring stages (0 across the
-// wrap-around link), no bucket and no gradient sync, and the least slowest optimizer step: every
-// node at most the plan's, so its longest path is at most the plan's time (finishes are maxima
-// and sums, monotone in every duration; blocking sends folded as for the plan). Run with the cut
-// as cutoff, it returns at least that when the split cannot enter the top K.
-double Walker::ilv_lower_dag() {
-    const int S = static_cast<int>(cfg_.size()), V = vsched_;
-    const std::size_t PV = static_cast<std::size_t>(S) * V;
-    ilb_chunks_.assign(PV, StageTimes{});
-    for (std::size_t v = 0; v < PV; ++v) {
-        const std::size_t s = v % S;
-        StageTimes& t = ilb_chunks_[v];
-        t.forward_s = ifv_[v];
-        t.backward_s = ibv_[v];
-        t.send_forward_s = v + 1 < PV && s + 1 < static_cast<std::size_t>(S) ? sf_[s] : 0.0;
-        t.send_backward_s = v > 0 && s > 0 ? sb_[s] : 0.0;
-    }
-    fold_blocking_sends(sc_.training.stack, ilb_chunks_);
-    ilb_stages_.assign(S, StageTimes{});
-    for (auto& t : ilb_stages_) t.optimizer_s = iopt_;
-    const double cut_at = sh_.threshold() * scale_ / (1 - kBoundSlack);
-    return interleaved_iteration_time_below(ilb_chunks_, ilb_stages_, V, ctx_->m, cut_at);
-}
-
-// Whether ilv_lower_dag cuts the split. Where it seldom does (long walks of many micro-batches
-// whose splits are near the threshold), running it doubles the walks for the costing of a few
-// splits, so it runs while it cut at least one in three of its recent runs, and every 16th split
-// otherwise to notice when that changes. Either way only what it cuts is skipped: the plans found
-// are the same.
-bool Walker::ilv_lower_cut() {
-    if (ilb_runs_ >= 32 && 3 * ilb_cuts_ < ilb_runs_ && (++ilb_skipped_ & 15) != 0) return false;
-    const bool cuts = cut(ilv_lower_dag());
-    ++ilb_runs_;
-    ilb_cuts_ += cuts;
-    if (ilb_runs_ == 256) ilb_runs_ /= 2, ilb_cuts_ /= 2;
-    return cuts;
-}
-
-// A complete interleaved plan, costed and scored as `estimate` does (estimate.cpp): the stages
-// with their chunks (evaluate_stages), blocking sends folded into the chunks, the interleaved DAG.
-// Family C, then the DAG on its chunk times, cut it first without costing it.
-void Walker::ilv_leaf() {
-    const int S = static_cast<int>(cfg_.size()), V = vsched_;
-    if (!exhaustive_ && (cut(ilv_family_c()) || ilv_lower_cut())) {
-        ++stats.pruned;
-        return;
-    }
-    for (int j = 0; j < S; ++j) iplan_.stages[j].num_layers = layers_[j];
-    if (iplace_.empty()) iplace_ = place_plan(sc_, iplan_);
-    const std::vector<StageEval> ev = evaluate_stages(sc_, iplan_, iplace_, &ilinks_);
-    ++stats.cost_probes;
-    for (const auto& e : ev)
-        if (!e.fits) {
-            ++stats.infeasible["memory"];
-            return;
-        }
-    times_.resize(S);
-    std::vector<StageTimes> chunks(static_cast<std::size_t>(S) * V);
-    for (int s = 0; s < S; ++s) {
-        times_[s] = ev[s].times;
-        for (int c = 0; c < V; ++c) chunks[static_cast<std::size_t>(c) * S + s] = ev[s].chunk_times[c];
-    }
-    fold_blocking_sends(sc_.training.stack, chunks);
-    const double cutoff = eval_cutoff();
-    const double T = interleaved_iteration_time_below(chunks, times_, V, ctx_->m, cutoff);
-    ++stats.evaluated;
-    if (T < cutoff) insert(T);
-    if (static_cast<std::int64_t>(S) * V * ctx_->m > 20000 || (stats.evaluated & 15) == 0) check();
+    ilv_dfs(k + 1, R - u, next);
 }
 
 }  // namespace poseidon::detail

@@ -28,6 +28,9 @@ struct TpChoice {
     Rates r;
     int cap = 0;                      // most layers one stage of this kind can hold anywhere in a pipeline
     double decay_a = 0, decay_b = 0;  // (1 - phi/mu)^count of the LP steps of a whole block
+    // per MbsCtx::vs[vi]: the least F+B per layer of a chunk this stage can hold (1 <= u <=
+    // min(L, cap) / V; infinite when it holds none), the interleaved bounds' rate (set_chunk_rates)
+    std::vector<double> a_v{};
 };
 
 struct OptInfo {
@@ -40,6 +43,7 @@ struct OptInfo {
     // per layer count, the least middle F+B over tps (shared by the options of one stage size)
     std::shared_ptr<const std::vector<double>> cmin;
     bool cmin_monotone = false;
+    std::vector<double> a_v;  // per vs[vi]: the least TpChoice::a_v over tps
 };
 
 // Optimistic summary of the groups not in a mask (suffix_cap), cached per walker.
@@ -66,6 +70,9 @@ struct MbsCtx {
     // V = vs[vi] (set_schedules).
     std::vector<double> suf_a, suf_b;
     std::vector<std::vector<double>> suf_ilv;
+    // The same per V with every option at its chunk rate a_v (set_chunk_rates): suf_ilv_v[vi][U];
+    // rho_a_v[vi][g], a group's most no-bubble rate count / (m a_v) over its options.
+    std::vector<std::vector<double>> suf_ilv_v, rho_a_v;
     std::vector<SuffixInfo> suf_info;  // per set of unused groups: suffix_info (the same bound)
     std::vector<long long> host;             // per group: the most layers its options can hold
     std::vector<int> group_order;
@@ -129,6 +136,8 @@ std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc, std::int64_t mbs, std::int
 // The schedules searched at c's size (options.schedule, the layer count's divisors up to
 // search_max_virtual_stages); lowers c.root_bound to the interleaved plans' bound.
 void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule);
+// The chunk rates per V of every stage option, group and set of groups (search_interleaved_rates.cpp).
+void set_chunk_rates(MbsCtx& c, int num_layers);
 // Groups up to which MbsCtx keeps the suffix rates per set of groups (2^G entries each).
 inline constexpr int kSuffixDpGroups = 8;
 // The per-group summaries of the groups not in `used` (suffix_cap).

@@ -380,10 +380,25 @@ private:
         const double i = ilv_layout_bound(c, used, S_all, exact);
         return c.sched_1f1b ? std::min(one, i) : i;
     }
+    // ilv_layout_bound at V = vs[vi] with the chunk rates (search_interleaved_rates.cpp)
+    double ilv_layout_bound_v(const MbsCtx& c, std::uint64_t used, bool complete, std::size_t vi);
     double ilv_tp_bound(const MbsCtx& c, std::size_t upto, int S);
     void ilv_run(MbsCtx& c);
-    void ilv_dfs(int k, int R, double pa, double ma);
-    void ilv_child(int k, int u, int R, double pa, double ma);
+    // The prefix of an interleaved split (stages 0..k-1 fixed): pa, the path into stage k (chunk 0
+    // of each fixed stage and the sends); ma, the longest family-A path through a fixed stage to
+    // stage 0's last pass; dp0, what follows that pass (ilv_sync: exact once stage 0 is fixed,
+    // before at its least); omax, the slowest optimizer step known (the fixed stages' own, at
+    // least iopt_).
+    struct IlvPrefix {
+        double pa = 0, ma = 0, dp0 = 0, omax = 0;
+        double tail() const { return dp0 + omax; }
+    };
+    void ilv_dfs(int k, int R, const IlvPrefix& pre);
+    void ilv_child(int k, int u, int R, const IlvPrefix& pre);
+    const StageTimes& ilv_stage_times(int s, int l);
+    double ilv_sync(int s, int l);
+    double ilv_dp0_least() const;  // ilv_sync of stage 0 before its layers are fixed
+    double ilv_dp0_block(const MbsCtx& c) const;  // the same below a layout node (blocks_)
     void ilv_leaf();
     // Family C of the interleaved DAG for the split layers_ (a lower bound of its time).
     double ilv_family_c();

@@ -19,6 +19,12 @@ poseidon::Json scale_scenario(int gpus, int types, int layers, int batch);
 void sweep_bench(const SweepOptions& so);
 void shape_bench(int types, int gpus, int layers, const SweepOptions& so);
 
+// Issue 37's sweep (bench_megatron_sweep.cpp): 64/1024/4096 GPUs x 1-4 types (H100, A100-80GB,
+// A100-40GB, V100-32GB) x 24/80/128 blocks, batch 1024, sequence parallelism, distributed optimizer,
+// one table per recompute setting (`only`: just that one).
+poseidon::Json megatron_scenario(int gpus, int types, int layers, const std::string& recompute);
+void megatron_sweep_bench(const SweepOptions& so, const std::string& only);
+
 // Two groups of one device each (`a_nodes` x `a_gpn` and `b_nodes` x `b_gpn` GPUs), `bw` GB/s between
 // nodes, model `model` with global batch `batch`: issue 11's mixed clusters.
 poseidon::Json two_types(const char* model, const char* a, int a_nodes, int a_gpn, const char* b, int b_nodes, int b_gpn, double bw, int batch);

@@ -1,0 +1,138 @@
+// A complete split of interleaved 1F1B (docs/search.md, "Bounds of interleaved plans"): the two
+// bounds that cut it before it is costed (family C of the interleaved DAG, and that DAG on family
+// C's chunk times), then the exact score, as `estimate` computes it. search_interleaved.cpp walks
+// the splits; this file ends them.
+#include <algorithm>
+
+#include "poseidon/cost_model.hpp"
+#include "search_bounds.hpp"
+#include "search_walk.hpp"
+
+namespace poseidon::detail {
+
+// Stage s of the configuration holding l layers, at its position: its gradient sync and optimizer
+// step depend on its parameters and replicas, not on the schedule (stage_costs.cpp computes both
+// before evaluate_chunks splits the stage into chunks), so the cache's 1F1B times hold the
+// interleaved stage's exactly. A middle stage reads the table; first and last stages are probed
+// once per layer count.
+const StageTimes& Walker::ilv_stage_times(int s, int l) {
+    const CfgStage& cs = cfg_[s];
+    return cs.pos == kMiddle ? itab_[s]->t[l] : costs_->times(cs.g, cs.size, cs.tp, cs.pos, l);
+}
+
+// What surely follows stage s's last pass before the barrier of the optimizer step in the
+// interleaved DAG (dag_interleaved.cpp, sync_end): its dp_sync_s without overlap_grad_reduce;
+// with it the buckets may have finished with the pass, and only the tied-embedding all-reduce of
+// the first and last stage (emb_sync_, which the leaf adds to both, as estimate does) is sure.
+double Walker::ilv_sync(int s, int l) {
+    const int S = static_cast<int>(cfg_.size());
+    const double emb = s == 0 || s == S - 1 ? emb_sync_ : 0.0;
+    return sc_.training.overlap_grad_reduce ? emb : ilv_stage_times(s, l).dp_sync_s + emb;
+}
+
+// Family C of the interleaved DAG (interleaved_family_c, search_bounds.cpp) for the split
+// layers_, before it is costed: chunks cost at least the cache's middle chunks of as many layers
+// (A1; the first chunk of stage 0 and the last of stage S-1 the cache holds exactly), the sends
+// between neighbouring stages are the 1F1B plan's links, then stage 0's gradient sync and the
+// slowest optimizer step of the split's stages (ilv_sync, ilv_stage_times).
+double Walker::ilv_family_c() {
+    const int S = static_cast<int>(cfg_.size()), V = vsched_;
+    const std::size_t PV = static_cast<std::size_t>(S) * V;
+    ifv_.resize(PV);
+    ibv_.resize(PV);
+    for (int s = 0; s < S; ++s) {
+        const StageTimes& mid = itab_[s]->t[layers_[s] / V];
+        for (int c = 0; c < V; ++c) {
+            ifv_[static_cast<std::size_t>(c) * S + s] = mid.forward_s;
+            ibv_[static_cast<std::size_t>(c) * S + s] = mid.backward_s;
+        }
+    }
+    const CfgStage& first = cfg_[0];
+    const StageTimes& tf = costs_->times(first.g, first.size, first.tp, kFirst, layers_[0] / V);
+    ifv_[0] = tf.forward_s;
+    ibv_[0] = tf.backward_s;
+    const CfgStage& last = cfg_[S - 1];
+    const StageTimes& tl = costs_->times(last.g, last.size, last.tp, kLast, layers_[S - 1] / V);
+    ifv_[PV - 1] = tl.forward_s;
+    ibv_[PV - 1] = tl.backward_s;
+    // every path of family C ends at stage 0's last pass: its gradient sync, then the slowest step
+    double omax = iopt_;
+    for (int s = 0; s < S; ++s) omax = std::max(omax, ilv_stage_times(s, layers_[s]).optimizer_s);
+    return interleaved_family_c(ifv_, ibv_, sf_, sb_, S, V, ctx_->m, iback_) + ilv_sync(0, layers_[0]) + omax;
+}
+
+// The interleaved DAG of the split layers_ on the times ilv_family_c put in ifv_ and ibv_, each at
+// most its chunk's, with the 1F1B plan's links between neighbouring stages (0 across the
+// wrap-around link), no bucket, each stage's gradient sync as far as it surely follows its last
+// pass (ilv_sync) and its optimizer step for its layers: every node at most the plan's, so its longest path is at most the plan's time (finishes are maxima
+// and sums, monotone in every duration; blocking sends folded as for the plan). Run with the cut
+// as cutoff, it returns at least that when the split cannot enter the top K.
+double Walker::ilv_lower_dag() {
+    const int S = static_cast<int>(cfg_.size()), V = vsched_;
+    const std::size_t PV = static_cast<std::size_t>(S) * V;
+    ilb_chunks_.assign(PV, StageTimes{});
+    for (std::size_t v = 0; v < PV; ++v) {
+        const std::size_t s = v % S;
+        StageTimes& t = ilb_chunks_[v];
+        t.forward_s = ifv_[v];
+        t.backward_s = ibv_[v];
+        t.send_forward_s = v + 1 < PV && s + 1 < static_cast<std::size_t>(S) ? sf_[s] : 0.0;
+        t.send_backward_s = v > 0 && s > 0 ? sb_[s] : 0.0;
+    }
+    fold_blocking_sends(sc_.training.stack, ilb_chunks_);
+    ilb_stages_.assign(S, StageTimes{});
+    for (int s = 0; s < S; ++s) {
+        ilb_stages_[s].dp_sync_s = ilv_sync(s, layers_[s]);
+        ilb_stages_[s].optimizer_s = std::max(iopt_, ilv_stage_times(s, layers_[s]).optimizer_s);
+    }
+    const double cut_at = sh_.threshold() * scale_ / (1 - kBoundSlack);
+    return interleaved_iteration_time_below(ilb_chunks_, ilb_stages_, V, ctx_->m, cut_at);
+}
+
+// Whether ilv_lower_dag cuts the split. Where it seldom does (long walks of many micro-batches
+// whose splits are near the threshold), running it doubles the walks for the costing of a few
+// splits, so it runs while it cut at least one in three of its recent runs, and every 16th split
+// otherwise to notice when that changes. Either way only what it cuts is skipped: the plans found
+// are the same.
+bool Walker::ilv_lower_cut() {
+    if (ilb_runs_ >= 32 && 3 * ilb_cuts_ < ilb_runs_ && (++ilb_skipped_ & 15) != 0) return false;
+    const bool cuts = cut(ilv_lower_dag());
+    ++ilb_runs_;
+    ilb_cuts_ += cuts;
+    if (ilb_runs_ == 256) ilb_runs_ /= 2, ilb_cuts_ /= 2;
+    return cuts;
+}
+
+// A complete interleaved plan, costed and scored as `estimate` does (estimate.cpp): the stages
+// with their chunks (evaluate_stages), blocking sends folded into the chunks, the interleaved DAG.
+// Family C, then the DAG on its chunk times, cut it first without costing it.
+void Walker::ilv_leaf() {
+    const int S = static_cast<int>(cfg_.size()), V = vsched_;
+    if (!exhaustive_ && (cut(ilv_family_c()) || ilv_lower_cut())) {
+        ++stats.pruned;
+        return;
+    }
+    for (int j = 0; j < S; ++j) iplan_.stages[j].num_layers = layers_[j];
+    if (iplace_.empty()) iplace_ = place_plan(sc_, iplan_);
+    const std::vector<StageEval> ev = evaluate_stages(sc_, iplan_, iplace_, &ilinks_);
+    ++stats.cost_probes;
+    for (const auto& e : ev)
+        if (!e.fits) {
+            ++stats.infeasible["memory"];
+            return;
+        }
+    times_.resize(S);
+    std::vector<StageTimes> chunks(static_cast<std::size_t>(S) * V);
+    for (int s = 0; s < S; ++s) {
+        times_[s] = ev[s].times;
+        for (int c = 0; c < V; ++c) chunks[static_cast<std::size_t>(c) * S + s] = ev[s].chunk_times[c];
+    }
+    fold_blocking_sends(sc_.training.stack, chunks);
+    const double cutoff = eval_cutoff();
+    const double T = interleaved_iteration_time_below(chunks, times_, V, ctx_->m, cutoff);
+    ++stats.evaluated;
+    if (T < cutoff) insert(T);
+    if (static_cast<std::int64_t>(S) * V * ctx_->m > 20000 || (stats.evaluated & 15) == 0) check();
+}
+
+}  // namespace poseidon::detail
