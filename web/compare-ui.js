@@ -2,7 +2,7 @@
 // plans side by side. A plan listed without its breakdown gets it when it is selected (the
 // estimate with its timeline, results.js); the comparison is redrawn with every render.
 import { h, clear, $, fmtInt } from './dom.js';
-import { state } from './state.js';
+import { state, subscribe } from './store.js';
 import { compareRows, comparePairs, defaultPair, equivalentPlans } from './compare.js';
 import { compareTables } from './render/compare.js';
 import { costOf } from './results.js';
@@ -47,3 +47,5 @@ export function renderCompare() {
       + '(a large pipeline): select it in the top plans to compute it; its bubble, sync and send rows stay empty until then.'));
   }
 }
+
+subscribe('rendered', renderCompare);

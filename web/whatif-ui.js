@@ -4,7 +4,8 @@
 // scenario per job). "Compute what-if" turns it on; while on, every new result recomputes it, and
 // an edit cancels the jobs still running (the table stays, marked outdated, until the new result).
 import { h, clear, $, fmt, fmtInt, fmtSignedPct, scrollTable } from './dom.js';
-import { perf, searchOptions, state } from './state.js';
+import { searchOptions } from './state.js';
+import { perf, state, subscribe } from './store.js';
 import { getPool } from './engine.js';
 import { marginalRows, outcome, scalingSeries, whatIfOptions, whatIfSpec } from './whatif.js';
 import { scalingChart } from './render/scaling.js';
@@ -180,3 +181,10 @@ export function wireWhatIf() {
   $('#whatif-run').addEventListener('click', startWhatIf);
   $('#whatif-stop').addEventListener('click', stopWhatIf);
 }
+
+// an edit or a new search cancels the jobs still running; a new result recomputes it (when on);
+// it follows the top plans (a new result, a new price)
+subscribe('inputs', cancelWhatIf);
+subscribe('search-start', cancelWhatIf);
+subscribe('result', whatIfResultShown);
+subscribe('rendered', render);

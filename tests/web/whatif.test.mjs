@@ -49,6 +49,8 @@ async function open(t, url, viewport = { width: 1440, height: 900 }) {
   });
   await page.goto(url);
   await page.waitForFunction(() => window.__poseidonReady === true, null, { timeout: 30000 });
+  // What-if and Compare are folded below the plan (issue 36 item 2): opened, as a user would
+  await page.evaluate(() => { for (const d of document.querySelectorAll('details.fold')) d.open = true; });
   t.after(() => ctx.close());
   return { page, problems };
 }
