@@ -10,6 +10,7 @@ import { applyChanges, onInputChanged, renderAllForms, renderClusterForm, render
 import { touchProfileSelect, attachPresetProfile, attachProfileText, loadProfileFile, loadProfilePresets, removeProfile, renderProfileForm, renderProfileStatus } from './profile-ui.js';
 import { loadRunsFile, removeCalibration, runCalibration } from './calibration-ui.js';
 import { wireRecord } from './record-run.js';
+import { wirePhoneBar } from './phone-bar.js';
 import { clearErrors, showError } from './errors.js';
 import { cancelSearch, runSearch, setRunning } from './planner.js';
 import { openFragment, refusedLinkMessage, scheduleShareUrl } from './links.js';
@@ -112,6 +113,8 @@ function wireInputs() {
   $('#run').addEventListener('click', () => runSearch());
   $('#cancel').addEventListener('click', cancelSearch);
   $('#cancel-bar').addEventListener('click', cancelSearch);
+  $('#phone-bar-cancel').addEventListener('click', cancelSearch);
+  wirePhoneBar();
   $('#plan-file').addEventListener('change', (e) => { const f = e.target.files?.[0]; if (f) loadPlanFile(f); e.target.value = ''; });
   $('#scenario-file').addEventListener('change', (e) => { const f = e.target.files?.[0]; if (f) loadScenarioFile(f); e.target.value = ''; });
   document.addEventListener('dragover', (e) => e.preventDefault());

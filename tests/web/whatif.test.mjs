@@ -87,6 +87,9 @@ test('what-if on the default cluster: each variant equals the core\'s search, in
   const defaults = presetPrices(presets.devices);
   for (const g of spec.groups) {
     const row = page.locator(`[data-testid=whatif-table] tbody tr[data-group="${g.group}"]`);
+    // the group by its device's name, as the inputs show it, not the core's id (issue 36 item 9)
+    const name = presets.devices.find((d) => d.id === g.device).name.replace(/^(NVIDIA|AMD)\s+/, '');
+    assert.equal(await row.locator('th').textContent(), `${g.group}: ${name}`);
     const cells = await row.locator('td[data-status]').evaluateAll((tds) => tds.map((td) => ({ status: td.dataset.status, tokens: Number(td.dataset.tokens) })));
     const usd = await row.locator('td.cost-1m').evaluateAll((tds) => tds.map((td) => Number(td.dataset.usd)));
     let k = 0;
