@@ -197,6 +197,9 @@ test('compare two plans: figures and stages side by side, differences marked, th
   const one = (x) => x.toLocaleString('en-US', { maximumFractionDigits: 1 });
   const stageTexts = await page.$$eval('[data-testid=compare-stages] tbody tr td', (tds) => tds.map((td) => td.textContent));
   for (const [k, st] of res.plans[0].stages.entries()) assert.ok(stageTexts[2 * k].endsWith(` / ${one(st.memory_capacity_GiB)} GiB`), stageTexts[2 * k]);
+  // devices by name, as the inputs show them (issue 36 item 9)
+  assert.doesNotMatch(await page.textContent('[data-testid=compare]'), /a100-sxm4-80gb|v100-sxm2-32gb/);
+  assert.match(await page.textContent('[data-testid=compare-stages]'), /A100 SXM4 80GB/);
   // dollar figures that differ read differently (enough significant digits)
   const usd = await page.$eval('[data-testid=compare-table] tr[data-key=usd_per_1m]', (tr) => ({ differs: tr.dataset.differs, cells: [...tr.querySelectorAll('td[data-side]')].map((td) => td.textContent) }));
   if (usd.differs === 'true') assert.notEqual(usd.cells[0], usd.cells[1], usd.cells.join(' vs '));
