@@ -1,9 +1,9 @@
 // The "Calibrate with my measurements" box (docs/calibration.md).
 import { h, clear, $, fmt, fmtSignedPct, fmtTime, scrollTable } from './dom.js';
 import { CALIBRATION_KEYS, STACK_CALIBRATION_KEYS, MAX_RUNS_BYTES, RunsInputError, checkRunsText, calibrationFromScenario, fittedText, fittedValues, runsProblemText } from './calibration.js';
-import { byId, deviceOf, isEmpty, scenario, state } from './state.js';
+import { byId, deviceOf, isEmpty, scenario } from './state.js';
+import { inputsChanged as onInputChanged, inputsReplaced as renderAllForms, state, subscribe } from './store.js';
 import { call, restartWorker } from './engine.js';
-import { onInputChanged, renderAllForms } from './forms.js';
 import { clearErrors, clearFieldErrors, markFieldErrors, pathWithin, problemsOf, showError } from './errors.js';
 import { runSearch } from './planner.js';
 
@@ -74,6 +74,7 @@ function dropCalibrationReport() {
 }
 
 export let calibrating = false;
+let failed = false; // the last calibration failed: its messages stay until a later good result
 export async function runCalibration() {
   if (calibrating) return;
   clearRunsError();
@@ -107,6 +108,7 @@ export async function runCalibration() {
     $('#calibrate-run').disabled = false;
   }
   if (res?.error) {
+    failed = true;
     progress.textContent = 'The calibration failed: see the messages next to the runs.';
     showCalibrationError(res.error);
     dropCalibrationReport();
@@ -122,6 +124,7 @@ export async function runCalibration() {
     return;
   }
   clearErrors(['other']);
+  failed = false;
   state.calibrationRun = { report: res.report, calibration };
   progress.textContent = '';
   renderCalibrationReport();
@@ -248,3 +251,16 @@ export async function loadRunsFile(file) {
   $('#calibrate-paste').open = true;
   await runCalibration();
 }
+
+// a later good result (a search or estimate of the inputs as they are now): the failed calibration's
+// messages are stale and go (the runs text stays, to be fixed and calibrated again)
+subscribe('result', () => {
+  if (!failed || !state.result?.plans?.length || state.stale) return;
+  failed = false;
+  clearRunsError();
+  if ($('#calibrate-progress').textContent.startsWith('The calibration failed')) $('#calibrate-progress').textContent = '';
+});
+
+// the box follows the inputs (which calibrated devices the cluster uses) and a new set of inputs
+subscribe('inputs', () => renderCalibrationStatus());
+subscribe('forms', () => { renderCalibrationStatus(); renderCalibrationReport(); });

@@ -119,3 +119,45 @@ export function fittedText(values) {
     return a === b ? `${key} ${b} (unchanged)` : `${key} ${a} → ${b}`;
   }).join(', ');
 }
+
+/**
+ * "Record what this plan measured" (issue 36 item 8): a measured seconds per iteration and an
+ * optional peak memory, as typed, → the run for RUNS.json, or a RunsInputError whose message names
+ * the field. plan: the plan on screen; extra: {name, model, global_batch_size} when the run's
+ * differ from the scenario's.
+ */
+export function recordedRun(plan, timeText, memoryText, extra = {}) {
+  const number = (text, what, optional) => {
+    const t = String(text ?? '').trim();
+    if (!t && optional) return undefined;
+    if (!t) throw new RunsInputError(`${what}: enter the seconds one training iteration took, a number above 0 (e.g. 1.32).`);
+    const v = Number(t);
+    if (!Number.isFinite(v) || !/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i.test(t)) throw new RunsInputError(`${what}: "${t.slice(0, 40)}" is not a number.`);
+    if (!(v > 0) || v > 1e6) throw new RunsInputError(`${what}: ${t} is out of range; enter a number above 0 and at most 1,000,000.`);
+    return v;
+  };
+  if (!plan || typeof plan !== 'object') throw new RunsInputError('No plan on screen to record: plan first, then record what it measured.');
+  const run = { name: extra.name ?? 'recorded on the page', iteration_time_s: number(timeText, 'Measured seconds per iteration', false) };
+  const mem = number(memoryText, 'Peak memory per GPU (GiB)', true);
+  if (mem !== undefined) run.peak_memory_GiB = mem;
+  if (extra.model !== undefined) run.model = extra.model;
+  if (extra.global_batch_size !== undefined) run.global_batch_size = extra.global_batch_size;
+  run.plan = structuredClone(plan);
+  return run;
+}
+
+/** RUNS.json text with one more run: an empty text starts a document; text that is not one is refused, naming the runs field */
+export function appendRun(text, run) {
+  const t = String(text ?? '').trim();
+  let doc = { name: 'runs recorded on the page', runs: [] };
+  if (t) {
+    try { doc = JSON.parse(t); } catch { throw new RunsInputError('The runs field (RUNS.json) is not valid JSON: fix it or clear it, then add the run again.'); }
+    if (!doc || typeof doc !== 'object' || Array.isArray(doc) || (doc.runs !== undefined && !Array.isArray(doc.runs))) {
+      throw new RunsInputError('The runs field (RUNS.json) is not a runs document ({"runs": [...]}): fix it or clear it, then add the run again.');
+    }
+    doc.runs ??= [];
+  }
+  if (doc.runs.length >= 100) throw new RunsInputError('The runs field already holds 100 runs, the most calibrate takes.');
+  doc.runs.push(run);
+  return `${JSON.stringify(doc, null, 2)}\n`;
+}

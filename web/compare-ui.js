@@ -2,10 +2,10 @@
 // plans side by side. A plan listed without its breakdown gets it when it is selected (the
 // estimate with its timeline, results.js); the comparison is redrawn with every render.
 import { h, clear, $, fmtInt } from './dom.js';
-import { state } from './state.js';
+import { state, subscribe } from './store.js';
 import { compareRows, comparePairs, defaultPair, equivalentPlans } from './compare.js';
 import { compareTables } from './render/compare.js';
-import { costOf } from './results.js';
+import { costOf, namedEstimate } from './results.js';
 
 let pair = null;
 let pairFor = null; // the result the pair was chosen in
@@ -40,10 +40,13 @@ export function renderCompare() {
   // is large too): it comes with the plan's timeline when the plan is selected, not fetched here
   const missing = [...new Set(pair)].filter((i) => !plans[i].breakdown).map((i) => `#${i + 1}`);
   box.append(h('div', { class: 'fields compare-pick' }, select('compare-a', 'plan A', plans, ia, 0), select('compare-b', 'plan B', plans, ib, 1)),
-    ...compareTables(compareRows(a, b, costOf(a), costOf(b)), comparePairs(a, b), ia, ib));
+    // devices by name, as the inputs show them; the costs from the plans as the core gave them (prices go by device id)
+    ...compareTables(compareRows(namedEstimate(a), namedEstimate(b), costOf(a), costOf(b)), comparePairs(namedEstimate(a), namedEstimate(b)), ia, ib));
   // (Element.append writes a null as the text "null": the note only when there is one)
   if (missing.length) {
     box.append(h('p', { class: 'muted note', 'data-testid': 'compare-missing' }, `The search did not break down the iteration of ${missing.join(' and ')} `
       + '(a large pipeline): select it in the top plans to compute it; its bubble, sync and send rows stay empty until then.'));
   }
 }
+
+subscribe('rendered', renderCompare);

@@ -3,7 +3,8 @@
 // re-prices what is shown; no new search.
 import { h, clear, $ } from './dom.js';
 import { DEFAULT_TOKENS, parsePrice, parseTokens, presetPrices, priceOf, priceProblem, tokensProblem } from './cost.js';
-import { byId, state } from './state.js';
+import { byId } from './state.js';
+import { emit, state, subscribe } from './store.js';
 
 // device refs whose price field holds text that is not a price: their costs show "–" until it is
 // fixed (the field keeps the text; a re-render of the form shows the last valid price again)
@@ -46,9 +47,8 @@ const deviceLabel = (ref) => (typeof ref === 'string' ? (state.devices[ref]?.nam
   : (ref?.name ?? (typeof ref?.base === 'string' ? byId(state.presets.devices, ref.base)?.name : undefined) ?? 'inline device'));
 const deviceRef = (ref) => (typeof ref === 'string' ? ref : (ref?.name ?? 'inline device'));
 
-let onChange = () => {};
-/** cb runs after any change of the budget or a price */
-export function onCostChange(cb) { onChange = cb; }
+/** a change of the budget or a price: the store's 'prices' (the results re-price, the link follows; no search) */
+const onChange = () => emit('prices');
 
 function setFieldError(id, message) {
   const input = $(`#${id}`);
@@ -116,3 +116,7 @@ export function wireCostForm() {
 }
 
 export { DEFAULT_TOKENS };
+
+// the price rows follow the cluster's devices
+subscribe('inputs', () => renderCostForm());
+subscribe('forms', () => renderCostForm());

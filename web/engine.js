@@ -43,6 +43,11 @@ export function spawnWorker() {
   return ready;
 }
 
+/** the engine's worker, started once: boot.js starts it early, main.js waits for it */
+export function startEngine() {
+  return ready ?? spawnWorker();
+}
+
 export async function call(msg, onProgress) {
   await ready;
   const id = ++seq;

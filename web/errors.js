@@ -2,27 +2,38 @@
 // the messages next to each field (core paths mapped to inputs). The summary holds up to three
 // messages by kind: 'link' (a refused share link: stays until the next edit or link), 'inputs' (the
 // core's problems with the inputs: until the next search) and 'other' (files, the engine).
+// The messages live in the store (store.js: showError, clearErrors, showCoreError, which the
+// search reports through); this module draws them whenever they change.
 import { $, $$, h } from './dom.js';
-import { state } from './state.js';
+import { errors, normalisePath, problemsOf, showError, clearErrors, showCoreError, state, subscribe } from './store.js';
+import { inWords } from './words.js';
 
-const messages = { link: '', inputs: '', other: '' };
-// the core's problems behind messages.inputs (showCoreError), after their context line: each line
-// that names a field becomes a link to it
-let inputContext = '';
-let inputProblems = [];
-
-// called after every change of the summary: the boxes whose status depends on the core's verdict
-// (the profile's) re-render then; registered by main.js, so this module imports no box
-const listeners = [];
-export function onErrorsChanged(fn) { listeners.push(fn); }
+export { normalisePath, problemsOf, showError, clearErrors, showCoreError };
 
 /** true when a JSON path is `key` or inside it ("profile", "profile.devices[0]", not "profiles") */
 export const pathWithin = (path, key) => path === key || path.startsWith(`${key}.`) || path.startsWith(`${key}[`);
 
 /** true when the core's current problems include one inside the scenario's `key` (e.g. "profile") */
-export const coreRefuses = (key) => inputProblems.some((p) => pathWithin(p.path, key));
+export const coreRefuses = (key) => errors.inputProblems.some((p) => pathWithin(p.path, key));
 
 const problemText = (pr) => (pr.path ? `${pr.path}: ${pr.message}` : pr.message);
+
+/** the field's name as the page shows it (its label), for a problem about exactly that field */
+function labelOf(input, path) {
+  if (!input || input.dataset.path !== path) return '';
+  const l = input.id ? document.querySelector(`label[for="${CSS.escape(input.id)}"]`) : null;
+  return (l?.textContent || input.getAttribute('aria-label') || '').replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * A problem in a person's words, then the core's own line (its JSON path and words) as the
+ * secondary detail: what a link or the CLI names (issue 36 item 9). label: the field's name, or
+ * null next to the field itself.
+ */
+function said(pr, label, detail = problemText(pr)) {
+  const words = inWords(pr, label);
+  return [h('span', { class: 'said' }, words), ' ', h('span', { class: 'detail' }, `(${detail})`)];
+}
 
 /** opens every collapsed section around an input (inputs collapse into sections on phones) */
 function openAround(input) {
@@ -31,9 +42,9 @@ function openAround(input) {
 
 /** a problem's line: a button that takes the user to its field, or plain text if none shows it */
 function problemLine(pr) {
-  const line = problemText(pr);
-  if (!pr.path || !inputForPath(pr.path)) return line;
-  const b = h('button', { type: 'button', class: 'error-link', title: 'go to the field' }, line);
+  const input = pr.path ? inputForPath(pr.path) : null;
+  if (!input) return pr.path ? h('span', {}, said(pr, '')) : problemText(pr);
+  const b = h('button', { type: 'button', class: 'error-link', title: 'go to the field' }, said(pr, labelOf(input, pr.path)));
   b.addEventListener('click', () => {
     const input = inputForPath(pr.path);
     if (!input) return;
@@ -45,6 +56,8 @@ function problemLine(pr) {
 
 function renderErrors() {
   const el = $('#error');
+  const messages = errors;
+  const { inputContext, inputProblems } = errors;
   const text = [messages.link, messages.inputs, messages.other].filter(Boolean).join('\n\n');
   el.textContent = '';
   // the same text, with the inputs' problem lines as links (text nodes keep the newlines)
@@ -63,33 +76,19 @@ function renderErrors() {
   // the sticky results summary says that there is something to fix (its height does not change)
   const jump = $('#error-jump');
   if (jump) jump.hidden = !text;
-  for (const fn of listeners) fn();
 }
 
-export function showError(message, kind = 'other') {
-  messages[kind] = message;
-  if (kind === 'inputs') inputProblems = []; // plain text: no problems behind it
+// the store's errors changed: the messages next to the fields (cleared, or the core's problems), then the summary
+subscribe('errors', ({ fields } = {}) => {
+  if (fields) clearFieldErrors();
+  if (Array.isArray(fields)) markFieldErrors(fields);
   renderErrors();
-}
-
-/** clears the summary's messages of these kinds (and, with 'inputs', the messages next to the fields) */
-export function clearErrors(kinds = ['inputs', 'other']) {
-  for (const k of kinds) messages[k] = '';
-  if (kinds.includes('inputs')) inputProblems = [];
-  if (kinds.includes('inputs')) clearFieldErrors();
-  renderErrors();
-}
-
-export const hasInputErrors = () => Boolean(messages.inputs);
+});
 
 export function clearFieldErrors() {
   // the runs field is not part of the scenario: its message stays until the next calibration
   for (const e of $$('.field-error:not(#runs-json-err)')) e.textContent = '';
   for (const i of $$('[aria-invalid="true"]:not(#runs-json)')) i.removeAttribute('aria-invalid');
-}
-
-export function normalisePath(path) {
-  return String(path ?? '').replace(/^\$\.?/, '').replace(/^scenario\./, '');
 }
 
 /** core error path → the input that shows it (exact, custom device, or the nearest enclosing field) */
@@ -113,11 +112,6 @@ export function inputForPath(path) {
   return $$('[data-path]').find((el) => pathWithin(el.dataset.path, p)) ?? null;
 }
 
-export function problemsOf(error) {
-  const list = Array.isArray(error?.problems) && error.problems.length ? error.problems : [error];
-  return list.filter(Boolean).map((x) => ({ path: normalisePath(x.path), message: String(x.message ?? '') }));
-}
-
 export function markFieldErrors(problems) {
   let first = null;
   for (const pr of problems) {
@@ -129,9 +123,9 @@ export function markFieldErrors(problems) {
     const base = input.dataset.path;
     const rel = pr.path.length > base.length && pr.path.startsWith(base) && /^[.[]/.test(pr.path.slice(base.length))
       ? pr.path.slice(base.length).replace(/^\./, '') : '';
-    const message = rel ? `${rel}: ${pr.message}` : pr.message;
     const err = document.getElementById(input.getAttribute('aria-describedby'));
-    if (err) err.textContent = err.textContent ? `${err.textContent}; ${message}` : message;
+    // in words (no name: it is next to its field; a part inside the field's value is named), the core's line after it
+    if (err) err.append(err.textContent ? '; ' : '', ...said(pr, rel ? '' : null, rel ? `${rel}: ${pr.message}` : problemText(pr)));
     // the message may be about a relation with a sibling field ("24 does not divide hidden_size
     // 2305": the path names the heads, the user typed the hidden size): mark the fields it names too
     for (const other of relatedInputs(pr, input)) {
@@ -139,7 +133,7 @@ export function markFieldErrors(problems) {
       openAround(other);
       const e2 = document.getElementById(other.getAttribute('aria-describedby'));
       const text = `${input.dataset.path.split('.').pop()}: ${pr.message}`;
-      if (e2 && !e2.textContent.includes(text)) e2.textContent = e2.textContent ? `${e2.textContent}; ${text}` : text;
+      if (e2 && !e2.textContent.includes(text)) e2.append(e2.textContent ? '; ' : '', h('span', { class: 'said' }, inWords(pr, labelOf(input, pr.path))), ' ', h('span', { class: 'detail' }, `(${text})`));
     }
     first ??= input;
   }
@@ -165,15 +159,4 @@ export function relatedInputs(problem, input) {
     if (new RegExp(`(^|[^A-Za-z0-9_])${key}([^A-Za-z0-9_]|$)`).test(problem.message)) out.push(el);
   }
   return out;
-}
-
-/** an {error} result from the core: message in the error region, and next to each field it names */
-export function showCoreError(error, context) {
-  const problems = problemsOf(error);
-  clearFieldErrors();
-  markFieldErrors(problems);
-  inputContext = context;
-  inputProblems = problems;
-  messages.inputs = `${context}\n${problems.map(problemText).join('\n')}`;
-  renderErrors();
 }

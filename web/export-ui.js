@@ -1,18 +1,19 @@
 // Share and export buttons, plan files.
 import { h, clear, $, fmt } from './dom.js';
-import { planJson, topPlansCsv, chromeTrace } from './exports.js';
+import { planJson, scenarioJson, topPlansCsv, chromeTrace } from './exports.js';
 import { megatronArgs } from './megatron.js';
 import { timelineSvg, timelinePng } from './render/timeline.js';
 import { byId, deviceOf, isEmbed, presetModel, scenario, state } from './state.js';
 import { clearErrors, showError } from './errors.js';
-import { ensureTimeline, selectedEstimate } from './results.js';
+import { selectedEstimate } from './store.js';
 import { clusterOfResult, costOptions } from './cost-ui.js';
-import { estimatePlan } from './planner.js';
+import { ensureTimeline, estimatePlan } from './planner.js';
 import { shareNote, shareUrl, updateShareUrl } from './links.js';
 import { inputsFromScenario, ScenarioFileError } from './scenario-file.js';
 import { NonFiniteNumberError, parseJson } from './json-text.js';
 import { onInputChanged, renderAllForms } from './forms.js';
 import { attachedProfileContent } from './profile-ui.js';
+import { stackOf } from './stock.js';
 import { contextLine } from './context.js';
 
 export function download(name, type, data) {
@@ -65,14 +66,6 @@ function resultScenarioFull() {
   return { sc, model };
 }
 
-/** the training's stack as an object (preset id, {base, ...} or inline; the core's default when absent) */
-function stackOf(training) {
-  const st = training?.stack ?? 'megatron-core';
-  if (typeof st === 'string') return byId(state.presets.stacks || [], st) ?? null;
-  if (st && typeof st === 'object' && typeof st.base === 'string') return { ...(byId(state.presets.stacks || [], st.base) ?? {}), ...st };
-  return st && typeof st === 'object' ? st : null;
-}
-
 export function wireExports() {
   $('#copy-link').addEventListener('click', async () => {
     const url = await shareUrl();
@@ -83,6 +76,15 @@ export function wireExports() {
   $('#copy-embed').addEventListener('click', async () => copyText(embedCode(await shareUrl('embed.html'), planContext()), 'Embed code'));
   $('#export-plan').addEventListener('click', () => download('poseidon-plan.json', 'application/json',
     planJson(selectedEstimate(), { context: planContext(), version: state.version })));
+  // the scenario the plan on screen was estimated for, as the page sent it to the core, and the
+  // plan: `poseidon estimate S --plan P` gives the same numbers (issue 36 item 7)
+  $('#export-scenario').addEventListener('click', () => {
+    const sc = state.resultScenario ?? state.lastScenario;
+    if (!sc || !selectedEstimate()) return;
+    download('poseidon-scenario.json', 'application/json', scenarioJson(sc, { context: planContext(), version: state.version }));
+    download('poseidon-plan.json', 'application/json', planJson(selectedEstimate(), { context: planContext(), version: state.version }));
+    $('#copy-status').textContent = 'Downloaded poseidon-scenario.json and poseidon-plan.json: poseidon estimate poseidon-scenario.json --plan poseidon-plan.json gives the numbers on screen.';
+  });
   $('#export-csv').addEventListener('click', () => download('poseidon-top-plans.csv', 'text/csv', topPlansCsv(state.result.plans)));
   $('#export-svg').addEventListener('click', async () => {
     const est = await selectedWithTimeline();

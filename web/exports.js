@@ -58,6 +58,13 @@ export function planJson(estimate, { context = '', version = '' } = {}) {
   return JSON.stringify(plan, null, 2) + '\n';
 }
 
+/** the scenario a plan was estimated for, as the CLI takes it (`poseidon estimate S --plan P`), with what was planned in `notes` */
+export function scenarioJson(scenario, { context = '', version = '' } = {}) {
+  const sc = structuredClone(scenario);
+  if (context && sc.notes === undefined) sc.notes = `Exported by Poseidon${version ? ` ${version}` : ''}: ${context}. Reproduce: poseidon estimate poseidon-scenario.json --plan poseidon-plan.json`;
+  return JSON.stringify(sc, null, 2) + '\n';
+}
+
 const csvCell = (v) => {
   const t = v === null || v === undefined ? '' : String(v);
   return /[",\n\r]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t;

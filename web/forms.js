@@ -1,12 +1,9 @@
 // The input forms: model, cluster (groups, links, custom devices), training (stack, TF32), search.
 import { h, clear, $, fmt, fmtPct } from './dom.js';
 import { diff } from './share.js';
-import { byId, isEmpty, presetCluster, presetModel, state } from './state.js';
+import { byId, isEmpty, presetCluster, presetModel } from './state.js';
+import { inputsChanged, inputsReplaced, state, subscribe } from './store.js';
 import { CLUSTER_FIELDS, DEFAULT_INTER_LINK, DEFAULT_STACK, DEVICE_ORDER, DEVICE_SELECTS, DEVICE_SKIP, INTER_LINKS, INTRA_LINKS, MODEL_FIELDS, SEARCH_FIELDS, TRAINING_FIELDS, deviceLabel, fieldInput, presetOptions, renderFields } from './fields.js';
-import { renderProfileForm } from './profile-ui.js';
-import { renderCalibrationReport, renderCalibrationStatus } from './calibration-ui.js';
-import { inputsChanged } from './planner.js';
-import { renderCostForm } from './cost-ui.js';
 
 export function markModified() {
   const mm = presetModel();
@@ -17,14 +14,11 @@ export function markModified() {
   if (co && cc) co.textContent = `${cc.name ?? cc.id} (${cc.id})${isEmpty(diff(cc, state.cluster)) ? '' : ' — modified'}`;
 }
 
+/** an input changed: the store tells everything that follows the inputs (the boxes, the search, the link) */
 export function onInputChanged() {
-  markModified();
-  renderProfileForm();
-  renderTf32Note();
-  renderCalibrationStatus();
-  renderCostForm();
   inputsChanged();
 }
+subscribe('inputs', () => { markModified(); renderTf32Note(); });
 
 export function renderModelForm() {
   presetOptions($('#model-preset'), state.presets.models, state.modelPreset, 'Custom model');
@@ -266,15 +260,11 @@ export function renderSimpleForms() {
   renderFields($('#search-fields'), SEARCH_FIELDS, () => state.options, 'options', onInputChanged);
 }
 
+/** every form drawn anew (the boxes of profile, calibration and cost draw theirs on the store's 'forms') */
 export function renderAllForms() {
-  renderModelForm();
-  renderClusterForm();
-  renderSimpleForms();
-  renderProfileForm();
-  renderCalibrationStatus();
-  renderCalibrationReport();
-  renderCostForm();
+  inputsReplaced();
 }
+subscribe('forms', () => { renderModelForm(); renderClusterForm(); renderSimpleForms(); });
 
 export function setModelPreset(id) {
   const p = byId(state.presets.models, id);

@@ -3,10 +3,8 @@
 import { $, fmtInt } from './dom.js';
 import { encodeShare, decodeShare, isShareFragment, ShareLinkError, diff, applyDiff, MAX_FRAGMENT_CHARS } from './share.js';
 import { DEFAULT_OPTIONS, DEFAULT_TRAINING, byId, cleanObject, isEmbed, isEmpty, presetCluster, presetModel, profilePreset, state } from './state.js';
-import { renderAllForms } from './forms.js';
 import { attachedProfileContent } from './profile-ui.js';
-import { clearErrors, problemsOf, showError } from './errors.js';
-import { selectedEstimate } from './results.js';
+import { clearErrors, inputsReplaced, problemsOf, selectedEstimate, showError, subscribe } from './store.js';
 import { estimatePlan, stopSearch } from './planner.js';
 import { DEFAULT_TOKENS } from './cost.js';
 
@@ -118,7 +116,7 @@ export function applyPayload(p) {
   state.budget = { tokens: typeof p.b?.t === 'string' ? p.b.t : DEFAULT_TOKENS, prices: structuredClone(p.b?.p ?? {}), idle: p.b?.i === true };
   const content = attachedProfileContent();
   if (profile && content !== null && content !== undefined) $('#profile-json').value = `${JSON.stringify(content, null, 2)}\n`;
-  renderAllForms();
+  inputsReplaced();
   return p.p || null;
 }
 
@@ -143,7 +141,7 @@ export async function openFragment(fragment) {
     plan = applyPayload(payload);
   } catch (e) {
     Object.assign(state, before);
-    renderAllForms();
+    inputsReplaced();
     const msg = e instanceof ShareLinkError ? e.message : `The share link could not be read (${e.message}).`;
     // the address bar moves on to the inputs shown: the refused link stays readable here
     const shown = fragment.length > 120 ? `${fragment.slice(0, 120)}… (${fmtInt(fragment.length)} characters)` : fragment;
@@ -160,3 +158,9 @@ export async function openFragment(fragment) {
   else refusal = `the plan in the link does not fit the link's inputs in this version of the planner (${problemsOf(error).map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; ') || error.message}).`;
   return error ? 'error' : 'plan';
 }
+
+// the address bar follows the inputs (shortly after each edit) and the plan on screen
+subscribe('inputs', scheduleShareUrl);
+subscribe('prices', scheduleShareUrl);
+subscribe('result', updateShareUrl);
+subscribe('selection', ({ reselected } = {}) => { if (reselected) updateShareUrl(); });

@@ -2,20 +2,23 @@
 // goes through worker.js (engine.js is the client).
 import { h, $, $$ } from './dom.js';
 import { modelFromHfConfig, HfConfigError } from './hf.js';
-import { DEFAULT_CLUSTER, DEFAULT_MODEL, byId, isEmbed, perf, presetCluster, presetModel, state } from './state.js';
-import { spawnWorker } from './engine.js';
+import { DEFAULT_CLUSTER, DEFAULT_MODEL, byId, isEmbed, presetCluster, presetModel } from './state.js';
+import { perf, setResult, setStatus, state, subscribe } from './store.js';
+import { startEngine } from './engine.js';
 import { DEVICE_SKIP } from './fields.js';
 import { applyChanges, onInputChanged, renderAllForms, renderClusterForm, renderModelForm, setClusterPreset, setModelPreset } from './forms.js';
 import { touchProfileSelect, attachPresetProfile, attachProfileText, loadProfileFile, loadProfilePresets, removeProfile, renderProfileForm, renderProfileStatus } from './profile-ui.js';
 import { loadRunsFile, removeCalibration, runCalibration } from './calibration-ui.js';
-import { clearErrors, onErrorsChanged, showError } from './errors.js';
+import { wireRecord } from './record-run.js';
+import { wirePhoneBar } from './phone-bar.js';
+import { clearErrors, showError } from './errors.js';
 import { cancelSearch, runSearch, setRunning } from './planner.js';
 import { openFragment, refusedLinkMessage, scheduleShareUrl } from './links.js';
 import { loadPlanFile, loadScenarioFile, wireExports } from './export-ui.js';
-import { onApplyVariant, onResultsRendered, postHeight, renderCosts, renderResult, timelineControl } from './results.js';
-import { render as renderWhatIf, wireWhatIf } from './whatif-ui.js';
-import { renderCompare } from './compare-ui.js';
-import { onCostChange, wireCostForm } from './cost-ui.js';
+import { onApplyVariant, postHeight, renderCosts, showFastestStock, timelineControl } from './results.js';
+import { wireWhatIf } from './whatif-ui.js';
+import './compare-ui.js'; // the comparison follows the top plans (it subscribes to the store)
+import { wireCostForm } from './cost-ui.js';
 import { GLOSSARY } from './glossary.js';
 
 function wireTheme() {
@@ -99,16 +102,19 @@ function wireInputs() {
     }
   });
   $('#profile-preset').addEventListener('change', touchProfileSelect);
-  onErrorsChanged(() => renderProfileStatus()); // the core's verdict on the profile shows in its status
   $('#profile-use-preset').addEventListener('click', attachPresetProfile);
   $('#profile-remove').addEventListener('click', removeProfile);
   $('#profile-attach').addEventListener('click', () => attachProfileText($('#profile-json').value, 'pasted profile'));
   $('#profile-file').addEventListener('change', (e) => { const f = e.target.files?.[0]; if (f) loadProfileFile(f); e.target.value = ''; });
   $('#calibrate-run').addEventListener('click', runCalibration);
+  wireRecord();
   $('#calibration-remove').addEventListener('click', removeCalibration);
   $('#runs-file').addEventListener('change', (e) => { const f = e.target.files?.[0]; if (f) loadRunsFile(f); e.target.value = ''; });
   $('#run').addEventListener('click', () => runSearch());
   $('#cancel').addEventListener('click', cancelSearch);
+  $('#cancel-bar').addEventListener('click', cancelSearch);
+  $('#phone-bar-cancel').addEventListener('click', cancelSearch);
+  wirePhoneBar();
   $('#plan-file').addEventListener('change', (e) => { const f = e.target.files?.[0]; if (f) loadPlanFile(f); e.target.value = ''; });
   $('#scenario-file').addEventListener('change', (e) => { const f = e.target.files?.[0]; if (f) loadScenarioFile(f); e.target.value = ''; });
   document.addEventListener('dragover', (e) => e.preventDefault());
@@ -144,17 +150,14 @@ function wireInputs() {
     target.focus({ preventScroll: true });
   });
   // results: sorting, the timeline's zoom buttons, advice variants, cost inputs
+  $('#stock-best').addEventListener('click', showFastestStock);
   $('#sort-plans').addEventListener('change', (e) => { state.sortBy = e.target.value; renderCosts(); });
   $('#zoom-in').addEventListener('click', () => timelineControl()?.zoom(0.5));
   $('#zoom-out').addEventListener('click', () => timelineControl()?.zoom(2));
   $('#zoom-reset').addEventListener('click', () => timelineControl()?.reset());
   onApplyVariant((v) => { applyChanges(v.changes); });
   wireCostForm();
-  onCostChange(() => { renderCosts(); scheduleShareUrl(); });
-  // the comparison and the what-if follow the top plans (a new result, a new price)
   wireWhatIf();
-  onResultsRendered(renderCompare);
-  onResultsRendered(renderWhatIf);
 }
 
 function renderGlossary() {
@@ -188,7 +191,7 @@ async function start() {
   }
   let info;
   try {
-    info = await spawnWorker();
+    info = await startEngine(); // started by boot.js already
   } catch (e) {
     showError(`${e.message}\nThe page needs WebAssembly and module workers (a current Chrome, Firefox or Safari), served over http(s).`);
     $('#version').textContent = 'engine not loaded';
@@ -208,7 +211,19 @@ async function start() {
   // live planning: the inputs (the link's or the defaults) are planned at once; a link's plan is shown as it is
   if (isEmbed && opened === 'error') embedLinkRefused();
   else if (opened !== 'plan') runSearch({ live: true });
-  registerServiceWorker();
+  // the service worker caches the whole site (1.5 MB): not while the first plan is being made
+  afterFirstPlan(registerServiceWorker);
+}
+
+/** fn runs once the first plan is on screen (or the first search has ended without one), when the page is idle */
+function afterFirstPlan(fn) {
+  const idle = () => (window.requestIdleCallback ? requestIdleCallback(() => fn(), { timeout: 2000 }) : setTimeout(fn, 0));
+  if (!state.running) { idle(); return; }
+  const off = subscribe('status', () => {
+    if (state.running) return;
+    off();
+    idle();
+  });
 }
 
 /**
@@ -217,8 +232,7 @@ async function start() {
  * defaults would pass another plan off as the embedded one.
  */
 function embedLinkRefused() {
-  state.result = null;
-  renderResult();
+  setResult(null, null);
   const el = $('#best-plan');
   // said to a reader of someone else's page: nothing of theirs is kept or lost, the link is what
   // is wrong, and only whoever embedded it can replace it
@@ -229,7 +243,7 @@ function embedLinkRefused() {
   // no empty panels under the message
   document.documentElement.classList.add('embed-refused');
   $('#error-jump').hidden = true;
-  $('#progress').textContent = '';
+  setStatus({ progress: '' });
 }
 
 /** the embed's details (what bounds the iteration, GPUs used, the stage table, memory) on request */

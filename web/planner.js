@@ -1,14 +1,13 @@
 // Running the core: live planning (every edit re-plans after a short pause, cancelling the search
 // in progress), explicit runs, cancel, estimating a given plan, and the advice when nothing fits.
-// The last result stays on screen, marked stale, until the new one arrives.
-import { $, fmtInt, fmtTime } from './dom.js';
-import { cleanObject, isEmbed, perf, scenario, searchOptions, state } from './state.js';
+// The last result stays on screen, marked stale, until the new one arrives. No DOM: what it finds
+// goes into the store (store.js), and the views that subscribe there draw it.
+import { fmtInt, fmtTime } from './dom.js';
+import { cleanObject, isEmbed, scenario, searchOptions } from './state.js';
+import { hasBreakdown } from './explain.js';
+import { clearErrors, emit, perf, planUpdated, problemsOf, setAdvice, setResult, setSearchBest, setStale, setStatus, showCoreError, showError, state, subscribe } from './store.js';
 import { call, getPool, restartWorker } from './engine.js';
 import { PROBE_S, splitSearch } from './split-search.js';
-import { clearErrors, problemsOf, showCoreError, showError } from './errors.js';
-import { dropSearchBest, renderResult, renderStale, showSearchBest } from './results.js';
-import { scheduleShareUrl, updateShareUrl } from './links.js';
-import { cancelWhatIf, whatIfResultShown } from './whatif-ui.js';
 
 /** pause after an edit before the search starts again */
 export const LIVE_DELAY_MS = 350;
@@ -25,36 +24,36 @@ let onPool = null; // the pool jobs' tag of the running search (null: it runs on
 // for the tests and the benchmark: the result on screen (as the core returned it) and its scenario
 perf.result = () => ({ result: state.result, scenario: state.resultScenario });
 
-/** ?probe=S: how long the pool's search first runs whole (tests and benchmarks: 0 splits at once) */
+/**
+ * How long the pool's search first runs whole on the page's own worker: ?probe=S (tests and
+ * benchmarks: 0 splits at once), else PROBE_S, and FIRST_PROBE_S for the page's first search:
+ * its first call also compiles the module's hot code (0.4-0.5 s on 2 cores), and a small search
+ * split over cold workers took 2-4 times as long as on the one warm worker (issue 36 item 11)
+ */
+export const FIRST_PROBE_S = 2;
+let searchesStarted = 0;
 function probeSeconds() {
   const v = Number(new URLSearchParams(globalThis.location?.search ?? '').get('probe') ?? NaN);
-  return Number.isFinite(v) && v >= 0 ? v : PROBE_S;
+  if (Number.isFinite(v) && v >= 0) return v;
+  return searchesStarted <= 1 ? Math.max(PROBE_S, FIRST_PROBE_S) : PROBE_S;
 }
 
 export function setRunning(running) {
-  state.running = running;
-  // Find plans stays enabled (it restarts a running search), so keyboard focus never falls off it
-  $('#run').disabled = !state.version;
-  $('#cancel').disabled = !running;
+  setStatus({ running });
 }
+
+const progress = (text) => setStatus({ progress: text });
 
 export function progressText(p, elapsed) {
   const best = p?.best ? ` · best ${fmtInt(p.best.tokens_per_s)} tokens/s (${fmtTime(p.best.iteration_time_s)})` : '';
   return `Searching… evaluated ${fmtInt(p?.evaluated ?? 0)} · pruned ${fmtInt(p?.pruned ?? 0)}${best} · ${elapsed.toFixed(1)} s`;
 }
 
-/** An input changed: the result on screen is stale, the link follows the inputs, a search is scheduled. */
-export function inputsChanged() {
-  perf.lastEditMs = performance.now();
+/** An input changed (store.inputsChanged): the result on screen is stale, a search is scheduled. */
+function inputsChanged() {
   clearErrors(['link']);
-  cancelWhatIf();
   const searches = Boolean(state.version) && !isEmbed;
-  if (state.result) {
-    state.stale = true;
-    state.staleNext = searches ? 're-planning…' : 'press Find plans';
-    renderStale();
-  }
-  scheduleShareUrl();
+  if (state.result) setStale(true, searches ? 're-planning…' : 'press Find plans');
   clearTimeout(planTimer);
   planTimer = 0;
   if (!searches) return;
@@ -84,7 +83,7 @@ async function unusedDeviceProblems() {
 
 /** stops a scheduled or running search without touching what is shown */
 export function stopSearch() {
-  dropSearchBest();
+  if (state.searchBest) setSearchBest(null);
   clearTimeout(planTimer);
   planTimer = 0;
   if (!state.running) return;
@@ -103,16 +102,16 @@ export async function runSearch({ live = false } = {}) {
   clearTimeout(planTimer);
   planTimer = 0;
   if (state.running) stopSearch();
-  cancelWhatIf();
+  emit('search-start');
   const token = ++searchSeq;
+  searchesStarted++;
   clearErrors(['inputs', 'other']);
   const sc = scenario();
   state.lastProgress = null;
-  setRunning(true);
   state.searchScenario = sc;
   const t0 = performance.now();
   searchStartMs = t0;
-  $('#progress').textContent = 'Searching…';
+  setStatus({ running: true, progress: 'Searching…' });
   try {
     // several cores: the search in slices on the worker pool, the same result (web/split-search.js)
     const pool = getPool();
@@ -124,23 +123,22 @@ export async function runSearch({ live = false } = {}) {
     if (token !== searchSeq) return;
     if (deviceProblems.length) {
       showCoreError({ problems: deviceProblems }, 'A custom device (used by no group) has a problem:');
-      $('#progress').textContent = 'Stopped: fix the inputs marked in the list above the inputs.';
-      state.staleNext = 'fix the inputs';
-      renderStale();
+      progress('Stopped: fix the inputs marked in the list above the inputs.');
+      setStale(state.stale, 'fix the inputs');
       return;
     }
     onPool = pool.size > 1 && !opts.mixed_stages && !opts.split_nodes && (opts.group_blocks ?? 1) < 2 ? `search-${token}` : null;
     const onProgress = (p) => {
       if (token !== searchSeq) return;
       state.lastProgress = p;
-      $('#progress').textContent = progressText(p, (performance.now() - t0) / 1000);
+      progress(progressText(p, (performance.now() - t0) / 1000));
       if (p.best) {
         if (perf.firstBestMs === null) {
           perf.firstBestMs = performance.now();
           performance.mark?.('poseidon:first-best');
         }
         // with nothing on screen yet, show the best so far; a stale result stays until the search ends
-        if (!state.result) showSearchBest(p.best, sc);
+        if (!state.result) setSearchBest(p.best, sc);
       }
     };
     perf.searchWorkers = onPool ? pool.size : 1;
@@ -149,26 +147,25 @@ export async function runSearch({ live = false } = {}) {
     if (token !== searchSeq) return;
     if (result?.error) {
       showCoreError(result.error, 'The search could not start:');
-      $('#progress').textContent = 'Stopped: fix the inputs marked in the list above the inputs.';
-      state.staleNext = 'fix the inputs';
-      renderStale();
+      progress('Stopped: fix the inputs marked in the list above the inputs.');
+      setStale(state.stale, 'fix the inputs');
       return;
     }
     if (perf.firstBestMs === null && result.plans?.length) perf.firstBestMs = performance.now();
     result.profiled = Boolean(sc.profile);
     // inputs edited while it ran: the result is for the inputs before, and stays marked stale
     // until the search they scheduled replaces it
-    showResult(result, sc, { stale: editedSince(t0) });
     const s = result.stats || {};
     const on = s.workers > 1 ? ` on ${s.workers} workers` : '';
     // the line is cut at the summary's width on a phone: what matters most comes first
-    $('#progress').textContent = `Done in ${fmtTime(s.elapsed_s)}${s.complete === false ? ' (time limit reached: best found so far)' : ''}: evaluated ${fmtInt(s.evaluated)} · pruned ${fmtInt(s.pruned)}${on}.`;
-    if (!live && (document.activeElement === document.body || !document.activeElement)) $('#best-plan').focus();
+    progress(`Done in ${fmtTime(s.elapsed_s)}${s.complete === false ? ' (time limit reached: best found so far)' : ''}: evaluated ${fmtInt(s.evaluated)} · pruned ${fmtInt(s.pruned)}${on}.`);
+    // an explicit run moves the focus to the result if it was lost (the results view does it)
+    showResult(result, sc, { stale: editedSince(t0), focus: !live });
     if (!result.plans?.length) requestAdvice(sc, token);
   } catch (e) {
     if (e.cancelled || token !== searchSeq) return;
     showError(`The planner engine failed: ${e.message}. It has been restarted; your inputs are kept.`);
-    $('#progress').textContent = '';
+    progress('');
     if (onPool) getPool().cancel(onPool);
     restartWorker();
   } finally {
@@ -179,21 +176,9 @@ export async function runSearch({ live = false } = {}) {
   }
 }
 
-/** puts a result on screen with the scenario it belongs to; stale when the inputs changed since */
-export function showResult(result, sc, { stale = false } = {}) {
-  // an embed that refused a link shows this result instead (a link pasted into its address bar)
-  document.documentElement.classList.remove('embed-refused');
-  delete $('#best-plan').dataset.refused;
-  state.result = result;
-  state.resultScenario = sc;
-  state.lastScenario = sc;
-  state.stale = stale;
-  state.selected = 0;
-  state.advice = null;
-  renderResult();
-  perf.lastResultMs = performance.now();
-  updateShareUrl();
-  whatIfResultShown();
+/** puts a result on screen (the store's setResult: every view that subscribes draws it) */
+export function showResult(result, sc, opts = {}) {
+  setResult(result, sc, opts);
 }
 
 export function cancelSearch() {
@@ -209,9 +194,9 @@ export function cancelSearch() {
     showResult({ plans: [p.best], baselines: [], stats: { evaluated: p.evaluated, pruned: p.pruned, infeasible: {}, elapsed_s: null, complete: false },
       profiled: Boolean(sc?.profile) }, sc, { stale: edited });
   }
-  renderStale();
-  $('#progress').textContent = `Cancelled after ${fmtInt(p?.evaluated ?? 0)} evaluated${p?.best ? ': showing the best plan so far (incomplete)' : ''}.`
-    + (edited ? ' The inputs changed since it started: press Find plans to search them.' : '');
+  setStale(state.stale, 'press Find plans');
+  progress(`Cancelled after ${fmtInt(p?.evaluated ?? 0)} evaluated${p?.best ? ': showing the best plan so far (incomplete)' : ''}.`
+    + (edited ? ' The inputs changed since it started: press Find plans to search them.' : ''));
 }
 
 /**
@@ -220,7 +205,7 @@ export function cancelSearch() {
  */
 export async function estimatePlan(plan, origin) {
   stopSearch();
-  cancelWhatIf();
+  emit('search-start');
   const sc = scenario();
   const res = await call({ type: 'estimate', scenario: sc, plan });
   if (res?.error) {
@@ -232,18 +217,16 @@ export async function estimatePlan(plan, origin) {
   if (perf.firstBestMs === null) perf.firstBestMs = performance.now();
   // the embed has no inputs and no Find plans: it points to the full planner instead
   const next = isEmbed ? 'open it in the full planner to change it or search' : 'edit any input or press Find plans to search';
-  $('#progress').textContent = origin === 'link' ? `Shared plan estimated (no search): ${next}.` : `Plan file estimated (no search): ${next}.`;
+  progress(origin === 'link' ? `Shared plan estimated (no search): ${next}.` : `Plan file estimated (no search): ${next}.`);
   return null;
 }
 
 /** "No feasible plan": ask the core which changes make one fit (advice API), shown under the summary. */
 async function requestAdvice(sc, token) {
-  state.advice = { pending: true };
-  renderResult();
+  setAdvice({ pending: true });
   let res;
   try {
-    setRunning(true);
-    $('#progress').textContent = 'No feasible plan: searching variants of the inputs that would make one fit…';
+    setStatus({ running: true, progress: 'No feasible plan: searching variants of the inputs that would make one fit…' });
     res = await call({ type: 'advise', scenario: sc, options: { ...ADVICE_OPTIONS, tp_per_stage: Boolean(searchOptions().tp_per_stage) } });
   } catch (e) {
     if (e.cancelled || token !== searchSeq) return;
@@ -252,7 +235,33 @@ async function requestAdvice(sc, token) {
     if (token === searchSeq) setRunning(false);
   }
   if (token !== searchSeq || state.resultScenario !== sc) return;
-  state.advice = res;
-  $('#progress').textContent = res?.error ? 'No feasible plan (the advice could not be computed).' : 'No feasible plan for these inputs: see what would make one fit.';
-  renderResult();
+  progress(res?.error ? 'No feasible plan (the advice could not be computed).' : 'No feasible plan for these inputs: see what would make one fit.');
+  setAdvice(res);
+}
+
+subscribe('inputs', inputsChanged);
+
+/**
+ * The search returns the timeline of its best plan only: estimate plan i again (with the scenario
+ * of the result) to get its timeline. Resolves to the plan's estimate, with timeline when it worked
+ * (the store says so: 'selection' when it is the selected plan).
+ */
+export const timelineRequests = new Map();
+export function ensureTimeline(i = state.selected) {
+  const r = state.result;
+  const est = r?.plans?.[i];
+  if (!est || Array.isArray(est.timeline) || !est.plan || !state.resultScenario) return Promise.resolve(est);
+  const key = `${i}`;
+  if (timelineRequests.has(key)) return timelineRequests.get(key);
+  const sc = state.resultScenario;
+  const p = call({ type: 'estimate', scenario: sc, plan: est.plan }).then((full) => {
+    if (state.result !== r || full?.error || !Array.isArray(full?.timeline)) return est;
+    // keep the search's numbers (they are the same) and add what the estimate has beyond them
+    // (a cancelled search's plan has the all-zero breakdown of a progress report: the estimate's replaces it)
+    r.plans[i] = { ...full, ...est, timeline: full.timeline, breakdown: hasBreakdown(est) ? est.breakdown : full.breakdown };
+    return r.plans[i];
+  }, () => est).finally(() => timelineRequests.delete(key));
+  timelineRequests.set(key, p);
+  p.then((full) => { if (state.result === r && full !== est) planUpdated(i); });
+  return p;
 }

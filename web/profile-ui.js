@@ -1,9 +1,9 @@
 // The "Measured profile" box (docs/formats.md, "Profile").
 import { h, clear, $, fmt } from './dom.js';
 import { PROFILE_PRESET_IDS, MAX_PROFILE_BYTES, ProfileInputError, parseProfileText, clusterDeviceNames, profileDevices, profileMatch } from './profile.js';
-import { profilePreset, state } from './state.js';
-import { onInputChanged } from './forms.js';
-import { coreRefuses, showError } from './errors.js';
+import { profilePreset } from './state.js';
+import { inputsChanged as onInputChanged, showError, state, subscribe } from './store.js';
+import { coreRefuses } from './errors.js';
 
 let profileSelectTouched = false;
 /** the user chose a preset in the list: keep it selected over the matching one */
@@ -156,3 +156,8 @@ export async function loadProfilePresets(fromCore) {
     }
   }));
 }
+
+// the box follows the inputs (the matching presets), a new set of inputs, and the core's verdict on the profile
+subscribe('inputs', () => renderProfileForm());
+subscribe('forms', () => renderProfileForm());
+subscribe('errors', () => renderProfileStatus());

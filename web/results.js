@@ -11,15 +11,16 @@ import { memoryBreakdown } from './render/memory.js';
 import { criticalPathView, gpuUsageView, adviceView } from './render/explain.js';
 import { hasMeasuredSource } from './profile.js';
 import { hasBreakdown } from './explain.js';
-import { contextLine } from './context.js';
+import { contextLine, shortDeviceName } from './context.js';
 import { formatCost, formatDuration, sortPlans, tokensPhrase, trainingCost, unpricedNote } from './cost.js';
 import { scheduleLabel } from './exports.js';
 import { costOptions, clusterOfResult } from './cost-ui.js';
 import { equivalentPlans } from './compare.js';
 import { gloss } from './glossary.js';
-import { isEmbed, state } from './state.js';
-import { call } from './engine.js';
-import { updateShareUrl } from './links.js';
+import { isEmbed } from './state.js';
+import { emit, listPlan, selectPlan, selectedEstimate, state, subscribe } from './store.js';
+import { ensureTimeline, timelineRequests } from './planner.js';
+import { fastestStock, stockCheck } from './stock.js';
 
 const abbr = (text, term = text) => h('abbr', { title: gloss(term) }, text);
 
@@ -53,15 +54,22 @@ export function bestSummary(est, { partial = false, label = 'Best plan', sc = st
   // what was planned, first: a headline seen alone (an embed, a screenshot) says what it is for
   const context = contextLine(sc, state.presets);
   if (context) el.append(h('span', { class: 'context', 'data-testid': 'context-line' }, context));
+  // the headline metrics as cards (a line of text on a phone); the text reads as before: "… · iteration 1.2 s · …"
+  const card = (...kids) => h('span', { class: 'metric' }, ...kids);
+  const sep = () => h('span', { class: 'sep', 'aria-hidden': 'true' }, ' · ');
   el.append(
-    h('strong', {}, `${label}: `),
-    h('span', { class: 'tps', 'data-testid': 'best-tokens' }, `${fmtInt(est.tokens_per_s)} tokens/s`),
-    ' · iteration ', fmtTime(est.iteration_time_s), ' · ', abbr('MFU'), ` ${fmtPct(est.mfu)} · ${est.num_gpus} GPU${est.num_gpus === 1 ? '' : 's'} · ${stages.length} stage${stages.length === 1 ? '' : 's'}`,
-    (est.plan?.virtual_stages ?? 1) > 1 ? ` (${scheduleLabel(est)})` : '',
-    ` · micro-batch ${replicaMicroBatch(est)} per replica`,
+    h('strong', { class: 'plan-label' }, `${label}: `),
+    h('span', { class: 'metrics' },
+      card(h('span', { class: 'tps', 'data-testid': 'best-tokens' }, `${fmtInt(est.tokens_per_s)} tokens/s`)),
+      sep(), card(`iteration ${fmtTime(est.iteration_time_s)}`), sep(), card(abbr('MFU'), ` ${fmtPct(est.mfu)}`),
+      sep(), card(`${est.num_gpus} GPU${est.num_gpus === 1 ? '' : 's'}`),
+      sep(), card(`${stages.length} stage${stages.length === 1 ? '' : 's'}`, (est.plan?.virtual_stages ?? 1) > 1 ? ` (${scheduleLabel(est)})` : ''),
+      sep(), card(`micro-batch ${replicaMicroBatch(est)} per replica`)),
     trainedBatchNote(est, sc?.training),
     est.memory_fits === false ? ' · does not fit in memory' : '',
-    partial ? h('span', { class: 'partial' }, ' (best so far)') : '');
+    partial ? h('span', { class: 'partial' }, ' (best so far)') : '',
+    // the Megatron-LM command of this plan needs nothing stock Megatron-LM lacks (stock.js)
+    !partial && stockCheck(est, sc).ok ? h('span', { class: 'badge', 'data-testid': 'stock-badge', title: 'its Megatron-LM command (Exports) runs on stock Megatron-LM as planned' }, 'runs on stock Megatron-LM') : '');
   const c = costOf(est, sc);
   const o = costOptions();
   el.append(h('span', { class: 'costline', 'data-testid': 'cost-summary', 'data-partial': String(c.partial), title: unpricedNote(c) },
@@ -102,11 +110,13 @@ export function renderPlan(est, { timeline: drawTimeline = true, sources = false
   note.textContent = '';
   $('#zoom-range').textContent = '';
   if (!est) return;
-  $('#stage-diagram').append(stageDiagram(est));
-  $('#memory-breakdown').append(memoryBreakdown(est));
-  $('#stage-table').append(stagesTable(est, { sources: sources || hasMeasuredSource(est) }));
-  $('#critical-path').append(criticalPathView(est, { searching }));
-  $('#gpu-usage').append(gpuUsageView(est, clusterOfResult(sc), result, sc?.training?.global_batch_size));
+  // the panels name devices as the inputs do (the core's ids stay in the files and data-plan-json)
+  const shown = namedEstimate(est);
+  $('#stage-diagram').append(stageDiagram(shown));
+  $('#memory-breakdown').append(memoryBreakdown(shown));
+  $('#stage-table').append(stagesTable(shown, { sources: sources || hasMeasuredSource(est) }));
+  $('#critical-path').append(criticalPathView(shown, { searching }));
+  $('#gpu-usage').append(gpuUsageView(shown, namedCluster(clusterOfResult(sc)), result, sc?.training?.global_batch_size));
   // while searching only the stages are redrawn: the timeline can have thousands of bars
   if (drawTimeline && Array.isArray(est.timeline) && est.timeline.length) {
     timeline = zoomableTimeline(box, est, {
@@ -122,6 +132,27 @@ export function renderPlan(est, { timeline: drawTimeline = true, sources = false
   }
 }
 
+// "NVIDIA A100 SXM4 80GB" → "A100 SXM4 80GB", as the group table and the context line show it
+const shortName = (name) => shortDeviceName(String(name));
+
+/** a device reference of the core (preset or custom id; '+' joins a mixed stage's) → the name the inputs show */
+export function deviceName(ref) {
+  if (typeof ref !== 'string') return ref?.name ? shortName(ref.name) : typeof ref?.base === 'string' ? deviceName(ref.base) : 'inline device';
+  return ref.split('+').map((id) => {
+    const d = state.devices[id] ?? state.presets.devices.find((x) => x.id === id);
+    return d?.name ? shortName(d.name) : id;
+  }).join('+');
+}
+
+/** the estimate with device names in place of ids, for the panels (never for files) */
+export function namedEstimate(est) {
+  if (!Array.isArray(est?.stages)) return est;
+  return { ...est, stages: est.stages.map((st) => ({ ...st, device: deviceName(st.device),
+    ...(Array.isArray(st.replicas) ? { replicas: st.replicas.map((r) => ({ ...r, device: deviceName(r.device) })) } : {}) })) };
+}
+
+const namedCluster = (c) => (c?.groups ? { ...c, groups: c.groups.map((g) => ({ ...g, device: deviceName(g.device) })) } : c);
+
 /** how often the best plan so far is redrawn while a search runs (each draw rebuilds every panel) */
 export const SEARCH_DRAW_MS = 400;
 const searchDraw = { est: null, sc: null, timer: 0, last: 0 };
@@ -131,7 +162,7 @@ const searchDraw = { est: null, sc: null, timer: 0, last: 0 };
  * panel are drawn together from the one estimate (a headline that moved on alone would name one
  * plan over the panels of another), at most every SEARCH_DRAW_MS, the latest one last.
  */
-export function showSearchBest(est, sc) {
+function showSearchBest(est, sc) {
   searchDraw.est = est;
   searchDraw.sc = sc;
   if (searchDraw.timer) return;
@@ -151,7 +182,7 @@ function drawSearchBest() {
 }
 
 /** a drawing of the search's best plan still to come is dropped (a result, or another search) */
-export function dropSearchBest() {
+function dropSearchBest() {
   clearTimeout(searchDraw.timer);
   searchDraw.timer = 0;
   searchDraw.est = null;
@@ -160,42 +191,14 @@ export function dropSearchBest() {
 
 export const timelineControl = () => timeline;
 
-export function selectedEstimate() {
-  return state.result?.plans?.[state.selected] ?? null;
-}
-
-/**
- * The search returns the timeline of its best plan only: estimate plan i again (with the scenario
- * of the result) to get its timeline. Resolves to the plan's estimate, with timeline when it worked.
- */
-const timelineRequests = new Map();
-export function ensureTimeline(i = state.selected) {
-  const r = state.result;
-  const est = r?.plans?.[i];
-  if (!est || Array.isArray(est.timeline) || !est.plan || !state.resultScenario) return Promise.resolve(est);
-  const key = `${i}`;
-  if (timelineRequests.has(key)) return timelineRequests.get(key);
-  const sc = state.resultScenario;
-  const p = call({ type: 'estimate', scenario: sc, plan: est.plan }).then((full) => {
-    if (state.result !== r || full?.error || !Array.isArray(full?.timeline)) return est;
-    // keep the search's numbers (they are the same) and add what the estimate has beyond them
-    // (a cancelled search's plan has the all-zero breakdown of a progress report: the estimate's replaces it)
-    r.plans[i] = { ...full, ...est, timeline: full.timeline, breakdown: hasBreakdown(est) ? est.breakdown : full.breakdown };
-    return r.plans[i];
-  }, () => est).finally(() => timelineRequests.delete(key));
-  timelineRequests.set(key, p);
-  return p;
-}
-
 const noTimeline = new WeakSet(); // estimates whose timeline could not be had (not asked again until selected again)
 
-export function selectPlan(i) {
-  state.selected = i;
-  const est = state.result?.plans?.[i];
-  if (est) noTimeline.delete(est);
+// another plan selected: one whose timeline could not be had is asked again
+subscribe('selection', ({ reselected } = {}) => {
+  const est = selectedEstimate();
+  if (est && reselected) noTimeline.delete(est);
   renderResult();
-  updateShareUrl();
-}
+});
 
 /** fetches the selected plan's timeline when it has none, then draws it */
 function fetchTimeline() {
@@ -205,7 +208,7 @@ function fetchTimeline() {
   if (!est || Array.isArray(est.timeline) || !est.plan || noTimeline.has(est) || timelineRequests.has(`${i}`)) return false;
   ensureTimeline(i).then((full) => {
     if (state.result !== r) return;
-    if (Array.isArray(full?.timeline)) { if (state.selected === i) renderResult(); } else noTimeline.add(est);
+    if (!Array.isArray(full?.timeline)) noTimeline.add(est);
   });
   return true;
 }
@@ -243,12 +246,9 @@ export function renderCosts() {
       if (focusSel) top.querySelector(focusSel)?.focus();
     }
   }
-  for (const cb of renderHooks) cb();
+  // the comparison and the what-if follow the top plans (they subscribe to 'rendered')
+  emit('rendered');
 }
-
-const renderHooks = [];
-/** cb() runs whenever the top plans are drawn or re-priced (the comparison and the what-if follow them) */
-export function onResultsRendered(cb) { renderHooks.push(cb); }
 
 export function renderResult() {
   dropSearchBest();
@@ -269,7 +269,9 @@ export function renderResult() {
   if (r?.stats) stats.append(statsList(r.stats));
   else stats.append(h('p', { class: 'muted' }, r?.fromLink ? 'Opened from a share link (estimate only, no search).' : 'No search statistics.'));
   const has = Boolean(sel);
-  for (const id of ['copy-embed', 'export-plan', 'export-svg', 'export-png', 'export-trace', 'open-perfetto', 'export-megatron']) $(`#${id}`).disabled = !has;
+  $('#stock-best').disabled = !plans.length || Boolean(state.stale);
+  if (!plans.length) $('#stock-status').textContent = '';
+  for (const id of ['copy-embed', 'export-plan', 'export-scenario', 'export-svg', 'export-png', 'export-trace', 'open-perfetto', 'export-megatron']) $(`#${id}`).disabled = !has;
   $('#copy-link').disabled = !state.version;
   $('#export-csv').disabled = !plans.length;
   $('#megatron-box').hidden = true;
@@ -289,4 +291,48 @@ export function postHeight() {
   if (height === lastHeight) return;
   lastHeight = height;
   window.parent.postMessage({ type: 'poseidon:resize', height }, '*');
+}
+
+// ------------------------------------------------------------------ what the store says
+
+/** the progress line (in the sticky summary) and Find plans / Cancel */
+function renderStatus() {
+  $('#progress').textContent = state.progressText ?? '';
+  // Find plans stays enabled (it restarts a running search), so keyboard focus never falls off it
+  $('#run').disabled = !state.version;
+  $('#cancel').disabled = !state.running;
+  $('#cancel-bar').hidden = !state.running;
+}
+
+subscribe('status', renderStatus);
+subscribe('stale', renderStale);
+subscribe('advice', renderResult);
+subscribe('search-best', () => {
+  const b = state.searchBest;
+  if (b) showSearchBest(b.est, b.sc);
+  else dropSearchBest();
+});
+subscribe('result', ({ focus } = {}) => {
+  // an embed that refused a link shows this result instead (a link pasted into its address bar)
+  document.documentElement.classList.remove('embed-refused');
+  delete $('#best-plan').dataset.refused;
+  renderResult();
+  // after an explicit run whose focus was lost, the focus goes to the result, never the body
+  if (focus && (document.activeElement === document.body || !document.activeElement)) $('#best-plan').focus();
+});
+subscribe('prices', renderCosts);
+
+/** "Fastest plan stock Megatron-LM can run": selects it in the top plans, or shows the Megatron-LM style baseline */
+export function showFastestStock() {
+  const best = fastestStock();
+  const status = $('#stock-status');
+  if (!best) { status.textContent = 'None of the plans found (nor the Megatron-LM style baseline) runs on stock Megatron-LM as planned.'; return; }
+  if (best.index >= 0) {
+    selectPlan(best.index);
+    status.textContent = best.index === 0 ? 'The best plan runs on stock Megatron-LM.' : `Plan #${best.index + 1}: the fastest of the plans found that stock Megatron-LM can run.`;
+    return;
+  }
+  // the baseline is faster than every listed stock plan: put it on screen as a plan of its own
+  const n = listPlan(best.est) + 1;
+  status.textContent = `Plan #${n}: the Megatron-LM style baseline (one TP, PP and DP, equal layers), faster than every plan found that stock Megatron-LM can run.`;
 }

@@ -65,7 +65,8 @@ const better = (a, b) => !b || (a && a.tokens_per_s > b.tokens_per_s);
  * Runs the search of `scenario` with `options` on `pool` ({size, run(msg, onProgress, tag),
  * cancel(tag), warm?()}): whole for probeS seconds (one slice of 1, and the merges, through
  * runFirst: the page's own worker, warm already; complete: merged alone), else as
- * sliceCount(pool.size) slices on the pool (started meanwhile), merged with the whole run.
+ * sliceCount(pool.size) slices on the pool (started once the whole run has taken half of
+ * probeS), merged with the whole run.
  * Resolves to the plan result (or a slice's {error}: bad inputs fail every slice alike); rejects
  * when a worker fails or the jobs of `tag` are cancelled. onProgress gets the shape of worker.js's progress.
  */
@@ -102,13 +103,16 @@ export function splitSearch({ pool, scenario, options, onProgress = null, tag = 
   const whole = limitS < 4 * probeS;
   const probeLimitS = whole ? limitS - reserveS / 2 : Math.min(probeS, limitS - reserveS);
   if (probeLimitS < MIN_SLICE_S) return slices();
-  if (!whole) pool.warm?.();
+  // the pool's workers start only for a big search: one still running at half the probe (a
+  // small search, like the first one of the page, ends on the one warm worker with no other
+  // worker competing for the cores: issue 36 item 11)
+  const warmTimer = whole || !pool.warm ? 0 : setTimeout(() => pool.warm(), 500 * probeLimitS);
   const probe = { type: 'plan', scenario, options: sliceOptions(options, { index: 0, count: 1, threshold: Infinity, timeLimitS: probeLimitS }) };
   return runFirst(probe, (p) => {
     live.set(-1, p);
     if (better(p.best, best)) best = p.best;
     report();
-  }).then((res) => {
+  }).finally(() => clearTimeout(warmTimer)).then((res) => {
     live.delete(-1);
     if (res?.error || !res?.shard) return res?.error ? res : { error: { path: '', message: 'the search returned no result', problems: [] } };
     if (res.stats?.complete || whole) return merge([res]);

@@ -40,6 +40,8 @@ export const state = {
   selected: 0, // index into result.plans
   sortBy: 'time', // top plans ordered by 'time' or 'cost'
   running: false,
+  progressText: '', // the progress line: what the search is doing or did
+  searchBest: null, // a running search's best plan so far, with nothing else on screen: {est, sc}
   lastProgress: null,
   lastScenario: null,
   searchScenario: null,

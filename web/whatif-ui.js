@@ -4,13 +4,15 @@
 // scenario per job). "Compute what-if" turns it on; while on, every new result recomputes it, and
 // an edit cancels the jobs still running (the table stays, marked outdated, until the new result).
 import { h, clear, $, fmt, fmtInt, fmtSignedPct, scrollTable } from './dom.js';
-import { perf, searchOptions, state } from './state.js';
+import { searchOptions } from './state.js';
+import { perf, state, subscribe } from './store.js';
 import { getPool } from './engine.js';
 import { marginalRows, outcome, scalingSeries, whatIfOptions, whatIfSpec } from './whatif.js';
 import { scalingChart } from './render/scaling.js';
 import { DEVICE_COLORS } from './render/colors.js';
 import { formatCost, trainingCost, unpricedNote } from './cost.js';
 import { costOptions } from './cost-ui.js';
+import { deviceName } from './results.js';
 
 const wi = { on: false, gen: 0, spec: null, outcomes: new Map(), result: null, running: false, stale: false, done: 0, total: 0, t0: 0, elapsed_s: null };
 // for the tests and the benchmark: {on, running, stale, done, total, elapsed_s, pool: the pool's status}
@@ -120,7 +122,7 @@ function marginalTable(spec) {
         ['without the group', 'one node less', 'one node more'].map((t) => h('th', { scope: 'colgroup', colspan: 2 }, t))),
       h('tr', {}, [...head2, ...head2, ...head2].map((t) => h('th', { scope: 'col' }, t)))),
     h('tbody', {}, rows.map((g) => h('tr', { 'data-group': g.group },
-      h('th', { scope: 'row' }, `${g.group}: ${g.device}`),
+      h('th', { scope: 'row' }, `${g.group}: ${deviceName(g.device)}`),
       h('td', {}, `${g.nodes} × ${g.gpusPerNode}`),
       cellView(g.removedCell), cellView(g.minusCell), cellView(g.plusCell)))));
 }
@@ -167,7 +169,8 @@ export function render() {
   if (wi.stale) progress.textContent = `Outdated: the inputs changed. ${wi.on ? 'It is computed again for the next result.' : 'Press Compute what-if for the new result.'}`;
   else if (wi.running) progress.textContent = `Searching ${wi.total} variants of the cluster on ${pool.size} worker${pool.size === 1 ? '' : 's'}: ${wi.done} done…`;
   else progress.textContent = `Done: ${wi.total} variant searches in ${fmt(wi.elapsed_s ?? 0, 2)} s on ${pool.size} worker${pool.size === 1 ? '' : 's'} (each: the best plan, at most ${fmt(limit, 1)} s; "≥" marks one that reached it).`;
-  const series = scalingSeries(spec, wi.outcomes);
+  // groups by their devices' names, as the inputs show them (the spec keeps the ids: prices go by them)
+  const series = scalingSeries(spec, wi.outcomes).map((x) => ({ ...x, label: `group ${x.group}: ${deviceName(spec.groups[x.group].device)}` }));
   // drawn at its box's width (at most 640 px), so its 11 px labels stay 11 px: a 560-wide drawing
   // scaled down to a phone's 370 px box made them 7 px
   const box = chart.clientWidth;
@@ -180,3 +183,10 @@ export function wireWhatIf() {
   $('#whatif-run').addEventListener('click', startWhatIf);
   $('#whatif-stop').addEventListener('click', stopWhatIf);
 }
+
+// an edit or a new search cancels the jobs still running; a new result recomputes it (when on);
+// it follows the top plans (a new result, a new price)
+subscribe('inputs', cancelWhatIf);
+subscribe('search-start', cancelWhatIf);
+subscribe('result', whatIfResultShown);
+subscribe('rendered', render);

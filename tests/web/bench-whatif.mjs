@@ -25,6 +25,7 @@ for (const n of workers) {
   await done(page);
   const times = [];
   let info;
+  await page.evaluate(() => { const d = document.querySelector('#whatif-sec'); if (d) d.open = true; }); // folded below the plan
   for (let r = 0; r < 3; r++) {
     await page.click('[data-testid=whatif-run]');
     await page.waitForFunction(() => { const x = window.__poseidon.whatif(); return x.on && !x.running && x.total > 0 && x.done === x.total; }, null, { timeout: 600000 });

@@ -90,7 +90,9 @@ test('an invalid profile shows the core\'s message next to the profile field', a
   await page.waitForFunction(() => /layer_forward_s/.test(document.querySelector('[data-error-for="profile"]').textContent));
   const M = await loadModule();
   const core = JSON.parse(M.estimate(JSON.stringify({ ...demoScenario, profile: bad }), JSON.stringify(demoPlan))).error;
-  assert.equal(await page.textContent('[data-error-for="profile"]'), `devices[0].points[0].layer_forward_s: ${core.message}`);
+  // in words, then the core's message with the path inside the profile (issue 36 item 9)
+  assert.match(await page.textContent('[data-error-for="profile"] .said'), /^Layer forward \(s\): -1 is too small\. Enter a number above 0/);
+  assert.equal(await page.textContent('[data-error-for="profile"] .detail'), `(devices[0].points[0].layer_forward_s: ${core.message})`);
   assert.equal(await page.getAttribute('#profile-json', 'aria-invalid'), 'true');
   assert.match(await page.textContent('[data-testid=error]'), /profile\.devices\[0\]\.points\[0\]\.layer_forward_s/);
   assert.equal(await page.inputValue('#profile-json'), JSON.stringify(bad), 'the text is kept');
@@ -131,7 +133,7 @@ test('a custom device that no group uses is checked too, next to its field; the 
   await page.waitForFunction(() => /fix the inputs/.test(document.querySelector('[data-testid=progress]').textContent));
   assert.equal(await page.getAttribute(field, 'aria-invalid'), 'true');
   const message = await page.$eval(field, (el) => document.getElementById(el.getAttribute('aria-describedby'))?.textContent ?? '');
-  assert.match(message, /^-1 is out of range; expected a finite number > 0/);
+  assert.match(message, /^-1 is too small\. Enter a number above 0 .*\(devices\.custom-1\.memory_GiB: -1 is out of range; expected a finite number > 0/);
   assert.match(await page.textContent('[data-testid=error]'), /devices\.custom-1\.memory_GiB/);
   assert.equal(await page.textContent('[data-testid=stale]'), 'Outdated: fix the inputs');
   // the problem's line in the list is a link to its field

@@ -397,6 +397,74 @@ test('glossary and the service worker cache every module the page loads', () => 
   for (const f of js) assert.ok(fs.readFileSync(path.join(ROOT, 'web', f), 'utf8').split('\n').length <= 420, `${f} is short`);
 });
 
+/**
+ * web/'s import graph: every static `import … from`, `export … from`, side-effect `import '…'` and
+ * dynamic `import('…')` of a relative module, comments and strings aside, as file → [files].
+ */
+export function webImports(root = path.join(ROOT, 'web')) {
+  const files = [...fs.readdirSync(root).filter((f) => f.endsWith('.js')),
+    ...fs.readdirSync(path.join(root, 'render')).filter((f) => f.endsWith('.js')).map((f) => `render/${f}`)];
+  const graph = new Map();
+  for (const f of files) {
+    // comments out (a `// import x from './y.js'` in prose is no import)
+    const src = fs.readFileSync(path.join(root, f), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|[^:'"`\\])\/\/.*$/gm, '$1');
+    const deps = new Set();
+    const re = /(?:^|[;\s])(?:import|export)\s*(?:[\w*{}\s,$]+?\s*from\s*)?['"](\.{1,2}\/[^'"]+)['"]|\bimport\s*\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g;
+    for (const m of src.matchAll(re)) {
+      const spec = m[1] ?? m[2];
+      const target = path.posix.normalize(path.posix.join(path.posix.dirname(f), spec));
+      if (files.includes(target)) deps.add(target);
+    }
+    graph.set(f, [...deps]);
+  }
+  return graph;
+}
+
+/** the import circles of a graph (each as the list of files around it), [] when there is none */
+export function importCycles(graph) {
+  const cycles = [];
+  const state = new Map(); // 1: on the path, 2: done
+  const stack = [];
+  const visit = (f) => {
+    state.set(f, 1);
+    stack.push(f);
+    for (const d of graph.get(f) ?? []) {
+      if (state.get(d) === 1) cycles.push([...stack.slice(stack.indexOf(d)), d]);
+      else if (!state.has(d)) visit(d);
+    }
+    stack.pop();
+    state.set(f, 2);
+  };
+  for (const f of [...graph.keys()].sort()) if (!state.has(f)) visit(f);
+  return cycles;
+}
+
+test('web/ has no import circle (issue 36 item 12: one store, views subscribe)', () => {
+  // the walker sees what it must: a circle made up here is found, and so are multi-line and dynamic imports
+  assert.deepEqual(importCycles(new Map([['a.js', ['b.js']], ['b.js', ['c.js']], ['c.js', ['a.js']], ['d.js', ['a.js']]])), [['a.js', 'b.js', 'c.js', 'a.js']]);
+  const graph = webImports();
+  assert.ok(graph.get('main.js').includes('planner.js') && graph.get('main.js').includes('compare-ui.js'), 'multi-line and side-effect imports are seen');
+  assert.ok(graph.get('worker.js').length === 0 || !graph.get('worker.js').includes('main.js'));
+  assert.ok(graph.get('results.js').includes('render/stages.js') && graph.get('render/zoom.js').includes('render/timeline.js'), 'render/ modules are walked');
+  // index.html preloads exactly the modules main.js imports, directly or not (no waterfall of imports on load)
+  const reach = new Set();
+  const visit = (f) => { if (reach.has(f)) return; reach.add(f); for (const d of graph.get(f) ?? []) visit(d); };
+  visit('main.js');
+  reach.delete('main.js');
+  const html = fs.readFileSync(path.join(ROOT, 'web/index.html'), 'utf8');
+  const preloads = [...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]);
+  assert.deepStrictEqual([...preloads].sort(), [...reach].sort(), 'index.html modulepreloads every module main.js imports');
+  const cycles = importCycles(graph);
+  assert.deepEqual(cycles.map((c) => c.join(' → ')), [], 'import circles in web/');
+  // the search runs in planner.js and draws nothing: no DOM, no view imported
+  const planner = fs.readFileSync(path.join(ROOT, 'web/planner.js'), 'utf8');
+  assert.doesNotMatch(planner, /\$\(|document\.|querySelector|textContent/, 'planner.js does not touch the DOM');
+  for (const view of ['results.js', 'links.js', 'forms.js', 'whatif-ui.js', 'errors.js', 'profile-ui.js', 'calibration-ui.js', 'cost-ui.js', 'export-ui.js', 'compare-ui.js']) {
+    assert.ok(!graph.get('planner.js').includes(view), `planner.js does not import ${view}`);
+    assert.ok(!graph.get('store.js').includes(view), `store.js does not import ${view}`);
+  }
+});
+
 import { replicaSamples } from '../../web/render/tables.js';
 
 test('a mixed stage shows its samples per replica with runs of equal replicas counted', () => {

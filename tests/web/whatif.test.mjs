@@ -49,6 +49,8 @@ async function open(t, url, viewport = { width: 1440, height: 900 }) {
   });
   await page.goto(url);
   await page.waitForFunction(() => window.__poseidonReady === true, null, { timeout: 30000 });
+  // What-if and Compare are folded below the plan (issue 36 item 2): opened, as a user would
+  await page.evaluate(() => { for (const d of document.querySelectorAll('details.fold')) d.open = true; });
   t.after(() => ctx.close());
   return { page, problems };
 }
@@ -85,6 +87,9 @@ test('what-if on the default cluster: each variant equals the core\'s search, in
   const defaults = presetPrices(presets.devices);
   for (const g of spec.groups) {
     const row = page.locator(`[data-testid=whatif-table] tbody tr[data-group="${g.group}"]`);
+    // the group by its device's name, as the inputs show it, not the core's id (issue 36 item 9)
+    const name = presets.devices.find((d) => d.id === g.device).name.replace(/^(NVIDIA|AMD)\s+/, '');
+    assert.equal(await row.locator('th').textContent(), `${g.group}: ${name}`);
     const cells = await row.locator('td[data-status]').evaluateAll((tds) => tds.map((td) => ({ status: td.dataset.status, tokens: Number(td.dataset.tokens) })));
     const usd = await row.locator('td.cost-1m').evaluateAll((tds) => tds.map((td) => Number(td.dataset.usd)));
     let k = 0;
@@ -192,6 +197,9 @@ test('compare two plans: figures and stages side by side, differences marked, th
   const one = (x) => x.toLocaleString('en-US', { maximumFractionDigits: 1 });
   const stageTexts = await page.$$eval('[data-testid=compare-stages] tbody tr td', (tds) => tds.map((td) => td.textContent));
   for (const [k, st] of res.plans[0].stages.entries()) assert.ok(stageTexts[2 * k].endsWith(` / ${one(st.memory_capacity_GiB)} GiB`), stageTexts[2 * k]);
+  // devices by name, as the inputs show them (issue 36 item 9)
+  assert.doesNotMatch(await page.textContent('[data-testid=compare]'), /a100-sxm4-80gb|v100-sxm2-32gb/);
+  assert.match(await page.textContent('[data-testid=compare-stages]'), /A100 SXM4 80GB/);
   // dollar figures that differ read differently (enough significant digits)
   const usd = await page.$eval('[data-testid=compare-table] tr[data-key=usd_per_1m]', (tr) => ({ differs: tr.dataset.differs, cells: [...tr.querySelectorAll('td[data-side]')].map((td) => td.textContent) }));
   if (usd.differs === 'true') assert.notEqual(usd.cells[0], usd.cells[1], usd.cells.join(' vs '));

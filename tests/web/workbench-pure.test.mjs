@@ -250,3 +250,47 @@ test('context line: model, GPUs by type, global batch, precision and stack of a 
   assert.equal(shortDeviceName('AMD Instinct MI300X 192GB'), 'MI300X 192GB');
   assert.equal(shortDeviceName('NVIDIA GeForce RTX 4090 24GB'), 'RTX 4090 24GB');
 });
+
+import { inWords, pathWords, expectedWords } from '../../web/words.js';
+import { recordedRun, appendRun, RunsInputError } from '../../web/calibration.js';
+
+test('the core\'s messages in a person\'s words (issue 36 item 9)', () => {
+  const pr = (message, path = 'training.global_batch_size') => ({ path, message });
+  // next to the field (no name), and in the summary (named by the label, else from the path)
+  assert.equal(inWords(pr('"abc" is a string; expected an integer in [1, 100000000]'), null), '"abc" is not a number. Enter a whole number from 1 to 100,000,000.');
+  assert.equal(inWords(pr('"abc" is a string; expected an integer in [1, 100000000]'), 'global batch (samples)'), 'Global batch (samples): "abc" is not a number. Enter a whole number from 1 to 100,000,000.');
+  assert.equal(inWords(pr('0 is out of range; expected an integer in [1, 100000000]'), null), '0 is too small. Enter a whole number from 1 to 100,000,000.');
+  assert.equal(inWords(pr('1000000000.0 is out of range; expected an integer in [1, 100000000]'), null), '1,000,000,000 is too large. Enter a whole number from 1 to 100,000,000.');
+  assert.equal(inWords(pr('1.5 is not an integer; expected an integer in [1, 100000000]'), null), '1.5 is not a whole number. Enter a whole number from 1 to 100,000,000.');
+  assert.equal(inWords(pr('is null; expected an integer in [1, 100000000]'), null), 'This field is empty. Enter a whole number from 1 to 100,000,000.');
+  assert.equal(inWords(pr('"bf17" is not allowed; expected one of "bf16", "fp16", "fp32" (did you mean "bf16"?)', 'training.precision'), null),
+    '"bf17" is not one of the choices. Choose one of bf16, fp16, fp32. Did you mean bf16?');
+  assert.equal(inWords(pr('true is a boolean; expected an integer in [1, 10]'), null), 'true is a yes/no value. Enter a whole number from 1 to 10.');
+  // a message it does not know keeps its words, keys in words
+  assert.equal(inWords(pr('24 does not divide hidden_size 2305', 'model.num_attention_heads')), 'Attention heads: 24 does not divide hidden size 2305');
+  assert.equal(pathWords('cluster.groups[1].nodes'), 'Group 1: nodes');
+  assert.equal(pathWords('devices.custom-1.memory_GiB'), 'Custom device custom-1: memory (GiB)');
+  assert.equal(expectedWords('a finite number > 0 and <= 1000000 (dense TFLOP/s), or "none"').words, 'a number above 0 and at most 1,000,000 (dense TFLOP/s)');
+});
+
+test('record what this plan measured: a run from the plan on screen, refused values name their field (issue 36 item 8)', () => {
+  const plan = { micro_batch_size: 8, num_micro_batches: 8, stages: [{ group: 0, num_layers: 24, tp: 1, dp: 8 }] };
+  const run = recordedRun(plan, ' 1.32 ', '13.9', { name: 'n', global_batch_size: 128 });
+  assert.deepStrictEqual(run, { name: 'n', iteration_time_s: 1.32, peak_memory_GiB: 13.9, global_batch_size: 128, plan });
+  assert.equal(recordedRun(plan, '2', '').peak_memory_GiB, undefined, 'peak memory is optional');
+  for (const [t, m, re] of [['', '', /^Measured seconds per iteration: enter/], ['abc', '', /^Measured seconds per iteration: "abc" is not a number/],
+    ['0', '', /^Measured seconds per iteration: 0 is out of range/], ['1e7', '', /out of range/], ['1', 'x', /^Peak memory per GPU \(GiB\): "x" is not a number/],
+    ['1', '-2', /^Peak memory per GPU \(GiB\): -2 is out of range/]]) {
+    assert.throws(() => recordedRun(plan, t, m), (e) => e instanceof RunsInputError && re.test(e.message), `${t} / ${m}`);
+  }
+  assert.throws(() => recordedRun(null, '1', ''), /No plan on screen/);
+  // appended to the runs text: an empty text starts a document, a document keeps its runs, other text is refused
+  const one = JSON.parse(appendRun('', run));
+  assert.equal(one.runs.length, 1);
+  const two = JSON.parse(appendRun(JSON.stringify({ name: 'mine', runs: [run] }), run));
+  assert.equal(two.name, 'mine');
+  assert.equal(two.runs.length, 2);
+  assert.throws(() => appendRun('{x', run), /The runs field \(RUNS\.json\) is not valid JSON/);
+  assert.throws(() => appendRun('[1]', run), /is not a runs document/);
+  assert.throws(() => appendRun(JSON.stringify({ runs: Array(100).fill(run) }), run), /already holds 100 runs/);
+});

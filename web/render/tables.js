@@ -90,25 +90,28 @@ export function topPlansTable(plans, selected, onSelect, { order = null, costs =
       h('td', {}, fmtTime(p.iteration_time_s)),
       h('td', { class: 'tps', 'data-value': p.tokens_per_s }, fmtInt(p.tokens_per_s)),
       h('td', {}, fmtPct(p.mfu)),
+      // what a reader compares first (cost, days) before the plan's shape: at 1440 px the table
+      // fits up to the cost columns without scrolling sideways (issue 36 item 6)
+      // GPUs without a price are not counted: the cost is a lower bound ("≥ $x", or "unknown"), the tooltip says which
+      h('td', { class: c?.partial ? 'cost-1m partial' : 'cost-1m', 'data-usd': c?.usdPer1M ?? '', 'data-partial': c?.partial ? 'true' : null,
+        title: unpricedNote(c) }, c ? formatCost(c) : '–'),
+      budget ? h('td', { class: 'days', title: c?.seconds == null ? null : formatDuration(c.seconds) }, c?.days == null ? '–' : formatDays(c.days)) : null,
+      budget ? h('td', { class: 'total', title: unpricedNote(c) }, c?.totalUsd == null ? '–' : formatCost(c, 'totalUsd')) : null,
       h('td', {}, String(p.num_gpus)),
       // interleaved 1F1B: the stage count and its model chunks per stage (Megatron's virtual pipeline size)
       (p.plan?.virtual_stages ?? 1) > 1
         ? h('td', { class: 'pp', title: `interleaved 1F1B: ${p.plan.virtual_stages} model chunks per stage` }, `${(p.stages || []).length} × ${p.plan.virtual_stages} chunks`)
         : h('td', { class: 'pp' }, String((p.stages || []).length)),
+      h('td', {}, p.memory_fits ? 'yes' : 'no'),
+      h('td', { class: 'mb-replica' }, replicaMicroBatch(p)),
       h('td', {}, stageSummary(p, '×').join(', ')),
       h('td', {}, (p.stages || []).map((s) => s.num_layers).join(' / ')),
-      h('td', { class: 'mb-replica' }, replicaMicroBatch(p)),
-      h('td', {}, `${p.plan?.micro_batch_size} × ${p.plan?.num_micro_batches}`),
-      h('td', {}, p.memory_fits ? 'yes' : 'no'),
-      // GPUs without a price are not counted: the cost is a lower bound ("≥ $x", or "unknown"), the tooltip says which
-      h('td', { class: c?.partial ? 'cost-1m partial' : 'cost-1m', 'data-usd': c?.usdPer1M ?? '', 'data-partial': c?.partial ? 'true' : null,
-        title: unpricedNote(c) }, c ? formatCost(c) : '–'),
-      budget ? h('td', { class: 'days', title: c?.seconds == null ? null : formatDuration(c.seconds) }, c?.days == null ? '–' : formatDays(c.days)) : null,
-      budget ? h('td', { class: 'total', title: unpricedNote(c) }, c?.totalUsd == null ? '–' : formatCost(c, 'totalUsd')) : null));
+      h('td', {}, `${p.plan?.micro_batch_size} × ${p.plan?.num_micro_batches}`)));
   }
-  const head = [th('plan', 'plan'), th('iteration'), th('tokens/s'), th('MFU'), th('GPUs', 'GPUs'), th('stages (PP)', 'PP'),
-    th('TP × DP per stage', 'TP × DP'), th('layers per stage', 'PP'), th('micro-batch per replica'), th('pipeline micro-batch × count', 'pipeline micro-batch'),
-    th('fits', 'fits'), th('$ per 1M tokens', 'cost per 1M tokens'), budget ? th('days to train') : null, budget ? th('total cost', 'cost per 1M tokens') : null];
+  const head = [th('plan', 'plan'), th('iteration'), th('tokens/s'), th('MFU'), th('$ per 1M tokens', 'cost per 1M tokens'),
+    budget ? th('days to train') : null, budget ? th('total cost', 'cost per 1M tokens') : null, th('GPUs', 'GPUs'), th('stages (PP)', 'PP'),
+    th('fits', 'fits'), th('micro-batch per replica'), th('TP × DP per stage', 'TP × DP'), th('layers per stage', 'PP'),
+    th('pipeline micro-batch × count', 'pipeline micro-batch')];
   return h('table', { class: 'data', 'data-testid': 'top-plans' },
     h('caption', {}, 'Top plans (select one to show its stages, timeline and exports)'),
     h('thead', {}, h('tr', {}, head)),
