@@ -77,7 +77,9 @@ export function stageSummary(est, times = 'x') {
       return st.replicas.map((r) => `${r.tp}${times}${r.count ?? 1}`).join('+');
     }
     // context parallelism: the replica is tp x cp GPUs, written TPxCPcp x DP so the product stays the GPUs
-    return st.cp > 1 ? `${st.tp}${times}${st.cp}cp${times}${st.dp}` : `${st.tp}${times}${st.dp}`;
+    // MoE: the expert grid after it ("1x16 ep8", "2x8 ep4/etp2")
+    const ep = st.ep > 1 || st.etp > 1 ? ` ep${st.ep ?? 1}${st.etp > 1 ? `/etp${st.etp}` : ''}` : '';
+    return (st.cp > 1 ? `${st.tp}${times}${st.cp}cp${times}${st.dp}` : `${st.tp}${times}${st.dp}`) + ep;
   });
 }
 

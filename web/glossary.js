@@ -5,7 +5,7 @@ export const GLOSSARY = {
   PP: 'Pipeline parallelism: the model\'s layers are cut into consecutive stages, each on its own GPUs; micro-batches flow through the stages (1F1B schedule: one forward, one backward alternately).',
   TP: 'Tensor parallelism: each layer\'s matrices are split over TP GPUs of one node, which exchange partial results (all-reduce) inside every layer.',
   DP: 'Data parallelism: DP replicas of a stage each process different samples; their gradients are averaged (all-reduce) once per iteration.',
-  'TP × DP': 'Per stage: TP GPUs per replica × DP replicas = the stage\'s GPUs. A stage with mixed replicas lists each replica set as TP×count; with context parallelism it reads TP×CPcp×DP (each replica is TP × CP GPUs that split every sequence).',
+  'TP × DP': 'Per stage: TP GPUs per replica × DP replicas = the stage\'s GPUs. A stage with mixed replicas lists each replica set as TP×count; with context parallelism it reads TP×CPcp×DP (each replica is TP × CP GPUs that split every sequence); an MoE stage adds its expert grid, epN (and /etpM): the routed experts split over N of the same GPUs, each expert\'s FFN over M.',
   'micro-batch per replica': 'Samples one data-parallel replica processes per micro-batch: Megatron-LM\'s --micro-batch-size.',
   'pipeline micro-batch': 'Samples one micro-batch carries through the pipeline, summed over the stage\'s data-parallel replicas (micro-batch per replica × DP). Pipeline micro-batch × count = the global batch.',
   'global batch': 'Samples per iteration (one optimizer step), over all replicas and micro-batches.',

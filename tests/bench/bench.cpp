@@ -8,7 +8,7 @@
 //                                        speed-up, same plans
 //   poseidon_bench sweep [--limit S]     issue 11's sweep: 1-4 types x 64..4096 GPUs x 24..128 layers
 //   poseidon_bench shape TYPES GPUS LAYERS [--limit S]  one sweep shape: when the best plan improved
-//   poseidon_bench megatron-sweep [--limit S] [--recompute R]  issue 37's 36 shapes with Megatron-Core's
+//   poseidon_bench megatron-sweep [--limit S] [--recompute R] [--moe]  issue 37's 36 shapes with Megatron-Core's
 //                                        usual settings, per recompute setting (bench_megatron_sweep.cpp)
 //   poseidon_bench blocks [--limit S]    one block per group (default) vs --group-blocks 2 and 3 (bench_blocks.cpp)
 //   poseidon_bench challenge [--limit S] a local search over the whole plan format against the search's
@@ -364,6 +364,9 @@ int main(int argc, char** argv) {
     bool limit_given = false;
     int max_threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency())), reps = 1;
     std::string recompute;  // --recompute (megatron-sweep): one setting only
+    bool moe = false;       // --moe (megatron-sweep): an MoE model in place of the dense one
+    for (int i = 2; i < argc; ++i)
+        if (std::string(argv[i]) == "--moe") moe = true;
     for (int i = 2; i + 1 < argc; ++i) {
         if (std::string(argv[i]) == "--limit") limit = std::stod(argv[i + 1]), limit_given = true;
         if (std::string(argv[i]) == "--threads") g_threads = std::stoi(argv[i + 1]);
@@ -380,13 +383,13 @@ int main(int argc, char** argv) {
         if (what == "scale" || what == "all") scale(limit);
         if (what == "stage-tp" || what == "all") stage_tp();
         if (what == "threads" || what == "all") threads(limit, max_threads, reps);
-        const SweepOptions so{limit_given ? limit : 2, g_threads, g_schedule, g_node_counts};
+        const SweepOptions so{limit_given ? limit : 2, g_threads, g_schedule, g_node_counts, moe};
         if (what == "sweep") sweep_bench(so);
         if (what == "shape" && argc > 4) shape_bench(std::stoi(argv[2]), std::stoi(argv[3]), std::stoi(argv[4]), so);
         if (what == "megatron-sweep") megatron_sweep_bench(so, recompute);
         // the scenario of one shape, for `poseidon plan`: megatron-scenario TYPES GPUS LAYERS [--recompute R]
         if (what == "megatron-scenario" && argc > 4)
-            std::printf("%s\n", megatron_scenario(std::stoi(argv[3]), std::stoi(argv[2]), std::stoi(argv[4]), recompute.empty() ? "selective" : recompute).dump(1).c_str());
+            std::printf("%s\n", megatron_scenario(std::stoi(argv[3]), std::stoi(argv[2]), std::stoi(argv[4]), recompute.empty() ? "selective" : recompute, moe).dump(1).c_str());
         if (what == "schedule") schedule();
         if (what == "blocks") group_blocks_bench(limit_given ? limit : 60, g_threads);
         if (what == "challenge") challenge_bench(limit_given ? limit : 60, g_threads);

@@ -16,7 +16,7 @@
 
 using namespace poseidon;
 
-Json megatron_scenario(int gpus, int types, int layers, const std::string& recompute) {
+Json megatron_scenario(int gpus, int types, int layers, const std::string& recompute, bool moe) {
     const char* devs[] = {"h100-sxm5-80gb", "a100-sxm4-80gb", "a100-sxm4-40gb", "v100-sxm2-32gb"};
     const double nic[] = {400, 200, 200, 100};
     Json groups = Json::array();
@@ -26,6 +26,9 @@ Json megatron_scenario(int gpus, int types, int layers, const std::string& recom
     Json model = {{"name", "llama-70b-shape"}, {"num_layers", layers}, {"hidden_size", 8192}, {"num_attention_heads", 64}, {"num_kv_heads", 8},
                   {"ffn_hidden_size", 28672},   {"vocab_size", 32000},  {"seq_length", 4096},       {"gated_mlp", true},
                   {"bias", false},              {"position_embedding", "rope"}};
+    // --moe: the Qwen3 235B-A22B preset (128 experts, top 8, every block MoE) with the shape's block
+    // count; the search then also walks its expert-parallel sizes (docs/search.md)
+    if (moe) model = {{"preset", "qwen3-235b-a22b"}, {"num_layers", layers}};
     Json training = {{"global_batch_size", 1024}, {"recompute", recompute}, {"sequence_parallel", true}, {"distributed_optimizer", true}};
     return {{"model", model}, {"training", training}, {"cluster", {{"name", "megatron-sweep"}, {"groups", groups}}}};
 }
@@ -38,7 +41,7 @@ void megatron_sweep_bench(const SweepOptions& so, const std::string& only) {
     std::vector<std::string> settings = {"selective", "full", "none"};
     if (!only.empty()) settings = {only};
     for (const std::string& rc : settings) {
-        std::printf("\nrecompute %s, --threads %d, --schedule %s, limit %.1f s\n", rc.c_str(), so.threads, so.schedule.c_str(), so.limit_s);
+        std::printf("\n%srecompute %s, --threads %d, --schedule %s, limit %.1f s\n", so.moe ? "Qwen3 235B-A22B shape (--moe), " : "", rc.c_str(), so.threads, so.schedule.c_str(), so.limit_s);
         std::printf("| types | GPUs | layers | wall s | CPU s | complete | evaluated | pruned | best s | schedule |\n|---|---|---|---|---|---|---|---|---|---|\n");
         std::vector<double> walls, cpus;
         int complete = 0, within = 0, total = 0;
@@ -46,7 +49,7 @@ void megatron_sweep_bench(const SweepOptions& so, const std::string& only) {
         for (int gpus : {64, 1024, 4096})
             for (int types : {1, 2, 3, 4})
                 for (int layers : {24, 80, 128}) {
-                    const Scenario sc = parse_scenario(megatron_scenario(gpus, types, layers, rc));
+                    const Scenario sc = parse_scenario(megatron_scenario(gpus, types, layers, rc, so.moe));
                     SearchOptions o;
                     o.top_k = 3;
                     o.time_limit_s = so.limit_s;

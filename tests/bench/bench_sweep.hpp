@@ -11,6 +11,7 @@ struct SweepOptions {
     double limit_s = 2;
     int threads = 1;
     std::string schedule = "any", node_counts = "halving";
+    bool moe = false;  // megatron-sweep --moe: Qwen3 235B-A22B's shape in place of the dense model
 };
 
 // A mixed cluster of `types` device types (H100, A100-80GB, L40S, V100-32GB) with `gpus` GPUs
@@ -22,7 +23,7 @@ void shape_bench(int types, int gpus, int layers, const SweepOptions& so);
 // Issue 37's sweep (bench_megatron_sweep.cpp): 64/1024/4096 GPUs x 1-4 types (H100, A100-80GB,
 // A100-40GB, V100-32GB) x 24/80/128 blocks, batch 1024, sequence parallelism, distributed optimizer,
 // one table per recompute setting (`only`: just that one).
-poseidon::Json megatron_scenario(int gpus, int types, int layers, const std::string& recompute);
+poseidon::Json megatron_scenario(int gpus, int types, int layers, const std::string& recompute, bool moe = false);
 void megatron_sweep_bench(const SweepOptions& so, const std::string& only);
 
 // Two groups of one device each (`a_nodes` x `a_gpn` and `b_nodes` x `b_gpn` GPUs), `bw` GB/s between

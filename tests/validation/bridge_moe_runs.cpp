@@ -70,9 +70,6 @@ std::vector<BridgeRun> bridge_moe_runs() {
                    " MBS" + std::to_string(mbs) + " (" + std::to_string(gpus) + " GPUs)";
         Json model = {{"preset", mm.preset}, {"seq_length", seq}};
         if (mm.mtp_layers >= 0) model["mtp_layers"] = mm.mtp_layers;
-        const int nodes = gpus / sys.gpus_per_node;
-        Json group = {{"device", sys.device}, {"nodes", nodes}, {"gpus_per_node", sys.gpus_per_node}, {"inter_node_bw_GBps", sys.nic_GBps_per_node}};
-        if (sys.nvlink_domain_gpus > 0) group["nvlink_domain_gpus"] = sys.nvlink_domain_gpus;
         // _benchmark_common: the distributed optimizer with both overlaps, gradients reduced in
         // bf16, sequence parallelism with TP; DeepSeek-V3's recipes the precision-aware optimizer.
         // The recipes' selective recomputation of named modules (mla_up_proj, mlp, moe_act) is not
@@ -88,7 +85,7 @@ std::vector<BridgeRun> bridge_moe_runs() {
                          {"fp8_param_gather", precision != "bf16"},
                          {"moe_token_dispatcher", dispatcher_of(mm.preset, system, precision)}};
         if (std::string(mm.preset) == "deepseek-v3") training["stack"] = "megatron-core-precision-aware";
-        const Json scenario = {{"model", model}, {"cluster", {{"name", system}, {"groups", Json::array({group})}}}, {"training", training}};
+        const Json scenario = {{"model", model}, {"cluster", bridge_cluster(r)}, {"training", training}};
         run.scenario = parse_scenario(scenario);
         const int dp = gpus / (tp * pp * cp);
         run.plan.micro_batch_size = static_cast<std::int64_t>(mbs) * dp;

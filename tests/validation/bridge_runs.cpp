@@ -44,6 +44,14 @@ std::string bridge_precision(const std::string& p) {
 
 int bridge_int_or(const Json& j, const char* key, int fallback) { return j.contains(key) && j[key].is_number() ? j[key].get<int>() : fallback; }
 
+Json bridge_cluster(const Json& row) {
+    const System& sys = bridge_systems.at(row["system"].get<std::string>());
+    const int nodes = row["gpus"].get<int>() / sys.gpus_per_node;
+    Json group = {{"device", sys.device}, {"nodes", nodes}, {"gpus_per_node", sys.gpus_per_node}, {"inter_node_bw_GBps", sys.nic_GBps_per_node}};
+    if (sys.nvlink_domain_gpus > 0) group["nvlink_domain_gpus"] = sys.nvlink_domain_gpus;
+    return {{"name", row["system"]}, {"groups", Json::array({group})}};
+}
+
 std::vector<BridgeRun> bridge_dense_runs() {
     const Json data = read_bridge_data();
     std::vector<BridgeRun> out;
@@ -75,14 +83,11 @@ std::vector<BridgeRun> bridge_dense_runs() {
         Json model = model_preset;
         model["seq_length"] = seq;
         model.erase("id");
-        const int nodes = gpus / sys.gpus_per_node;
-        Json group = {{"device", sys.device}, {"nodes", nodes}, {"gpus_per_node", sys.gpus_per_node}, {"inter_node_bw_GBps", sys.nic_GBps_per_node}};
-        if (sys.nvlink_domain_gpus > 0) group["nvlink_domain_gpus"] = sys.nvlink_domain_gpus;
         Json training = {{"global_batch_size", gbs},        {"precision", precision},       {"recompute", "none"},
                          {"sequence_parallel", tp > 1},      {"distributed_optimizer", true}, {"overlap_grad_reduce", true},
                          {"overlap_param_gather", true},     {"tp_comm_overlap", tp > 1},     {"grad_reduce_dtype", "bf16"},
                          {"fp8_param_gather", precision != "bf16"}, {"fsdp", fsdp > 0}};
-        const Json scenario = {{"model", model}, {"cluster", {{"name", r["system"]}, {"groups", Json::array({group})}}}, {"training", training}};
+        const Json scenario = {{"model", model}, {"cluster", bridge_cluster(r)}, {"training", training}};
         run.scenario = parse_scenario(scenario);
         const int dp = gpus / (tp * pp * cp);
         run.plan.micro_batch_size = static_cast<std::int64_t>(mbs) * dp;

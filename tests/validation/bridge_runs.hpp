@@ -33,6 +33,8 @@ struct System {
 extern const std::map<std::string, System> bridge_systems;
 std::string bridge_precision(const std::string& published);
 int bridge_int_or(const Json& j, const char* key, int fallback);
+// The row's system as a one-group cluster of the default presets.
+Json bridge_cluster(const Json& row);
 
 // Every dense row of tests/validation/data/megatron_bridge_perf.json whose precision is published.
 std::vector<BridgeRun> bridge_dense_runs();

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { MEMORY_COMPONENTS, memoryRows, memoryLevel, WARN_SHARE } from '../../web/render/memory.js';
-import { chromeTrace, topPlansCsv, megatronArgs, planJson, resourceOf } from '../../web/exports.js';
+import { chromeTrace, topPlansCsv, megatronArgs, planJson, resourceOf, stageSummary } from '../../web/exports.js';
 import { modelFromHfConfig, HfConfigError } from '../../web/hf.js';
 import { inputsFromScenario, ScenarioFileError } from '../../web/scenario-file.js';
 import { PROFILE_PRESET_IDS, parseProfileText, ProfileInputError, clusterDeviceNames, profileMatch, profileDevices,
@@ -482,4 +482,9 @@ test('times read with their unit; no time at all reads 0, not a rounded 0.0 µs'
   assert.equal(fmtTime(0.0125), '12.50 ms');
   assert.equal(fmtTime(1.5), '1.500 s');
   assert.equal(fmtTime(null), '–');
+});
+
+test('an MoE stage\'s summary carries its expert grid; a dense one is unchanged', () => {
+  assert.deepStrictEqual(stageSummary({ stages: [{ tp: 1, dp: 16, ep: 8, etp: 1 }, { tp: 2, dp: 8, ep: 4, etp: 2 }, { tp: 2, dp: 4 }, { tp: 2, dp: 4, cp: 2, ep: 1, etp: 1 }] }, '×'),
+    ['1×16 ep8', '2×8 ep4/etp2', '2×4', '2×2cp×4']);
 });

@@ -86,5 +86,12 @@ export function memoryBreakdown(est) {
       h('td', { 'data-component': 'total' }, fmtFixed(r.total, 2)),
       h('td', {}, fmtFixed(r.capacity, 2)),
       h('td', { class: `used ${r.level}` }, r.share === null ? '–' : fmtPct(r.share))))));
-  return h('div', { class: 'memory' }, bars, legend, scrollTable(table));
+  // MoE (docs/formats.md, "Estimate output"): what of the weights are the routed experts', and the
+  // token dispatch's buffers within the temporary peak
+  const stages = est?.stages || [];
+  const moe = stages.some((st) => Number.isFinite(st.expert_weights_GiB))
+    ? h('p', { class: 'muted', 'data-testid': 'moe-memory' }, 'Mixture of experts: ', stages.map((st, i) =>
+      `stage ${st.index ?? i} expert weights ${fmtFixed(st.expert_weights_GiB ?? 0, 2)} GiB (EP ${st.ep ?? 1}${(st.etp ?? 1) > 1 ? ` × ETP ${st.etp}` : ''}), dispatch buffers ${fmtFixed(st.dispatch_buffers_GiB ?? 0, 2)} GiB`).join('; '))
+    : null;
+  return h('div', { class: 'memory' }, bars, legend, scrollTable(table), moe);
 }

@@ -28,12 +28,18 @@ export function stageDiagram(est) {
     const parallel = mixed
       ? st.replicas.map((r) => `${r.count ?? 1}× ${r.device} TP ${r.tp}`).join(' + ')
       : `TP ${st.tp} × DP ${st.dp}`;
+    // MoE: the stage's expert grid and its token exchange per micro-batch (docs/formats.md, "Estimate output")
+    const experts = Number.isInteger(st.ep)
+      ? h('div', { class: 'muted', title: 'expert-parallel size × expert tensor-parallel size; dispatch + combine per micro-batch (forward and backward)' },
+        `EP ${st.ep}${st.etp > 1 ? ` × ETP ${st.etp}` : ''} · all-to-all ${fmtTime((st.forward_ep_comm_s ?? 0) + (st.backward_ep_comm_s ?? 0))}`)
+      : '';
     const li = h('li', { class: `stage${st.fits === false ? ' nofit' : ''}` },
       h('div', { class: 'stage-head' }, swatches, h('strong', {}, `Stage ${st.index ?? stages.indexOf(st)}`)),
       h('div', { class: 'stage-dev' }, stageDevices(st).join(' + ')),
       h('div', {}, `${st.num_layers} layer${st.num_layers === 1 ? '' : 's'}`,
         Array.isArray(chunks) ? h('span', { class: 'muted', title: 'layers per model chunk (chunk 0 first)' }, ` (chunks ${chunks.join('+')})`) : ''),
       h('div', {}, `${st.gpus} GPU${st.gpus === 1 ? '' : 's'} · ${parallel}`),
+      experts,
       h('div', { class: 'muted' }, `F ${fmtTime(st.forward_s)} · B ${fmtTime(st.backward_s)}`),
       h('div', { class: 'mem', role: 'meter', 'aria-valuemin': 0, 'aria-valuemax': fmt(cap, 1), 'aria-valuenow': fmt(mem, 1),
         'aria-label': `memory ${fmt(mem, 1)} of ${fmt(cap, 1)} GiB` }, fill),
