@@ -134,7 +134,9 @@ double block_forward_flops(const ModelSpec& m, int block, double samples) {
     return f;
 }
 
-BlockAverage average_block(const ModelSpec& m, double samples) {
+namespace {
+
+BlockAverage average_block_of(const ModelSpec& m, double samples) {
     BlockAverage avg;
     const double L = m.num_layers;
     for (int i = 0; i < m.num_layers + m.mtp_layers; ++i) {
@@ -157,6 +159,40 @@ BlockAverage average_block(const ModelSpec& m, double samples) {
         }
     }
     avg.matmul_flops = avg.forward_flops - avg.core_counted_flops;
+    return avg;
+}
+
+// The block shape fields the sums read: a cached sum is reused while they are unchanged.
+bool same_blocks(const ModelSpec& a, const ModelSpec& b) {
+    return a.num_layers == b.num_layers && a.hidden_size == b.hidden_size && a.num_attention_heads == b.num_attention_heads && a.num_kv_heads == b.num_kv_heads &&
+           a.ffn_hidden_size == b.ffn_hidden_size && a.vocab_size == b.vocab_size && a.seq_length == b.seq_length && a.gated_mlp == b.gated_mlp && a.bias == b.bias &&
+           a.head_dim == b.head_dim && a.mla == b.mla && a.q_lora_rank == b.q_lora_rank && a.kv_lora_rank == b.kv_lora_rank && a.qk_nope_head_dim == b.qk_nope_head_dim &&
+           a.qk_rope_head_dim == b.qk_rope_head_dim && a.v_head_dim == b.v_head_dim && a.sliding_window == b.sliding_window &&
+           a.sliding_window_blocks == b.sliding_window_blocks && a.num_experts == b.num_experts && a.moe_top_k == b.moe_top_k &&
+           a.moe_ffn_hidden_size == b.moe_ffn_hidden_size && a.num_shared_experts == b.num_shared_experts &&
+           a.moe_shared_expert_ffn_hidden_size == b.moe_shared_expert_ffn_hidden_size && a.moe_blocks == b.moe_blocks && a.mtp_layers == b.mtp_layers;
+}
+
+}  // namespace
+
+// Every replica_cost of a model with block variants needs the average block, and the sums walk
+// every block: the search scores millions of candidates, so the sums for one sample are kept per
+// thread and scaled (every FLOP term is linear in the samples; the parameter terms do not depend
+// on them).
+BlockAverage average_block(const ModelSpec& m, double samples) {
+    thread_local ModelSpec key;
+    thread_local BlockAverage unit;
+    thread_local bool filled = false;
+    if (!filled || !same_blocks(key, m)) {
+        key = m;
+        unit = average_block_of(m, 1);
+        filled = true;
+    }
+    BlockAverage avg = unit;
+    avg.forward_flops *= samples;
+    avg.matmul_flops *= samples;
+    avg.core_causal_flops *= samples;
+    avg.core_counted_flops *= samples;
     return avg;
 }
 

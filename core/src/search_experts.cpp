@@ -18,6 +18,10 @@ std::vector<std::pair<int, int>> expert_grids(const Scenario& sc) {
     const int gpus = sc.cluster.num_gpus();
     for (int ep = 1; ep <= sc.model.num_experts && ep <= gpus; ep *= 2)
         if (sc.model.num_experts % ep == 0) grids.push_back({ep, 1});
+    // largest first: the widest sharding fits where a small ep runs out of memory, so its plans
+    // bound the later grids' searches (a grid without a plan of its own would otherwise walk its
+    // whole space unbounded)
+    std::reverse(grids.begin(), grids.end());
     return grids;
 }
 
@@ -41,7 +45,7 @@ SearchRun run_expert_grids(const Scenario& sc, const SearchOptions& options, int
         for (Found& f : run.found) top.insert(f.time, std::move(f.plan), f.dag_time);
         if (!run.stats.stopped_by.empty()) break;
     }
-    out.stats.notes.push_back("expert parallelism: " + std::to_string(grids.size()) + " expert-parallel sizes searched (ep 1.." + std::to_string(grids.back().first) +
+    out.stats.notes.push_back("expert parallelism: " + std::to_string(grids.size()) + " expert-parallel sizes searched (ep " + std::to_string(grids.front().first) + " down to 1" +
                               ", etp 1), every stage of a plan on the same one");
     out.found = top.list();
     return out;
