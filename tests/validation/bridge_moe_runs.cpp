@@ -87,11 +87,7 @@ std::vector<BridgeRun> bridge_moe_runs() {
         if (std::string(mm.preset) == "deepseek-v3") training["stack"] = "megatron-core-precision-aware";
         const Json scenario = {{"model", model}, {"cluster", bridge_cluster(r)}, {"training", training}};
         run.scenario = parse_scenario(scenario);
-        const int dp = gpus / (tp * pp * cp);
-        run.plan.micro_batch_size = static_cast<std::int64_t>(mbs) * dp;
-        run.plan.num_micro_batches = gbs / run.plan.micro_batch_size;
-        run.plan.schedule = vp > 1 ? "interleaved-1f1b" : "1f1b";
-        run.plan.virtual_stages = vp;
+        const int dp = bridge_schedule(r, run.plan);
         const int layers = run.scenario.model.num_layers;
         const std::vector<int> chunks = chunk_sizes(layers, pp * vp);
         const bool even = layers % (pp * vp) == 0;

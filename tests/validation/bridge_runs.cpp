@@ -44,6 +44,16 @@ std::string bridge_precision(const std::string& p) {
 
 int bridge_int_or(const Json& j, const char* key, int fallback) { return j.contains(key) && j[key].is_number() ? j[key].get<int>() : fallback; }
 
+int bridge_schedule(const Json& row, Plan& plan) {
+    const int tp = row["tp"], pp = row["pp"], cp = bridge_int_or(row, "cp", 1), vp = std::max(1, bridge_int_or(row, "vp", 1));
+    const int dp = row["gpus"].get<int>() / (tp * pp * cp);
+    plan.micro_batch_size = row["mbs"].get<std::int64_t>() * dp;
+    plan.num_micro_batches = row["gbs"].get<std::int64_t>() / plan.micro_batch_size;
+    plan.schedule = vp > 1 ? "interleaved-1f1b" : "1f1b";
+    plan.virtual_stages = vp;
+    return dp;
+}
+
 Json bridge_cluster(const Json& row) {
     const System& sys = bridge_systems.at(row["system"].get<std::string>());
     const int nodes = row["gpus"].get<int>() / sys.gpus_per_node;
@@ -89,11 +99,7 @@ std::vector<BridgeRun> bridge_dense_runs() {
                          {"fp8_param_gather", precision != "bf16"}, {"fsdp", fsdp > 0}};
         const Json scenario = {{"model", model}, {"cluster", bridge_cluster(r)}, {"training", training}};
         run.scenario = parse_scenario(scenario);
-        const int dp = gpus / (tp * pp * cp);
-        run.plan.micro_batch_size = static_cast<std::int64_t>(mbs) * dp;
-        run.plan.num_micro_batches = gbs / run.plan.micro_batch_size;
-        run.plan.schedule = vp > 1 ? "interleaved-1f1b" : "1f1b";
-        run.plan.virtual_stages = vp;
+        const int dp = bridge_schedule(r, run.plan);
         // Blocks that do not split into the pp x vp chunks (Llama 3.1 405B: 126) are split as
         // Megatron-Bridge's recipes do, with --account-for-embedding-in-pipeline-split and
         // --account-for-loss-in-pipeline-split: the embedding and the loss count as one block each,

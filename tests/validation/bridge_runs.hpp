@@ -33,6 +33,8 @@ struct System {
 extern const std::map<std::string, System> bridge_systems;
 std::string bridge_precision(const std::string& published);
 int bridge_int_or(const Json& j, const char* key, int fallback);
+// The row's micro-batch (mbs x dp), micro-batch count, schedule and VP into `plan`; returns dp.
+int bridge_schedule(const Json& row, Plan& plan);
 // The row's system as a one-group cluster of the default presets.
 Json bridge_cluster(const Json& row);
 
