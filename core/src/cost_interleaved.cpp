@@ -67,7 +67,7 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
                 StagePosition pos{c * p + s, p * V, m, st.dp() * st.cp, held[c]};
                 const CpLink cpl = cp_link(sc.cluster.groups[rs.group], rs.tp, st.cp);
                 pos.cp = st.cp, pos.cp_bw_GBps = cpl.bw_GBps, pos.cp_latency_s = cpl.latency_s;
-                set_expert_grid(pos, sc.cluster.groups[rs.group], rs.tp, st);
+                set_expert_grid(pos, sc.cluster.groups[rs.group], st);
                 const ReplicaCost rc = replica_cost(sc, d, rs.tp, rs.samples, blocks[c], pos);
                 chunk_params[c] = std::max(chunk_params[c], rc.params_per_gpu);
                 working_GiB = rc.recompute_working_GiB;  // the chunks' blocks are alike

@@ -23,14 +23,13 @@ constexpr int moe_forward_kernels = 10;
 
 }  // namespace
 
-EpLink ep_link(const Group& g, int tp, int cp, int ep, int etp) {
+EpLink ep_link(const Group& g, int ep, int etp) {
     EpLink l;
     l.etp_bw_GBps = etp > 1 ? intra_node_bw_eff_GBps(g, etp) : 0.0;
     if (ep <= 1) return l;
     // The expert grid is laid over the stage's GPUs with etp fastest, then ep: one EP group is
     // ep x etp consecutive GPUs, of which ep (one per ETP position) exchange tokens. The stage's
     // replicas start at a domain boundary when they fit one (place_plan takes GPUs in order).
-    (void)tp, (void)cp;
     const int span = ep * etp, domain = g.domain_gpus();
     const int in_domain = span <= domain && domain % span == 0 ? ep : std::max(1, std::min(ep, domain / std::max(1, etp)));
     l.frac_intra = static_cast<double>(in_domain - 1) / ep;
@@ -125,9 +124,10 @@ MoeMemory moe_memory(const MoeShape& x, double element_bytes, double operand_byt
     return mm;
 }
 
-void set_expert_grid(StagePosition& pos, const Group& g, int tp, const StagePlan& stage) {
+void set_expert_grid(StagePosition& pos, const Group& g, const StagePlan& stage) {
     pos.ep = stage.ep, pos.etp = stage.etp;
-    pos.ep_link = ep_link(g, tp, stage.cp, stage.ep, stage.etp);
+    pos.edp = std::max(1, stage.gpus() / (stage.ep * stage.etp));
+    pos.ep_link = ep_link(g, stage.ep, stage.etp);
 }
 
 double expert_sync_s(const Scenario& sc, const Group& g, const StagePlan& stage, double expert_grad_bytes) {

@@ -55,8 +55,9 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     // The distributed optimizer (and FSDP) shard the dense parameters' states over the stage's
     // dp x cp ranks and the experts' over their expert data-parallel ranks, tp x cp x dp / (ep x etp)
     // (Megatron-Core's dp_cp and expt_dp groups: frontier-facts.md, section 4).
-    const double shard_dense = std::max(1, pos.dp_total), shard_expert = std::max(1.0, t * pos.dp_total / expert_shards);
+    const double shard_dense = std::max(1, pos.dp_total), shard_expert = pos.edp > 0 ? pos.edp : std::max(1.0, t * pos.dp_total / expert_shards);
     const double sharded_params = (params - rc.expert_params_per_gpu) / shard_dense + rc.expert_params_per_gpu / shard_expert;
+    rc.sharded_params_per_gpu = sharded_params;
 
     // ---- memory per GPU (Korthikanti et al. 2022, table 2; Rajbhandari et al. 2020 for states) ----
     const double weight_bytes = (tr.precision == Precision::fp32 ? 4.0 : 2.0);

@@ -159,7 +159,7 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             const Device& d = replica_device(g, rs.tp, overridden);
             const CpLink cpl = cp_link(g, rs.tp, st.cp);
             pos.cp_bw_GBps = cpl.bw_GBps, pos.cp_latency_s = cpl.latency_s;
-            set_expert_grid(pos, g, rs.tp, st);
+            set_expert_grid(pos, g, st);
             ReplicaCost rc = replica_cost(sc, d, rs.tp, rs.samples, st.num_layers, pos);
             if (k == 0 || rc.forward_s + rc.backward_s > ev.times.forward_s + ev.times.backward_s) {
                 ev.times.take_compute(rc);
@@ -167,11 +167,7 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             }
             ev.keep_tightest(rc.memory, d.memory_GiB, worst_headroom);
             max_params = std::max(max_params, rc.params_per_gpu);
-            // sharded states: the dense parameters' over dp x cp, the experts' over edp
-            const double edp = std::max(1, st.gpus() / (st.ep * st.etp));
-            double local = sc.training.distributed_optimizer || sc.training.fsdp
-                               ? (rc.params_per_gpu - rc.expert_params_per_gpu) / (st.dp() * st.cp) + rc.expert_params_per_gpu / edp
-                               : rc.params_per_gpu;
+            double local = sc.training.distributed_optimizer || sc.training.fsdp ? rc.sharded_params_per_gpu : rc.params_per_gpu;
             const DeviceProfile* dprof = find_device_profile(profile, d);
             if (dprof && (dprof->intra_node_bw_GBps || dprof->inter_node_bw_GBps)) rc.sources.links = CostSource::profile;
             if (dprof && dprof->optimizer_s_per_billion_params) {

@@ -71,21 +71,21 @@ TEST_CASE("the token exchange crosses NVLink inside the domain and the NICs beyo
     g.device.inter_node_link_efficiency = 0.85;
     g.device.collective_latency_us = 10;
     g.nodes = 4, g.gpus_per_node = 8, g.intra_node_bw_GBps = 450, g.inter_node_bw_GBps = 400, g.intra_node_link = "nvlink";
-    const EpLink in = ep_link(g, 1, 1, 8, 1);
+    const EpLink in = ep_link(g, 8, 1);
     CHECK(in.frac_intra == Approx(7.0 / 8));
     CHECK(in.frac_inter == 0);
     CHECK(in.intra_bw_GBps == Approx(450 * 0.8));
-    const EpLink across = ep_link(g, 1, 1, 32, 1);
+    const EpLink across = ep_link(g, 32, 1);
     CHECK(across.frac_intra == Approx(7.0 / 32));
     CHECK(across.frac_inter == Approx(24.0 / 32));
     CHECK(across.inter_bw_GBps == Approx(400 * 0.85 / 8));
     // etp 2: an EP group of 16 ranks spans 32 GPUs; 4 of its ranks share this node
-    const EpLink folded = ep_link(g, 1, 1, 16, 2);
+    const EpLink folded = ep_link(g, 16, 2);
     CHECK(folded.frac_intra == Approx(3.0 / 16));
     CHECK(folded.frac_inter == Approx(12.0 / 16));
     // an NVL72 domain keeps EP 64 on NVLink
     g.gpus_per_node = 4, g.nodes = 18, g.nvlink_domain_gpus = 72, g.intra_node_bw_GBps = 900;
-    CHECK(ep_link(g, 1, 1, 64, 1).frac_inter == 0);
+    CHECK(ep_link(g, 64, 1).frac_inter == 0);
 }
 
 TEST_CASE("dispatch and combine move tokens x top_k x h bytes each way, hand-computed", "[moe][ep][time]") {

@@ -117,6 +117,9 @@ struct ReplicaCost {
     // and the token dispatch and combine of one forward and one backward (included in forward_s
     // and backward_s).
     double expert_params_per_gpu = 0;
+    // what the distributed optimizer (or FSDP) leaves on one GPU of params_per_gpu: the dense
+    // parameters over the stage's dp x cp ranks, the experts' over its edp ranks
+    double sharded_params_per_gpu = 0;
     double dispatch_buffers_GiB = 0;  // the token dispatch's send and receive buffers (within memory.temporary_GiB's peak)
     double forward_ep_comm_s = 0;
     double backward_ep_comm_s = 0;
@@ -133,11 +136,12 @@ struct StagePosition {
     double cp_bw_GBps = 0;          // the CP ring's bandwidth per GPU and its per-step latency (cp_link)
     double cp_latency_s = 0;
     int ep = 1, etp = 1;            // expert-parallel and expert tensor-parallel sizes of the stage
+    int edp = 0;                    // the stage's expert data-parallel ranks, GPUs / (ep x etp); 0: tp x dp_total / (ep x etp)
     struct EpLinkRef {
         double intra_bw_GBps = 0, inter_bw_GBps = 0, latency_s = 0;  // per GPU, one direction
         double frac_intra = 0, frac_inter = 0;  // of the dispatched tokens: to GPUs of this NVLink domain, beyond it
         double etp_bw_GBps = 0;                 // the expert tensor-parallel group's ring
-    } ep_link;
+    } ep_link{};
     bool first() const { return index == 0; }
     bool last() const { return index == num_stages - 1; }
 };
@@ -375,7 +379,7 @@ CpExtra cp_extra(const std::string& comm_type, int cp, double core_forward_s, do
 // ep x etp consecutive GPUs of group g (Megatron-Core's etp-ep-edp order over a stage's replicas
 // of tp x cp GPUs), and the expert data-parallel ring of the stage's edp ranks.
 using EpLink = StagePosition::EpLinkRef;
-EpLink ep_link(const Group& g, int tp, int cp, int ep, int etp);
+EpLink ep_link(const Group& g, int ep, int etp);
 struct RingLink {
     double bw_GBps = 0, latency_s = 0;
 };
@@ -415,7 +419,7 @@ MoeMemory moe_memory(const MoeShape& x, double element_bytes, double operand_byt
 // (experts 0 for a dense model).
 MoeShape moe_shape(const Scenario& sc, double tokens_per_gpu, const StagePosition& pos);
 // The stage's expert grid into a replica's position (its group's links).
-void set_expert_grid(StagePosition& pos, const Group& g, int tp, const StagePlan& stage);
+void set_expert_grid(StagePosition& pos, const Group& g, const StagePlan& stage);
 // The expert gradients' reduction over the stage's expert data-parallel ranks (a reduce-scatter
 // with the distributed optimizer, an all-reduce without), expert_grad_bytes per GPU.
 double expert_sync_s(const Scenario& sc, const Group& g, const StagePlan& stage, double expert_grad_bytes);
