@@ -38,16 +38,25 @@ void group_blocks_bench(double limit, int threads);  // bench_blocks.cpp
 void challenge_bench(double seconds, int threads);   // bench_challenge.cpp
 
 // (declared in bench_sweep.hpp)
-Json scale_scenario(int gpus, int types, int layers, int batch) {
-    const char* devs[] = {"h100-sxm5-80gb", "a100-sxm4-80gb", "l40s-48gb", "v100-sxm2-32gb"};
-    const double nic[] = {400, 200, 50, 100};
+Json even_groups(int gpus, int types, const char* const devices[], const double nic_GBps[]) {
     Json groups = Json::array();
     const int per = gpus / types;
     const int gpn = std::min(8, per);
-    for (int t = 0; t < types; ++t) groups.push_back({{"device", devs[t]}, {"nodes", per / gpn}, {"gpus_per_node", gpn}, {"inter_node_bw_GBps", nic[t]}});
-    Json model = {{"name", "llama-70b-shape"}, {"num_layers", layers}, {"hidden_size", 8192}, {"num_attention_heads", 64}, {"num_kv_heads", 8},
-                  {"ffn_hidden_size", 28672},   {"vocab_size", 32000},  {"seq_length", 4096},       {"gated_mlp", true},
-                  {"bias", false},              {"position_embedding", "rope"}};
+    for (int t = 0; t < types; ++t) groups.push_back({{"device", devices[t]}, {"nodes", per / gpn}, {"gpus_per_node", gpn}, {"inter_node_bw_GBps", nic_GBps[t]}});
+    return groups;
+}
+
+Json llama70b_shape(int layers) {
+    return {{"name", "llama-70b-shape"}, {"num_layers", layers}, {"hidden_size", 8192}, {"num_attention_heads", 64}, {"num_kv_heads", 8},
+            {"ffn_hidden_size", 28672},   {"vocab_size", 32000},  {"seq_length", 4096},       {"gated_mlp", true},
+            {"bias", false},              {"position_embedding", "rope"}};
+}
+
+Json scale_scenario(int gpus, int types, int layers, int batch) {
+    const char* devs[] = {"h100-sxm5-80gb", "a100-sxm4-80gb", "l40s-48gb", "v100-sxm2-32gb"};
+    const double nic[] = {400, 200, 50, 100};
+    const Json groups = even_groups(gpus, types, devs, nic);
+    const Json model = llama70b_shape(layers);
     Json training = {{"global_batch_size", batch}, {"recompute", "full"}, {"sequence_parallel", true}, {"distributed_optimizer", true}};
     return {{"model", model}, {"training", training}, {"cluster", {{"name", "scale"}, {"groups", groups}}}};
 }

@@ -19,13 +19,8 @@ using namespace poseidon;
 Json megatron_scenario(int gpus, int types, int layers, const std::string& recompute, bool moe) {
     const char* devs[] = {"h100-sxm5-80gb", "a100-sxm4-80gb", "a100-sxm4-40gb", "v100-sxm2-32gb"};
     const double nic[] = {400, 200, 200, 100};
-    Json groups = Json::array();
-    const int per = gpus / types;
-    const int gpn = std::min(8, per);
-    for (int t = 0; t < types; ++t) groups.push_back({{"device", devs[t]}, {"nodes", per / gpn}, {"gpus_per_node", gpn}, {"inter_node_bw_GBps", nic[t]}});
-    Json model = {{"name", "llama-70b-shape"}, {"num_layers", layers}, {"hidden_size", 8192}, {"num_attention_heads", 64}, {"num_kv_heads", 8},
-                  {"ffn_hidden_size", 28672},   {"vocab_size", 32000},  {"seq_length", 4096},       {"gated_mlp", true},
-                  {"bias", false},              {"position_embedding", "rope"}};
+    const Json groups = even_groups(gpus, types, devs, nic);
+    Json model = llama70b_shape(layers);
     // --moe: the Qwen3 235B-A22B preset (128 experts, top 8, every block MoE) with the shape's block
     // count; the search then also walks its expert-parallel sizes (docs/search.md)
     if (moe) model = {{"preset", "qwen3-235b-a22b"}, {"num_layers", layers}};
@@ -50,13 +45,7 @@ void megatron_sweep_bench(const SweepOptions& so, const std::string& only) {
             for (int types : {1, 2, 3, 4})
                 for (int layers : {24, 80, 128}) {
                     const Scenario sc = parse_scenario(megatron_scenario(gpus, types, layers, rc, so.moe));
-                    SearchOptions o;
-                    o.top_k = 3;
-                    o.time_limit_s = so.limit_s;
-                    o.baselines = false;
-                    o.threads = so.threads;
-                    o.schedule = so.schedule;
-                    o.node_counts = so.node_counts;
+                    const SearchOptions o = sweep_search_options(so);
                     const std::clock_t c0 = std::clock();
                     const auto w0 = std::chrono::steady_clock::now();
                     const SearchResult r = search(sc, o);

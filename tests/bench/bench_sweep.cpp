@@ -15,10 +15,7 @@ using namespace poseidon;
 
 namespace {
 
-struct Timed {
-    SearchResult r;
-    double wall_s = 0;
-};
+}  // namespace
 
 // Top 3, no baselines, the sweep's limit, threads and space.
 SearchOptions sweep_search_options(const SweepOptions& so) {
@@ -31,6 +28,13 @@ SearchOptions sweep_search_options(const SweepOptions& so) {
     o.node_counts = so.node_counts;
     return o;
 }
+
+namespace {
+
+struct Timed {
+    SearchResult r;
+    double wall_s = 0;
+};
 
 Timed timed_search(const Scenario& sc, const SweepOptions& so) {
     const SearchOptions o = sweep_search_options(so);

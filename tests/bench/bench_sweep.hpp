@@ -1,11 +1,12 @@
 // poseidon_bench sweep and shape (bench_sweep.cpp): issue 11's sweep of cluster shapes, and one
-// shape with the progress of its best plan. scale_scenario lives in bench.cpp, two_types in
+// shape with the progress of its best plan. scale_scenario, even_groups and llama70b_shape live in bench.cpp, two_types in
 // bench_blocks.cpp.
 #pragma once
 
 #include <string>
 
 #include "poseidon/json_util.hpp"
+#include "poseidon/search.hpp"
 
 struct SweepOptions {
     double limit_s = 2;
@@ -17,6 +18,12 @@ struct SweepOptions {
 // A mixed cluster of `types` device types (H100, A100-80GB, L40S, V100-32GB) with `gpus` GPUs
 // split evenly, and a Llama-2-70B-shaped model with `layers` layers.
 poseidon::Json scale_scenario(int gpus, int types, int layers, int batch);
+// `gpus` GPUs split evenly over the first `types` devices, 8 per node, each group's NICs nic_GBps[t] a node.
+poseidon::Json even_groups(int gpus, int types, const char* const devices[], const double nic_GBps[]);
+// The Llama-2-70B shape (hidden 8192, 64 heads, 8 KV heads, SwiGLU 28672) with `layers` blocks.
+poseidon::Json llama70b_shape(int layers);
+// The sweeps' search options: top 3, no baselines, the sweep's limit, threads and space.
+poseidon::SearchOptions sweep_search_options(const SweepOptions& so);
 void sweep_bench(const SweepOptions& so);
 void shape_bench(int types, int gpus, int layers, const SweepOptions& so);
 
