@@ -91,7 +91,8 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
             ev.replica_costs[k].memory = mem;
             ev.keep_tightest(mem, d.memory_GiB, worst_headroom);
         }
-        ev.fits = worst_headroom >= 0;
+        // (and the expert grid divides its GPUs, as evaluate_stages checked)
+        ev.fits = worst_headroom >= 0 && st.gpus() % (st.ep * st.etp) == 0;
         // Sends between consecutive virtual stages: chunk c of stage s feeds chunk c of s + 1, and
         // the last stage feeds chunk c + 1 of stage 0 (and gradients back the same links).
         // evaluate_stages has the sends to the stage's neighbours and the wrap-around ones (last

@@ -14,6 +14,7 @@
 // it is costed.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "poseidon/cost_model.hpp"
@@ -219,6 +220,7 @@ void Walker::ilv_run(MbsCtx& c) {
             ++stats.infeasible["memory"];
             continue;
         }
+        inofit_.assign(S, std::numeric_limits<int>::max());
         // family A with no prefix at the bottleneck: T >= m V min_split max_j c_j(l_j / V) + opt
         // (every chunk of a stage costs at least a middle chunk of as many layers, A1)
         double t = 0;
@@ -293,6 +295,7 @@ void Walker::ilv_child(int k, int u, int R, const IlvPrefix& pre) {
         ilv_dfs(k + 1, R - u, pre);
         return;
     }
+    if (ilv_misfit(k + 1)) return;
     // chunk 0 of stage k, and its V chunks, cost at least as many middle chunks of u layers (A1),
     // except the first chunk of stage 0 and the last of stage S-1, whose times (embedding, LM
     // head) the cache holds exactly: a chunk's times depend on its position class only
@@ -322,6 +325,21 @@ void Walker::ilv_child(int k, int u, int R, const IlvPrefix& pre) {
         return;
     }
     ilv_dfs(k + 1, R - u, next);
+}
+
+// Whether a stage among the first k holds at least the layers a costed split found it not to
+// fit at this V (ilv_leaf): every split below holds them too. A stage's memory under the
+// interleaved schedule depends on its own layers alone (its chunks, its position, V and m:
+// cost_interleaved.cpp) and grows with them, so this cuts only splits that cannot fit. Checked
+// at every node, the subtree left by a misfit leaf is cut at once, not costed split by split
+// (the interleaved caps are the 1F1B ones, upper bounds).
+bool Walker::ilv_misfit(int k) {
+    for (int j = 0; j < k; ++j)
+        if (layers_[j] >= inofit_[j]) {
+            ++stats.infeasible["memory"];
+            return true;
+        }
+    return false;
 }
 
 }  // namespace poseidon::detail

@@ -116,11 +116,16 @@ void Walker::ilv_leaf() {
     if (iplace_.empty()) iplace_ = place_plan(sc_, iplan_);
     const std::vector<StageEval> ev = evaluate_stages(sc_, iplan_, iplace_, &ilinks_);
     ++stats.cost_probes;
-    for (const auto& e : ev)
-        if (!e.fits) {
-            ++stats.infeasible["memory"];
-            return;
+    bool fits = true;
+    for (int j = 0; j < S; ++j)
+        if (!ev[j].fits) {
+            fits = false;
+            if (!exhaustive_) inofit_[j] = std::min(inofit_[j], layers_[j]);
         }
+    if (!fits) {
+        ++stats.infeasible["memory"];
+        return;
+    }
     times_.resize(S);
     std::vector<StageTimes> chunks(static_cast<std::size_t>(S) * V);
     for (int s = 0; s < S; ++s) {

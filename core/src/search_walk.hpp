@@ -4,6 +4,7 @@
 //   search_layout.cpp         layouts and TP choices (the tree above a configuration)
 //   search_layout_bounds.cpp  the bounds that cut layouts and TP choices
 //   search_split.cpp          the layer split of one configuration: its bounds and the ridge walk
+//   search_interleaved.cpp    the same split under interleaved 1F1B (search_interleaved_leaf.cpp ends it)
 //   search_eval.cpp           a complete plan: memory fit, the DAG, the top-K list
 // The driver (search_driver.cpp) builds the micro-batch-size contexts and runs the walks.
 // Internal to core/src.
@@ -26,6 +27,7 @@
 #include "poseidon/search.hpp"
 #include "search_bounds.hpp"
 #include "search_costs.hpp"
+#include "search_ridge.hpp"
 #include "search_space.hpp"
 #include "search_topk.hpp"
 
@@ -38,37 +40,6 @@ inline double seconds_since(Clock::time_point t0) { return std::chrono::duration
 // only when its bound exceeds the threshold by this relative margin, far above rounding
 // (docs/search.md, "Soundness").
 inline constexpr double kBoundSlack = 1e-9;
-
-// The ridge walk's stepping (docs/search.md, "Ridge walk"), shared by the 1F1B and interleaved
-// splits: outward from `center`, up to `up_end` and down to `lo` in turn, each direction stopped
-// for good when its bound, monotone in the layer count, is cut (one pruned branch each).
-template <class Halted, class CutUp, class CutDown, class Visit>
-void walk_outward(int center, int lo, int up_end, Halted&& halted, CutUp&& cut_up, CutDown&& cut_down, Visit&& visit, std::int64_t& pruned) {
-    int up = center, down = center - 1;
-    bool go_up = true, go_down = down >= lo;
-    while ((go_up || go_down) && !halted()) {
-        if (go_up) {
-            if (up > up_end) {
-                go_up = false;
-            } else if (cut_up(up)) {
-                ++pruned;
-                go_up = false;
-            } else {
-                visit(up++);
-            }
-        }
-        if (go_down && !halted()) {
-            if (down < lo) {
-                go_down = false;
-            } else if (cut_down(down)) {
-                ++pruned;
-                go_down = false;
-            } else {
-                visit(down--);
-            }
-        }
-    }
-}
 
 // What the walkers of one search share: options, the top-K list, the clock, the stop flag, the
 // memory account and the progress report. Every member may be used from any walker's thread.
@@ -364,6 +335,9 @@ private:
     int vsched_ = 1;  // virtual stages of the split being searched (1: 1F1B)
     std::vector<double> iva_;   // LP coverage rate of each suffix, phi = a / V
     std::vector<int> ucap_;     // per stage: most chunks of V layers it holds
+    // per stage: the fewest layers a costed split found it not to fit (its memory depends on its
+    // own layers alone at a given V), or INT_MAX
+    std::vector<int> inofit_;
     std::vector<long long> usuf_;
     double iopt_ = 0;
     Plan iplan_;
@@ -400,6 +374,7 @@ private:
     double ilv_dp0_least() const;  // ilv_sync of stage 0 before its layers are fixed
     double ilv_dp0_block(const MbsCtx& c) const;  // the same below a layout node (blocks_)
     void ilv_leaf();
+    bool ilv_misfit(int k);
     // Family C of the interleaved DAG for the split layers_ (a lower bound of its time).
     double ilv_family_c();
     std::vector<double> ifv_, ibv_, iback_;  // its chunk times and backward path sums

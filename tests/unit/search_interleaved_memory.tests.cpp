@@ -1,0 +1,87 @@
+// The interleaved walk's memory cut (docs/search.md, "Bounds of interleaved plans", and
+// assumption 6): a costed split whose stage j does not fit with l_j layers cuts every split of
+// the same configuration and V that gives stage j at least l_j. The pruned search against the
+// exhaustive one (which costs every split) on random scenarios whose GPUs are small enough that
+// the 1F1B caps, the interleaved walk's upper bounds, often let through splits that do not fit;
+// and the MoE shape that made the cut (a 16-stage pipeline whose first stages cannot hold their
+// share of an interleaved plan's activations).
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <string>
+
+#include "poseidon/json_util.hpp"
+#include "poseidon/scenario.hpp"
+#include "poseidon/search.hpp"
+#include "search_random.hpp"
+
+using namespace poseidon;
+
+using search_test::quiet;
+using search_test::random_scenario;
+using search_test::require_pruned_equals_exhaustive;
+
+namespace {
+
+// random_scenario on small inline GPUs (1.5-8 GiB) and deeper models: many splits at the caps.
+Json tight_scenario(std::mt19937_64& rng) {
+    Json j = random_scenario(rng);
+    auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+    int g = 0;
+    for (auto& grp : j["cluster"]["groups"])
+        grp["device"] = {{"name", "small-" + std::to_string(g++)},
+                         {"peak_tflops", uni(20, 200)},
+                         {"memory_GiB", uni(1.5, 8)},
+                         {"memory_bw_GBps", uni(300, 2000)},
+                         {"intra_node_bw_GBps", uni(20, 300)}};
+    j["model"]["num_layers"] = 8 + static_cast<int>(rng() % 9);
+    return j;
+}
+
+}  // namespace
+
+TEST_CASE("interleaved splits found not to fit cut the splits that hold as many layers: pruned = exhaustive on 120 memory-tight scenarios",
+          "[search][differential][interleaved][memory]") {
+    int checked = 0, with_plans = 0, with_misfits = 0;
+    std::int64_t pruned_evals = 0, exhaustive_evals = 0;
+    SearchOptions pruned = quiet(3), exhaustive = quiet(3, true);
+    pruned.schedule = exhaustive.schedule = "interleaved-1f1b";
+    for (std::uint64_t seed = 1; checked < 120; ++seed) {
+        std::mt19937_64 rng(seed);
+        const Scenario sc = parse_scenario(tight_scenario(rng));
+        if (search_space_size(sc, false).plans > 1e6) continue;
+        INFO("seed " << seed << ": " << to_json(sc).dump());
+        const SearchResult pr = require_pruned_equals_exhaustive(sc, pruned, exhaustive, pruned_evals, exhaustive_evals);
+        with_plans += !pr.plans.empty();
+        const auto it = pr.stats.infeasible.find("memory");
+        with_misfits += !pr.plans.empty() && it != pr.stats.infeasible.end() && it->second > 0;
+        ++checked;
+    }
+    // the comparison has interleaved plans at the memory limit to compare
+    CHECK(with_plans >= 40);
+    CHECK(with_misfits >= 30);
+}
+
+TEST_CASE("the Qwen3 235B-A22B shape on 1,024 H100s is searched without costing the splits that cannot fit", "[search][interleaved][memory][moe]") {
+    // The megatron-sweep shape 1 x 1024 x 80 with --moe (docs/performance.md): every expert-parallel
+    // size searched, the best plan 16 stages of TP 2 x DP 32 with EP 8, interleaved V = 2, whose
+    // first stages hold fewer blocks than the 1F1B caps allow. Before the cut the walk costed
+    // about 105,000 interleaved splits of too-large first stages (4.4 s of 4.7 s); one thread,
+    // deterministic counts.
+    const Scenario sc = parse_scenario_text(
+        R"({"model": {"preset": "qwen3-235b-a22b", "num_layers": 80},)"
+        R"( "training": {"global_batch_size": 1024, "recompute": "selective", "sequence_parallel": true, "distributed_optimizer": true},)"
+        R"( "cluster": {"name": "megatron-sweep", "groups": [{"device": "h100-sxm5-80gb", "nodes": 128, "gpus_per_node": 8, "inter_node_bw_GBps": 400}]}})");
+    SearchOptions o;
+    o.top_k = 3;
+    o.threads = 1;
+    o.baselines = false;
+    o.time_limit_s = 60;
+    const SearchResult r = search(sc, o);
+    REQUIRE(r.stats.complete);
+    REQUIRE_FALSE(r.plans.empty());
+    CHECK(r.plans[0].iteration_time_s == Approx(1.997009).epsilon(1e-6));
+    CHECK(r.plans[0].plan.virtual_stages == 2);
+    CHECK(r.plans[0].plan.stages.size() == 16);
+    CHECK(r.stats.evaluated < 1000);
+}
