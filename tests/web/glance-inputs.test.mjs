@@ -240,3 +240,39 @@ test('a phone: editing the inputs far below the results, a bar at the bottom sho
   await page.waitForSelector('[data-testid=phone-bar]', { state: 'hidden' });
   await assertClean(page, problems);
 });
+
+test('names, not ids: the advice table and the Megatron-LM notes name the devices as the inputs do', async (t) => {
+  if (!env.searchWorks) { t.skip(env.searchSkipReason); return; }
+  const shown = (page) => page.$$eval('#groups select[id$="-device"]', (sels) => sels.map((s) => s.selectedOptions[0].textContent));
+  // no feasible plan on a small mixed cluster: the core's advice names each group's device
+  const cluster = { name: 'small mixed', groups: [{ device: 'a100-sxm4-40gb', nodes: 1, gpus_per_node: 4, inter_node_bw_GBps: 100 },
+    { device: 'v100-sxm2-16gb', nodes: 1, gpus_per_node: 4, inter_node_bw_GBps: 100 }] };
+  const { page, problems } = await env.open(t, await env.link({ m: 'llama3-8b', c: { o: cluster }, t: { global_batch_size: 8 }, o: { top: 5, time_limit_s: 10 } }));
+  await page.waitForSelector('[data-testid=advice] table', { timeout: 60000 });
+  const names = await shown(page);
+  assert.deepStrictEqual(names, ['A100 SXM4 40GB', 'V100 SXM2 16GB'], 'the inputs name the devices');
+  const advice = await page.textContent('[data-testid=advice]');
+  for (const [g, name] of names.entries()) assert.ok(advice.includes(`group ${g} (${name})`), `the advice names group ${g}'s device ${name}: ${advice}`);
+  assert.doesNotMatch(advice, /a100-sxm4-40gb|v100-sxm2-16gb|NVIDIA/, 'no id and no other name');
+  await assertClean(page, problems);
+  // the Megatron-LM notes and the script's comments (a V100 has no BF16: the note names it)
+  const demo = await env.open(t, await env.demoLink());
+  await demo.page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
+  const demoNames = await shown(demo.page);
+  assert.deepStrictEqual(demoNames, ['A100 SXM4 80GB', 'V100 SXM2 32GB']);
+  const [dl] = await Promise.all([demo.page.waitForEvent('download'), demo.page.click('#export-megatron')]);
+  const script = fs.readFileSync(await dl.path(), 'utf8');
+  await demo.page.waitForSelector('#megatron-notes li');
+  const notes = await demo.page.textContent('#megatron-notes');
+  assert.match(notes, /--fp16, not --bf16: V100 SXM2 32GB has no BF16/);
+  assert.ok(notes.includes('different device types (A100 SXM4 80GB, V100 SXM2 32GB)'), notes);
+  const ids = /a100-sxm4-80gb|v100-sxm2-32gb/;
+  assert.doesNotMatch(notes, ids, 'no device id in the notes');
+  assert.doesNotMatch(await demo.page.textContent('#megatron'), ids, 'nor in the command shown');
+  assert.doesNotMatch(script, ids, 'nor in the script');
+  assert.match(script, /^#  - --fp16, not --bf16: V100 SXM2 32GB has no BF16/m);
+  // the machine-readable files keep the ids (the scenario the CLI reads)
+  const files = await exportScenario(demo.page);
+  assert.match(fs.readFileSync(files['poseidon-scenario.json'], 'utf8'), /"(demo-mixed-16|a100-sxm4-80gb)"/, 'presets by id');
+  await assertClean(demo.page, demo.problems);
+});
