@@ -46,6 +46,7 @@ export const state = {
   lastProgress: null,
   lastScenario: null,
   searchScenario: null,
+  phoneTab: 'results', // on a narrow screen (phone-tabs.js), the pane shown: 'results' or 'inputs'
 };
 // milliseconds since navigation start (performance.now()), read by the tests and the benchmark
 export const perf = { scriptMs: performance.now(), firstBestMs: null, readyMs: null, lastEditMs: null, lastResultMs: null };

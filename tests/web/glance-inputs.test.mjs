@@ -215,32 +215,6 @@ test('at a glance at 390, 768, 1440 and 2560 px: the plan\'s picture above the f
   await assertClean(page, problems);
 });
 
-test('a phone: editing the inputs far below the results, a bar at the bottom shows the newest result', async (t) => {
-  if (!env.searchWorks) { t.skip(env.searchSkipReason); return; }
-  const { page, problems } = await env.open(t, `${env.site.url}index.html`, { viewport: { width: 390, height: 844 } });
-  await settled(page);
-  assert.equal(await page.isHidden('[data-testid=phone-bar]'), true, 'no bar while the results are on screen');
-  const tokens = async () => Number((await page.textContent('[data-testid=best-tokens]')).replace(/[^\d]/g, ''));
-  // the training box is far below the results
-  await page.evaluate(() => { for (const d of document.querySelectorAll('details.sec')) d.open = true; });
-  await page.locator('[data-path="training.global_batch_size"]').scrollIntoViewIfNeeded();
-  await page.waitForSelector('[data-testid=phone-bar]:not([hidden])');
-  const barText = () => page.textContent('#phone-bar-text');
-  assert.match(await barText(), new RegExp(`^${(await tokens()).toLocaleString('en-US')} tokens/s · iteration `));
-  await page.fill('[data-path="training.global_batch_size"]', '128');
-  assert.match(await barText(), /Outdated: re-planning…/, 'the edit marks the newest result outdated at once');
-  await page.waitForFunction(() => !document.querySelector('#results').classList.contains('stale') && document.querySelector('#cancel').disabled, null, { timeout: 30000 });
-  await page.waitForFunction(() => !/Outdated|searching/.test(document.querySelector('#phone-bar-text').textContent));
-  assert.match(await barText(), new RegExp(`^${(await tokens()).toLocaleString('en-US')} tokens/s · iteration `), 'the bar shows the new result');
-  const bar = await page.evaluate(() => { const r = document.querySelector('[data-testid=phone-bar]').getBoundingClientRect(); return { bottom: r.bottom, h: r.height }; });
-  assert.ok(Math.abs(bar.bottom - 844) <= 1 && bar.h > 0, `the bar is at the bottom of the screen (${JSON.stringify(bar)})`);
-  assert.equal(await page.isHidden('[data-testid=phone-bar-cancel]'), true, 'Cancel only while a search runs');
-  // back to the plan
-  await page.click('.phone-bar-plan');
-  await page.waitForSelector('[data-testid=phone-bar]', { state: 'hidden' });
-  await assertClean(page, problems);
-});
-
 test('names, not ids: the advice table and the Megatron-LM notes name the devices as the inputs do', async (t) => {
   if (!env.searchWorks) { t.skip(env.searchSkipReason); return; }
   const shown = (page) => page.$$eval('#groups select[id$="-device"]', (sels) => sels.map((s) => s.selectedOptions[0].textContent));
