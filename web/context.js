@@ -10,6 +10,21 @@ export function shortDeviceName(name) {
   return String(name).replace(/^(NVIDIA|AMD)\s+/i, '').replace(/^(GeForce|Instinct)\s+/i, '').trim() || String(name);
 }
 
+/**
+ * text with every device named as the inputs name it: names is [[what the core or a plan says (an
+ * id, a full name), the page's name]], e.g. ["a100-sxm4-80gb", "A100 SXM4 80GB"]; whole names
+ * only, the longest first (a custom device's name that holds a preset's stays as it is)
+ */
+export function renameDevices(text, names) {
+  const usable = names.filter(([from, to]) => typeof from === 'string' && from && typeof to === 'string');
+  if (!usable.length) return String(text);
+  const to = new Map(usable); // a later pair wins (a custom device over a preset of its id)
+  const esc = (x) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const longestFirst = [...to.keys()].sort((a, b) => b.length - a.length);
+  const re = new RegExp(`(?<![\\w-])(?:${longestFirst.map(esc).join('|')})(?![\\w-])`, 'g');
+  return String(text).replace(re, (m) => to.get(m) ?? m);
+}
+
 /** the label of a group's device: a preset's short name, a custom device's name, "<preset> (modified)" for {"base"} */
 export function deviceLabel(ref, presets) {
   if (typeof ref === 'string') {

@@ -3,7 +3,7 @@ import { h, clear, $, fmt } from './dom.js';
 import { planJson, scenarioJson, topPlansCsv, chromeTrace } from './exports.js';
 import { megatronArgs } from './megatron.js';
 import { timelineSvg, timelinePng } from './render/timeline.js';
-import { byId, deviceOf, isEmbed, presetModel, scenario, state } from './state.js';
+import { byId, deviceName, deviceOf, isEmbed, presetModel, scenario, state } from './state.js';
 import { clearErrors, showError } from './errors.js';
 import { selectedEstimate } from './store.js';
 import { clusterOfResult, costOptions } from './cost-ui.js';
@@ -115,7 +115,7 @@ export function wireExports() {
     const cluster = clusterOfResult();
     const r = megatronArgs(selectedEstimate(), { model, training: sc.training }, {
       cluster, modelId: typeof sc.model === 'string' ? sc.model : state.modelPreset, tokens: costOptions().tokens, version: state.version,
-      stack: stackOf(sc.training), deviceOf, context: planContext() });
+      stack: stackOf(sc.training), deviceOf, deviceName, context: planContext() });
     const box = $('#megatron-box');
     const pre = $('#megatron');
     const notes = clear($('#megatron-notes'));

@@ -11,6 +11,7 @@ import { touchProfileSelect, attachPresetProfile, attachProfileText, loadProfile
 import { loadRunsFile, removeCalibration, runCalibration } from './calibration-ui.js';
 import { wireRecord } from './record-run.js';
 import { wirePhoneBar } from './phone-bar.js';
+import { revealPane, wirePhoneTabs } from './phone-tabs.js';
 import { clearErrors, showError } from './errors.js';
 import { cancelSearch, runSearch, setRunning } from './planner.js';
 import { openFragment, refusedLinkMessage, scheduleShareUrl } from './links.js';
@@ -114,6 +115,7 @@ function wireInputs() {
   $('#cancel').addEventListener('click', cancelSearch);
   $('#cancel-bar').addEventListener('click', cancelSearch);
   $('#phone-bar-cancel').addEventListener('click', cancelSearch);
+  wirePhoneTabs();
   wirePhoneBar();
   $('#plan-file').addEventListener('change', (e) => { const f = e.target.files?.[0]; if (f) loadPlanFile(f); e.target.value = ''; });
   $('#scenario-file').addEventListener('change', (e) => { const f = e.target.files?.[0]; if (f) loadScenarioFile(f); e.target.value = ''; });
@@ -138,13 +140,15 @@ function wireInputs() {
     if (opened === 'error') scheduleShareUrl();
     if (opened !== 'plan' && opened !== 'none') runSearch({ live: true });
   });
-  // in-page links (skip links, "Problems", "Inputs ↓"): to their target, with the focus, and
-  // without putting "#results" or "#error" in the address bar in place of the share link
+  // in-page links (skip links, "Problems", "Inputs ↓", the phone bar's): to their target (on a
+  // phone, its tab shown first), with the focus, and without putting "#results" or "#error" in the
+  // address bar in place of the share link
   document.addEventListener('click', (e) => {
     const a = e.target.closest?.('a[href^="#"]');
     const target = a && document.getElementById(a.getAttribute('href').slice(1));
     if (!target || e.defaultPrevented || e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey) return;
     e.preventDefault();
+    revealPane(target);
     if (!target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
     target.scrollIntoView({ block: 'start' });
     target.focus({ preventScroll: true });

@@ -148,9 +148,11 @@ export function lowPrecisionFlags(precision, training = {}) {
  * plan without stages. scenario: {model (object), training}; options: cluster (object with
  * groups), modelId (preset id or name, for the rotary base), tokens (token budget: --train-iters),
  * deviceOf (device id → device object: presets or custom devices; decides --bf16/--fp16 and
- * --use-flash-attn, deviceCaps()), context (what was planned, web/context.js: a header line).
+ * --use-flash-attn, deviceCaps()), context (what was planned, web/context.js: a header line),
+ * deviceName (the estimate's device label → the name the page shows: the notes and the comments
+ * name devices as the inputs do; by default the label itself).
  */
-export function megatronArgs(est, scenario, { cluster = null, modelId = null, tokens = null, version = '', stack = null, deviceOf = null, context = '' } = {}) {
+export function megatronArgs(est, scenario, { cluster = null, modelId = null, tokens = null, version = '', stack = null, deviceOf = null, context = '', deviceName = (label) => label } = {}) {
   const stages = est?.stages || [];
   const plan = est?.plan || {};
   if (!stages.length) return { ok: false, reasons: ['the plan has no stages'], unsupported: [], notes: [] };
@@ -162,7 +164,7 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
   const tps = uniq(stages.map((s) => s.tp));
   const dps = uniq(stages.map((s) => s.dp));
   const mbs = uniq(stages.map((s) => samplesPerReplica(s, plan)));
-  const devices = uniq(stages.flatMap((s) => (Array.isArray(s.replicas) && s.replicas.length ? s.replicas.map((r) => r.device) : [s.device])));
+  const devices = uniq(stages.flatMap((s) => (Array.isArray(s.replicas) && s.replicas.length ? s.replicas.map((r) => r.device) : [s.device]))).map((d) => deviceName(d));
   const layers = stages.map((s) => s.num_layers);
   const virtual = Number.isInteger(plan.virtual_stages) ? plan.virtual_stages : 1;
   const world = stages.reduce((a, s) => a + (s.gpus ?? s.tp * s.dp * (s.cp ?? 1)), 0);
@@ -240,8 +242,8 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
   }
   const precision = training.precision ?? 'bf16';
   const devs = planDevices(stages, cluster, deviceOf);
-  const noBf16 = devs.filter((d) => !d.caps.bf16).map((d) => d.label);
-  const noFlash = devs.filter((d) => !d.caps.flashAttn).map((d) => d.label);
+  const noBf16 = devs.filter((d) => !d.caps.bf16).map((d) => deviceName(d.label));
+  const noFlash = devs.filter((d) => !d.caps.flashAttn).map((d) => deviceName(d.label));
   const list = (xs) => xs.join(', ');
   if (precision === 'bf16' && noBf16.length) {
     args.push(['--fp16']);
@@ -299,7 +301,7 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
     const where = stages.map((st, s) => {
       const a = Math.floor((s * per) / nodes.nproc);
       const b = Math.floor(((s + 1) * per - 1) / nodes.nproc);
-      return `stage ${s} (${st.num_layers} layer${st.num_layers === 1 ? '' : 's'}, ${st.device}) on node rank${a === b ? ` ${a}` : `s ${a}-${b}`}`;
+      return `stage ${s} (${st.num_layers} layer${st.num_layers === 1 ? '' : 's'}, ${deviceName(st.device)}) on node rank${a === b ? ` ${a}` : `s ${a}-${b}`}`;
     });
     head.push(`# ${where.join('; ')}.`);
   }

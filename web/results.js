@@ -11,13 +11,13 @@ import { memoryBreakdown } from './render/memory.js';
 import { criticalPathView, gpuUsageView, adviceView } from './render/explain.js';
 import { hasMeasuredSource } from './profile.js';
 import { hasBreakdown } from './explain.js';
-import { contextLine, shortDeviceName } from './context.js';
+import { contextLine } from './context.js';
 import { formatCost, formatDuration, sortPlans, tokensPhrase, trainingCost, unpricedNote } from './cost.js';
 import { scheduleLabel } from './exports.js';
 import { costOptions, clusterOfResult } from './cost-ui.js';
 import { equivalentPlans } from './compare.js';
 import { gloss } from './glossary.js';
-import { isEmbed } from './state.js';
+import { deviceName, isEmbed, withDeviceNames } from './state.js';
 import { emit, listPlan, selectPlan, selectedEstimate, state, subscribe } from './store.js';
 import { ensureTimeline, timelineRequests } from './planner.js';
 import { fastestStock, stockCheck } from './stock.js';
@@ -132,23 +132,17 @@ export function renderPlan(est, { timeline: drawTimeline = true, sources = false
   }
 }
 
-// "NVIDIA A100 SXM4 80GB" → "A100 SXM4 80GB", as the group table and the context line show it
-const shortName = (name) => shortDeviceName(String(name));
-
-/** a device reference of the core (preset or custom id; '+' joins a mixed stage's) → the name the inputs show */
-export function deviceName(ref) {
-  if (typeof ref !== 'string') return ref?.name ? shortName(ref.name) : typeof ref?.base === 'string' ? deviceName(ref.base) : 'inline device';
-  return ref.split('+').map((id) => {
-    const d = state.devices[id] ?? state.presets.devices.find((x) => x.id === id);
-    return d?.name ? shortName(d.name) : id;
-  }).join('+');
-}
-
 /** the estimate with device names in place of ids, for the panels (never for files) */
 export function namedEstimate(est) {
   if (!Array.isArray(est?.stages)) return est;
   return { ...est, stages: est.stages.map((st) => ({ ...st, device: deviceName(st.device),
     ...(Array.isArray(st.replicas) ? { replicas: st.replicas.map((r) => ({ ...r, device: deviceName(r.device) })) } : {}) })) };
+}
+
+/** the core's advice with devices named as the inputs name them (its labels say "NVIDIA A100 SXM4 80GB" or an id) */
+function namedAdvice(advice) {
+  if (!Array.isArray(advice?.variants)) return advice;
+  return { ...advice, variants: advice.variants.map((v) => ({ ...v, label: withDeviceNames(v.label ?? ''), ...(v.reason ? { reason: withDeviceNames(v.reason) } : {}) })) };
 }
 
 const namedCluster = (c) => (c?.groups ? { ...c, groups: c.groups.map((g) => ({ ...g, device: deviceName(g.device) })) } : c);
@@ -260,7 +254,7 @@ export function renderResult() {
   const adviceSec = $('#advice-sec');
   adviceSec.hidden = !(r && !plans.length && state.advice);
   clear($('#advice'));
-  if (!adviceSec.hidden) $('#advice').append(adviceView(state.advice, isEmbed ? null : applyVariant));
+  if (!adviceSec.hidden) $('#advice').append(adviceView(namedAdvice(state.advice), isEmbed ? null : applyVariant));
   const sel = selectedEstimate();
   const pending = fetchTimeline() || timelineRequests.has(`${state.selected}`);
   renderPlan(sel, { sources: Boolean(r?.profiled), pending });

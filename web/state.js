@@ -3,6 +3,7 @@
 import { diff } from './share.js';
 import { calibratedDevice } from './calibration.js';
 import { DEFAULT_TOKENS } from './cost.js';
+import { renameDevices, shortDeviceName } from './context.js';
 
 // The default scenario is docs/examples/demo.scenario.json: small enough to plan at once.
 export const DEFAULT_TRAINING = { global_batch_size: 64, precision: 'bf16', recompute: 'none', sequence_parallel: false, distributed_optimizer: false };
@@ -45,6 +46,7 @@ export const state = {
   lastProgress: null,
   lastScenario: null,
   searchScenario: null,
+  phoneTab: 'results', // on a narrow screen (phone-tabs.js), the pane shown: 'results' or 'inputs'
 };
 // milliseconds since navigation start (performance.now()), read by the tests and the benchmark
 export const perf = { scriptMs: performance.now(), firstBestMs: null, readyMs: null, lastEditMs: null, lastResultMs: null };
@@ -103,3 +105,27 @@ export function searchOptions() {
 
 export const profilePreset = (id) => state.profilePresets.find((p) => p.id === id) ?? null;
 export const deviceOf = (ref) => (typeof ref === 'string' ? state.devices[ref] ?? byId(state.presets.devices, ref) ?? null : null);
+
+// "NVIDIA A100 SXM4 80GB" → "A100 SXM4 80GB", as the group table and the context line show it
+const shortName = (name) => shortDeviceName(String(name));
+
+/**
+ * A device reference of the core (preset or custom id; '+' joins a mixed stage's) → the name the
+ * inputs show. Every panel, note and human-readable export names devices with it; ids stay in the
+ * machine-readable files (plan and scenario JSON, the trace's resources).
+ */
+export function deviceName(ref) {
+  if (typeof ref !== 'string') return ref?.name ? shortName(ref.name) : typeof ref?.base === 'string' ? deviceName(ref.base) : 'inline device';
+  return ref.split('+').map((id) => {
+    const d = state.devices[id] ?? state.presets.devices.find((x) => x.id === id);
+    return d?.name ? shortName(d.name) : id;
+  }).join('+');
+}
+
+/** text (the core's advice, a note) with every known device named as the inputs name it, not by id or full name */
+export function withDeviceNames(text) {
+  const pairs = [];
+  for (const d of state.presets.devices) pairs.push([d.id, deviceName(d.id)], [d.name, deviceName(d.id)]);
+  for (const [id, d] of Object.entries(state.devices)) pairs.push([id, deviceName(id)], [d?.name, deviceName(id)]);
+  return renameDevices(text, pairs);
+}

@@ -15,7 +15,8 @@ export { state, perf };
  * 'search-best' (a running search's best plan so far, or null), 'result' (a new result on screen;
  * detail {focus}), 'selection' (another plan of the result, or its timeline arrived), 'advice',
  * 'errors' (the error summary; detail {fields: 'clear' | problems}), 'prices' (budget or prices:
- * re-priced, no search), 'rendered' (the results were drawn or re-priced).
+ * re-priced, no search), 'rendered' (the results were drawn or re-priced), 'phone-tab' (a narrow
+ * screen shows the other pane: inputs or results).
  */
 const subscribers = new Map();
 
@@ -103,6 +104,15 @@ export function setAdvice(advice) {
 /** the plan of the result on screen that is selected, or null */
 export function selectedEstimate() {
   return state.result?.plans?.[state.selected] ?? null;
+}
+
+// ------------------------------------------------------------------ layout
+
+/** on a narrow screen, the pane shown: 'inputs' or 'results' (phone-tabs.js draws it, phone-bar.js follows) */
+export function setPhoneTab(tab) {
+  if (tab !== 'inputs' && tab !== 'results') return;
+  state.phoneTab = tab;
+  emit('phone-tab');
 }
 
 // ------------------------------------------------------------------ errors

@@ -4,7 +4,7 @@
 // scenario per job). "Compute what-if" turns it on; while on, every new result recomputes it, and
 // an edit cancels the jobs still running (the table stays, marked outdated, until the new result).
 import { h, clear, $, fmt, fmtInt, fmtSignedPct, scrollTable } from './dom.js';
-import { searchOptions } from './state.js';
+import { deviceName, searchOptions } from './state.js';
 import { perf, state, subscribe } from './store.js';
 import { getPool } from './engine.js';
 import { marginalRows, outcome, scalingSeries, whatIfOptions, whatIfSpec } from './whatif.js';
@@ -12,7 +12,6 @@ import { scalingChart } from './render/scaling.js';
 import { DEVICE_COLORS } from './render/colors.js';
 import { formatCost, trainingCost, unpricedNote } from './cost.js';
 import { costOptions } from './cost-ui.js';
-import { deviceName } from './results.js';
 
 const wi = { on: false, gen: 0, spec: null, outcomes: new Map(), result: null, running: false, stale: false, done: 0, total: 0, t0: 0, elapsed_s: null };
 // for the tests and the benchmark: {on, running, stale, done, total, elapsed_s, pool: the pool's status}

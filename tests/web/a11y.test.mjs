@@ -1,6 +1,7 @@
 // Keyboard and colour schemes (issue 12, "Done means"), in headless Chromium at 1440 x 900 and
-// 390 x 844: Tab alone reaches every control of the page (collapsed sections opened with Enter on
-// their summary, as a keyboard user would) and each focused control shows a visible focus
+// 390 x 844 (there on each pane of the phone's Inputs | Results tabs): Tab alone reaches every
+// control of the page (collapsed sections opened with Enter on their summary, the other tab with
+// an arrow key, as a keyboard user would) and each focused control shows a visible focus
 // indicator; in the light and the dark colour scheme the page's text and the timeline's text read
 // with a contrast of at least 4.5:1 (3:1 for large text), the schemes differ, and the page never
 // scrolls sideways; axe-core finds nothing serious or critical.   POSEIDON_BUILD_WASM=build-wasm node --test tests/web/a11y.test.mjs
@@ -85,20 +86,36 @@ function inspectFocus() {
   return { again, id, name: A.name(el), indicator: outline || shadow, contrast, onScreen, closedSummary: Boolean(details && !details.open) };
 }
 
-/** Tab through the whole page once (opening closed sections with Enter); returns the stops and the controls never reached */
+/**
+ * Tab through the whole page once (opening closed sections with Enter); returns the stops and the
+ * controls never reached. On a phone's tabs (one pane at a time) each pane in turn: after the
+ * first, the arrow key on the selected tab shows the next pane (the ARIA tab pattern: one tab stop
+ * for the tab list, arrows between its tabs) and Tab goes on through it.
+ */
 async function tabThrough(page) {
   await page.evaluate(installHelpers);
   await page.evaluate(() => { document.activeElement?.blur(); window.scrollTo(0, 0); });
   const stops = [];
-  for (let i = 0; i < 2000; i++) {
-    await page.keyboard.press('Tab');
-    const f = await page.evaluate(inspectFocus);
-    if (!f) continue;
-    if (f.again) break;
-    stops.push(f);
-    if (f.closedSummary) await page.keyboard.press('Enter');
+  const missed = [];
+  const panes = Math.max(1, await page.$$eval('[role=tab]', (tabs) => tabs.filter((el) => el.checkVisibility()).length));
+  for (let pane = 0; pane < panes; pane++) {
+    if (pane > 0) {
+      await page.evaluate(() => document.querySelector('[role=tab][aria-selected=true]').focus());
+      await page.keyboard.press('ArrowRight');
+      const f = await page.evaluate(inspectFocus);
+      assert.ok(f && !f.again, 'the arrow key moves to the next tab');
+      stops.push(f);
+    }
+    for (let i = 0; i < 2000; i++) {
+      await page.keyboard.press('Tab');
+      const f = await page.evaluate(inspectFocus);
+      if (!f) continue;
+      if (f.again) break;
+      stops.push(f);
+      if (f.closedSummary) await page.keyboard.press('Enter');
+    }
+    missed.push(...await page.evaluate(() => window.__a11y.controls().filter((el) => !window.__a11y.seen.has(window.__a11y.idOf(el))).map((el) => window.__a11y.name(el))));
   }
-  const missed = await page.evaluate(() => window.__a11y.controls().filter((el) => !window.__a11y.seen.has(window.__a11y.idOf(el))).map((el) => window.__a11y.name(el)));
   return { stops, missed };
 }
 
@@ -127,6 +144,26 @@ for (const [label, viewport, planned] of [['1440 x 900', DESKTOP, false], ['390 
     assert.deepStrictEqual(stops.filter((s) => !s.onScreen).map((s) => s.name), [], 'the focused control is scrolled into view, not clipped away');
     await assertClean(page, problems);
   });
+}
+
+/** the pane shown on a phone's tabs ('inputs' or 'results'); nothing where the page has no tabs */
+async function showPane(page, pane) {
+  if (await page.isVisible(`#tab-${pane}`)) await page.click(`#tab-${pane}`);
+}
+
+/** fn() once, or on a phone's tabs once on each pane (the results' last); what each returned */
+async function onEachPane(page, fn) {
+  const tabs = await page.$$eval('[role=tab]', (els) => els.filter((el) => el.checkVisibility()).map((el) => el.getAttribute('aria-controls')));
+  if (!tabs.length) return [await fn()];
+  const out = [];
+  for (const pane of [...tabs.filter((p) => p !== 'results'), 'results']) { await showPane(page, pane); out.push(await fn()); }
+  return out;
+}
+
+/** schemeReport on every pane, in one report */
+async function schemeReports(page) {
+  const rs = await onEachPane(page, () => page.evaluate(schemeReport));
+  return { ...rs.at(-1), fails: rs.flatMap((r) => r.fails), checked: rs.reduce((a, r) => a + r.checked, 0) };
 }
 
 /** computed colours of the page and the timeline, and every text whose contrast is under its threshold */
@@ -189,7 +226,7 @@ test('light and dark colour schemes: readable text and timeline, different colou
     const seen = {};
     for (const colorScheme of schemes) {
       await page.emulateMedia({ colorScheme });
-      const r = await page.evaluate(schemeReport);
+      const r = await schemeReports(page);
       const where = `${viewport.width} px, ${colorScheme}`;
       t.diagnostic(`${where}: ${r.checked} texts checked; body ${r.body.color} on ${r.body.background} (${r.body.ratio.toFixed(1)}:1); timeline text ${r.timeline.text}, lanes ${r.timeline.lane}; lowest: ${r.lowest}`);
       assert.ok(r.checked > 100, `${where}: ${r.checked} texts`);
@@ -205,13 +242,15 @@ test('light and dark colour schemes: readable text and timeline, different colou
     assert.notEqual(seen.light.timeline.lane, seen.dark.timeline.lane, "the timeline's lanes follow the scheme");
     // the states with coloured text: a message next to a field and in the summary, the
     // Megatron-LM command with its notes
+    await showPane(page, 'inputs');
     await page.fill('[data-path="training.global_batch_size"]', '0');
     await page.waitForSelector('[data-testid=error]:not([hidden])');
+    await showPane(page, 'results');
     await Promise.all([page.waitForEvent('download'), page.click('#export-megatron')]);
     await page.waitForSelector('#megatron-notes li');
     for (const colorScheme of schemes) {
       await page.emulateMedia({ colorScheme });
-      const r2 = await page.evaluate(schemeReport);
+      const r2 = await schemeReports(page);
       const where = `${viewport.width} px, ${colorScheme}`;
       t.diagnostic(`${where}, with an error and the Megatron notes: ${r2.checked} texts; lowest: ${r2.lowest}`);
       assert.deepStrictEqual(r2.fails, [], `${where}: messages and notes at least 4.5:1`);
@@ -244,7 +283,8 @@ for (const [label, viewport] of [['1440 px', DESKTOP], ['390 px', PHONE]]) {
         await Promise.all([page.waitForEvent('download'), page.click('#export-megatron')]);
         await page.waitForSelector('#megatron-notes li, #megatron:not([hidden])');
       }
-      const found = await axeSerious(page);
+      // on a phone's tabs, each pane (the other is hidden from axe-core as from everyone)
+      const found = (await onEachPane(page, () => axeSerious(page))).flat();
       t.diagnostic(`${label}, ${what}: ${found.length} serious or critical`);
       assert.deepStrictEqual(found, [], `${label}, ${what}`);
       await assertClean(page, problems);

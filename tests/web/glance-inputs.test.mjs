@@ -215,28 +215,38 @@ test('at a glance at 390, 768, 1440 and 2560 px: the plan\'s picture above the f
   await assertClean(page, problems);
 });
 
-test('a phone: editing the inputs far below the results, a bar at the bottom shows the newest result', async (t) => {
+test('names, not ids: the advice table and the Megatron-LM notes name the devices as the inputs do', async (t) => {
   if (!env.searchWorks) { t.skip(env.searchSkipReason); return; }
-  const { page, problems } = await env.open(t, `${env.site.url}index.html`, { viewport: { width: 390, height: 844 } });
-  await settled(page);
-  assert.equal(await page.isHidden('[data-testid=phone-bar]'), true, 'no bar while the results are on screen');
-  const tokens = async () => Number((await page.textContent('[data-testid=best-tokens]')).replace(/[^\d]/g, ''));
-  // the training box is far below the results
-  await page.evaluate(() => { for (const d of document.querySelectorAll('details.sec')) d.open = true; });
-  await page.locator('[data-path="training.global_batch_size"]').scrollIntoViewIfNeeded();
-  await page.waitForSelector('[data-testid=phone-bar]:not([hidden])');
-  const barText = () => page.textContent('#phone-bar-text');
-  assert.match(await barText(), new RegExp(`^${(await tokens()).toLocaleString('en-US')} tokens/s · iteration `));
-  await page.fill('[data-path="training.global_batch_size"]', '128');
-  assert.match(await barText(), /Outdated: re-planning…/, 'the edit marks the newest result outdated at once');
-  await page.waitForFunction(() => !document.querySelector('#results').classList.contains('stale') && document.querySelector('#cancel').disabled, null, { timeout: 30000 });
-  await page.waitForFunction(() => !/Outdated|searching/.test(document.querySelector('#phone-bar-text').textContent));
-  assert.match(await barText(), new RegExp(`^${(await tokens()).toLocaleString('en-US')} tokens/s · iteration `), 'the bar shows the new result');
-  const bar = await page.evaluate(() => { const r = document.querySelector('[data-testid=phone-bar]').getBoundingClientRect(); return { bottom: r.bottom, h: r.height }; });
-  assert.ok(Math.abs(bar.bottom - 844) <= 1 && bar.h > 0, `the bar is at the bottom of the screen (${JSON.stringify(bar)})`);
-  assert.equal(await page.isHidden('[data-testid=phone-bar-cancel]'), true, 'Cancel only while a search runs');
-  // back to the plan
-  await page.click('.phone-bar-plan');
-  await page.waitForSelector('[data-testid=phone-bar]', { state: 'hidden' });
+  const shown = (page) => page.$$eval('#groups select[id$="-device"]', (sels) => sels.map((s) => s.selectedOptions[0].textContent));
+  // no feasible plan on a small mixed cluster: the core's advice names each group's device
+  const cluster = { name: 'small mixed', groups: [{ device: 'a100-sxm4-40gb', nodes: 1, gpus_per_node: 4, inter_node_bw_GBps: 100 },
+    { device: 'v100-sxm2-16gb', nodes: 1, gpus_per_node: 4, inter_node_bw_GBps: 100 }] };
+  const { page, problems } = await env.open(t, await env.link({ m: 'llama3-8b', c: { o: cluster }, t: { global_batch_size: 8 }, o: { top: 5, time_limit_s: 10 } }));
+  await page.waitForSelector('[data-testid=advice] table', { timeout: 60000 });
+  const names = await shown(page);
+  assert.deepStrictEqual(names, ['A100 SXM4 40GB', 'V100 SXM2 16GB'], 'the inputs name the devices');
+  const advice = await page.textContent('[data-testid=advice]');
+  for (const [g, name] of names.entries()) assert.ok(advice.includes(`group ${g} (${name})`), `the advice names group ${g}'s device ${name}: ${advice}`);
+  assert.doesNotMatch(advice, /a100-sxm4-40gb|v100-sxm2-16gb|NVIDIA/, 'no id and no other name');
   await assertClean(page, problems);
+  // the Megatron-LM notes and the script's comments (a V100 has no BF16: the note names it)
+  const demo = await env.open(t, await env.demoLink());
+  await demo.page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
+  const demoNames = await shown(demo.page);
+  assert.deepStrictEqual(demoNames, ['A100 SXM4 80GB', 'V100 SXM2 32GB']);
+  const [dl] = await Promise.all([demo.page.waitForEvent('download'), demo.page.click('#export-megatron')]);
+  const script = fs.readFileSync(await dl.path(), 'utf8');
+  await demo.page.waitForSelector('#megatron-notes li');
+  const notes = await demo.page.textContent('#megatron-notes');
+  assert.match(notes, /--fp16, not --bf16: V100 SXM2 32GB has no BF16/);
+  assert.ok(notes.includes('different device types (A100 SXM4 80GB, V100 SXM2 32GB)'), notes);
+  const ids = /a100-sxm4-80gb|v100-sxm2-32gb/;
+  assert.doesNotMatch(notes, ids, 'no device id in the notes');
+  assert.doesNotMatch(await demo.page.textContent('#megatron'), ids, 'nor in the command shown');
+  assert.doesNotMatch(script, ids, 'nor in the script');
+  assert.match(script, /^#  - --fp16, not --bf16: V100 SXM2 32GB has no BF16/m);
+  // the machine-readable files keep the ids (the scenario the CLI reads)
+  const files = await exportScenario(demo.page);
+  assert.match(fs.readFileSync(files['poseidon-scenario.json'], 'utf8'), /"(demo-mixed-16|a100-sxm4-80gb)"/, 'presets by id');
+  await assertClean(demo.page, demo.problems);
 });

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { loadModule } from './load-module.mjs';
 import { megatronArgs, gradReduceDtype, pipelineLayout, accountForFlags, deviceCaps, lowPrecisionFlags } from '../../web/megatron.js';
+import { renameDevices, shortDeviceName } from '../../web/context.js';
 
 const ENV = { NODE_RANK: '0', MASTER_ADDR: '10.0.0.1', DATA_PATH: '/data/corpus_text_document', TOKENIZER_MODEL: 'meta-llama/Meta-Llama-3-8B',
   VOCAB_FILE: '/data/vocab.json', MERGE_FILE: '/data/merges.txt', LR: '3e-4', TRAIN_ITERS: '1000', TP: '1', MICRO_BATCH: '1', NNODES: '1', NPROC_PER_NODE: '8' };
@@ -304,6 +305,13 @@ test('plans on V100 or T4 get --fp16 and no --use-flash-attn, each with a note; 
     assert.equal(r.notes.some((n) => /^--fp16, not --bf16: .*no BF16/.test(n)), old, `${clusterId}: ${r.notes.join(' | ')}`);
     assert.equal(r.notes.some((n) => /^--use-flash-attn is left out: FlashAttention needs an Ampere or newer GPU/.test(n)), old, clusterId);
     if (old) assert.ok(r.notes.some((n) => /(v100|t4)/.test(n) && /no BF16/.test(n)), 'the note names the device');
+    // the page names the devices as its inputs do (deviceName): in the notes, the header and the rank comment, no id left
+    const named = (label) => label.split('+').map((id) => shortDeviceName(deviceOf(id)?.name ?? id)).join('+');
+    const n = megatronArgs(res.plans[0], { model, training }, { cluster, modelId, deviceOf, deviceName: named });
+    const ids = res.plans[0].stages.map((st) => st.device);
+    for (const text of [n.script, ...n.notes]) for (const id of ids) assert.ok(!text.includes(id), `${clusterId}: no ${id} in ${text}`);
+    if (old) assert.ok(n.notes.some((x) => /(V100|T4)/.test(x) && /no BF16/.test(x)), 'the note names the device by its name');
+    assert.deepStrictEqual(n.args, r.args, 'the flags are the same');
   }
   // an inline device in the cluster (no id to look up) is judged from its own data
   const est = { plan: { micro_batch_size: 4, num_micro_batches: 4 }, stages: [{ device: 'my gpu', group: 0, tp: 1, dp: 8, gpus: 8, num_layers: 24, samples_per_replica: 1 }] };
@@ -456,4 +464,17 @@ test('an MoE plan exports its experts, MLA, MTP and expert grid; every flag name
     }
     assert.ok(r.notes.some((n) => /balanced routing/.test(n)));
   }
+});
+
+test('renameDevices: ids and full names become the names the inputs show, whole names only, the longest first', () => {
+  const names = [['a100-sxm4-80gb', 'A100 SXM4 80GB'], ['NVIDIA A100 SXM4 80GB', 'A100 SXM4 80GB'], ['v100-sxm2-32gb', 'V100 SXM2 32GB'],
+    ['custom-1', 'Custom 1 (from NVIDIA A100 SXM4 80GB)'], ['Custom 1 (from NVIDIA A100 SXM4 80GB)', 'Custom 1 (from NVIDIA A100 SXM4 80GB)']];
+  assert.equal(renameDevices('group 0 (NVIDIA A100 SXM4 80GB): 2 -> 4 nodes', names), 'group 0 (A100 SXM4 80GB): 2 -> 4 nodes');
+  assert.equal(renameDevices('on a100-sxm4-80gb+v100-sxm2-32gb, (v100-sxm2-32gb)', names), 'on A100 SXM4 80GB+V100 SXM2 32GB, (V100 SXM2 32GB)');
+  assert.equal(renameDevices('my-a100-sxm4-80gb-2 and a100-sxm4-80gbx', names), 'my-a100-sxm4-80gb-2 and a100-sxm4-80gbx', 'a part of another word stays');
+  assert.equal(renameDevices('Custom 1 (from NVIDIA A100 SXM4 80GB) is custom-1', names), 'Custom 1 (from NVIDIA A100 SXM4 80GB) is Custom 1 (from NVIDIA A100 SXM4 80GB)');
+  assert.equal(renameDevices('a100-sxm4-80gb', [['a100-sxm4-80gb', 'A'], ['a100-sxm4-80gb', 'B']]), 'B', 'a later pair wins');
+  assert.equal(renameDevices('(x.y)', [['x.y', 'X']]), '(X)', 'a name is matched as text, not as a pattern');
+  assert.equal(renameDevices('xzy', [['x.y', 'X']]), 'xzy');
+  assert.equal(renameDevices('nothing', []), 'nothing');
 });

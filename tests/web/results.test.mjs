@@ -147,7 +147,7 @@ test('units and words: micro-batch per replica, Gb/s next to GB/s, explained ter
   // half the GPUs are V100s: no BF16 there (fp16, said why), no FlashAttention (pre-Ampere, said why)
   assert.match(text, /\n {2}--fp16 \\/);
   assert.doesNotMatch(text, /--bf16|--use-flash-attn/);
-  assert.match(await page.textContent('#megatron-notes'), /--fp16, not --bf16: v100-sxm2-32gb has no BF16/);
+  assert.match(await page.textContent('#megatron-notes'), /--fp16, not --bf16: V100 SXM2 32GB has no BF16/, 'the device named as the inputs name it');
   assert.match(await page.textContent('#megatron-notes'), /--use-flash-attn is left out: FlashAttention needs an Ampere or newer GPU/);
   await assertClean(page, problems);
 });

@@ -22,15 +22,21 @@ test('an error never moves the results; errors are next to the field and in the 
     const { page, problems } = await open(t, `${site.url}index.html`, viewport);
     if (searchWorks) await settled(page);
     const phone = viewport.width < 900;
+    // a phone shows the inputs or the results, one at a time, under tabs (web/phone-tabs.js)
+    const tabs = await page.isVisible('[data-testid=phone-tabs]');
+    assert.equal(tabs, viewport.width <= 700, `tabs at ${viewport.width} px`);
     const layout = await page.evaluate(() => ({
       resultsTop: document.querySelector('#results').getBoundingClientRect().top + scrollY,
       bodyTop: document.querySelector('#results-body').getBoundingClientRect().top + scrollY,
       inputsTop: document.querySelector('#inputs').getBoundingClientRect().top + scrollY,
+      inputsShown: document.querySelector('#inputs').checkVisibility(),
       open: [...document.querySelectorAll('details.sec')].map((d) => d.open),
     }));
     if (phone) {
-      assert.ok(layout.resultsTop < layout.inputsTop, 'results first on a phone');
+      if (tabs) assert.equal(layout.inputsShown, false, 'the Results tab first on a phone');
+      else assert.ok(layout.resultsTop < layout.inputsTop, 'results first on a phone');
       assert.ok(layout.open.every((o) => !o), 'the input sections start collapsed on a phone');
+      if (tabs) await page.click('[data-testid=tab-inputs]');
       await page.click('#sec-training > summary');
     } else {
       assert.ok(layout.open.every((o) => o), 'every section open on a wide screen');
@@ -38,26 +44,30 @@ test('an error never moves the results; errors are next to the field and in the 
     await page.fill('[data-path="training.global_batch_size"]', '0');
     await page.waitForSelector('[data-testid=error]:not([hidden])');
     await page.waitForFunction(() => document.querySelector('[data-error-for="training.global_batch_size"]').textContent.length > 0);
+    if (tabs) await page.click('[data-testid=tab-results]');
     const after = await page.evaluate(() => ({ resultsTop: document.querySelector('#results').getBoundingClientRect().top + scrollY,
       bodyTop: document.querySelector('#results-body').getBoundingClientRect().top + scrollY }));
     assert.equal(after.resultsTop, layout.resultsTop, `the results did not move at ${viewport.width} px`);
     assert.equal(after.bodyTop, layout.bodyTop, `the results under the summary did not move at ${viewport.width} px`);
     assert.ok(await page.evaluate(() => document.querySelector('#inputs').contains(document.querySelector('[data-testid=error]'))), 'the summary is in the inputs');
     assert.equal(await page.isVisible('#error-jump'), true, 'the sticky summary points to the problems');
-    // following it moves the focus to the list and leaves the address bar's link as it was
+    // following it moves the focus to the list (on a phone, on the Inputs tab) and leaves the address bar's link as it was
     const hashBefore = await page.evaluate(() => location.hash);
     await page.focus('#error-jump');
     await page.keyboard.press('Enter');
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'error', 'the focus is on the problems');
+    assert.equal(await page.isVisible('[data-testid=error]'), true, 'the problems are on screen');
     assert.equal(await page.evaluate(() => location.hash), hashBefore, 'no #error in the address bar');
     await page.focus('a.skip[href="#results"]');
     await page.keyboard.press('Enter');
     assert.equal(await page.evaluate(() => document.activeElement?.id), 'results');
+    assert.equal(await page.isVisible('[data-testid=best-plan]'), true, 'the results are on screen');
     assert.equal(await page.evaluate(() => location.hash), hashBefore, 'no #results in the address bar');
     if (searchWorks) assert.ok((await page.textContent('[data-testid=best-tokens]')).length > 0, 'the last result stays visible');
     // a broken link on a fresh page: the message, and the default plan under it
     const { page: broken } = await open(t, `${site.url}index.html#v=1&s=AAAA`, viewport);
-    await broken.waitForSelector('[data-testid=error]:not([hidden])');
+    // (on a phone's Results tab the message waits on the Inputs tab, pointed to by the summary)
+    await broken.waitForSelector('[data-testid=error]:not([hidden])', { state: tabs ? 'attached' : 'visible' });
     if (searchWorks) {
       await settled(broken);
       assert.match(await broken.textContent('[data-testid=error]'), /share link/, 'the link message stays after the search');
