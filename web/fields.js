@@ -55,6 +55,9 @@ export const TRAINING_FIELDS = [
   { key: 'overlap_grad_reduce', kind: 'bool', label: 'overlap the gradient reduce with the backward', def: false, omitDefault: true },
   { key: 'overlap_param_gather', kind: 'bool', label: 'overlap the parameter all-gather with the forward (distributed optimizer)', def: false, omitDefault: true },
   { key: 'tp_comm_overlap', kind: 'bool', label: 'overlap TP communication with its GEMMs (Transformer Engine)', def: false, omitDefault: true },
+  // MoE models only (docs/formats.md, "training"; docs/model.md, "Expert parallelism")
+  { key: 'moe_token_dispatcher', kind: 'select', label: 'MoE token dispatcher (flex: DeepEP / HybridEP, fused permute)', options: ['alltoall', 'flex'], def: 'alltoall', omitDefault: true },
+  { key: 'moe_imbalance', kind: 'num', label: 'MoE load imbalance (busiest expert-parallel rank / mean tokens; 1 = balanced)', hint: '1', def: 1, omitDefault: true },
 ];
 export const CLUSTER_FIELDS = [
   { key: 'name', kind: 'text', label: 'cluster name' },

@@ -347,13 +347,23 @@ test('schedule, node counts, batch tolerance and overlap switches: fields that r
   assert.equal((await hashPayload(page)).t.overlap_grad_reduce, true);
   await page.click('#export-megatron');
   assert.match(await page.textContent('[data-testid=megatron]'), /--overlap-grad-reduce/);
+  // the MoE settings (issue 35): in the link when set
+  await page.fill('[data-path="training.moe_imbalance"]', '1.5');
+  await page.selectOption('[data-path="training.moe_token_dispatcher"]', 'flex');
+  await settled(page);
+  payload = await hashPayload(page);
+  assert.equal(payload.t.moe_imbalance, 1.5);
+  assert.equal(payload.t.moe_token_dispatcher, 'flex');
   // back to the defaults: the keys leave the link (the core's defaults apply)
+  await page.fill('[data-path="training.moe_imbalance"]', '');
+  await page.selectOption('[data-path="training.moe_token_dispatcher"]', 'alltoall');
   await page.uncheck('[data-path="training.overlap_grad_reduce"]');
   await page.fill('[data-path="training.global_batch_tolerance"]', '');
   await page.selectOption('[data-path="options.schedule"]', 'any');
   await settled(page);
   payload = await hashPayload(page);
   assert.ok(!('overlap_grad_reduce' in payload.t) && !('global_batch_tolerance' in payload.t) && !('schedule' in (payload.o ?? {})), JSON.stringify(payload));
+  assert.ok(!('moe_imbalance' in payload.t) && !('moe_token_dispatcher' in payload.t), JSON.stringify(payload));
   await assertClean(page, problems);
 });
 
