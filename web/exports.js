@@ -1,18 +1,19 @@
 // Exports of a result: plan JSON, CSV of the top plans, Chrome trace (Megatron-LM arguments: megatron.js).
 // Pure functions over the result JSON (no DOM, no wasm), so node tests can import them.
+import { withExchanges } from './render/exchanges.js';
 
-export const KINDS = ['forward', 'backward', 'send_forward', 'send_backward', 'dp_sync', 'grad_bucket', 'param_gather', 'embedding_sync', 'optimizer'];
+export const KINDS = ['forward', 'backward', 'ep_a2a', 'send_forward', 'send_backward', 'dp_sync', 'grad_bucket', 'param_gather', 'embedding_sync', 'optimizer'];
 export const COMM_KINDS = new Set(['send_forward', 'send_backward', 'dp_sync', 'grad_bucket', 'param_gather', 'embedding_sync']);
 
 // The GPU stream (resource) an event occupies. The core writes it on every event ("resource");
 // older engines and old share links do not, so it is derived from the kind (docs/web.md, "Timeline").
 export const KIND_RESOURCE = {
-  forward: 'compute', backward: 'compute', optimizer: 'compute',
+  forward: 'compute', backward: 'compute', optimizer: 'compute', ep_a2a: 'ep',
   send_forward: 'p2p', send_backward: 'p2p',
   dp_sync: 'dp', grad_bucket: 'dp', param_gather: 'dp', embedding_sync: 'dp',
 };
 /** known resources first, in this order; any other (a future "tp") after them, by name */
-export const RESOURCE_ORDER = ['compute', 'p2p', 'dp'];
+export const RESOURCE_ORDER = ['compute', 'ep', 'p2p', 'dp'];
 
 /** the event's resource: its own, else its kind's, else "other" (an unknown kind of an older/newer engine) */
 export function resourceOf(e) {
@@ -137,7 +138,8 @@ const TID_STEP = 100;
  * ("p2p 2", ...). Chunk (interleaved plans) and bucket (overlapped DP communication) are in the
  * names and args. context: what was planned (web/context.js), in the trace's metadata.
  */
-export function chromeTrace(est, title = 'Poseidon plan', { context = '' } = {}) {
+export function chromeTrace(estIn, title = 'Poseidon plan', { context = '' } = {}) {
+  const est = withExchanges(estIn);
   const events = [];
   const stages = est.stages || [];
   const byStage = new Map();

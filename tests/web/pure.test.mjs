@@ -488,3 +488,51 @@ test('an MoE stage\'s summary carries its expert grid; a dense one is unchanged'
   assert.deepStrictEqual(stageSummary({ stages: [{ tp: 1, dp: 16, ep: 8, etp: 1 }, { tp: 2, dp: 8, ep: 4, etp: 2 }, { tp: 2, dp: 4 }, { tp: 2, dp: 4, cp: 2, ep: 1, etp: 1 }] }, '×'),
     ['1×16 ep8', '2×8 ep4/etp2', '2×4', '2×2cp×4']);
 });
+
+test('MoE plans: the all-to-all drawn on an "ep" lane inside each pass, block by block, summing to the stage\'s exchange time', async () => {
+  const { withExchanges, EP_KIND } = await import('../../web/render/exchanges.js');
+  const { stageResources } = await import('../../web/exports.js');
+  const est = {
+    iteration_time_s: 0.05,
+    plan: { virtual_stages: 1, stages: [{ num_layers: 2 }, { num_layers: 1 }] },
+    stages: [{ num_layers: 2, forward_ep_comm_s: 0.002, backward_ep_comm_s: 0.004 }, { num_layers: 1 }],
+    timeline: [
+      { stage: 0, kind: 'forward', micro_batch: 0, start_s: 0, end_s: 0.01, resource: 'compute' },
+      { stage: 0, kind: 'backward', micro_batch: 0, start_s: 0.02, end_s: 0.04, resource: 'compute' },
+      { stage: 1, kind: 'forward', micro_batch: 0, start_s: 0.01, end_s: 0.02, resource: 'compute' },
+    ],
+  };
+  const out = withExchanges(est);
+  assert.equal(withExchanges(est), out, 'memoised');
+  const ex = out.timeline.filter((e) => e.kind === EP_KIND);
+  // forward: blocks of 5 ms, 1 ms of exchanges each: dispatch after half the compute, combine last
+  // backward: blocks of 10 ms, 2 ms each: the combine's backward first, the dispatch's after half the compute
+  const spans = ex.map((e) => [e.phase, e.block, +e.start_s.toFixed(6), +e.end_s.toFixed(6)]);
+  assert.deepStrictEqual(spans, [
+    ['dispatch', 0, 0.002, 0.0025], ['combine', 0, 0.0045, 0.005], ['dispatch', 1, 0.007, 0.0075], ['combine', 1, 0.0095, 0.01],
+    ['combine (backward)', 0, 0.02, 0.021], ['dispatch (backward)', 0, 0.025, 0.026], ['combine (backward)', 1, 0.03, 0.031], ['dispatch (backward)', 1, 0.035, 0.036],
+  ]);
+  assert.ok(ex.every((e) => e.resource === 'ep' && e.stage === 0 && e.micro_batch === 0 && e.derived));
+  assert.deepStrictEqual(stageResources(out), [['compute', 'ep'], ['compute']]);
+  // the table: the exchanges are busy time on their own lane, the compute stream's idle time unchanged
+  const rows = timelineStats(est);
+  assert.ok(Math.abs(rows[0].busy.ep - 0.006) < 1e-12 && Math.abs(rows[0].compute - 0.03) < 1e-12);
+  // the trace has the lane; a dense estimate is left as it is
+  assert.ok(JSON.parse(chromeTrace(est)).traceEvents.some((e) => e.name === 'thread_name' && e.args.name === 'ep'));
+  // the chart (page, SVG, PNG): an "EP all-to-all" lane under stage 0's compute, and the kind in the legend
+  const scene = timelineScene(est, { width: 960 });
+  assert.ok(scene.items.some((it) => it.t === 'rect' && /tl-lane-ep\b/.test(it.cls)));
+  assert.ok(scene.items.some((it) => it.t === 'text' && it.text === 'EP all-to-all'));
+  assert.ok(scene.items.some((it) => it.t === 'text' && it.text === 'all-to-all (expert dispatch / combine)'));
+  assert.ok(scene.items.some((it) => it.t === 'rect' && /tl-ep_a2a/.test(it.cls) && /dispatch, block 0, micro-batch 0/.test(it.title)));
+  const dense = { ...est, stages: [{ num_layers: 2 }, { num_layers: 1 }] };
+  assert.equal(withExchanges(dense), dense);
+  // interleaved: a chunk's pass carries its chunk's share (chunk_layers 3 + 1 of 4 blocks)
+  const il = { ...est, plan: { virtual_stages: 2, stages: [{ num_layers: 4, chunk_layers: [3, 1] }, { num_layers: 2 }] },
+    stages: [{ num_layers: 4, forward_ep_comm_s: 0.004, backward_ep_comm_s: 0 }, { num_layers: 2 }],
+    timeline: [{ stage: 0, kind: 'forward', micro_batch: 0, chunk: 0, start_s: 0, end_s: 0.006 }, { stage: 0, kind: 'forward', micro_batch: 0, chunk: 1, start_s: 0.006, end_s: 0.008 }] };
+  const ilx = withExchanges(il).timeline.filter((e) => e.kind === EP_KIND);
+  const sum = (c) => ilx.filter((e) => e.chunk === c).reduce((a, e) => a + e.end_s - e.start_s, 0);
+  assert.equal(ilx.filter((e) => e.chunk === 0).length, 6);
+  assert.ok(Math.abs(sum(0) - 0.003) < 1e-12 && Math.abs(sum(1) - 0.001) < 1e-12);
+});

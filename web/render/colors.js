@@ -9,6 +9,7 @@ export const KIND_COLOR = {
   param_gather: '#76b7b2',
   embedding_sync: '#9c755f',
   optimizer: '#b07aa1',
+  ep_a2a: '#bcbd22',
 };
 export const KIND_LABEL = {
   forward: 'forward',
@@ -20,12 +21,13 @@ export const KIND_LABEL = {
   param_gather: 'parameter all-gather (overlapped)',
   embedding_sync: 'tied-embedding all-reduce (first and last stage)',
   optimizer: 'optimizer',
+  ep_a2a: 'all-to-all (expert dispatch / combine)',
 };
 /** an event kind this page does not know (from a newer engine) still gets a colour */
 export const UNKNOWN_COLOR = '#9d9d9d';
 
 /** lane names in the chart (the Chrome trace uses the resource ids themselves) */
-export const RESOURCE_LABEL = { compute: 'compute', p2p: 'p2p sends', dp: 'DP comm', tp: 'TP comm' };
+export const RESOURCE_LABEL = { compute: 'compute', ep: 'EP all-to-all', p2p: 'p2p sends', dp: 'DP comm', tp: 'TP comm' };
 export const resourceLabel = (r) => RESOURCE_LABEL[r] ?? r;
 
 /**

@@ -7,6 +7,7 @@ import { fmt, fmtTime, fmtInt } from '../dom.js';
 import { KINDS, stageResources, chunkOf } from '../exports.js';
 import { KIND_LABEL, CHUNK_SHADE, barColor, inkOn, resourceLabel } from './colors.js';
 import { timelineMarks, aggregationNote } from './marks.js';
+import { withExchanges } from './exchanges.js';
 
 const LEFT = 70;
 const RIGHT = 12;
@@ -111,6 +112,7 @@ export function barTitle(b, offset = 0) {
   if (b.event) {
     const e = b.event;
     const what = [KIND_LABEL[e.kind] || e.kind,
+      e.phase ? `${e.phase}, block ${e.block}` : null,
       Number.isInteger(e.micro_batch) ? `micro-batch ${e.micro_batch}` : null,
       chunkOf(e) !== null ? `chunk ${e.chunk}` : null,
       Number.isInteger(e.bucket) ? `bucket ${e.bucket}` : null].filter(Boolean).join(', ');
@@ -149,7 +151,8 @@ function legendItems(kinds, chunks, width, y0) {
  * Items: {t:'rect', x, y, w, h, fill, cls, title?, themed?}, {t:'text', x, y, text, size, fill, cls,
  * anchor?, themed?}, {t:'line', x1, y1, x2, y2, stroke, cls}; themed items take the page's colours.
  */
-export function timelineScene(est0, { width = 960, view = null, withNote = false, title = '' } = {}) {
+export function timelineScene(estIn, { width = 960, view = null, withNote = false, title = '' } = {}) {
+  const est0 = withExchanges(estIn);
   const span = timelineSpan(est0);
   const zoomed = Boolean(view && (view.t0 > 1e-12 || view.t1 < span * (1 - 1e-9)));
   const offset = zoomed ? view.t0 : 0;

@@ -6,6 +6,7 @@ import { s, h, fmtTime, fmtInt } from '../dom.js';
 import { KIND_LABEL } from './colors.js';
 import { KINDS, resourceOf } from '../exports.js';
 import { timelineScene } from './scene.js';
+import { withExchanges } from './exchanges.js';
 
 export { timelineMarks, aggregationNote, AGGREGATE_ABOVE, MAX_BARS } from './marks.js';
 export { timelineGeometry, timelineSpan, windowed, timelineScene, laneLayout, legendKinds, chunkCount } from './scene.js';
@@ -84,7 +85,8 @@ function tableKinds(est) {
  * Per-stage event count, time per kind, busy time per resource and the compute stream's idle time
  * (one pass over the events): the text alternative to the chart.
  */
-export function timelineStats(est) {
+export function timelineStats(estIn) {
+  const est = withExchanges(estIn);
   const T = est.iteration_time_s || 0;
   const n = (est.stages || []).length;
   const kinds = tableKinds(est);
@@ -104,11 +106,12 @@ export function timelineStats(est) {
   });
 }
 
-const COLUMN = { forward: 'forward', backward: 'backward', send_forward: 'send act.', send_backward: 'send grad.', dp_sync: 'DP all-reduce',
+const COLUMN = { forward: 'forward', backward: 'backward', ep_a2a: 'all-to-all', send_forward: 'send act.', send_backward: 'send grad.', dp_sync: 'DP all-reduce',
   grad_bucket: 'grad. buckets', param_gather: 'param. gather', embedding_sync: 'tied emb. all-reduce', optimizer: 'optimizer' };
 
 /** The data table: one row per stage (at most MAX_TABLE_STAGES; the others summed in a last row). */
-export function timelineTable(est) {
+export function timelineTable(estIn) {
+  const est = withExchanges(estIn);
   const all = timelineStats(est);
   const kinds = tableKinds(est);
   const shown = all.length > MAX_TABLE_STAGES ? all.slice(0, MAX_TABLE_STAGES - 1) : all;
