@@ -61,6 +61,11 @@ export function renderClusterForm() {
     sel.title = choices.find((c) => c.id === current)?.title ?? '';
     sel.dataset.path = `${path}.device`;
     const links = groupLinkSelects(g, i);
+    // GPUs sharing one NVLink domain (an NVL72 rack: 72 of 4-GPU trays); empty = one node
+    const domain = fieldInput({ key: 'nvlink_domain_gpus', kind: 'int', label: 'NVLink domain, GPUs (NVL72 rack: 72)', hint: 'one node' },
+      () => g, `${path}.nvlink_domain_gpus`, onInputChanged);
+    domain.querySelector('label').prepend(h('span', { class: 'sr-only' }, `group ${i}: `));
+    links.row.append(domain);
     sel.addEventListener('change', () => {
       g.device = sel.value;
       sel.title = choices.find((c) => c.id === sel.value)?.title ?? '';

@@ -367,6 +367,31 @@ test('schedule, node counts, batch tolerance and overlap switches: fields that r
   await assertClean(page, problems);
 });
 
+test('NVLink domain per cluster group: the preset\'s rack, an edit in the link, empty = one node', async (t) => {
+  if (!searchWorks) { t.skip(searchSkipReason); return; }
+  const { page, problems } = await open(t, `${site.url}index.html`);
+  await settled(page);
+  await page.selectOption('#cluster-preset', 'gb200-nvl72-72');
+  await settled(page);
+  const field = '[data-path="cluster.groups[0].nvlink_domain_gpus"]';
+  assert.equal(await page.inputValue(field), '72', 'the NVL72 preset says its rack');
+  assert.match(await page.textContent(`label[for="${await page.getAttribute(field, 'id')}"]`), /group 0: NVLink domain, GPUs/);
+  await page.fill(field, '36');
+  await page.waitForFunction(() => /modified/.test(document.querySelector('#cluster-preset').selectedOptions[0].textContent));
+  await settled(page);
+  let payload = await hashPayload(page);
+  assert.equal(payload.c.o.groups[0].nvlink_domain_gpus, 36, JSON.stringify(payload.c));
+  // empty leaves the key out: one node (4 GPUs) per domain, still a change from the preset
+  await page.fill(field, '');
+  await settled(page);
+  payload = await hashPayload(page);
+  assert.ok(payload.c.o && !('nvlink_domain_gpus' in payload.c.o.groups[0]), JSON.stringify(payload.c));
+  // a value the engine refuses is named at the field
+  await page.fill(field, '5');
+  await page.waitForFunction((f) => document.querySelector(f).getAttribute('aria-invalid') === 'true', field);
+  await assertClean(page, problems);
+});
+
 test('inputs: a config.json without the model keys is refused, the model kept; an error about two fields marks both; scenario files', async (t) => {
   const { page, problems } = await open(t, `${site.url}index.html`);
   const modelValues = () => page.$$eval('#model-fields [data-path]', (els) => els.map((e) => [e.dataset.path, e.type === 'checkbox' ? e.checked : e.value]));
