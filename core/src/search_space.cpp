@@ -134,6 +134,12 @@ std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, std::in
                     continue;
                 }
                 if (halted && halted()) return fail();
+                // the expert grid (ep x etp GPUs) divides a stage's GPUs (Megatron-Core's MoE
+                // parallel folding; stage_costs.cpp refuses the others as well)
+                if (s % (sc_.search_ep * sc_.search_etp) != 0) {
+                    ++stats_.infeasible["expert grid"];
+                    continue;
+                }
                 OptInfo info;
                 info.o = GroupOpt{n, s, static_cast<int>(count)};
                 for (int tp : tp_ok_[g]) {
@@ -289,7 +295,7 @@ SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage, const std::st
                 const std::vector<int> sizes = detail::stage_sizes(P, n);
                 for (int s : sizes) {
                     const long long count = static_cast<long long>(n) * P / s;
-                    if (count > smax) continue;
+                    if (count > smax || s % (sc.search_ep * sc.search_etp) != 0) continue;
                     int ntp = 0;
                     for (int tp = 1; tp <= P; ++tp)
                         if (P % tp == 0 && s % tp == 0 && tp_valid(sc, tp) && mbs % (s / tp) == 0) ++ntp;

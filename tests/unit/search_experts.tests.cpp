@@ -65,3 +65,18 @@ TEST_CASE("a model whose experts fit only when sharded gets a plan with ep > 1",
     for (const auto& n : r.stats.notes) noted = noted || n.rfind("expert parallelism: 4 expert-parallel sizes searched", 0) == 0;
     CHECK(noted);
 }
+
+TEST_CASE("stage sizes the expert grid does not divide are counted as 'expert grid', not memory", "[search][moe][ep]") {
+    // Mixtral 8x7B (8 experts) on 16 H100: ep 8 does not divide stages of 1, 2 or 4 GPUs, ep 4 not
+    // those of 1 or 2: refused where the options are built, with their own reason
+    const Scenario sc = parse_scenario_text(R"({"model": "mixtral-8x7b", "cluster": "dgx-h100-16",
+        "training": {"global_batch_size": 64, "sequence_parallel": true, "distributed_optimizer": true, "recompute": "full"}})");
+    const SearchResult r = search(sc, quiet(3, false, 1));
+    REQUIRE(!r.plans.empty());
+    const auto it = r.stats.infeasible.find("expert grid");
+    REQUIRE(it != r.stats.infeasible.end());
+    CHECK(it->second > 0);
+    // every stage of every plan returned holds a whole number of expert grids
+    for (const auto& p : r.plans)
+        for (const auto& st : p.plan.stages) CHECK(st.gpus() % (st.ep * st.etp) == 0);
+}
