@@ -92,7 +92,7 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
             ev.keep_tightest(mem, d.memory_GiB, worst_headroom);
         }
         // (and the expert grid divides its GPUs, as evaluate_stages checked)
-        ev.fits = worst_headroom >= 0 && st.gpus() % (st.ep * st.etp) == 0;
+        ev.fits = worst_headroom >= 0 && st.expert_grid_divides();
         // Sends between consecutive virtual stages: chunk c of stage s feeds chunk c of s + 1, and
         // the last stage feeds chunk c + 1 of stage 0 (and gradients back the same links).
         // evaluate_stages has the sends to the stage's neighbours and the wrap-around ones (last

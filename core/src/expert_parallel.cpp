@@ -41,8 +41,8 @@ EpLink ep_link(const Group& g, int ep, int etp) {
     return l;
 }
 
-RingLink edp_ring(const Group& g, int stage_gpus, int ep, int etp) {
-    const int edp = stage_gpus / std::max(1, ep * etp);
+RingLink edp_ring(const Group& g, const StagePlan& stage) {
+    const int edp = stage.expert_dp(), stage_gpus = stage.gpus(), ep = stage.ep, etp = stage.etp;
     if (edp <= 1) return {};
     // Every (ep x etp)-th GPU of the stage: inside one NVLink domain over NVLink; across domains
     // min(ep x etp, domain) rings share each node's NICs, as the data-parallel rings of
@@ -126,13 +126,13 @@ MoeMemory moe_memory(const MoeShape& x, double element_bytes, double operand_byt
 
 void set_expert_grid(StagePosition& pos, const Group& g, const StagePlan& stage) {
     pos.ep = stage.ep, pos.etp = stage.etp;
-    pos.edp = std::max(1, stage.gpus() / (stage.ep * stage.etp));
+    pos.edp = stage.expert_dp();
     pos.ep_link = ep_link(g, stage.ep, stage.etp);
 }
 
 double expert_sync_s(const Scenario& sc, const Group& g, const StagePlan& stage, double expert_grad_bytes) {
-    const RingLink r = edp_ring(g, stage.gpus(), stage.ep, stage.etp);
-    const int edp = stage.gpus() / std::max(1, stage.ep * stage.etp);
+    const int edp = stage.expert_dp();
+    const RingLink r = edp_ring(g, stage);
     if (edp <= 1 || r.bw_GBps <= 0) return 0;
     if (sc.training.distributed_optimizer) return ring_reduce_scatter_s(expert_grad_bytes, edp, r.bw_GBps, r.latency_s);
     return ring_allreduce_s(expert_grad_bytes, edp, r.bw_GBps, r.latency_s);

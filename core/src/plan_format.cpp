@@ -136,7 +136,7 @@ void validate_expert_grid(const StagePlan& st, const ModelSpec& m, Problems& pro
         problems.add(sp + ".ep", std::to_string(st.ep) + " does not divide num_experts " + std::to_string(m.num_experts) + "; every expert-parallel rank holds the same number of experts");
     if (m.moe_ffn_hidden_size % st.etp != 0)
         problems.add(sp + ".etp", std::to_string(st.etp) + " does not divide moe_ffn_hidden_size " + std::to_string(m.moe_ffn_hidden_size) + "; expert tensor parallelism splits each expert's FFN");
-    if (st.gpus() % (st.ep * st.etp) != 0)
+    if (!st.expert_grid_divides())
         problems.add(sp + ".ep", "ep x etp = " + std::to_string(st.ep) + " x " + std::to_string(st.etp) + " does not divide the stage's " + std::to_string(st.gpus()) +
                                      " GPUs (tp x cp x dp); the expert grid etp x ep x edp folds onto the same GPUs");
 }

@@ -184,7 +184,7 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
         }
         // a stage the search built whose GPUs the expert grid does not divide cannot be run
         // (a plan's is refused by validate_plan): a candidate that does not fit
-        ev.fits = worst_headroom >= 0 && st.gpus() % (st.ep * st.etp) == 0;
+        ev.fits = worst_headroom >= 0 && st.expert_grid_divides();
         ev.sources = ev.replica_costs[ev.slowest_replica].sources;
         for (const auto& rc : ev.replica_costs) {
             ev.sources.optimizer = std::min(ev.sources.optimizer, rc.sources.optimizer);

@@ -383,7 +383,7 @@ EpLink ep_link(const Group& g, int ep, int etp);
 struct RingLink {
     double bw_GBps = 0, latency_s = 0;
 };
-RingLink edp_ring(const Group& g, int stage_gpus, int ep, int etp);
+RingLink edp_ring(const Group& g, const StagePlan& stage);
 // One MoE block's routed experts on one GPU of the expert grid (docs/model.md, "Expert
 // parallelism"): router-side permutation, token dispatch and combine, grouped GEMMs of the local
 // experts, their activation; and what the forward saves for the backward.

@@ -328,6 +328,10 @@ struct StagePlan {
         for (const auto& r : replicas) n += r.count * r.tp;
         return n * cp;
     }
+    // Megatron-Core's MoE parallel folding: the stage's GPUs hold a whole number of expert grids
+    // (ep x etp), repeated edp times
+    bool expert_grid_divides() const { return gpus() % (ep * etp) == 0; }
+    int expert_dp() const { return std::max(1, gpus() / (ep * etp)); }
     bool operator==(const StagePlan&) const = default;
 };
 
