@@ -221,6 +221,7 @@ void Walker::ilv_run(MbsCtx& c) {
             continue;
         }
         inofit_.assign(S, std::numeric_limits<int>::max());
+        ilv_dead_ = S;
         // family A with no prefix at the bottleneck: T >= m V min_split max_j c_j(l_j / V) + opt
         // (every chunk of a stage costs at least a middle chunk of as many layers, A1)
         double t = 0;
@@ -295,7 +296,16 @@ void Walker::ilv_child(int k, int u, int R, const IlvPrefix& pre) {
         ilv_dfs(k + 1, R - u, pre);
         return;
     }
-    if (ilv_misfit(k + 1)) return;
+    // A stage's memory under the interleaved schedule depends on its own layers alone (its chunks,
+    // its position, V and m: cost_interleaved.cpp) and grows with them: once a costed split found
+    // stage j not to fit with l layers (ilv_leaf), no split with at least l on stage j fits. A
+    // fixed stage above that holds them (ilv_dead_ < k) ends every sibling at once; this stage's
+    // own count is checked against what is known of it.
+    if (ilv_dead_ < k || layers_[k] >= inofit_[k]) {
+        ++stats.infeasible["memory"];
+        return;
+    }
+    ilv_dead_ = S;  // the stages from k on are assigned anew below
     // chunk 0 of stage k, and its V chunks, cost at least as many middle chunks of u layers (A1),
     // except the first chunk of stage 0 and the last of stage S-1, whose times (embedding, LM
     // head) the cache holds exactly: a chunk's times depend on its position class only
@@ -325,21 +335,6 @@ void Walker::ilv_child(int k, int u, int R, const IlvPrefix& pre) {
         return;
     }
     ilv_dfs(k + 1, R - u, next);
-}
-
-// Whether a stage among the first k holds at least the layers a costed split found it not to
-// fit at this V (ilv_leaf): every split below holds them too. A stage's memory under the
-// interleaved schedule depends on its own layers alone (its chunks, its position, V and m:
-// cost_interleaved.cpp) and grows with them, so this cuts only splits that cannot fit. Checked
-// at every node, the subtree left by a misfit leaf is cut at once, not costed split by split
-// (the interleaved caps are the 1F1B ones, upper bounds).
-bool Walker::ilv_misfit(int k) {
-    for (int j = 0; j < k; ++j)
-        if (layers_[j] >= inofit_[j]) {
-            ++stats.infeasible["memory"];
-            return true;
-        }
-    return false;
 }
 
 }  // namespace poseidon::detail

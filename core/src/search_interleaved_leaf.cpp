@@ -120,7 +120,10 @@ void Walker::ilv_leaf() {
     for (int j = 0; j < S; ++j)
         if (!ev[j].fits) {
             fits = false;
-            if (!exhaustive_) inofit_[j] = std::min(inofit_[j], layers_[j]);
+            if (!exhaustive_) {
+                inofit_[j] = std::min(inofit_[j], layers_[j]);
+                ilv_dead_ = std::min(ilv_dead_, j);
+            }
         }
     if (!fits) {
         ++stats.infeasible["memory"];

@@ -338,6 +338,7 @@ private:
     // per stage: the fewest layers a costed split found it not to fit (its memory depends on its
     // own layers alone at a given V), or INT_MAX
     std::vector<int> inofit_;
+    int ilv_dead_ = 0;  // the first stage whose layers are at least its inofit_ (S: none)
     std::vector<long long> usuf_;
     double iopt_ = 0;
     Plan iplan_;
@@ -374,7 +375,6 @@ private:
     double ilv_dp0_least() const;  // ilv_sync of stage 0 before its layers are fixed
     double ilv_dp0_block(const MbsCtx& c) const;  // the same below a layout node (blocks_)
     void ilv_leaf();
-    bool ilv_misfit(int k);
     // Family C of the interleaved DAG for the split layers_ (a lower bound of its time).
     double ilv_family_c();
     std::vector<double> ifv_, ibv_, iback_;  // its chunk times and backward path sums
