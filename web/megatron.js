@@ -68,6 +68,13 @@ function overlapFlags(training, { tp, stack, notes, unsupported }) {
       notes.push(`training.tp_comm_overlap is on, but --tp-comm-overlap is not written: Megatron-Core accepts it only with tensor parallelism above 1 and --sequence-parallel (${tp === null ? 'TP differs per stage' : `TP ${tp}`}, sequence parallelism ${training.sequence_parallel ? 'on' : 'off'}).`);
     }
   }
+  // --cuda-graph-impl (frontier-facts.md section 5); the model: docs/model.md, "Host dispatch and fixed costs"
+  const graph = training.cuda_graph_impl;
+  if (graph && graph !== 'none') {
+    args.push(['--cuda-graph-impl', graph]);
+    if (graph === 'full_iteration') notes.push('--cuda-graph-impl full_iteration: the planner took the iteration to replay without the host (no dispatch overhead, no host time of a dropless MoE layer). A dropless MoE layer needs static shapes under it: NVIDIA\'s recipes add a per-rank capacity (--moe-expert-rank-capacity-factor 1.5), whose padding the plan does not cost.');
+    else notes.push(`--cuda-graph-impl ${graph} captures the modules you name with --cuda-graph-modules; the planner takes no time off for it.`);
+  }
   const g = gradReduceDtype(training, stack);
   if (g.dtype === 'bf16') args.push(['--grad-reduce-in-bf16']);
   if (g.dtype === 'fp16') notes.push(`Gradients are reduced in fp16 in this plan (${g.from}); megatron-args.md lists no flag for that (Megatron-Core reduces in fp32, or in bf16 with --grad-reduce-in-bf16), so none is written.`);

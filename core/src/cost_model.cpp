@@ -248,9 +248,17 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     // The routed experts of the MoE blocks (their share of the average block): compute on this
     // GPU, dispatch and combine on the expert-parallel links (docs/model.md, "Expert parallelism").
     const double moe_share = m.is_moe() ? avg.router_share : 0.0;
-    const MoeCost moe = moe_share > 0 ? moe_cost(moe_shape(sc, T / t, pos), MoeRates{lp_rate, mem_rate, kernel_s, e, lp ? quant.operand_bytes : e, d.comm_compute_slowdown}, pos.ep_link)
-                                      : MoeCost{};
-    const double moe_fwd = moe_share * (moe.forward_s + (lp ? quantize_s(quant, moe.quant_elements_forward, 2, mem_rate, kernel_s) : 0.0));
+    const MoeShape moe_x = moe_share > 0 ? moe_shape(sc, T / t, pos) : MoeShape{};
+    const MoeCost moe = moe_share > 0 ? moe_cost(moe_x, MoeRates{lp_rate, mem_rate, kernel_s, e, lp ? quant.operand_bytes : e, d.comm_compute_slowdown}, pos.ep_link) : MoeCost{};
+    // A full-iteration CUDA graph replays the iteration without the host (docs/model.md, "Host
+    // dispatch and fixed costs").
+    const bool host_free = tr.cuda_graph_impl == "full_iteration";
+    const double moe_gpu_fwd = moe.forward_s + (lp ? quantize_s(quant, moe.quant_elements_forward, 2, mem_rate, kernel_s) : 0.0);
+    // The dropless layer waits for its token counts on the host, which then issues the expert
+    // section while the GPU runs it: the section takes the longer of the two (docs/model.md, "Host
+    // time of a dropless MoE layer").
+    const double moe_sync_s = moe_share > 0 && !host_free ? moe_sync_host_s(moe_x, tr.stack) : 0.0;
+    const double moe_fwd = moe_share * std::max(moe_gpu_fwd, moe_sync_s);
     const double moe_bwd = moe_share * (moe.backward_s + (lp ? quantize_s(quant, moe.quant_elements_backward, 2, mem_rate, kernel_s) : 0.0));
     const double ep_fwd = moe_share * moe.comm_forward_s, ep_bwd = moe_share * moe.comm_backward_s;
     // Each GEMM input is quantised before its forward (the inputs of the replicated-width GEMMs
@@ -312,10 +320,10 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     // than the CPU issues them, the host's time is the block's time (docs/model.md, "Host dispatch").
     const double kernels_fwd = 4 + (flash ? 1 : 2 + score_kernels + (fp32_softmax ? 2 : 0)) + elementwise_kernels + (tp > 1 ? 2 : 0) +
                                (lp ? 4 * (quant.amax_pass ? 2 : 1) : 0) + moe_share * moe.kernels_forward;
-    const double host_fwd_s = kernels_fwd * tr.stack.host_us_per_kernel * 1e-6;
+    const double host_fwd_s = host_free ? 0.0 : kernels_fwd * tr.stack.host_us_per_kernel * 1e-6;
     // A stack that synchronises inside the block (per-layer hooks, timers, host-side checks) also
     // exposes a fixed cost per block and pass (layer_overhead_us; twice in the backward).
-    const double layer_overhead_s = tr.stack.layer_overhead_us * 1e-6;
+    const double layer_overhead_s = host_free ? 0.0 : tr.stack.layer_overhead_us * 1e-6;
     const double amax_sync_s = lp && quant.amax_pass && sp ? 2 * lat : 0.0;
     const double layer_fwd_local = std::max(linear_fwd + quant_fwd + core_fwd + elem_fwd + moe_fwd, host_fwd_s - fwd_tp - ep_fwd) + layer_overhead_s + amax_sync_s;
     double layer_fwd = layer_fwd_local + fwd_tp + ep_fwd;
@@ -352,7 +360,7 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     measured(ProfileField::layer_backward, layer_bwd, &layer_bwd_tp, rc.sources.layer_backward);
 
     // The schedule's fixed cost of one micro-batch pass on a stage (docs/model.md, "Software stacks").
-    const double pass_s = tr.stack.pass_overhead_us * 1e-6;
+    const double pass_s = host_free ? 0.0 : tr.stack.pass_overhead_us * 1e-6;
     rc.layer_forward_s = layer_fwd;
     rc.layer_backward_s = layer_bwd;
     rc.forward_s = num_layers * layer_fwd + pass_s;

@@ -109,6 +109,11 @@ MoeCost moe_cost(const MoeShape& x, const MoeRates& r, const EpLink& link) {
     return c;
 }
 
+double moe_sync_host_s(const MoeShape& x, const Stack& st) {
+    if (x.experts <= 0 || x.tokens <= 0) return 0.0;
+    return (st.moe_sync_host_us + st.moe_sync_host_us_per_expert * x.experts / std::max(1, x.ep)) * 1e-6;
+}
+
 MoeMemory moe_memory(const MoeShape& x, double element_bytes, double operand_bytes) {
     if (x.experts <= 0 || x.tokens <= 0) return {};
     const double e = element_bytes, q = operand_bytes, h = x.hidden;

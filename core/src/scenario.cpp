@@ -152,7 +152,7 @@ Stack parse_stack(const Json& in, const std::string& path, Problems& problems) {
     if (j.is_null()) return st;
     ObjectReader r(j, path, problems);
     if (!r.ok()) return st;
-    r.reject_unknown({"id", "name", "fused_elementwise", "softmax_fp32", "host_us_per_kernel", "pass_overhead_us", "layer_overhead_us", "p2p_blocking", "p2p_scatter_gather", "grad_fp32", "tp_async_backward", "nccl_nvls", "tp_comm_overlap_fraction",
+    r.reject_unknown({"id", "name", "fused_elementwise", "softmax_fp32", "host_us_per_kernel", "pass_overhead_us", "layer_overhead_us", "p2p_blocking", "p2p_scatter_gather", "grad_fp32", "tp_async_backward", "nccl_nvls", "tp_comm_overlap_fraction", "moe_sync_host_us", "moe_sync_host_us_per_expert",
                       "optimizer_step_bytes_per_param", "optimizer_state_bytes_per_param", "master_weight_bytes_per_param", "moment_bytes_per_param", "loss_bytes_per_logit", "allocator_reserve_fraction", "stage_needs_parameters", "low_precision_recipes", "calibration", "source", "notes"});
     if (auto v = r.string("name", true)) st.name = *v;
     if (auto v = r.string("id", false); v && st.id.empty()) st.id = *v;
@@ -169,6 +169,8 @@ Stack parse_stack(const Json& in, const std::string& path, Problems& problems) {
     if (auto v = r.boolean("tp_async_backward", false)) st.tp_async_backward = *v;
     if (auto v = r.boolean("nccl_nvls", false)) st.nccl_nvls = *v;
     if (auto v = r.number("tp_comm_overlap_fraction", false, 0, true, 1)) st.tp_comm_overlap_fraction = *v;
+    if (auto v = r.number("moe_sync_host_us", false, 0, true, 1e6)) st.moe_sync_host_us = *v;
+    if (auto v = r.number("moe_sync_host_us_per_expert", false, 0, true, 1e5)) st.moe_sync_host_us_per_expert = *v;
     if (auto v = r.number("optimizer_step_bytes_per_param", true, 0, false, 1e3)) st.optimizer_step_bytes_per_param = *v;
     if (auto v = r.number("optimizer_state_bytes_per_param", false, 0, true, 1e3)) st.optimizer_state_bytes_per_param = *v;
     // The composition: both keys or neither; it sets the total, which may not say otherwise.
@@ -338,7 +340,7 @@ Scenario parse_scenario(const Json& j) {
         if (tr.ok()) {
             tr.reject_unknown({"global_batch_size", "global_batch_tolerance", "precision", "recompute", "sequence_parallel", "distributed_optimizer", "flash_attention", "tf32", "stack",
                                "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "grad_reduce_dtype", "fp8_param_gather", "fsdp", "cp_comm_type",
-                               "moe_imbalance", "moe_token_dispatcher"});
+                               "moe_imbalance", "moe_token_dispatcher", "cuda_graph_impl"});
             if (auto v = tr.integer("global_batch_size", true, 1, max_global_batch_size)) sc.training.global_batch_size = *v;
             if (auto v = tr.number("global_batch_tolerance", false, 0, true, 0.5)) sc.training.global_batch_tolerance = *v;
             if (auto v = tr.choice("precision", false, {"bf16", "fp16", "fp32", "fp8", "fp8-delayed", "fp8-blockwise", "mxfp8", "nvfp4"}))
@@ -357,6 +359,7 @@ Scenario parse_scenario(const Json& j) {
             if (auto v = tr.choice("cp_comm_type", false, {"p2p", "all_gather", "a2a"})) sc.training.cp_comm_type = *v;
             if (auto v = tr.number("moe_imbalance", false, 1, true, 64)) sc.training.moe_imbalance = *v;
             if (auto v = tr.choice("moe_token_dispatcher", false, {"alltoall", "flex"})) sc.training.moe_token_dispatcher = *v;
+            if (auto v = tr.choice("cuda_graph_impl", false, {"none", "local", "transformer_engine", "full_iteration"})) sc.training.cuda_graph_impl = *v;
             if (sc.training.fp8_param_gather && !is_low_precision(sc.training.precision))
                 problems.add(tr.path_of("fp8_param_gather"), "true needs a low precision (fp8, fp8-delayed, fp8-blockwise, mxfp8 or nvfp4); precision is " + to_string(sc.training.precision));
             else if (sc.training.fp8_param_gather && !sc.training.distributed_optimizer && !sc.training.fsdp)

@@ -60,6 +60,10 @@ Json to_json(const Stack& st) {
               {"allocator_reserve_fraction", st.allocator_reserve_fraction},
               {"stage_needs_parameters", st.stage_needs_parameters},
               {"low_precision_recipes", st.low_precision_recipes}};
+    if (st.moe_sync_host_us > 0 || st.moe_sync_host_us_per_expert > 0) {  // stated by the MoE-era stacks only
+        j["moe_sync_host_us"] = st.moe_sync_host_us;
+        j["moe_sync_host_us_per_expert"] = st.moe_sync_host_us_per_expert;
+    }
     if (st.moment_bytes_per_param > 0) {  // the composition was stated (a moment is never 0 bytes)
         j["master_weight_bytes_per_param"] = st.master_weight_bytes_per_param;
         j["moment_bytes_per_param"] = st.moment_bytes_per_param;
@@ -127,6 +131,7 @@ Json to_json(const Scenario& sc) {
     if (sc.training.cp_comm_type != "p2p") j["training"]["cp_comm_type"] = sc.training.cp_comm_type;
     if (sc.training.moe_imbalance != 1.0) j["training"]["moe_imbalance"] = sc.training.moe_imbalance;
     if (sc.training.moe_token_dispatcher != "alltoall") j["training"]["moe_token_dispatcher"] = sc.training.moe_token_dispatcher;
+    if (sc.training.cuda_graph_impl != "none") j["training"]["cuda_graph_impl"] = sc.training.cuda_graph_impl;
     if (sc.training.global_batch_tolerance > 0) j["training"]["global_batch_tolerance"] = sc.training.global_batch_tolerance;
     if (sc.profile) j["profile"] = to_json(*sc.profile);
     return j;

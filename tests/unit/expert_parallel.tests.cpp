@@ -165,3 +165,35 @@ TEST_CASE("the estimate shows each MoE stage's expert grid, expert weights and d
                                false);
     CHECK(!dense["stages"][0].contains("ep"));
 }
+
+TEST_CASE("the host's issue of a dropless MoE layer's expert section counts where it outlasts the GPU's", "[moe][ep][time][host]") {
+    // One stage of Mixtral's 32 MoE blocks, 4 micro-batches: the forward's expert section takes
+    // max(GPU, host) with host = moe_sync_host_us + moe_sync_host_us_per_expert x local experts.
+    auto with = [](double fixed_us, double per_expert_us, const char* graph = "none") {
+        return mixtral((std::string(R"(, "cuda_graph_impl": ")") + graph + R"(", "stack": {"preset": "megatron-core", "moe_sync_host_us": )" +
+                        std::to_string(fixed_us) + R"(, "moe_sync_host_us_per_expert": )" + std::to_string(per_expert_us) + "}")
+                           .c_str());
+    };
+    auto time = [](const Scenario& sc, int ep) { return one_stage(sc, 1, 2, ep, 1).iteration_time_s; };  // 4 micro-batches of 2
+    const double none = time(with(0, 0), 2);
+    // a host faster than the GPU's section changes nothing
+    CHECK(time(with(1, 0), 2) == Approx(none).epsilon(1e-12));
+    // both host-bound: 10 ms more per block forward is 4 x 32 x 10 ms more per iteration
+    CHECK(time(with(60000, 0), 2) - time(with(50000, 0), 2) == Approx(4 * 32 * 0.010).epsilon(1e-9));
+    // per local expert: ep 2 leaves 4 of Mixtral's 8 experts on each GPU, ep 1 all 8
+    CHECK(time(with(50000, 1000), 2) - time(with(50000, 0), 2) == Approx(4 * 32 * 4 * 0.001).epsilon(1e-9));
+    CHECK(time(with(50000, 1000), 1) - time(with(50000, 0), 1) == Approx(4 * 32 * 8 * 0.001).epsilon(1e-9));
+    // a full-iteration CUDA graph replays without the host: no such term, no pass or dispatch overhead
+    CHECK(time(with(50000, 1000, "full_iteration"), 2) == Approx(time(with(0, 0, "full_iteration"), 2)).epsilon(1e-12));
+    CHECK(time(with(0, 0, "full_iteration"), 2) < none);
+    // the graph modules of "local" / "transformer_engine" lie outside the synchronised section
+    CHECK(time(with(50000, 0, "transformer_engine"), 2) == Approx(time(with(50000, 0), 2)).epsilon(1e-12));
+    // read, checked and written back
+    CHECK(with(0, 0, "full_iteration").training.cuda_graph_impl == "full_iteration");
+    const std::string bad = poseidon::testing::problems_of([] { mixtral(R"(, "cuda_graph_impl": "full")"); });
+    CHECK(bad.find("scenario.training.cuda_graph_impl") != std::string::npos);
+    CHECK(bad.find("full_iteration") != std::string::npos);
+    CHECK(to_json(with(0, 0, "full_iteration"))["training"]["cuda_graph_impl"] == "full_iteration");
+    const std::string bad_stack = poseidon::testing::problems_of([] { mixtral(R"(, "stack": {"preset": "megatron-core", "moe_sync_host_us": -1})"); });
+    CHECK(bad_stack.find("scenario.training.stack.moe_sync_host_us: -1") != std::string::npos);
+}

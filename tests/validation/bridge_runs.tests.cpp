@@ -1,8 +1,10 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <map>
 
 #include "bridge_runs.hpp"
+#include "poseidon/estimate.hpp"
 
 using namespace poseidon::validation;
 
@@ -53,10 +55,32 @@ TEST_CASE("Megatron-Bridge MoE rows: every row with a precision estimated on the
         fits += fit[i];
         if (!fit[i]) WARN("predicted not to fit: " << t.cases[i].name);
     }
-    // NOT the issue's acceptance (MAPE <= 10 %, none over 25 %): the model predicts these runs
-    // faster than measured, most of all the small models at small micro-batches and GPT-OSS
-    // (docs/validation.md lists what is not modelled). This guards today's figures until they are met.
+    // NOT the issue's acceptance (MAPE <= 10 %, none over 25 %): GPT-OSS and the H100 Qwen3 30B-A3B
+    // rows are predicted far faster than measured, the H100 Qwen3 235B-A22B rows (whose recipe
+    // overlaps the all-to-all across micro-batches) slower (docs/validation.md lists what is not
+    // modelled). This guards today's figures until they are met.
     CHECK(fits >= 30);
-    CHECK(t.mape() <= 0.702);
-    CHECK(t.max_abs_error() <= 2.61);
+    CHECK(t.mape() <= 0.283);
+    CHECK(t.max_abs_error() <= 1.118);
+}
+
+TEST_CASE("the host time of the dropless MoE layer reproduces what NVIDIA's full-iteration CUDA graphs gained", "[validation][bridge][moe][host]") {
+    // The stacks' moe_sync_host_us and moe_sync_host_us_per_expert are calibrated on two pairs of
+    // the same configuration on GB200, release 26.02 against 26.08, which adds a full-iteration
+    // CUDA graph (frontier-facts.md section 6; docs/model.md, "Host time of a dropless MoE layer"):
+    // the model's none / full_iteration ratio must be the measured one within 1 %.
+    const std::map<std::string, double> gained = {{"26.02 GB200 DeepSeek-V3 MXFP8, TP1 PP4 VP4 EP64 MBS1 (256 GPUs)", 4912.0 / 3955.0},
+                                                  {"26.02 GB200 Qwen3 30B-A3B MXFP8, TP1 PP1 EP8 MBS4 (8 GPUs)", 39936.0 / 26084.0}};
+    int found = 0;
+    for (BridgeRun run : bridge_moe_runs()) {
+        const auto it = gained.find(run.name);
+        if (it == gained.end()) continue;
+        ++found;
+        const poseidon::Estimate eager = poseidon::estimate(run.scenario, run.plan, false);
+        run.scenario.training.cuda_graph_impl = "full_iteration";
+        const poseidon::Estimate graph = poseidon::estimate(run.scenario, run.plan, false);
+        INFO(run.name);
+        CHECK(graph.tokens_per_s / eager.tokens_per_s == Approx(it->second).epsilon(0.01));
+    }
+    CHECK(found == 2);
 }

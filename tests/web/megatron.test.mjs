@@ -464,6 +464,21 @@ test('an MoE plan exports its experts, MLA, MTP and expert grid; every flag name
     }
     assert.ok(r.notes.some((n) => /balanced routing/.test(n)));
   }
+  // --cuda-graph-impl (arguments.py: none, local, transformer_engine, full_iteration), with the
+  // capacity a dropless MoE needs under a full-iteration graph said in the notes
+  const model = presets.models.find((m) => m.id === 'qwen3-30b-a3b');
+  for (const graph of ['none', 'transformer_engine', 'full_iteration']) {
+    const training = { global_batch_size: 64, cuda_graph_impl: graph };
+    const plan = { micro_batch_size: 16, num_micro_batches: 4, stages: [{ group: 0, num_layers: model.num_layers, tp: 1, dp: 16, ep: 8 }] };
+    const est = JSON.parse(M.estimate(JSON.stringify({ model: 'qwen3-30b-a3b', cluster: 'dgx-h100-16', training }), JSON.stringify(plan)));
+    assert.ok(!est.error, JSON.stringify(est.error));
+    const r = megatronArgs(est, { model, training }, { cluster: homog(M), modelId: 'qwen3-30b-a3b' });
+    const { check, args } = runStub(r.text);
+    assert.equal(check.status, 0, check.stderr);
+    if (graph === 'none') assert.equal(argOf(args, '--cuda-graph-impl'), undefined);
+    else assert.equal(argOf(args, '--cuda-graph-impl'), graph);
+    assert.equal(r.notes.some((n) => /--moe-expert-rank-capacity-factor/.test(n)), graph === 'full_iteration');
+  }
 });
 
 test('renameDevices: ids and full names become the names the inputs show, whole names only, the longest first', () => {

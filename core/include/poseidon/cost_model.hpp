@@ -410,6 +410,9 @@ struct MoeCost {
     int kernels_forward = 0;
 };
 MoeCost moe_cost(const MoeShape& x, const MoeRates& r, const EpLink& link);
+// The host's time to issue a dropless MoE layer's expert section in the forward, which waits for
+// the token counts (stack.moe_sync_host_us + moe_sync_host_us_per_expert x local experts).
+double moe_sync_host_s(const MoeShape& x, const Stack& st);
 struct MoeMemory {
     double saved_bytes = 0;         // held for the backward, per micro-batch and MoE block
     double buffer_bytes = 0;        // dispatch and receive buffers while the layer runs

@@ -131,6 +131,12 @@ struct Stack {
     double host_us_per_kernel = 0;        // CPU time to dispatch one kernel (framework + launch)
     double pass_overhead_us = 0;          // per forward or backward pass of a micro-batch on a stage
     double layer_overhead_us = 0;         // per block forward (twice per backward) that the GPU waits through
+    // The host's time for a dropless MoE layer's expert section in the forward (docs/model.md, "Host
+    // time of a dropless MoE layer"): the dispatcher copies the token counts to the host and waits
+    // for them, so the host cannot run ahead and the GPU waits while it issues what follows. A fixed
+    // part and one per local expert (TE's grouped linear issues each expert's GEMMs and quantisation).
+    double moe_sync_host_us = 0;
+    double moe_sync_host_us_per_expert = 0;
     bool p2p_blocking = false;            // a pipeline send occupies the sending GPU until it completes
     bool p2p_scatter_gather = true;       // each TP rank sends 1/t of the activation (false: all of it)
     bool grad_fp32 = true;                // fp32 gradient buffer and reduction; false: the model dtype
@@ -201,6 +207,11 @@ struct Training {
     // permutation into the dispatch and combine.
     double moe_imbalance = 1.0;
     std::string moe_token_dispatcher = "alltoall";
+    // Megatron-Core's --cuda-graph-impl: "full_iteration" captures the whole iteration, which
+    // replays without the host (no host dispatch, no synchronisation the host waits through);
+    // "local" / "transformer_engine" graph modules (attention, router, preprocess) outside the
+    // dropless MoE layer's synchronised section and change nothing here (docs/model.md).
+    std::string cuda_graph_impl = "none";
     Stack stack;                  // default: the megatron-core stack preset
 };
 
