@@ -38,6 +38,15 @@ SearchRun run_expert_grids(const Scenario& sc, const SearchOptions& options, int
         // sharded search is bounded by the others': docs/search.md, "Shards")
         SearchOptions o = options;
         o.prune_above_s = std::min(o.prune_above_s, top.threshold());
+        if (!first) {
+            // the grids share the time limit: each gets what the ones before it left
+            o.time_limit_s = options.time_limit_s - seconds_since(out.t0);
+            if (o.time_limit_s <= 0) {
+                out.stats.stopped_by = "time limit";
+                out.stats.complete = false;
+                break;
+            }
+        }
         SearchRun run = run_search(one, o, threads);
         if (first) out.t0 = run.t0, out.soft_deadline_s = run.soft_deadline_s, out.stats = run.stats;
         else add_stats(out.stats, run.stats);
