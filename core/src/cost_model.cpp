@@ -168,6 +168,7 @@ double layer_matmul_flops(const ModelSpec& m, double b) {
 double model_flops_per_iteration(const ModelSpec& m, std::int64_t gbs) {
     const double B = static_cast<double>(gbs);
     double fwd = m.num_layers * layer_forward_flops(m, B) + 2 * B * m.seq_length * static_cast<double>(m.hidden_size) * m.vocab_size;
+    for (int k = 0; k < m.mtp_layers; ++k) fwd += block_forward_flops(m, m.num_layers + k, B);
     return 3 * fwd;
 }
 
@@ -404,6 +405,20 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
         rc.forward_s += head_fwd;
         rc.backward_s += head_bwd;
         rc.backward_tp_comm_s += head_tp;
+        if (m.mtp_layers > 0) {
+            // The MTP modules run on the last stage beside the head (Megatron-Core builds them
+            // there: the layout's "m" before "L"; DeepSeek-V3 arXiv 2412.19437 sec. 2.2): each is
+            // one more block (costed as the average block), the column-parallel projection of
+            // [embedding; hidden] to h, and another pass through the shared head and loss.
+            const double k = m.mtp_layers;
+            const double proj = linear_s(T, h / t, 2 * h);
+            rc.forward_s += k * (layer_fwd + proj + head_fwd);
+            rc.backward_s += k * (layer_bwd + 2 * proj + head_bwd);
+            rc.forward_tp_comm_s += k * layer_fwd_tp;
+            rc.backward_tp_comm_s += k * (layer_bwd_tp + head_tp);
+            rc.forward_ep_comm_s += k * ep_fwd;
+            rc.backward_ep_comm_s += k * (ep_bwd + (tr.recompute == Recompute::full ? ep_fwd : 0.0));
+        }
     }
 
     replica_memory(sc, d, tp, samples, num_layers, pos, rc);

@@ -42,16 +42,27 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     const double expert_shards = static_cast<double>(std::max(1, pos.ep)) * std::max(1, pos.etp);
     const double layer_linear = (lp - vec_per_layer - routed) / t + routed / expert_shards;
     double params = num_layers * (layer_linear + vec_per_layer);
+    double linear = num_layers * layer_linear, experts = num_layers * routed / expert_shards;
     if (pos.first()) params += V * h / t + (m.learned_position_embedding ? s * h : 0.0);
+    const bool mtp_here = pos.last() && m.mtp_layers > 0;
     if (pos.last()) {
         params += (m.bias ? 2.0 : 1.0) * h;
         bool head_shared = m.tied_embeddings && pos.num_stages == 1;
         if (!head_shared) params += V * h / t;
     }
+    if (mtp_here) {
+        // The MTP modules (cost_model.cpp) with their own block, projection and norms, and a copy of
+        // the embedding for their shifted input tokens where the first stage holds the original.
+        const double k = m.mtp_layers, mtp_routed = mtp_module_routed_params(m);
+        const double mtp_linear = (block_param_counts(m, m.num_layers).total - mtp_routed - vec_per_layer) / t + mtp_routed / expert_shards;
+        params += k * (mtp_linear + vec_per_layer) + (pos.first() ? 0.0 : V * h / t);
+        linear += k * mtp_linear;
+        experts += k * mtp_routed / expert_shards;
+    }
     rc.params_per_gpu = params;
-    rc.linear_params_per_gpu = num_layers * layer_linear;
+    rc.linear_params_per_gpu = linear;
     rc.layer_params_per_gpu = layer_linear + vec_per_layer;
-    rc.expert_params_per_gpu = num_layers * routed / expert_shards;
+    rc.expert_params_per_gpu = experts;
     // The distributed optimizer (and FSDP) shard the dense parameters' states over the stage's
     // dp x cp ranks and the experts' over their expert data-parallel ranks, tp x cp x dp / (ep x etp)
     // (Megatron-Core's dp_cp and expt_dp groups: frontier-facts.md, section 4).
@@ -119,7 +130,7 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     }
     const double in_flight =
         pos.in_flight >= 0 ? pos.in_flight : static_cast<double>(std::min<std::int64_t>(pos.num_stages - pos.index, pos.num_micro_batches));
-    double act = per_layer * num_layers * in_flight + working;
+    double act = per_layer * (num_layers + (mtp_here ? m.mtp_layers : 0)) * in_flight + working;
     if (pos.first()) act += (2 * s * b * h * scale + (m.hidden_dropout > 0 ? s * b * h : 0.0)) / (sp ? t : 1.0) * in_flight;  // embedding output + dropout mask
     if (pos.last()) act += 2 * s * b * h * scale;  // the final norm's output
     rc.memory.activations_GiB = act / GiB;
@@ -127,7 +138,8 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     // The loss's buffers on the last stage: the logits and their fp32 copy, softmax and gradient.
     // They are freed after the head's backward, before the first block is re-materialised, so with
     // full recompute only what exceeds that block's workspace adds to the peak.
-    const double loss_buffers = pos.last() ? tr.stack.loss_bytes_per_logit * s * b * V / t : 0.0;
+    // Each MTP module's loss keeps its own until the backward.
+    const double loss_buffers = pos.last() ? (1 + (mtp_here ? m.mtp_layers : 0)) * tr.stack.loss_bytes_per_logit * s * b * V / t : 0.0;
     const double temporary = std::max(0.0, std::max(loss_buffers, moe_buffers) - working);
     rc.memory.temporary_GiB = temporary / GiB;
     rc.dispatch_buffers_GiB = moe_buffers / GiB;

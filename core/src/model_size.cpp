@@ -106,6 +106,12 @@ ParamCounts block_param_counts(const ModelSpec& m, int block) {
     return c;
 }
 
+double mtp_module_routed_params(const ModelSpec& m) {
+    if (m.mtp_layers <= 0 || !m.is_moe() || !mtp_is_moe(m)) return 0.0;
+    const double fe = m.moe_ffn_hidden_size;
+    return m.num_experts * (mlp_matrix_params(m, fe) + mlp_bias_params(m, fe));
+}
+
 ParamCounts model_param_counts(const ModelSpec& m) {
     if (!m.has_block_variants()) {
         const double p = model_params(m);
@@ -139,16 +145,16 @@ namespace {
 BlockAverage average_block_of(const ModelSpec& m, double samples) {
     BlockAverage avg;
     const double L = m.num_layers;
-    for (int i = 0; i < m.num_layers + m.mtp_layers; ++i) {
-        const bool mtp = i >= m.num_layers;
-        const MlpCounts mlp = mlp_counts(m, mtp ? mtp_is_moe(m) : moe_block(m, i));
-        const bool win = !mtp && windowed(m, i);
+    // the blocks only: the MTP modules sit on the last stage (mtp_module_routed_params, replica_cost)
+    for (int i = 0; i < m.num_layers; ++i) {
+        const MlpCounts mlp = mlp_counts(m, moe_block(m, i));
+        const bool win = windowed(m, i);
         avg.params += block_param_counts(m, i).total / L;
         avg.active_ffn += mlp.active_ffn / L;
         avg.forward_flops += block_forward_flops(m, i, samples) / L;
         avg.core_causal_flops += attention_core_flops(m, win, samples, false) / L;
         avg.core_counted_flops += attention_core_flops(m, win, samples, true) / L;
-        const bool moe = m.is_moe() && (mtp ? mtp_is_moe(m) : moe_block(m, i));
+        const bool moe = m.is_moe() && moe_block(m, i);
         if (moe) {
             avg.routed_copies += m.moe_top_k / L, avg.router_share += 1 / L;
             const double fe = m.moe_ffn_hidden_size;
@@ -198,7 +204,7 @@ BlockAverage average_block(const ModelSpec& m, double samples) {
 
 std::vector<GemmShape> attention_gemms(const ModelSpec& m, double tokens, double tp) {
     const double h = m.hidden_size, a = m.num_attention_heads, t = tp, T = tokens;
-    const double blocks = 1.0 + static_cast<double>(m.mtp_layers) / m.num_layers;  // MTP blocks spread over the model's
+    const double blocks = 1.0;
     std::vector<GemmShape> g;
     if (m.mla) {
         // Megatron-Core's MLA: the down projections are replicated over TP, the up projections
@@ -218,11 +224,6 @@ std::vector<GemmShape> attention_gemms(const ModelSpec& m, double tokens, double
     }
     const BlockAverage avg = average_block(m, 1);
     if (avg.router_share > 0) g.push_back({T, static_cast<double>(m.num_experts), h, avg.router_share});
-    if (m.mtp_layers > 0) {
-        const double share = static_cast<double>(m.mtp_layers) / m.num_layers;
-        g.push_back({T, h / t, 2 * h, share});                             // [embedding; hidden] -> h
-        g.push_back({T, static_cast<double>(m.vocab_size) / t, h, share});  // its pass through the output head
-    }
     return g;
 }
 

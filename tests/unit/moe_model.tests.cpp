@@ -45,7 +45,8 @@ TEST_CASE("a tiny MoE + MLA model's parameters, counted by hand", "[model][moe][
     CHECK(c.total == 3916 + 2 * 2828 + 3388 + 3216);
     CHECK(c.active == 3916 + 2 * 2060 + 2620 + 3216);
     CHECK(model_params(m) == c.total);
-    CHECK(layer_params(m) == Approx((3916 + 2 * 2828 + 3388) / 3.0));
+    // the average block is the blocks' (the MTP module sits on the last stage, memory_model.cpp)
+    CHECK(layer_params(m) == Approx((3916 + 2 * 2828) / 3.0));
 }
 
 TEST_CASE("a tiny MoE + MLA model's forward FLOPs count the active experts", "[model][moe][flops]") {
@@ -137,4 +138,33 @@ TEST_CASE("MoE scenarios round-trip through to_json", "[model][moe][scenario]") 
     CHECK(c.sliding_window_blocks.size() == 24);
     CHECK(block_forward_flops(c, 0, 1) == block_forward_flops(parse(Json("gpt-oss-20b")), 0, 1));
     CHECK(to_json(parse(Json("llama3-8b"))).contains("num_experts") == false);
+}
+
+TEST_CASE("the MTP module sits on the last stage: its block, parameters and head pass there, not spread", "[model][moe][mtp]") {
+    // DeepSeek-V3 on two stages of 8 H100s: with its MTP module the first stage is unchanged and the
+    // last one holds one more block's parameters (its 256 routed experts over ep 8), the embedding
+    // copy, and runs one more block and head pass per micro-batch.
+    const Scenario with = parse_scenario_text(R"({"model": {"preset": "deepseek-v3", "num_layers": 8, "first_dense_layers": 1},)"
+                                              R"( "cluster": "dgx-h100-16", "training": {"global_batch_size": 8, "recompute": "full"}})");
+    Scenario without = with;
+    without.model.mtp_layers = 0;
+    REQUIRE(with.model.mtp_layers == 1);
+    const char* plan = R"({"micro_batch_size": 1, "num_micro_batches": 8, "stages": [{"group": 0, "num_layers": 4, "tp": 8, "dp": 1, "ep": 8},)"
+                       R"( {"group": 0, "num_layers": 4, "tp": 8, "dp": 1, "ep": 8}]})";
+    const Estimate a = estimate(with, parse_plan_text(plan, with)), b = estimate(without, parse_plan_text(plan, without));
+    const ReplicaCost &a0 = a.stages[0].replica_costs[0], &b0 = b.stages[0].replica_costs[0];
+    const ReplicaCost &a1 = a.stages[1].replica_costs[0], &b1 = b.stages[1].replica_costs[0];
+    CHECK(a0.forward_s == Approx(b0.forward_s).epsilon(1e-12));
+    CHECK(a0.params_per_gpu == Approx(b0.params_per_gpu).epsilon(1e-12));
+    const double mtp_params = block_param_counts(with.model, with.model.num_layers).total;
+    const double routed = mtp_module_routed_params(with.model);
+    CHECK(routed == Approx(256.0 * 3 * 7168 * 2048));
+    // the module's dense part over TP 8 but its two block norms (2h, replicated), its experts over
+    // ep 8, and the embedding copy over TP 8
+    const double extra = (mtp_params - routed - 2 * 7168) / 8 + 2 * 7168 + routed / 8 + 129280.0 * 7168 / 8;
+    CHECK(a1.expert_params_per_gpu - b1.expert_params_per_gpu == Approx(routed / 8).epsilon(1e-9));
+    CHECK(a1.params_per_gpu - b1.params_per_gpu == Approx(extra).epsilon(1e-6));
+    // one more (average) block and a head pass: more than a quarter of a 4-block stage's forward
+    CHECK(a1.forward_s > 1.25 * b1.forward_s);
+    CHECK(a1.forward_s < 2.25 * b1.forward_s);
 }

@@ -2,6 +2,7 @@
 // "Megatron-Bridge"): DeepSeek-V3, Qwen3 30B-A3B and 235B-A22B and GPT-OSS 120B with their
 // published parallel settings, the recipes' dispatcher and optimizer (frontier-facts.md, section
 // 6) and the default presets.
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 
@@ -48,6 +49,20 @@ std::vector<int> chunk_sizes(int layers, int chunks) {
     return n;
 }
 
+// DeepSeek-V3 with its MTP module on 16 model chunks: the recipe's layout
+// `E+4t | 4t x14 | t+m+L` (frontier-facts.md section 6, deepseek/gb200/deepseek_v3.py for PP 4 x VP 4:
+// four blocks with the embedding, fourteen chunks of four, the last block with the MTP module and
+// the loss). Taken for every 16-chunk row (PP 16, PP 2 x VP 8) as the same 16 virtual stages; other
+// chunk counts go evenly (chunk_sizes).
+std::vector<int> recipe_chunks(const std::string& preset, int mtp_layers, int layers, int chunks) {
+    if (preset == "deepseek-v3" && mtp_layers != 0 && chunks == 16 && layers == 61) {
+        std::vector<int> n(16, 4);
+        n[15] = 1;
+        return n;
+    }
+    return chunk_sizes(layers, chunks);
+}
+
 }  // namespace
 
 std::vector<BridgeRun> bridge_moe_runs() {
@@ -89,8 +104,8 @@ std::vector<BridgeRun> bridge_moe_runs() {
         run.scenario = parse_scenario(scenario);
         const int dp = bridge_schedule(r, run.plan);
         const int layers = run.scenario.model.num_layers;
-        const std::vector<int> chunks = chunk_sizes(layers, pp * vp);
-        const bool even = layers % (pp * vp) == 0;
+        const std::vector<int> chunks = recipe_chunks(mm.preset, mm.mtp_layers, layers, pp * vp);
+        const bool even = std::all_of(chunks.begin(), chunks.end(), [&](int n) { return n == chunks[0]; });
         for (int s = 0; s < pp; ++s) {
             StagePlan st;
             st.cp = cp;

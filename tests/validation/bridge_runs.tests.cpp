@@ -60,7 +60,7 @@ TEST_CASE("Megatron-Bridge MoE rows: every row with a precision estimated on the
     // overlaps the all-to-all across micro-batches) slower (docs/validation.md lists what is not
     // modelled). This guards today's figures until they are met.
     CHECK(fits >= 30);
-    CHECK(t.mape() <= 0.283);
+    CHECK(t.mape() <= 0.276);
     CHECK(t.max_abs_error() <= 1.118);
 }
 

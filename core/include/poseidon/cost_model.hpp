@@ -25,8 +25,8 @@ double layer_forward_flops(const ModelSpec& m, double samples);
 double layer_matmul_flops(const ModelSpec& m, double samples);
 
 // ---- Models whose blocks differ (core/src/model_size.cpp; docs/model.md, "Parameters and FLOPs
-// of MoE, MLA and windowed models"): the functions above then return the average block, MTP
-// modules included, so that num_layers of them make the model ----
+// of MoE, MLA and windowed models"): the functions above then return the average block of the
+// num_layers blocks; the MTP modules sit on the last pipeline stage ----
 
 struct ParamCounts {
     double total = 0;   // every parameter held (all routed experts)
@@ -34,14 +34,17 @@ struct ParamCounts {
 };
 // Block `block` in [0, num_layers), or an MTP module for block >= num_layers.
 ParamCounts block_param_counts(const ModelSpec& m, int block);
+// The routed experts' parameters of one MTP module (0 unless it is an MoE block).
+double mtp_module_routed_params(const ModelSpec& m);
 // The whole model: blocks, MTP modules, embedding, final norm, LM head unless tied.
 ParamCounts model_param_counts(const ModelSpec& m);
 // Forward FLOPs of that block for `samples` sequences: the active experts' GEMMs, the attention
 // scores counted in full (s^2, or s x window on a windowed block) as MFU counts them.
 double block_forward_flops(const ModelSpec& m, int block, double samples);
 
-// The average block (sums over the blocks and MTP modules / num_layers), for the interim rule
-// that every block of a stage costs the model's average block.
+// The average block (sums over the num_layers blocks / num_layers), for the interim rule that
+// every block of a stage costs the model's average block; an MTP module costs one more such block
+// on the last stage, with its projection and its pass through the head.
 struct BlockAverage {
     double params = 0;              // parameters held, all experts
     double active_ffn = 0;          // MLP inner width a token passes through (top_k x expert + shared)
@@ -56,7 +59,7 @@ struct BlockAverage {
 };
 BlockAverage average_block(const ModelSpec& m, double samples);
 // The linear layers of the average block other than its MLP, per GPU of a TP group: M x N x K,
-// `count` per block (MTP's extra GEMMs spread over the blocks).
+// `count` per block.
 struct GemmShape {
     double M = 0, N = 0, K = 0, count = 1;
 };
