@@ -14,10 +14,21 @@ std::vector<std::pair<int, int>> expert_grids(const Scenario& sc) {
     if (!sc.model.is_moe()) return {{1, 1}};
     // Megatron-Core's usual sizes: powers of two that divide the experts, up to the cluster
     // (a stage whose GPUs a size does not divide is refused as a candidate, stage_costs.cpp).
-    // ETP stays 1, the Megatron-Bridge recipes' choice; a plan may give another.
+    // ETP 1, the Megatron-Bridge recipes' choice, except below.
     const int gpus = sc.cluster.num_gpus();
     for (int ep = 1; ep <= sc.model.num_experts && ep <= gpus; ep *= 2)
         if (sc.model.num_experts % ep == 0) grids.push_back({ep, 1});
+    // Where ep reaches the experts of a model with few large ones (at most 16: Mixtral's 8, Llama 4
+    // Scout's 16), each expert's FFN may be split further over etp GPUs of a node (Megatron-Core's
+    // expert tensor parallelism), as their memory may need: etp 2, 4, 8 within the largest node.
+    // With many small experts (128, 256) a stage of ep GPUs already holds one or two each, and
+    // splitting them only shrinks their GEMMs: not searched, to keep the search's budget.
+    int node = 1;
+    for (const Group& g : sc.cluster.groups) node = std::max(node, g.gpus_per_node);
+    const int E = sc.model.num_experts;
+    if (!grids.empty() && grids.back().first == E && E <= 16)
+        for (int etp = 2; etp <= 8 && etp <= node && static_cast<std::int64_t>(E) * etp <= gpus; etp *= 2)
+            if (sc.model.moe_ffn_hidden_size % etp == 0) grids.push_back({E, etp});
     // largest first: the widest sharding fits where a small ep runs out of memory, so its plans
     // bound the later grids' searches (a grid without a plan of its own would otherwise walk its
     // whole space unbounded)
@@ -54,8 +65,9 @@ SearchRun run_expert_grids(const Scenario& sc, const SearchOptions& options, int
         for (Found& f : run.found) top.insert(f.time, std::move(f.plan), f.dag_time);
         if (!run.stats.stopped_by.empty()) break;
     }
-    out.stats.notes.push_back("expert parallelism: " + std::to_string(grids.size()) + " expert-parallel sizes searched (ep " + std::to_string(grids.front().first) + " down to 1" +
-                              ", etp 1), every stage of a plan on the same one");
+    std::string list;
+    for (const auto& [ep, etp] : grids) list += (list.empty() ? "" : ", ") + std::to_string(ep) + "x" + std::to_string(etp);
+    out.stats.notes.push_back("expert parallelism: " + std::to_string(grids.size()) + " expert grids searched (ep x etp: " + list + "), every stage of a plan on the same one");
     out.found = top.list();
     return out;
 }

@@ -62,8 +62,29 @@ TEST_CASE("a model whose experts fit only when sharded gets a plan with ep > 1",
     // the plan as found estimates to the same time
     CHECK(estimate(sc, r.plans[0].plan).iteration_time_s == Approx(r.plans[0].iteration_time_s).epsilon(1e-12));
     bool noted = false;
-    for (const auto& n : r.stats.notes) noted = noted || n.rfind("expert parallelism: 4 expert-parallel sizes searched", 0) == 0;
+    // ep 1, 2, 4, 8, and with ep at the 8 experts, each expert over etp 2, 4 or 8 GPUs of a node
+    for (const auto& n : r.stats.notes) noted = noted || n == "expert parallelism: 7 expert grids searched (ep x etp: 8x8, 8x4, 8x2, 8x1, 4x1, 2x1, 1x1), every stage of a plan on the same one";
     CHECK(noted);
+}
+
+TEST_CASE("expert tensor parallelism is searched where ep reaches the experts", "[search][moe][ep][etp]") {
+    // Mixtral 8x22B (8 experts of 16,384) on 64 H100 with a long sequence: grids 8 x 2, 8 x 4 and
+    // 8 x 8 join ep 1-8; every plan's stages hold whole grids, and the plan estimates as found.
+    const Scenario sc = parse_scenario_text(R"({"model": {"preset": "mixtral-8x22b", "num_layers": 16}, "cluster": {"name": "h", "groups": [{"device": "h100-sxm5-80gb", "nodes": 8, "gpus_per_node": 8, "inter_node_bw_GBps": 400}]},
+        "training": {"global_batch_size": 64, "sequence_parallel": true, "distributed_optimizer": true, "recompute": "full"}})");
+    const SearchResult r = search(sc, quiet(3, false, 1));
+    REQUIRE(!r.plans.empty());
+    bool noted = false;
+    for (const auto& n : r.stats.notes) noted = noted || n.find("(ep x etp: 8x8, 8x4, 8x2, 8x1, 4x1, 2x1, 1x1)") != std::string::npos;
+    CHECK(noted);
+    for (const auto& p : r.plans) {
+        for (const auto& st : p.plan.stages) CHECK(st.gpus() % (st.ep * st.etp) == 0);
+        CHECK(estimate(sc, p.plan).iteration_time_s == Approx(p.iteration_time_s).epsilon(1e-12));
+    }
+    // the same top 3 as the exhaustive search over the same grids
+    const SearchResult x = search(sc, quiet(3, true, 1));
+    REQUIRE(x.plans.size() == r.plans.size());
+    for (std::size_t i = 0; i < r.plans.size(); ++i) CHECK(x.plans[i].iteration_time_s == Approx(r.plans[i].iteration_time_s).epsilon(1e-12));
 }
 
 TEST_CASE("stage sizes the expert grid does not divide are counted as 'expert grid', not memory", "[search][moe][ep]") {
