@@ -8,7 +8,7 @@ export let compiledModule = null;
 export let seq = 0;
 export const pending = new Map(); // id → {resolve, reject, onProgress}
 
-export function spawnWorker() {
+export function spawnWorker({ warmup = false } = {}) {
   worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
   ready = new Promise((resolve, reject) => {
     worker.onmessage = (ev) => {
@@ -39,13 +39,15 @@ export function spawnWorker() {
       pending.clear();
     };
   });
-  worker.postMessage({ type: 'init', module: compiledModule });
+  worker.postMessage({ type: 'init', module: compiledModule, warmup });
   return ready;
 }
 
-/** the engine's worker, started once: boot.js starts it early, main.js waits for it */
+/** the engine's worker, started once: boot.js starts it early, main.js waits for it; it warms the
+ * module's code up with a short search unless the page opens a link */
 export function startEngine() {
-  return ready ?? spawnWorker();
+  // a link opens a plan (an estimate), not a search: no warm-up to wait behind (worker.js)
+  return ready ?? spawnWorker({ warmup: !globalThis.location?.hash });
 }
 
 export async function call(msg, onProgress) {
