@@ -120,58 +120,6 @@ void fold_blocking_sends(const Stack& stack, std::vector<StageTimes>& times) {
     }
 }
 
-double layer_params(const ModelSpec& m) {
-    if (m.has_block_variants()) return average_block(m, 1).params;
-    const double h = m.hidden_size, f = m.ffn_hidden_size;
-    const double kv_dim = h * m.num_kv_heads / m.num_attention_heads;
-    double attn = h * (h + 2 * kv_dim) + h * h;
-    double mlp = (m.gated_mlp ? 3.0 : 2.0) * h * f;
-    double vec = 0;
-    if (m.bias) vec += (h + 2 * kv_dim) + h + (m.gated_mlp ? 2.0 : 1.0) * f + h;
-    vec += 2 * (m.bias ? 2.0 : 1.0) * h;  // two norms: LayerNorm has weight and bias, RMSNorm weight only
-    return attn + mlp + vec;
-}
-
-double model_params(const ModelSpec& m) {
-    if (m.has_block_variants()) return model_param_counts(m).total;
-    const double h = m.hidden_size, V = m.vocab_size;
-    double p = m.num_layers * layer_params(m) + V * h;
-    if (m.learned_position_embedding) p += static_cast<double>(m.seq_length) * h;
-    p += (m.bias ? 2.0 : 1.0) * h;  // final norm
-    if (!m.tied_embeddings) p += V * h;
-    return p;
-}
-
-namespace {
-struct LayerFlops {
-    double qkv, scores_and_values, proj, mlp;
-};
-LayerFlops layer_flops(const ModelSpec& m, double b) {
-    const double s = m.seq_length, h = m.hidden_size, f = m.ffn_hidden_size;
-    const double kv_dim = h * m.num_kv_heads / m.num_attention_heads;
-    return {2 * b * s * h * (h + 2 * kv_dim), 4 * b * s * s * h, 2 * b * s * h * h, 2 * b * s * h * f * (m.gated_mlp ? 3.0 : 2.0)};
-}
-}  // namespace
-
-double layer_forward_flops(const ModelSpec& m, double b) {
-    if (m.has_block_variants()) return average_block(m, b).forward_flops;
-    const LayerFlops x = layer_flops(m, b);
-    return x.qkv + x.scores_and_values + x.proj + x.mlp;
-}
-
-double layer_matmul_flops(const ModelSpec& m, double b) {
-    if (m.has_block_variants()) return average_block(m, b).matmul_flops;
-    const LayerFlops x = layer_flops(m, b);
-    return x.qkv + x.proj + x.mlp;
-}
-
-double model_flops_per_iteration(const ModelSpec& m, std::int64_t gbs) {
-    const double B = static_cast<double>(gbs);
-    double fwd = m.num_layers * layer_forward_flops(m, B) + 2 * B * m.seq_length * static_cast<double>(m.hidden_size) * m.vocab_size;
-    for (int k = 0; k < m.mtp_layers; ++k) fwd += block_forward_flops(m, m.num_layers + k, B);
-    return 3 * fwd;
-}
-
 ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int samples, int num_layers, const StagePosition& pos) {
     const ModelSpec& m = sc.model;
     const Training& tr = sc.training;
