@@ -176,7 +176,7 @@ bool same_blocks(const ModelSpec& a, const ModelSpec& b) {
            a.qk_rope_head_dim == b.qk_rope_head_dim && a.v_head_dim == b.v_head_dim && a.sliding_window == b.sliding_window &&
            a.sliding_window_blocks == b.sliding_window_blocks && a.num_experts == b.num_experts && a.moe_top_k == b.moe_top_k &&
            a.moe_ffn_hidden_size == b.moe_ffn_hidden_size && a.num_shared_experts == b.num_shared_experts &&
-           a.moe_shared_expert_ffn_hidden_size == b.moe_shared_expert_ffn_hidden_size && a.moe_blocks == b.moe_blocks && a.mtp_layers == b.mtp_layers;
+           a.moe_shared_expert_ffn_hidden_size == b.moe_shared_expert_ffn_hidden_size && a.moe_blocks == b.moe_blocks;
 }
 
 }  // namespace
@@ -204,23 +204,22 @@ BlockAverage average_block(const ModelSpec& m, double samples) {
 
 std::vector<GemmShape> attention_gemms(const ModelSpec& m, double tokens, double tp) {
     const double h = m.hidden_size, a = m.num_attention_heads, t = tp, T = tokens;
-    const double blocks = 1.0;
     std::vector<GemmShape> g;
     if (m.mla) {
         // Megatron-Core's MLA: the down projections are replicated over TP, the up projections
         // column-parallel, the output row-parallel
         const double dqk = qk_head_dim(m);
         if (m.q_lora_rank > 0)
-            g.push_back({T, static_cast<double>(m.q_lora_rank), h, blocks}), g.push_back({T, a * dqk / t, static_cast<double>(m.q_lora_rank), blocks});
+            g.push_back({T, static_cast<double>(m.q_lora_rank), h}), g.push_back({T, a * dqk / t, static_cast<double>(m.q_lora_rank)});
         else
-            g.push_back({T, a * dqk / t, h, blocks});
-        g.push_back({T, static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim), h, blocks});
-        g.push_back({T, a * (m.qk_nope_head_dim + m.v_head_dim) / t, static_cast<double>(m.kv_lora_rank), blocks});
-        g.push_back({T, h, a * m.v_head_dim / t, blocks});
+            g.push_back({T, a * dqk / t, h});
+        g.push_back({T, static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim), h});
+        g.push_back({T, a * (m.qk_nope_head_dim + m.v_head_dim) / t, static_cast<double>(m.kv_lora_rank)});
+        g.push_back({T, h, a * m.v_head_dim / t});
     } else {
         const double d = head_dim_of(m);
-        g.push_back({T, (a * d + 2.0 * m.num_kv_heads * d) / t, h, blocks});
-        g.push_back({T, h, a * d / t, blocks});
+        g.push_back({T, (a * d + 2.0 * m.num_kv_heads * d) / t, h});
+        g.push_back({T, h, a * d / t});
     }
     const BlockAverage avg = average_block(m, 1);
     if (avg.router_share > 0) g.push_back({T, static_cast<double>(m.num_experts), h, avg.router_share});
