@@ -312,10 +312,12 @@ void Walker::ilv_child(int k, int u, int R, const IlvPrefix& pre) {
     const CfgStage& cs = cfg_[k];
     const double cu = itab_[k]->c[u];
     double c0 = cu, chain = V * cu;
+    double f0 = itab_[k]->t[u].forward_s, b0 = itab_[k]->t[u].backward_s;  // chunk 0's passes
     if (k == 0) {
         const StageTimes& t = costs_->times(cs.g, cs.size, cs.tp, kFirst, u);
         c0 = t.forward_s + t.backward_s;
         chain = c0 + (V - 1) * cu;
+        f0 = t.forward_s, b0 = t.backward_s;
     } else if (k == S - 1) {
         const StageTimes& t = costs_->times(cs.g, cs.size, cs.tp, kLast, u);
         chain = t.forward_s + t.backward_s + (V - 1) * cu;
@@ -329,8 +331,17 @@ void Walker::ilv_child(int k, int u, int R, const IlvPrefix& pre) {
     // stage's is the leaf's to read)
     next.dp0 = k == 0 ? ilv_sync(0, u * V) : pre.dp0;
     next.omax = k + 1 < S ? std::max(pre.omax, ilv_stage_times(k, u * V).optimizer_s) : pre.omax;
+    // Family G: stage k's passes, all m V of them after chunk 0's first forward reaches it, end
+    // with chunk 0's backward of the last micro-batch (interleaved_order), which the same
+    // backward on chunk 0 of every stage before it follows; each stage's gradient sync follows
+    // its own last pass (the drain of search_split.cpp, on chunk 0's backwards)
+    const double sync = ilv_sync(k, u * V);
+    next.drain = k == 0 ? sync : std::max(sync, sb_[k] + pre.bprev + pre.drain);
+    next.mg = std::max(pre.mg, pre.pf + static_cast<double>(ctx_->m) * chain + next.drain);
+    next.pf = pre.pf + f0 + sf_[k];
+    next.bprev = b0;
     const double b = k + 1 < S ? std::max(next.ma, next.pa + static_cast<double>(R - u) * V / iva_[k + 1]) : next.ma;
-    if (cut(b + next.tail())) {
+    if (cut(b + next.tail()) || cut(next.mg + next.omax)) {
         ++stats.pruned;
         return;
     }

@@ -243,8 +243,9 @@ void Walker::split_dfs(int k, int R, const SplitState& st) {
         double b = std::max(PA + m * s.r.a * l + dp0_lb + opt_lb, PB + s.r.mu_b * l + opt_lb);
         b = std::max(b, c_base + l * ((m - warm_[k]) * s.r.phi_f + m * s.r.phi_b));
         if (st.q > -kInf) b = std::max(b, c_base + st.q + l * s.r.a);
-        // family R with stage k's work at its per-layer rates
-        if (k >= 1) b = std::max(b, family_r(k, st, s.r.phi_f * l, s.r.phi_b * l) + dp0_lb + opt_lb);
+        // family R with stage k's work at its per-layer rates, then at least the way down from
+        // stage k's last backward (its own sync is not known before l is)
+        if (k >= 1) b = std::max(b, family_r(k, st, s.r.phi_f * l, s.r.phi_b * l) + sb_[k] + st.b + st.drain + opt_lb);
         return b;
     };
     auto down_mono = [&](int l) {
@@ -293,6 +294,7 @@ void Walker::child(int k, int l, int R, const SplitState& st) {
     n.f = t.forward_s;
     n.b = t.backward_s;
     n.bdown = st.bdown + t.backward_s + sb_[k + 1];
+    n.drain = k == 0 ? sync : std::max(sync, sb_[k] + st.b + st.drain);
     if (!exhaustive_) {
         const int R2 = R - l;
         const bool last = k + 1 >= S;
@@ -303,14 +305,22 @@ void Walker::child(int k, int l, int R, const SplitState& st) {
         const double e_rest = last ? 0.0 : std::max(R2 / suf_inv_e_[k + 1], ibe_suf_[(k + 1) * tw_ + R2]);
         const double bC = n.csum + std::max(n.q, e_rest) + rest + sends_;
         const double bE = n.qe + 2 * (n.csum + rest);
-        const double bR = k >= 1 ? family_r(k, st, t.forward_s, t.backward_s) : 0;
+        const double bR = k >= 1 ? family_r(k, st, t.forward_s, t.backward_s) : 0;  // to stage k's last backward
         // family D: two round trips around the longest turns of the windows from stage 0
         n.dturns = std::max(st.dturns, family_d_turns(k, st, t.forward_s, t.backward_s));
         const double bD = 2 * (n.csum + rest + sends_) + n.dturns;
-        double b = std::max({bA + n.dp0 + opt_lb, bB + opt_lb, bC + n.dp0 + opt_lb, bE + n.dp0 + opt_lb, bR + n.dp0 + opt_lb,
-                             bD + n.dp0 + opt_lb});
+        // family G: stage k's last backward after its forwards, the backwards 1F1B puts before its
+        // last forward, and that micro-batch's round trip through the stages after it; then the
+        // drain (the DAG's partial estimate). mg keeps the longest over the fixed stages.
+        const double wk = static_cast<double>(std::min<std::int64_t>(warm_[k], ctx_->m - 1));
+        const double trip = last ? 0.0 : rest + sends_from_[k];
+        n.mg = std::max(st.mg, st.pb + m * t.forward_s + (m - 1 - wk) * t.backward_s + std::max((wk + 1) * t.backward_s, trip + t.backward_s) + n.drain);
+        // families R and W end at stage k's last backward: the drain follows, which is at least
+        // the way down to stage 0 and its sync that families A, C and E add
+        double b = std::max({bA + n.dp0 + opt_lb, bB + opt_lb, bC + n.dp0 + opt_lb, bE + n.dp0 + opt_lb, bR + n.drain + opt_lb,
+                             bD + n.dp0 + opt_lb, n.mg + opt_lb});
         // family W of the windows ending here last: it costs a loop over them
-        if (!cut(b) && k >= 1) b = std::max(b, family_w(k, st, t.forward_s, t.backward_s, rest) + n.dp0 + opt_lb);
+        if (!cut(b) && k >= 1) b = std::max(b, family_w(k, st, t.forward_s, t.backward_s, rest) + n.drain + opt_lb);
         if (cut(b)) {
             ++stats.pruned;
             return;

@@ -9,14 +9,16 @@ namespace poseidon::detail {
 
 // Family R (round_trip_path, search_bounds.hpp) for stages k-1 and k, stage k's forward f and
 // backward b: each turn of their 1F1B round trip pays both stages' work and both sends, where
-// families A, C and E pay a send once.
+// families A, C and E pay a send once. Up to the end of stage k's last backward: the caller adds
+// what follows it (the drain of family G, at least the way down to stage 0 and its sync).
 double Walker::family_r(int k, const SplitState& st, double f, double b) const {
-    return round_trip_path(st.pb, st.bdown, st.f, st.b, f, b, sf_[k - 1], sb_[k], warm_[k - 1], warm_[k], ctx_->m);
+    return round_trip_path(st.pb, 0.0, st.f, st.b, f, b, sf_[k - 1], sb_[k], warm_[k - 1], warm_[k], ctx_->m);
 }
 
 // Family W (window_path, search_bounds.hpp) for the windows of two or more stages ending at
 // stage k, whose forward and backward are f and b; `later` is at most the F+B of the stages after
-// k (their cheapest fill of the layers left).
+// k (their cheapest fill of the layers left). Up to the end of stage k's last backward, as
+// family R.
 double Walker::family_w(int k, const SplitState& st, double f, double b, double later) {
     const std::int64_t m = ctx_->m;
     // micro-batch 0 forward to the last stage and back to stage k (sends_from_ holds the sends)
@@ -33,7 +35,7 @@ double Walker::family_w(int k, const SplitState& st, double f, double b, double 
         const int n = k - a + 1;
         best = std::max(best, window_turns_path(f, b, upto_k - pa_at_[a], turns[n - 1], n, warm_[k], m));
     }
-    return window_enter(st.pb, f, b, warm_[k], m, fill) + best + st.bdown;
+    return window_enter(st.pb, f, b, warm_[k], m, fill) + best;
 }
 
 // Family D (docs/search.md, "Bounds"): micro-batch 0's round trip through every stage to B_0(0);

@@ -306,6 +306,9 @@ private:
     struct SplitState {
         double pa = 0, ma = 0, pb = 0, mb = 0, csum = 0, q = -kInf, qe = -kInf, dp0 = 0, optmax = 0;
         double f = 0, b = 0, bdown = 0;
+        // family G: drain = from the last fixed stage's last backward to the end of every fixed
+        // stage's gradient sync (at least bdown + dp0); mg = the longest complete path so far
+        double drain = 0, mg = 0;
         double dturns = -kInf;  // family D: the longest turns of the windows from stage 0 so far
     };
     void run_config(MbsCtx& c);
@@ -366,6 +369,9 @@ private:
     // least iopt_).
     struct IlvPrefix {
         double pa = 0, ma = 0, dp0 = 0, omax = 0;
+        // family G (search_interleaved.cpp, ilv_child): pf = chunk 0's forwards and sends into the
+        // next stage; bprev = the last fixed stage's chunk-0 backward; drain and mg as in SplitState
+        double pf = 0, bprev = 0, drain = 0, mg = 0;
         double tail() const { return dp0 + omax; }
     };
     void ilv_dfs(int k, int R, const IlvPrefix& pre);
