@@ -87,6 +87,8 @@ SearchRun run_search(const Scenario& sc, const SearchOptions& options, int threa
 // run_search once per expert grid of an MoE model (search_experts.cpp), the top K merged; a
 // dense model's run_search itself.
 SearchRun run_expert_grids(const Scenario& sc, const SearchOptions& options, int threads);
+// The same with `run_one` searching one grid (search_shard: one slice of it).
+SearchRun run_grids(const Scenario& sc, const SearchOptions& options, const std::function<SearchRun(const Scenario&, const SearchOptions&)>& run_one);
 std::vector<std::pair<int, int>> expert_grids(const Scenario& sc);
 // A split of the cluster's groups: per group the node counts of the parts split off (none: whole),
 // first kHalvedNode when one node is used as two halves (options.split_nodes).

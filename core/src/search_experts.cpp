@@ -2,7 +2,8 @@
 // searched once per expert-parallel size, every stage of a plan on the same grid, and the top K of
 // the searches merged. Each search is the whole pruned search of docs/search.md with the grid's
 // costs, so pruned = exhaustive holds per grid and for the merge; a dense model's search is
-// run_search itself, untouched.
+// run_search itself, untouched. A slice of the search (search_shard) walks the same grids, each
+// with its own units.
 #include <algorithm>
 
 #include "search_driver.hpp"
@@ -37,8 +38,12 @@ std::vector<std::pair<int, int>> expert_grids(const Scenario& sc) {
 }
 
 SearchRun run_expert_grids(const Scenario& sc, const SearchOptions& options, int threads) {
+    return run_grids(sc, options, [threads](const Scenario& one, const SearchOptions& o) { return run_search(one, o, threads); });
+}
+
+SearchRun run_grids(const Scenario& sc, const SearchOptions& options, const std::function<SearchRun(const Scenario&, const SearchOptions&)>& run_one) {
     const auto grids = expert_grids(sc);
-    if (grids.size() == 1 && grids[0] == std::pair<int, int>{1, 1}) return run_search(sc, options, threads);
+    if (grids.size() == 1 && grids[0] == std::pair<int, int>{1, 1}) return run_one(sc, options);
     SearchRun out;
     TopK top(options.top_k);
     bool first = true;
@@ -58,7 +63,7 @@ SearchRun run_expert_grids(const Scenario& sc, const SearchOptions& options, int
                 break;
             }
         }
-        SearchRun run = run_search(one, o, threads);
+        SearchRun run = run_one(one, o);
         if (first) out.t0 = run.t0, out.soft_deadline_s = run.soft_deadline_s, out.stats = run.stats;
         else add_stats(out.stats, run.stats);
         first = false;

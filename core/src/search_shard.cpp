@@ -67,12 +67,20 @@ ShardResult search_shard(const Scenario& sc, const SearchOptions& options) {
     ShardResult out;
     out.index = options.shard_index;
     out.count = options.shard_count;
-    detail::Driver d(sc, options, search_threads(options));
-    d.run();
-    d.final_report();
-    out.stats = d.stats();
-    for (detail::Found& f : d.sh.top.list()) out.found.push_back({f.time, f.dag_time, std::move(f.plan)});
-    out.stats.elapsed_s = detail::seconds_since(d.sh.t0);
+    // an MoE model's slice walks its units of every expert grid, as search() walks the grids
+    detail::SearchRun run = detail::run_grids(sc, options, [](const Scenario& one, const SearchOptions& o) {
+        detail::Driver d(one, o, search_threads(o));
+        d.run();
+        d.final_report();
+        detail::SearchRun r;
+        r.stats = d.stats();
+        r.found = d.sh.top.list();
+        r.t0 = d.sh.t0;
+        return r;
+    });
+    out.stats = run.stats;
+    for (detail::Found& f : run.found) out.found.push_back({f.time, f.dag_time, std::move(f.plan)});
+    out.stats.elapsed_s = detail::seconds_since(run.t0);
     return out;
 }
 

@@ -180,6 +180,8 @@ function presetCases(presets) {
     ...exampleScenarios().map((c) => ({ name: c.name, scenario: c.scenario })),
     ...presets.clusters.map((cl) => ({ name: `cluster ${cl.id}`, scenario: { model: demo.id, training: { global_batch_size: 64 }, cluster: cl.id } })),
     { name: 'batch tolerance', scenario: { model: demo.id, training: { global_batch_size: 100, global_batch_tolerance: 0.1 }, cluster: 'demo-mixed-16' } },
+    // an MoE model: each slice walks every expert grid (the best plan here has ep 8)
+    { name: 'MoE', scenario: { model: 'mixtral-8x7b', training: { global_batch_size: 64 }, cluster: 'dgx-h100-16' } },
   ];
 }
 
@@ -208,6 +210,8 @@ test('wasm: slices merged by the core equal the single search on the preset scen
   }
   t.diagnostic(`${compared} scenarios: 1, 2 and 5 slices merged equal the single search`);
   assert.ok(compared >= presets.clusters.length);
+  const moe = JSON.parse(M.plan(JSON.stringify(presetCases(presets).at(-1).scenario), JSON.stringify({ ...options, shard_index: 0, shard_count: 1 })));
+  assert.ok(moe.found[0].plan.stages.every((st) => st.ep > 1), 'a slice of an MoE search finds the plans of ep > 1');
   // merge errors name the path
   const err = JSON.parse(M.merge(JSON.stringify(presetCases(presets)[0].scenario), '{}', '[{"shard":{"index":0,"count":1},"found":[{"key":"x"}],"stats":{}}]')).error;
   assert.match(err.path, /^shards\[0\]\.found\[0\]/);
