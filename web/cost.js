@@ -141,7 +141,8 @@ export function gpusByDevice(est, cluster, { includeIdle = false } = {}) {
   }
   for (const st of est?.stages || []) {
     const reps = Array.isArray(st.replicas) && st.replicas.length ? st.replicas : [{ group: st.group, count: st.dp, tp: st.tp }];
-    for (const r of reps) add(ref(r.group), (r.count ?? 1) * (r.tp ?? 1));
+    // a replica is tp x cp GPUs (context parallelism)
+    for (const r of reps) add(ref(r.group), (r.count ?? 1) * (r.tp ?? 1) * (st.cp ?? 1));
   }
   return out;
 }

@@ -115,7 +115,7 @@ export function gpuUsage(est, cluster) {
     const reps = Array.isArray(st.replicas) && st.replicas.length ? st.replicas : [{ group: st.group, count: st.dp, tp: st.tp }];
     for (const r of reps) {
       const g = groups[r.group];
-      if (g) g.used += (r.count ?? 1) * (r.tp ?? 1);
+      if (g) g.used += (r.count ?? 1) * (r.tp ?? 1) * (st.cp ?? 1); // a replica is tp x cp GPUs
     }
   }
   for (const g of groups) g.idle = Math.max(0, g.total - g.used);

@@ -197,13 +197,16 @@ int cmd_plan(const std::vector<std::string>& args) {
                 if (batches) std::printf("  batch %lld", static_cast<long long>(p.plan.micro_batch_size * p.plan.num_micro_batches));
                 // enough to tell the plans apart: layers, TP x DP per stage (the TP degrees of mixed
                 // replicas joined by "/"), micro-batching and the schedule
+                // (context parallelism: tp x cp x dp)
                 std::string layers, tp_dp;
+                bool cp = false;
+                for (const auto& st : p.plan.stages) cp = cp || st.cp > 1;
                 for (const auto& st : p.plan.stages) {
                     layers += (layers.empty() ? "" : "/") + std::to_string(st.num_layers);
-                    tp_dp += (tp_dp.empty() ? "" : " ") + poseidon::tp_degrees_text(st) + "x" + std::to_string(st.dp());
+                    tp_dp += (tp_dp.empty() ? "" : " ") + poseidon::tp_degrees_text(st) + (cp ? "x" + std::to_string(st.cp) : "") + "x" + std::to_string(st.dp());
                 }
-                std::printf("  %zu stage%s, layers %s, tp x dp %s, micro-batch %lld x %lld", p.plan.stages.size(), p.plan.stages.size() == 1 ? "" : "s",
-                            layers.c_str(), tp_dp.c_str(), static_cast<long long>(p.plan.micro_batch_size), static_cast<long long>(p.plan.num_micro_batches));
+                std::printf("  %zu stage%s, layers %s, %s %s, micro-batch %lld x %lld", p.plan.stages.size(), p.plan.stages.size() == 1 ? "" : "s",
+                            layers.c_str(), cp ? "tp x cp x dp" : "tp x dp", tp_dp.c_str(), static_cast<long long>(p.plan.micro_batch_size), static_cast<long long>(p.plan.num_micro_batches));
                 if (p.plan.virtual_stages > 1) std::printf(", interleaved V %d", p.plan.virtual_stages);
                 for (std::size_t j = 0; j < k; ++j)
                     if (same_stages(result.plans[j], p)) {

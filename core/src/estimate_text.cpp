@@ -122,6 +122,14 @@ std::string to_text(const Scenario& sc, const Estimate& e) {
         if (ev.dp_nvls) nvls += (nvls.empty() ? "" : ", ") + ("stage " + std::to_string(s) + " DP " + fixed_text(ev.dp_bus_bw_GBps, 0) + " GB/s");
     }
     if (!nvls.empty()) o << "\nNVLink SHARP all-reduces (bus bandwidth): " << nvls << "\n";
+    // Context parallelism: the table's dp counts replicas of tp x cp GPUs (docs/model.md)
+    bool cp = false;
+    for (const auto& sp : e.plan.stages) cp = cp || sp.cp > 1;
+    if (cp) {
+        o << "\ncontext parallelism (cp ranks per replica, " << sc.training.cp_comm_type << " exchange; a replica is tp x cp GPUs):";
+        for (std::size_t s = 0; s < e.plan.stages.size(); ++s) o << (s ? "; " : " ") << "stage " << s << " cp " << e.plan.stages[s].cp;
+        o << "\n";
+    }
     // MoE: each stage's expert grid and its token exchange (docs/model.md, "Expert parallelism")
     if (sc.model.is_moe()) {
         o << "\nexperts (ep x etp, edp; dispatch + combine per micro-batch):";

@@ -29,15 +29,15 @@ const std::vector<StageEval>& Costs::probe(const std::vector<ProbeStage>& ps, bo
     placement_.resize(ps.size());
     for (std::size_t i = 0; i < ps.size(); ++i) {
         const ProbeStage& p = ps[i];
-        const int dp = p.size / p.tp;
+        const int width = p.tp * sc_.search_cp, dp = p.size / width;  // a replica: tp x cp GPUs
         StagePlan& st = plan_.stages[i];
         st.num_layers = p.layers;
         st.homogeneous_form = true;
-        st.ep = sc_.search_ep, st.etp = sc_.search_etp;
+        st.ep = sc_.search_ep, st.etp = sc_.search_etp, st.cp = sc_.search_cp;
         st.replicas.assign(1, ReplicaSet{p.g, p.tp, dp, static_cast<int>(mbs_ / dp)});
         auto& reps = placement_[i].replicas;
         reps.resize(dp);
-        for (int r = 0; r < dp; ++r) reps[r] = ReplicaPlacement{p.g, p.first_gpu + r * p.tp, p.tp};
+        for (int r = 0; r < dp; ++r) reps[r] = ReplicaPlacement{p.g, p.first_gpu + r * width, width};
     }
     out_ = evaluate_stages(sc_, plan_, placement_, nullptr, whole_pipeline);
     return out_;

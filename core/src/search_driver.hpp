@@ -90,6 +90,9 @@ SearchRun run_expert_grids(const Scenario& sc, const SearchOptions& options, int
 // The same with `run_one` searching one grid (search_shard: one slice of it).
 SearchRun run_grids(const Scenario& sc, const SearchOptions& options, const std::function<SearchRun(const Scenario&, const SearchOptions&)>& run_one);
 std::vector<std::pair<int, int>> expert_grids(const Scenario& sc);
+// The context-parallel sizes searched, largest first ({1} below kCpMinSeqLength tokens).
+inline constexpr int kCpMinSeqLength = 8192;
+std::vector<int> context_parallel_sizes(const Scenario& sc);
 // A split of the cluster's groups: per group the node counts of the parts split off (none: whole),
 // first kHalvedNode when one node is used as two halves (options.split_nodes).
 using GroupSplit = std::vector<std::vector<int>>;

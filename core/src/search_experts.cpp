@@ -41,38 +41,74 @@ SearchRun run_expert_grids(const Scenario& sc, const SearchOptions& options, int
     return run_grids(sc, options, [threads](const Scenario& one, const SearchOptions& o) { return run_search(one, o, threads); });
 }
 
+std::vector<int> context_parallel_sizes(const Scenario& sc) {
+    // Context parallelism splits every sequence over cp ranks (Megatron-Core's
+    // --context-parallel-size, one size for the whole model): searched where the sequence is long,
+    // from 8,192 tokens (Megatron-Bridge's Llama 3.1 405B recipes run CP 2 at 8,192; shorter
+    // sequences leave each rank attention blocks too short to hide the ring's exchange), powers of
+    // two that split the sequence into 2 cp equal chunks (the causal load balancing), each rank
+    // keeping at least 4,096 tokens (so cp 2 at 8,192, up to 8 at 32,768), at most 16 and the
+    // cluster. Largest first, as the expert grids.
+    std::vector<int> sizes{1};
+    const int s = sc.model.seq_length, gpus = sc.cluster.num_gpus();
+    if (s >= kCpMinSeqLength)
+        for (int cp = 2; cp <= 16 && cp <= gpus && s / cp >= kCpMinSeqLength / 2; cp *= 2)
+            if (s % (2 * cp) == 0) sizes.push_back(cp);
+    std::reverse(sizes.begin(), sizes.end());
+    return sizes;
+}
+
 SearchRun run_grids(const Scenario& sc, const SearchOptions& options, const std::function<SearchRun(const Scenario&, const SearchOptions&)>& run_one) {
-    const auto grids = expert_grids(sc);
-    if (grids.size() == 1 && grids[0] == std::pair<int, int>{1, 1}) return run_one(sc, options);
+    const auto egrids = expert_grids(sc);
+    const auto cps = context_parallel_sizes(sc);
+    if (cps.size() == 1 && egrids.size() == 1 && egrids[0] == std::pair<int, int>{1, 1}) return run_one(sc, options);
     SearchRun out;
     TopK top(options.top_k);
-    bool first = true;
-    for (const auto& [ep, etp] : grids) {
-        Scenario one = sc;
-        one.search_ep = ep, one.search_etp = etp;
-        // the K-th key of the grids searched so far bounds what this grid may add (as a slice of a
-        // sharded search is bounded by the others': docs/search.md, "Shards")
-        SearchOptions o = options;
-        o.prune_above_s = std::min(o.prune_above_s, top.threshold());
-        if (!first) {
-            // the grids share the time limit: each gets what the ones before it left
-            o.time_limit_s = options.time_limit_s - seconds_since(out.t0);
-            if (o.time_limit_s <= 0) {
-                out.stats.stopped_by = "time limit";
-                out.stats.complete = false;
+    bool first = true, stopped = false;
+    for (int cp : cps) {
+        for (const auto& [ep, etp] : egrids) {
+            Scenario one = sc;
+            one.search_ep = ep, one.search_etp = etp, one.search_cp = cp;
+            // the K-th key of the grids searched so far bounds what this grid may add (as a slice
+            // of a sharded search is bounded by the others': docs/search.md, "Shards")
+            SearchOptions o = options;
+            o.prune_above_s = std::min(o.prune_above_s, top.threshold());
+            // stages that mix GPU types are one-stage plans of the context-parallel size 1
+            if (cp > 1) o.mixed_stages = false;
+            if (!first) {
+                // the grids share the time limit: each gets what the ones before it left
+                o.time_limit_s = options.time_limit_s - seconds_since(out.t0);
+                if (o.time_limit_s <= 0) {
+                    out.stats.stopped_by = "time limit";
+                    out.stats.complete = false;
+                    stopped = true;
+                    break;
+                }
+            }
+            SearchRun run = run_one(one, o);
+            if (first) out.t0 = run.t0, out.soft_deadline_s = run.soft_deadline_s, out.stats = run.stats;
+            else add_stats(out.stats, run.stats);
+            first = false;
+            for (Found& f : run.found) top.insert(f.time, std::move(f.plan), f.dag_time);
+            if (!run.stats.stopped_by.empty()) {
+                stopped = true;
                 break;
             }
         }
-        SearchRun run = run_one(one, o);
-        if (first) out.t0 = run.t0, out.soft_deadline_s = run.soft_deadline_s, out.stats = run.stats;
-        else add_stats(out.stats, run.stats);
-        first = false;
-        for (Found& f : run.found) top.insert(f.time, std::move(f.plan), f.dag_time);
-        if (!run.stats.stopped_by.empty()) break;
+        if (stopped) break;
     }
-    std::string list;
-    for (const auto& [ep, etp] : grids) list += (list.empty() ? "" : ", ") + std::to_string(ep) + "x" + std::to_string(etp);
-    out.stats.notes.push_back("expert parallelism: " + std::to_string(grids.size()) + " expert grids searched (ep x etp: " + list + "), every stage of a plan on the same one");
+    if (egrids.size() > 1 || egrids[0] != std::pair<int, int>{1, 1}) {
+        std::string list;
+        for (const auto& [ep, etp] : egrids) list += (list.empty() ? "" : ", ") + std::to_string(ep) + "x" + std::to_string(etp);
+        out.stats.notes.push_back("expert parallelism: " + std::to_string(egrids.size()) + " expert grids searched (ep x etp: " + list + "), every stage of a plan on the same one");
+    }
+    if (cps.size() > 1) {
+        std::string list;
+        for (int cp : cps) list += (list.empty() ? "" : ", ") + std::to_string(cp);
+        out.stats.notes.push_back("context parallelism: cp " + list + " searched (seq_length " + std::to_string(sc.model.seq_length) +
+                                  " >= " + std::to_string(kCpMinSeqLength) + "), every stage of a plan with the same cp" +
+                                  (options.mixed_stages ? "; stages that mix GPU types with cp 1 only" : ""));
+    }
     out.found = top.list();
     return out;
 }

@@ -113,7 +113,7 @@ void Walker::run_single(MbsCtx& c, const Plan& plan, std::vector<std::vector<int
         CfgStage cs;
         cs.g = r.group;
         cs.tp = r.tp;
-        cs.size = r.tp * r.count;
+        cs.size = r.tp * r.count * st.cp;  // (the walk's scenario carries the plan's cp: run_single)
         cs.offset = cursor[r.group];
         cursor[r.group] += cs.size;
         cfg_.push_back(cs);

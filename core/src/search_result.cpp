@@ -217,7 +217,11 @@ struct SingleRun {
     SearchStats stats;
     std::vector<detail::Found> found;
 };
-SingleRun run_single(const Scenario& sc, const Plan& plan, int top_k, bool exhaustive, std::vector<std::vector<int>>* visited) {
+SingleRun run_single(const Scenario& scenario, const Plan& plan, int top_k, bool exhaustive, std::vector<std::vector<int>>* visited) {
+    // the walk builds every stage on one grid: the plan's (its first stage's; the walk refuses
+    // stages of mixed replicas, and a search's plans have one grid)
+    Scenario sc = scenario;
+    if (!plan.stages.empty()) sc.search_cp = plan.stages[0].cp, sc.search_ep = plan.stages[0].ep, sc.search_etp = plan.stages[0].etp;
     SearchOptions o;
     o.top_k = top_k;
     o.time_limit_s = 1e9;

@@ -37,6 +37,11 @@ bool tp_valid(const Scenario& sc, int tp) {
     const auto& m = sc.model;
     if (m.num_attention_heads % tp || m.num_kv_heads % tp || m.ffn_hidden_size % tp) return false;
     if (sc.training.sequence_parallel && m.seq_length % tp) return false;
+    // Ulysses context parallelism splits each TP rank's heads over the cp ranks (plan_format.cpp)
+    const int cp = sc.search_cp;
+    if (cp > 1 && sc.training.cp_comm_type == "a2a" &&
+        ((m.num_attention_heads / tp) % cp != 0 || (m.num_kv_heads % (tp * cp) != 0 && (tp * cp) % m.num_kv_heads != 0)))
+        return false;
     return true;
 }
 
@@ -68,7 +73,7 @@ std::int64_t ctx_bytes(const Scenario& sc, std::int64_t mbs, std::int64_t m, con
         const int P = sc.cluster.groups[g].gpus_per_node;
         auto add = [&](int s) {
             int k = 0;
-            for (int tp : tps[g]) k += s % tp == 0 && mbs % (s / tp) == 0;
+            for (int tp : tps[g]) k += s % (tp * sc.search_cp) == 0 && mbs % (s / (tp * sc.search_cp)) == 0;
             tables += k;
             minima += k > 0;
         };
@@ -143,8 +148,9 @@ std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, std::in
                 OptInfo info;
                 info.o = GroupOpt{n, s, static_cast<int>(count)};
                 for (int tp : tp_ok_[g]) {
-                    if (s % tp) continue;
-                    const int dp = s / tp;
+                    // a replica is tp x cp GPUs (the context-parallel grid of the search)
+                    if (s % (tp * sc_.search_cp)) continue;
+                    const int dp = s / (tp * sc_.search_cp);
                     if (mbs % dp) {
                         ++stats_.infeasible["dp divisibility"];
                         continue;
@@ -298,7 +304,7 @@ SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage, const std::st
                     if (count > smax || s % (sc.search_ep * sc.search_etp) != 0) continue;
                     int ntp = 0;
                     for (int tp = 1; tp <= P; ++tp)
-                        if (P % tp == 0 && s % tp == 0 && tp_valid(sc, tp) && mbs % (s / tp) == 0) ++ntp;
+                        if (P % tp == 0 && s % (tp * sc.search_cp) == 0 && tp_valid(sc, tp) && mbs % (s / (tp * sc.search_cp)) == 0) ++ntp;
                     if (ntp) {
                         const double seqs = tp_per_stage ? std::pow(static_cast<double>(ntp), static_cast<double>(count)) : ntp;
                         opts[g].push_back({static_cast<int>(count), seqs});

@@ -30,7 +30,11 @@ bool plan_less(const Plan& a, const Plan& b) {
             if (kx != ky) return kx < ky;
         }
     }
-    return false;
+    // the grids of the search (the context-parallel size, the expert grid): one per plan
+    if (a.stages.empty()) return false;
+    const auto gx = std::make_tuple(a.stages[0].cp, a.stages[0].ep, a.stages[0].etp);
+    const auto gy = std::make_tuple(b.stages[0].cp, b.stages[0].ep, b.stages[0].etp);
+    return gx < gy;
 }
 
 namespace {

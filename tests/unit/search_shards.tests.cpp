@@ -119,7 +119,7 @@ TEST_CASE("merged slices equal the whole search on random scenarios", "[search][
     }
 }
 
-TEST_CASE("the slices of an MoE model's search walk every expert grid: merged, they equal the whole search", "[search][shards][moe][ep]") {
+TEST_CASE("merged slices of an MoE model's search equal the whole search: each slice walks every expert grid", "[search][shards][moe][ep]") {
     // the page searches in slices: before the slices walked the expert grids too, every page plan
     // of an MoE model held all experts on every GPU (ep 1)
     int checked = 0, with_ep = 0;

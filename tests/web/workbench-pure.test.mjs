@@ -111,6 +111,9 @@ test('time to train and cost: token budgets, prices, sorting', () => {
     { defaults }).usdPerHour, 12 * defaults['a100-sxm4-40gb'].usd);
   assert.deepStrictEqual([...gpusByDevice(twoStage, cluster16)], [['a100-sxm4-80gb', 4], ['v100-sxm2-32gb', 8]]);
   assert.deepStrictEqual([...gpusByDevice(twoStage, cluster16, { includeIdle: true })], [['a100-sxm4-80gb', 8], ['v100-sxm2-32gb', 8]]);
+  // context parallelism: a replica is tp x cp GPUs (stage 0 as 1 x 2cp x 4 on all 8 A100s)
+  const withCp = { ...twoStage, stages: [{ ...twoStage.stages[0], cp: 2, gpus: 8 }, twoStage.stages[1]] };
+  assert.deepStrictEqual([...gpusByDevice(withCp, cluster16)], [['a100-sxm4-80gb', 8], ['v100-sxm2-32gb', 8]]);
   const prices = { 'a100-sxm4-80gb': 2, 'v100-sxm2-32gb': 1 };
   const c = trainingCost(twoStage, cluster16, { tokens: 1e12, prices });
   assert.equal(c.usdPerHour, 4 * 2 + 8 * 1);

@@ -301,9 +301,10 @@ struct Scenario {
     std::string model_ref;    // preset id when the scenario named one
     std::string cluster_ref;
     std::optional<Profile> profile;  // measured timings, when the scenario carries them
-    // The expert grid the search gives every stage it builds (core/src/search_experts.cpp runs one
-    // search per grid of an MoE model); not read from JSON: a plan carries its own per stage.
-    int search_ep = 1, search_etp = 1;
+    // The expert grid and the context-parallel size the search gives every stage it builds
+    // (core/src/search_experts.cpp runs one search per grid); not read from JSON: a plan carries
+    // its own per stage.
+    int search_ep = 1, search_etp = 1, search_cp = 1;
 };
 
 // A set of identical data-parallel replicas of one stage: `count` replicas, each with `tp` GPUs of

@@ -1,0 +1,118 @@
+// Context parallelism as a search dimension (docs/search.md, "Context parallelism"): from 8,192
+// tokens a sequence the search runs once per context-parallel size, every stage of a plan with the
+// same cp; pruned = exhaustive over the sizes, slices walk them too, plans carry their cp and are
+// estimated as listed, and shorter sequences are searched exactly as before.
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <string>
+
+#include "poseidon/estimate.hpp"
+#include "poseidon/scenario.hpp"
+#include "poseidon/search.hpp"
+#include "search_random.hpp"
+
+using namespace poseidon;
+
+using search_test::quiet;
+using search_test::random_scenario;
+using search_test::require_pruned_equals_exhaustive;
+
+namespace {
+
+// A random scenario of search_random.hpp with a long sequence: 8,192 or 16,384 tokens (cp 2, or
+// cp 2 and 4), a small model so that the exhaustive search stays short.
+Scenario long_sequence(std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    Json j = random_scenario(rng);
+    j["model"]["seq_length"] = seed % 2 ? 8192 : 16384;
+    j["model"]["num_layers"] = std::min(j["model"]["num_layers"].get<int>(), 6);
+    j["training"]["flash_attention"] = true;
+    if (seed % 5 == 0) j["training"]["cp_comm_type"] = "a2a";
+    return parse_scenario(j);
+}
+
+}  // namespace
+
+TEST_CASE("with long sequences the pruned search returns the exhaustive top-K over every context-parallel size", "[search][differential][cp]") {
+    int checked = 0, with_cp = 0;
+    std::int64_t pruned_evals = 0, exhaustive_evals = 0;
+    const SearchOptions pruned = quiet(3), exhaustive = quiet(3, true);
+    for (std::uint64_t seed = 9000; checked < 40; ++seed) {
+        const Scenario sc = long_sequence(seed);
+        if (search_space_size(sc, false).plans > 3e4) continue;
+        INFO("seed " << seed << ": " << to_json(sc).dump());
+        const SearchResult pr = require_pruned_equals_exhaustive(sc, pruned, exhaustive, pruned_evals, exhaustive_evals);
+        for (const auto& e : pr.plans) {
+            const int cp = e.plan.stages[0].cp;
+            for (const auto& st : e.plan.stages) {
+                REQUIRE(st.cp == cp);
+                REQUIRE(sc.model.seq_length % (2 * cp) == 0);
+                REQUIRE(st.gpus() == st.replicas[0].tp * st.replicas[0].count * cp);
+            }
+            // the plan as listed is the plan estimate scores
+            REQUIRE(estimate(sc, e.plan).iteration_time_s == e.iteration_time_s);
+            with_cp += cp > 1;
+        }
+        bool noted = false;
+        for (const auto& n : pr.stats.notes) noted = noted || n.rfind("context parallelism: cp ", 0) == 0;
+        REQUIRE(noted);
+        ++checked;
+    }
+    // (98 of the 120 listed plans have cp > 1; 1,011 pruned evaluations against 217,576)
+    CHECK(with_cp >= 20);
+    CHECK(pruned_evals * 20 < exhaustive_evals);
+}
+
+TEST_CASE("merged slices of a long-sequence search equal the whole search: each slice walks every context-parallel size", "[search][shards][cp]") {
+    int checked = 0;
+    for (std::uint64_t seed = 9000; checked < 10; ++seed) {
+        const Scenario sc = long_sequence(seed);
+        if (search_space_size(sc, false).plans > 3e4) continue;
+        INFO("seed " << seed << ": " << to_json(sc).dump());
+        const SearchOptions o = quiet(3, false, 1);
+        const SearchResult whole = search(sc, o);
+        REQUIRE(whole.stats.complete);
+        for (int count : {1, 3}) {
+            std::vector<ShardResult> shards;
+            SearchOptions so = o;
+            so.shard_count = count;
+            for (int i = 0; i < count; ++i) {
+                so.shard_index = i;
+                shards.push_back(search_shard(sc, so));
+            }
+            const SearchResult m = merge_shards(sc, shards, o);
+            REQUIRE(m.plans.size() == whole.plans.size());
+            for (std::size_t k = 0; k < m.plans.size(); ++k) {
+                REQUIRE(m.plans[k].plan == whole.plans[k].plan);
+                REQUIRE(m.scores[k] == whole.scores[k]);
+            }
+        }
+        ++checked;
+    }
+}
+
+TEST_CASE("at 65,536 tokens the best plan splits the sequence: faster than TP alone, and it fits where data parallelism alone does not", "[search][cp]") {
+    // GPT-3 1.7B at 65,536 tokens on 8 A100-80GB (one node)
+    const Scenario sc = parse_scenario_text(
+        R"({"model": {"preset": "gpt3-1.7b", "seq_length": 65536}, "training": {"global_batch_size": 8, "flash_attention": true, "recompute": "selective"},)"
+        R"( "cluster": {"name": "8 A100", "groups": [{"device": "a100-sxm4-80gb", "nodes": 1, "gpus_per_node": 8, "inter_node_bw_GBps": 25}]}})");
+    const SearchResult r = search(sc, quiet(3, false, 1));
+    REQUIRE(r.stats.complete);
+    REQUIRE(!r.plans.empty());
+    CHECK(r.plans[0].plan.stages[0].cp > 1);
+    // the same GPUs without CP: TP 8 fits and is slower (its all-reduces carry the whole
+    // sequence); data parallelism alone holds a whole sequence's activations per GPU and does not fit
+    const Estimate tp8 = estimate(sc, parse_plan_text(R"({"micro_batch_size":1,"num_micro_batches":8,"stages":[{"group":0,"num_layers":24,"tp":8,"dp":1}]})", sc));
+    CHECK(tp8.memory_fits);
+    CHECK(tp8.iteration_time_s > r.plans[0].iteration_time_s);
+    const Estimate dp8 = estimate(sc, parse_plan_text(R"({"micro_batch_size":8,"num_micro_batches":1,"stages":[{"group":0,"num_layers":24,"tp":1,"dp":8}]})", sc));
+    CHECK_FALSE(dp8.memory_fits);
+}
+
+TEST_CASE("below 8,192 tokens the search runs one context-parallel size, as before", "[search][cp]") {
+    const Scenario sc = parse_scenario_text(R"({"model": "gpt3-1.7b", "training": {"global_batch_size": 64}, "cluster": "demo-mixed-16"})");
+    const SearchResult r = search(sc, quiet(3, false, 1));
+    for (const auto& n : r.stats.notes) CHECK(n.find("context parallelism") == std::string::npos);
+    for (const auto& e : r.plans) CHECK(e.plan.stages[0].cp == 1);
+}
