@@ -84,9 +84,9 @@ void add_stats(SearchStats& total, const SearchStats& s);
 // The search of docs/search.md: one driver, or with options.group_blocks >= 2 one per split of the
 // cluster's groups (search_group_blocks.cpp), sharing the top K.
 SearchRun run_search(const Scenario& sc, const SearchOptions& options, int threads);
-// run_search once per expert grid of an MoE model (search_experts.cpp), the top K merged; a
+// run_search once per expert grid of an MoE model (search_grids.cpp), the top K merged; a
 // dense model's run_search itself.
-SearchRun run_expert_grids(const Scenario& sc, const SearchOptions& options, int threads);
+SearchRun run_parallel_grids(const Scenario& sc, const SearchOptions& options, int threads);
 // The same with `run_one` searching one grid (search_shard: one slice of it).
 SearchRun run_grids(const Scenario& sc, const SearchOptions& options, const std::function<SearchRun(const Scenario&, const SearchOptions&)>& run_one);
 std::vector<std::pair<int, int>> expert_grids(const Scenario& sc);

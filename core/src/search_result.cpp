@@ -198,7 +198,7 @@ void explain_empty(const Scenario& sc, const SearchOptions& options, SearchResul
 SearchResult search(const Scenario& sc, const SearchOptions& options) {
     if (options.shard_count > 0) throw InputError("options.shard_count", "a slice of the search is run by search_shard, not search");
     SearchResult res;
-    const detail::SearchRun run = detail::run_expert_grids(sc, options, search_threads(options));
+    const detail::SearchRun run = detail::run_parallel_grids(sc, options, search_threads(options));
     res.stats = run.stats;
     // The result: each listed plan re-estimated (the first with its timeline), within the caps.
     detail::list_found(sc, run.found, options, run.t0, res);

@@ -302,7 +302,7 @@ struct Scenario {
     std::string cluster_ref;
     std::optional<Profile> profile;  // measured timings, when the scenario carries them
     // The expert grid and the context-parallel size the search gives every stage it builds
-    // (core/src/search_experts.cpp runs one search per grid); not read from JSON: a plan carries
+    // (core/src/search_grids.cpp runs one search per grid); not read from JSON: a plan carries
     // its own per stage.
     int search_ep = 1, search_etp = 1, search_cp = 1;
 };

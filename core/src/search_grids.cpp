@@ -1,9 +1,10 @@
-// The expert grid as a search dimension (docs/search.md, "Expert parallelism"): an MoE model is
-// searched once per expert-parallel size, every stage of a plan on the same grid, and the top K of
-// the searches merged. Each search is the whole pruned search of docs/search.md with the grid's
-// costs, so pruned = exhaustive holds per grid and for the merge; a dense model's search is
-// run_search itself, untouched. A slice of the search (search_shard) walks the same grids, each
-// with its own units.
+// The grids of the search (docs/search.md, "Expert parallelism" and "Context parallelism"): an MoE
+// model is searched once per expert grid, a long sequence once per context-parallel size (both:
+// once per pair), every stage of a plan on the same grid and size, and the top K of the searches
+// merged. Each search is the whole pruned search of docs/search.md with that grid's costs, so
+// pruned = exhaustive holds per grid and for the merge; a dense model at a short sequence is
+// searched by run_search itself, untouched. A slice of the search (search_shard) walks the same
+// grids, each with its own units.
 #include <algorithm>
 
 #include "search_driver.hpp"
@@ -37,7 +38,7 @@ std::vector<std::pair<int, int>> expert_grids(const Scenario& sc) {
     return grids;
 }
 
-SearchRun run_expert_grids(const Scenario& sc, const SearchOptions& options, int threads) {
+SearchRun run_parallel_grids(const Scenario& sc, const SearchOptions& options, int threads) {
     return run_grids(sc, options, [threads](const Scenario& one, const SearchOptions& o) { return run_search(one, o, threads); });
 }
 
