@@ -1,7 +1,10 @@
 // The window cycles' regime (docs/search.md, "Bounds", family W, and "Early stopping in the
 // DAG"): long pipelines of near-equal stages and more micro-batches than stages, where family W,
-// the window bound and the drain bound do the cutting. Pruning must still return the exhaustive
-// top K there.
+// the window bound and the drain bound do the cutting; and family G's: gradient syncs as heavy as
+// the stages' work, few micro-batches. Pruning must still return the exhaustive top K there.
+#include <array>
+#include <utility>
+
 #include "search_random.hpp"
 #include "poseidon/json_util.hpp"
 
@@ -9,85 +12,71 @@ using namespace search_test;
 
 namespace {
 
-// One or two groups of one-GPU nodes (so up to 12 one-GPU stages), 8-12 layers, a batch of 32-128
+// Pipelines of one-GPU nodes in one or two groups, links drawn from [bw_lo, bw_hi] GB/s.
+struct PipelineShape {
+    const char* name;
+    int layers_lo, layers_hi, hidden_small, hidden_large, heads, nodes_max;
+    double bw_lo, bw_hi;
+    std::array<int, 3> batches;
+    bool maybe_distributed_optimizer;
+};
+
+// The regime of the window cycles: up to 12 one-GPU stages, 8-12 layers, a batch of 32-128
 // (micro-batches outnumber the stages), links from slow to fast.
-Json long_pipeline_scenario(std::mt19937_64& rng) {
+constexpr PipelineShape kLongPipeline{"long pipeline", 8, 12, 512, 1024, 8, 12, 0.5, 50, {32, 64, 128}, false};
+// The regime of family G: a stage of two or more GPUs synchronises its gradients across nodes
+// (5-50 GB/s) and that sync weighs as much as its work; a batch of 4-16 (often fewer micro-batches
+// than stages), so a stage's own sync after its last backward, which waits for the round trip
+// through the stages after it, bounds the iteration (docs/search.md, "Bounds"). On its 60
+// scenarios the one-thread pruned search took 3,308 evaluations before family G, 2,770 with G
+// alone and 2,643 with R and W ending in the drain.
+constexpr PipelineShape kSyncBound{"sync-bound pipeline", 8, 16, 1024, 2048, 16, 16, 5, 50, {4, 8, 16}, true};
+
+Json pipeline_scenario(const PipelineShape& p, std::mt19937_64& rng) {
     auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
     auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
     const char* const devices[] = {"a100-sxm4-80gb", "v100-sxm2-32gb", "a10-24gb"};
-    Json model = {{"name", "long"},
-                  {"num_layers", pick(8, 12)},
-                  {"hidden_size", pick(0, 1) ? 512 : 1024},
-                  {"num_attention_heads", 8},
+    Json model = {{"name", p.name},
+                  {"num_layers", pick(p.layers_lo, p.layers_hi)},
+                  {"hidden_size", pick(0, 1) ? p.hidden_small : p.hidden_large},
+                  {"num_attention_heads", p.heads},
                   {"vocab_size", 8000},
                   {"seq_length", 512}};
     Json groups = Json::array();
     const int ngroups = pick(1, 2);
     for (int g = 0; g < ngroups; ++g)
-        groups.push_back({{"device", devices[pick(0, 2)]}, {"nodes", pick(4, 12 / ngroups)}, {"gpus_per_node", 1}, {"inter_node_bw_GBps", uni(0.5, 50)}});
-    Json training = {{"global_batch_size", std::array<int, 3>{32, 64, 128}[pick(0, 2)]}};
-    return {{"model", model}, {"training", training}, {"cluster", {{"name", "long pipeline"}, {"groups", groups}}}};
+        groups.push_back({{"device", devices[pick(0, 2)]}, {"nodes", pick(4, p.nodes_max / ngroups)}, {"gpus_per_node", 1}, {"inter_node_bw_GBps", uni(p.bw_lo, p.bw_hi)}});
+    Json training = {{"global_batch_size", p.batches[pick(0, 2)]}};
+    if (p.maybe_distributed_optimizer && pick(0, 1)) training["distributed_optimizer"] = true;
+    return {{"model", model}, {"training", training}, {"cluster", {{"name", p.name}, {"groups", groups}}}};
+}
+
+// Pruned (on `threads`) against exhaustive on 60 scenarios of the shape; returns {pruned, exhaustive} evaluations.
+std::pair<std::int64_t, std::int64_t> differential(const PipelineShape& shape, int threads) {
+    int checked = 0;
+    std::int64_t pruned_evals = 0, exhaustive_evals = 0;
+    const SearchOptions pruned = quiet(3, false, threads), exhaustive = quiet(3, true);
+    for (std::uint64_t seed = 1; checked < 60; ++seed) {
+        std::mt19937_64 rng(seed);
+        const Scenario sc = parse_scenario(pipeline_scenario(shape, rng));
+        if (search_space_size(sc, false).plans > 1e5) continue;
+        INFO("seed " << seed << ": " << to_json(sc).dump());
+        require_pruned_equals_exhaustive(sc, pruned, exhaustive, pruned_evals, exhaustive_evals);
+        ++checked;
+    }
+    return {pruned_evals, exhaustive_evals};
 }
 
 }  // namespace
 
 TEST_CASE("long pipelines of near-equal stages with many micro-batches: the pruned search returns the exhaustive top K on 60 random scenarios",
           "[search][differential][windows]") {
-    int checked = 0;
-    std::int64_t pruned_evals = 0, exhaustive_evals = 0;
-    const SearchOptions pruned = quiet(3), exhaustive = quiet(3, true);
-    for (std::uint64_t seed = 1; checked < 60; ++seed) {
-        std::mt19937_64 rng(seed);
-        const Scenario sc = parse_scenario(long_pipeline_scenario(rng));
-        if (search_space_size(sc, false).plans > 1e5) continue;
-        INFO("seed " << seed << ": " << to_json(sc).dump());
-        require_pruned_equals_exhaustive(sc, pruned, exhaustive, pruned_evals, exhaustive_evals);
-        ++checked;
-    }
-    CHECK(pruned_evals * 10 < exhaustive_evals);
+    const auto [pruned, exhaustive] = differential(kLongPipeline, 0);
+    CHECK(pruned * 10 < exhaustive);
 }
-
-namespace {
-
-// One-GPU nodes, so a stage of two or more GPUs synchronises its gradients across nodes (5-50
-// GB/s) and that sync weighs as much as its work; a batch of 4-16 (often fewer micro-batches
-// than stages): the regime of family G, where a stage's own sync after its last backward, which
-// waits for the round trip through the stages after it, bounds the iteration (docs/search.md,
-// "Bounds"). On these 60 scenarios the one-thread pruned search took 3,308
-// evaluations before family G, 2,770 with G alone and 2,643 with R and W ending in the drain.
-Json sync_bound_scenario(std::mt19937_64& rng) {
-    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-    auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
-    const char* const devices[] = {"a100-sxm4-80gb", "v100-sxm2-32gb", "a10-24gb"};
-    Json model = {{"name", "sync"},
-                  {"num_layers", pick(8, 16)},
-                  {"hidden_size", pick(0, 1) ? 1024 : 2048},
-                  {"num_attention_heads", 16},
-                  {"vocab_size", 8000},
-                  {"seq_length", 512}};
-    Json groups = Json::array();
-    const int ngroups = pick(1, 2);
-    for (int g = 0; g < ngroups; ++g)
-        groups.push_back({{"device", devices[pick(0, 2)]}, {"nodes", pick(4, 16 / ngroups)}, {"gpus_per_node", 1}, {"inter_node_bw_GBps", uni(5, 50)}});
-    Json training = {{"global_batch_size", std::array<int, 3>{4, 8, 16}[pick(0, 2)]}};
-    if (pick(0, 1)) training["distributed_optimizer"] = true;
-    return {{"model", model}, {"training", training}, {"cluster", {{"name", "sync-bound pipeline"}, {"groups", groups}}}};
-}
-
-}  // namespace
 
 TEST_CASE("pipelines whose gradient syncs weigh as much as their stages' work, with few micro-batches: the pruned search returns the exhaustive top K on 60 random scenarios",
           "[search][differential][windows][sync]") {
-    int checked = 0;
-    std::int64_t pruned_evals = 0, exhaustive_evals = 0;
-    const SearchOptions pruned = quiet(3, false, 1), exhaustive = quiet(3, true);
-    for (std::uint64_t seed = 1; checked < 60; ++seed) {
-        std::mt19937_64 rng(seed);
-        const Scenario sc = parse_scenario(sync_bound_scenario(rng));
-        if (search_space_size(sc, false).plans > 1e5) continue;
-        INFO("seed " << seed << ": " << to_json(sc).dump());
-        require_pruned_equals_exhaustive(sc, pruned, exhaustive, pruned_evals, exhaustive_evals);
-        ++checked;
-    }
-    CHECK(pruned_evals * 100 < exhaustive_evals);
+    const auto [pruned, exhaustive] = differential(kSyncBound, 1);
+    CHECK(pruned * 100 < exhaustive);
 }
