@@ -6,6 +6,7 @@
 // searched by run_search itself, untouched. A slice of the search (search_shard) walks the same
 // grids, each with its own units.
 #include <algorithm>
+#include <array>
 
 #include "search_driver.hpp"
 
@@ -59,44 +60,45 @@ std::vector<int> context_parallel_sizes(const Scenario& sc) {
     return sizes;
 }
 
+std::vector<std::array<int, 3>> search_grids(const Scenario& sc) {
+    std::vector<std::array<int, 3>> out;
+    for (int cp : context_parallel_sizes(sc))
+        for (const auto& [ep, etp] : expert_grids(sc)) out.push_back({cp, ep, etp});
+    return out;
+}
+
 SearchRun run_grids(const Scenario& sc, const SearchOptions& options, const std::function<SearchRun(const Scenario&, const SearchOptions&)>& run_one) {
+    const auto grids = search_grids(sc);
+    if (grids.size() == 1) return run_one(sc, options);
     const auto egrids = expert_grids(sc);
     const auto cps = context_parallel_sizes(sc);
-    if (cps.size() == 1 && egrids.size() == 1 && egrids[0] == std::pair<int, int>{1, 1}) return run_one(sc, options);
     SearchRun out;
     TopK top(options.top_k);
-    bool first = true, stopped = false;
-    for (int cp : cps) {
-        for (const auto& [ep, etp] : egrids) {
-            Scenario one = sc;
-            one.search_ep = ep, one.search_etp = etp, one.search_cp = cp;
-            // the K-th key of the grids searched so far bounds what this grid may add (as a slice
-            // of a sharded search is bounded by the others': docs/search.md, "Shards")
-            SearchOptions o = options;
-            o.prune_above_s = std::min(o.prune_above_s, top.threshold());
-            // stages that mix GPU types are one-stage plans of the context-parallel size 1
-            if (cp > 1) o.mixed_stages = false;
-            if (!first) {
-                // the grids share the time limit: each gets what the ones before it left
-                o.time_limit_s = options.time_limit_s - seconds_since(out.t0);
-                if (o.time_limit_s <= 0) {
-                    out.stats.stopped_by = "time limit";
-                    out.stats.complete = false;
-                    stopped = true;
-                    break;
-                }
-            }
-            SearchRun run = run_one(one, o);
-            if (first) out.t0 = run.t0, out.soft_deadline_s = run.soft_deadline_s, out.stats = run.stats;
-            else add_stats(out.stats, run.stats);
-            first = false;
-            for (Found& f : run.found) top.insert(f.time, std::move(f.plan), f.dag_time);
-            if (!run.stats.stopped_by.empty()) {
-                stopped = true;
+    bool first = true;
+    for (const auto& [cp, ep, etp] : grids) {
+        Scenario one = sc;
+        one.search_ep = ep, one.search_etp = etp, one.search_cp = cp;
+        // the K-th key of the grids searched so far bounds what this grid may add (as a slice of a
+        // sharded search is bounded by the others': docs/search.md, "Shards")
+        SearchOptions o = options;
+        o.prune_above_s = std::min(o.prune_above_s, top.threshold());
+        // stages that mix GPU types are one-stage plans of the context-parallel size 1
+        if (cp > 1) o.mixed_stages = false;
+        if (!first) {
+            // the grids share the time limit: each gets what the ones before it left
+            o.time_limit_s = options.time_limit_s - seconds_since(out.t0);
+            if (o.time_limit_s <= 0) {
+                out.stats.stopped_by = "time limit";
+                out.stats.complete = false;
                 break;
             }
         }
-        if (stopped) break;
+        SearchRun run = run_one(one, o);
+        if (first) out.t0 = run.t0, out.soft_deadline_s = run.soft_deadline_s, out.stats = run.stats;
+        else add_stats(out.stats, run.stats);
+        first = false;
+        for (Found& f : run.found) top.insert(f.time, std::move(f.plan), f.dag_time);
+        if (!run.stats.stopped_by.empty()) break;
     }
     if (egrids.size() > 1 || egrids[0] != std::pair<int, int>{1, 1}) {
         std::string list;

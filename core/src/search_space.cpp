@@ -259,6 +259,24 @@ using detail::tp_valid;
 
 SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule, const std::string& node_counts, int group_blocks,
                             bool split_nodes, bool empty_stages) {
+    // the search runs once per grid (expert grids of an MoE model, context-parallel sizes of a
+    // long sequence: search_grids.cpp), each over its own space: their sizes add up
+    SpaceSize out;
+    for (const auto& [cp, ep, etp] : detail::search_grids(sc)) {
+        Scenario one = sc;
+        one.search_cp = cp, one.search_ep = ep, one.search_etp = etp;
+        const SpaceSize s = detail::grid_space_size(one, tp_per_stage, schedule, node_counts, group_blocks, split_nodes, empty_stages);
+        out.micro_batch_sizes = std::max(out.micro_batch_sizes, s.micro_batch_sizes);
+        out.stage_layouts += s.stage_layouts;
+        out.configurations += s.configurations;
+        out.schedules += s.schedules;
+        out.plans += s.plans;
+    }
+    return out;
+}
+
+SpaceSize detail::grid_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule, const std::string& node_counts, int group_blocks,
+                                  bool split_nodes, bool empty_stages) {
     SpaceSize out;
     if (group_blocks > 1)
         return detail::group_blocks_space_size(sc, tp_per_stage, schedule, node_counts, group_blocks, split_nodes, empty_stages);

@@ -3,6 +3,7 @@
 // memory caps and orderings that the walk and its bounds use. Internal to core/src.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -162,6 +164,13 @@ inline constexpr int kSuffixTables = 4;  // fill, integer bottleneck, family C's
 // search's whole-layer suffix tables), computed before anything is allocated (docs/search.md, "Memory").
 std::int64_t ctx_bytes(const Scenario& sc, std::int64_t mbs, std::int64_t m, const std::vector<std::vector<int>>& tps, bool all_nodes);
 std::int64_t walker_bytes(const Scenario& sc, std::int64_t m);
+// The grids the search runs one search each for, in its order: (cp, ep, etp) for every
+// context-parallel size and, within it, every expert grid (search_grids.cpp); one (1, 1, 1) for a
+// dense model at a short sequence.
+std::vector<std::array<int, 3>> search_grids(const Scenario& sc);
+// search_space_size of the one grid sc.search_cp / search_ep / search_etp.
+SpaceSize grid_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule, const std::string& node_counts, int group_blocks,
+                          bool split_nodes, bool empty_stages);
 // search_space_size with options.group_blocks >= 2: the sum over the splits of the cluster's
 // groups (search_group_blocks.cpp), a plan that several splits contain counted once in each.
 SpaceSize group_blocks_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule, const std::string& node_counts,

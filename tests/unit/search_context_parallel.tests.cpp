@@ -110,6 +110,23 @@ TEST_CASE("at 65,536 tokens the best plan splits the sequence: faster than TP al
     CHECK_FALSE(dp8.memory_fits);
 }
 
+TEST_CASE("search_space_size counts every context-parallel size and expert grid the exhaustive search walks", "[search][space][cp][ep]") {
+    // models that fit anywhere (no option dropped for memory), at 16,384 tokens: cp 4, 2 and 1;
+    // the MoE one also over its expert grids
+    for (const char* model : {R"({"preset": "tiny-8l", "seq_length": 16384})",
+                              R"({"preset": "tiny-8l", "seq_length": 16384, "num_experts": 4, "moe_top_k": 1, "moe_ffn_hidden_size": 128})"}) {
+        const Scenario sc = parse_scenario_text(std::string(R"({"model": )") + model + R"(, "training": {"global_batch_size": 8}, "cluster": "demo-mixed-16"})");
+        INFO(model);
+        const SearchResult r = search(sc, quiet(1, true));
+        REQUIRE(r.stats.complete);
+        CHECK(r.stats.infeasible.count("memory") == 0);
+        CHECK(static_cast<double>(r.stats.configurations) == search_space_size(sc).configurations);
+        Scenario one = sc;
+        one.model.seq_length = 4096;  // one size
+        CHECK(search_space_size(sc).configurations > search_space_size(one).configurations);
+    }
+}
+
 TEST_CASE("below 8,192 tokens the search runs one context-parallel size, as before", "[search][cp]") {
     const Scenario sc = parse_scenario_text(R"({"model": "gpt3-1.7b", "training": {"global_batch_size": 64}, "cluster": "demo-mixed-16"})");
     const SearchResult r = search(sc, quiet(3, false, 1));
