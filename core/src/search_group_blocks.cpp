@@ -135,12 +135,7 @@ SpaceSize group_blocks_space_size(const Scenario& sc, bool tp_per_stage, const s
     SpaceSize out;
     std::vector<int> map;
     for (const auto& split : group_block_splits(sc, o)) {
-        const SpaceSize s = grid_space_size(split_groups(sc, split, map), tp_per_stage, schedule, node_counts, 1, false, empty_stages);
-        out.micro_batch_sizes = std::max(out.micro_batch_sizes, s.micro_batch_sizes);
-        out.stage_layouts += s.stage_layouts;
-        out.configurations += s.configurations;
-        out.schedules += s.schedules;
-        out.plans += s.plans;
+        add_space(out, grid_space_size(split_groups(sc, split, map), tp_per_stage, schedule, node_counts, 1, false, empty_stages));
     }
     return out;
 }

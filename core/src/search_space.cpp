@@ -265,12 +265,7 @@ SpaceSize search_space_size(const Scenario& sc, bool tp_per_stage, const std::st
     for (const auto& [cp, ep, etp] : detail::search_grids(sc)) {
         Scenario one = sc;
         one.search_cp = cp, one.search_ep = ep, one.search_etp = etp;
-        const SpaceSize s = detail::grid_space_size(one, tp_per_stage, schedule, node_counts, group_blocks, split_nodes, empty_stages);
-        out.micro_batch_sizes = std::max(out.micro_batch_sizes, s.micro_batch_sizes);
-        out.stage_layouts += s.stage_layouts;
-        out.configurations += s.configurations;
-        out.schedules += s.schedules;
-        out.plans += s.plans;
+        detail::add_space(out, detail::grid_space_size(one, tp_per_stage, schedule, node_counts, group_blocks, split_nodes, empty_stages));
     }
     return out;
 }

@@ -3,6 +3,7 @@
 // memory caps and orderings that the walk and its bounds use. Internal to core/src.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cmath>
@@ -168,6 +169,14 @@ std::int64_t walker_bytes(const Scenario& sc, std::int64_t m);
 // context-parallel size and, within it, every expert grid (search_grids.cpp); one (1, 1, 1) for a
 // dense model at a short sequence.
 std::vector<std::array<int, 3>> search_grids(const Scenario& sc);
+// Adds s to total: the counts summed, micro-batch sizes the largest (the same sizes in each).
+inline void add_space(SpaceSize& total, const SpaceSize& s) {
+    total.micro_batch_sizes = std::max(total.micro_batch_sizes, s.micro_batch_sizes);
+    total.stage_layouts += s.stage_layouts;
+    total.configurations += s.configurations;
+    total.schedules += s.schedules;
+    total.plans += s.plans;
+}
 // search_space_size of the one grid sc.search_cp / search_ep / search_etp.
 SpaceSize grid_space_size(const Scenario& sc, bool tp_per_stage, const std::string& schedule, const std::string& node_counts, int group_blocks,
                           bool split_nodes, bool empty_stages);

@@ -293,7 +293,6 @@ void Walker::child(int k, int l, int R, const SplitState& st) {
     n.optmax = std::max(st.optmax, t.optimizer_s);
     n.f = t.forward_s;
     n.b = t.backward_s;
-    n.bdown = st.bdown + t.backward_s + sb_[k + 1];
     n.drain = k == 0 ? sync : std::max(sync, sb_[k] + st.b + st.drain);
     if (!exhaustive_) {
         const int R2 = R - l;

@@ -301,13 +301,13 @@ private:
     // pa/pb = path lengths into the next stage (families A and B), ma/mb = the best complete
     // family-A/B paths through a fixed stage, csum = sum of their F+B, q = the most a fixed stage
     // adds to family C beyond its own F+B, qe the same for family E.
-    // For family R: f, b of the last fixed stage, and bdown = sum over fixed stages l of
-    // b_l + sb_{l+1} (the backward path from the next stage down to stage 0).
+    // For families R and G: f, b of the last fixed stage.
     struct SplitState {
         double pa = 0, ma = 0, pb = 0, mb = 0, csum = 0, q = -kInf, qe = -kInf, dp0 = 0, optmax = 0;
-        double f = 0, b = 0, bdown = 0;
+        double f = 0, b = 0;
         // family G: drain = from the last fixed stage's last backward to the end of every fixed
-        // stage's gradient sync (at least bdown + dp0); mg = the longest complete path so far
+        // stage's gradient sync (at least the backwards and sends down to stage 0, then dp0:
+        // what families R and W added before); mg = the longest complete path so far
         double drain = 0, mg = 0;
         double dturns = -kInf;  // family D: the longest turns of the windows from stage 0 so far
     };
