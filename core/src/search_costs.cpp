@@ -1,5 +1,6 @@
 // The search's cost cache over evaluate_stages (search_costs.hpp; docs/search.md, "Scoring").
 #include "search_costs.hpp"
+#include "search_space.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -29,12 +30,8 @@ const std::vector<StageEval>& Costs::probe(const std::vector<ProbeStage>& ps, bo
     placement_.resize(ps.size());
     for (std::size_t i = 0; i < ps.size(); ++i) {
         const ProbeStage& p = ps[i];
-        const int width = p.tp * sc_.search_cp, dp = p.size / width;  // a replica: tp x cp GPUs
-        StagePlan& st = plan_.stages[i];
-        st.num_layers = p.layers;
-        st.homogeneous_form = true;
-        st.ep = sc_.search_ep, st.etp = sc_.search_etp, st.cp = sc_.search_cp;
-        st.replicas.assign(1, ReplicaSet{p.g, p.tp, dp, static_cast<int>(mbs_ / dp)});
+        const int width = replica_gpus(sc_, p.tp), dp = p.size / width;
+        set_search_stage(sc_, plan_.stages[i], p.g, p.size, p.tp, p.layers, mbs_);
         auto& reps = placement_[i].replicas;
         reps.resize(dp);
         for (int r = 0; r < dp; ++r) reps[r] = ReplicaPlacement{p.g, p.first_gpu + r * width, width};

@@ -73,12 +73,7 @@ Plan Walker::current_plan() const {
     p.stages.resize(cfg_.size());
     for (std::size_t j = 0; j < cfg_.size(); ++j) {
         const CfgStage& s = cfg_[j];
-        const int dp = s.size / (s.tp * sc_.search_cp);
-        StagePlan& st = p.stages[j];
-        st.num_layers = layers_[j];
-        st.homogeneous_form = true;
-        st.ep = sc_.search_ep, st.etp = sc_.search_etp, st.cp = sc_.search_cp;
-        st.replicas.assign(1, ReplicaSet{s.g, s.tp, dp, static_cast<int>(ctx_->mbs / dp)});
+        set_search_stage(sc_, p.stages[j], s.g, s.size, s.tp, layers_[j], ctx_->mbs);
     }
     return p;
 }

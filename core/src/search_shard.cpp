@@ -67,7 +67,7 @@ ShardResult search_shard(const Scenario& sc, const SearchOptions& options) {
     ShardResult out;
     out.index = options.shard_index;
     out.count = options.shard_count;
-    // an MoE model's slice walks its units of every expert grid, as search() walks the grids
+    // a slice walks its units of every grid (expert grids, context-parallel sizes), as search() does
     detail::SearchRun run = detail::run_grids(sc, options, [](const Scenario& one, const SearchOptions& o) {
         detail::Driver d(one, o, search_threads(o));
         d.run();

@@ -73,7 +73,7 @@ std::int64_t ctx_bytes(const Scenario& sc, std::int64_t mbs, std::int64_t m, con
         const int P = sc.cluster.groups[g].gpus_per_node;
         auto add = [&](int s) {
             int k = 0;
-            for (int tp : tps[g]) k += s % (tp * sc.search_cp) == 0 && mbs % (s / (tp * sc.search_cp)) == 0;
+            for (int tp : tps[g]) k += replicas_divide(sc, s, tp, mbs);
             tables += k;
             minima += k > 0;
         };
@@ -148,9 +148,8 @@ std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, std::in
                 OptInfo info;
                 info.o = GroupOpt{n, s, static_cast<int>(count)};
                 for (int tp : tp_ok_[g]) {
-                    // a replica is tp x cp GPUs (the context-parallel grid of the search)
-                    if (s % (tp * sc_.search_cp)) continue;
-                    const int dp = s / (tp * sc_.search_cp);
+                    if (s % replica_gpus(sc_, tp)) continue;
+                    const int dp = s / replica_gpus(sc_, tp);
                     if (mbs % dp) {
                         ++stats_.infeasible["dp divisibility"];
                         continue;
@@ -317,7 +316,7 @@ SpaceSize detail::grid_space_size(const Scenario& sc, bool tp_per_stage, const s
                     if (count > smax || s % (sc.search_ep * sc.search_etp) != 0) continue;
                     int ntp = 0;
                     for (int tp = 1; tp <= P; ++tp)
-                        if (P % tp == 0 && s % (tp * sc.search_cp) == 0 && tp_valid(sc, tp) && mbs % (s / (tp * sc.search_cp)) == 0) ++ntp;
+                        if (P % tp == 0 && tp_valid(sc, tp) && detail::replicas_divide(sc, s, tp, mbs)) ++ntp;
                     if (ntp) {
                         const double seqs = tp_per_stage ? std::pow(static_cast<double>(ntp), static_cast<double>(count)) : ntp;
                         opts[g].push_back({static_cast<int>(count), seqs});

@@ -169,6 +169,25 @@ std::int64_t walker_bytes(const Scenario& sc, std::int64_t m);
 // context-parallel size and, within it, every expert grid (search_grids.cpp); one (1, 1, 1) for a
 // dense model at a short sequence.
 std::vector<std::array<int, 3>> search_grids(const Scenario& sc);
+// GPUs of one data-parallel replica of a stage the search builds: tp x cp (its grid's
+// context-parallel size; Megatron's tp-cp rank order, place_plan).
+inline int replica_gpus(const Scenario& sc, int tp) { return tp * sc.search_cp; }
+// Whether a stage of s GPUs at TP tp holds whole replicas over which a micro-batch of mbs samples
+// splits evenly.
+inline bool replicas_divide(const Scenario& sc, int s, int tp, std::int64_t mbs) {
+    const int w = replica_gpus(sc, tp);
+    return s % w == 0 && mbs % (s / w) == 0;
+}
+// Makes st the stage the search builds: s GPUs of group g at TP tp on the search's grid (its cp,
+// ep, etp), `layers` blocks, mbs samples a micro-batch over its replicas (in place: the probes
+// reuse their plan).
+inline void set_search_stage(const Scenario& sc, StagePlan& st, int g, int s, int tp, int layers, std::int64_t mbs) {
+    const int dp = s / replica_gpus(sc, tp);
+    st.num_layers = layers;
+    st.homogeneous_form = true;
+    st.ep = sc.search_ep, st.etp = sc.search_etp, st.cp = sc.search_cp;
+    st.replicas.assign(1, ReplicaSet{g, tp, dp, static_cast<int>(mbs / dp)});
+}
 // Adds s to total: the counts summed, micro-batch sizes the largest (the same sizes in each).
 inline void add_space(SpaceSize& total, const SpaceSize& s) {
     total.micro_batch_sizes = std::max(total.micro_batch_sizes, s.micro_batch_sizes);
