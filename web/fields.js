@@ -42,9 +42,12 @@ export const TRAINING_FIELDS = [
   { key: 'precision', kind: 'select', label: 'precision', options: ['bf16', 'fp16', 'fp32', 'fp8', 'fp8-delayed', 'fp8-blockwise', 'mxfp8', 'nvfp4'], def: 'bf16' },
   // Megatron-FSDP (ZeRO-3) and the context-parallel exchange (docs/model.md, "FSDP", "Context parallelism")
   { key: 'fsdp', kind: 'bool', label: 'FSDP: shard weights, gradients and optimizer states (Megatron-FSDP)', def: false, omitDefault: true },
+  { key: 'fsdp_sharding', kind: 'select', label: 'FSDP sharding (optim_grads: ZeRO-2, weights whole)', options: ['optim_grads_params', 'optim_grads'], def: 'optim_grads_params', omitDefault: true },
   { key: 'cp_comm_type', kind: 'select', label: 'context-parallel exchange (stages with CP > 1)', options: ['p2p', 'all_gather', 'a2a'], def: 'p2p', omitDefault: true },
   { key: 'fp8_param_gather', kind: 'bool', label: 'low-precision parameter all-gather (fp8/fp4 weights, distributed optimizer)', def: false, omitDefault: true },
   { key: 'recompute', kind: 'select', label: 'recompute', options: ['none', 'selective', 'full'], def: 'none' },
+  // Megatron-Core's --recompute-modules (docs/model.md, "Recomputing named modules"); empty = core_attn
+  { key: 'recompute_modules', kind: 'list', label: 'recompute modules (selective only): core_attn, layernorm, mla_up_proj, mlp, moe_act, shared_experts, moe', hint: 'core_attn' },
   { key: 'sequence_parallel', kind: 'bool', label: 'sequence parallel', def: false },
   { key: 'distributed_optimizer', kind: 'bool', label: 'distributed optimizer', def: false },
   { key: 'flash_attention', kind: 'bool', label: 'flash attention', def: true },
@@ -130,6 +133,7 @@ export function parseValue(kind, raw) {
   if (kind === 'bool') return raw;
   const t = String(raw).trim();
   if (t === '') return undefined;
+  if (kind === 'list') return t.split(/[\s,]+/).filter(Boolean);
   if (kind === 'int' || kind === 'num') {
     // numbers go to the core as numbers; anything else goes as the text, so the core's message names
     // it. So does a number beyond a double (1e309): as Infinity it would travel as null
@@ -162,7 +166,8 @@ export function fieldInput(field, getObj, path, onChange) {
   } else {
     input = h('input', { type: 'text', id, inputmode: field.kind === 'int' ? 'numeric' : field.kind === 'num' ? 'decimal' : null,
       autocomplete: 'off', spellcheck: 'false', placeholder: field.hint ?? '' });
-    input.value = obj[field.key] === undefined ? '' : String(obj[field.key]);
+    const v = obj[field.key];
+    input.value = v === undefined ? '' : Array.isArray(v) ? v.join(', ') : String(v);
     input.addEventListener('input', () => commit(parseValue(field.kind, input.value)));
   }
   input.dataset.path = path;

@@ -261,10 +261,13 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
   if (training.sequence_parallel && tp !== null && tp > 1) args.push(['--sequence-parallel']);
   if (training.distributed_optimizer) args.push(['--use-distributed-optimizer']);
   if (cps.length === 1 && cps[0] > 1) args.push(['--context-parallel-size', cps[0]], ['--cp-comm-type', training.cp_comm_type ?? 'p2p']);
-  // Megatron-FSDP with everything sharded (ZeRO-3), as the planner costs it
-  if (training.fsdp) args.push(['--use-megatron-fsdp'], ['--data-parallel-sharding-strategy', 'optim_grads_params']);
+  // Megatron-FSDP with everything sharded (ZeRO-3) or the weights whole (optim_grads, ZeRO-2), as the planner costs it
+  if (training.fsdp) args.push(['--use-megatron-fsdp'], ['--data-parallel-sharding-strategy', training.fsdp_sharding ?? 'optim_grads_params']);
   args.push(...overlapFlags(training, { tp, stack, notes, unsupported }));
-  if (training.recompute === 'selective') args.push(['--recompute-activations']);
+  // named modules (Megatron-Core --recompute-modules); core_attn alone is --recompute-activations
+  const modules = training.recompute === 'selective' && Array.isArray(training.recompute_modules) ? training.recompute_modules : ['core_attn'];
+  if (training.recompute === 'selective' && modules.join() === 'core_attn') args.push(['--recompute-activations']);
+  else if (training.recompute === 'selective') args.push(['--recompute-granularity', 'selective'], ['--recompute-modules', ...modules]);
   if (training.recompute === 'full') args.push(['--recompute-granularity', 'full'], ['--recompute-method', 'uniform'], ['--recompute-num-layers', 1]);
   if (training.flash_attention !== false) {
     if (noFlash.length) notes.push(`--use-flash-attn is left out: FlashAttention needs an Ampere or newer GPU, and ${list(noFlash)} ${noFlash.length === 1 ? 'is' : 'are'} older (no TF32 in its device data, docs/presets.md). Attention then materialises the s × s scores, which the plan (flash_attention on) did not count: check the memory, or plan with flash_attention off.`);

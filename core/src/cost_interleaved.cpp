@@ -62,7 +62,9 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
             const Device& d = replica_device(g, rs.tp, buffer);
             const std::vector<double> held = held_micro_batches(sc, plan, s, blocks, d, rs);
             MemoryBreakdown dynamic;  // activations, temporaries and allocator over the chunks
-            double working_GiB = 0;   // the re-materialised block (full recompute): one per GPU, not per chunk
+            double working_GiB = 0;   // the re-materialised block (full or named-module recompute): one per GPU, not per chunk
+            // The loss's and the dispatcher's buffers live while one pass runs: the largest chunk's.
+            double temporary_sum_GiB = 0;
             for (int c = 0; c < V; ++c) {
                 StagePosition pos{c * p + s, p * V, m, st.dp() * st.cp, held[c]};
                 const CpLink cpl = cp_link(sc.cluster.groups[rs.group], rs.tp, st.cp);
@@ -72,7 +74,8 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
                 chunk_params[c] = std::max(chunk_params[c], rc.params_per_gpu);
                 working_GiB = rc.recompute_working_GiB;  // the chunks' blocks are alike
                 dynamic.activations_GiB += rc.memory.activations_GiB;
-                dynamic.temporary_GiB += rc.memory.temporary_GiB;
+                temporary_sum_GiB += rc.memory.temporary_GiB;
+                dynamic.temporary_GiB = std::max(dynamic.temporary_GiB, rc.memory.temporary_GiB);
                 dynamic.allocator_GiB += rc.memory.allocator_GiB;
                 if (rc.forward_s + rc.backward_s > chunk_cost[c]) {
                     chunk_cost[c] = rc.forward_s + rc.backward_s;
@@ -82,7 +85,7 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
             // Each chunk's cost counted the block it re-materialises; the GPU runs one pass at a time.
             const double extra_GiB = (V - 1) * working_GiB;
             dynamic.activations_GiB -= extra_GiB;
-            dynamic.allocator_GiB -= sc.training.stack.allocator_reserve_fraction * extra_GiB;
+            dynamic.allocator_GiB -= sc.training.stack.allocator_reserve_fraction * (extra_GiB + temporary_sum_GiB - dynamic.temporary_GiB);
             // The whole-stage cost of evaluate_stages holds the parameters; the dynamic part is the chunks'.
             MemoryBreakdown mem = ev.replica_costs[k].memory;
             mem.activations_GiB = dynamic.activations_GiB;

@@ -168,22 +168,15 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     const double Tr = sp ? T / t : T;             // tokens seen by the replicated (non-TP) ops
     const double dh = h / a;
     const double kv = h * kv_ratio;
-    auto gemm_s = [&](double batch, double M, double N, double K) {
-        double flops = 2 * batch * M * N * K;
-        double bytes = batch * (M * K + K * N + M * N) * e;
-        return std::max(flops / flops_rate, bytes / mem_rate) + kernel_s;
-    };
     // The linear layers' GEMMs (forward, dgrad and wgrad) run at a low-precision recipe's rate on
     // quantised operands with a bf16 result; attention, norms, embedding and LM head stay bf16
     // (docs/model.md, "Low precision").
     const bool lp = is_low_precision(tr.precision);
     const QuantRecipe quant = quant_recipe(d, tr.precision);
     const double lp_rate = lp ? low_precision_tflops(d, tr.precision) * 1e12 * d.sustained_clock_ratio * d.matmul_efficiency : flops_rate;
-    auto linear_s = [&](double M, double N, double K) {
-        if (!lp) return gemm_s(1, M, N, K);
-        const double bytes = (M * K + K * N) * quant.operand_bytes + M * N * e;
-        return std::max(2 * M * N * K / lp_rate, bytes / mem_rate) + kernel_s;
-    };
+    const GemmTimer timer{flops_rate, lp_rate, mem_rate, kernel_s, e, lp ? quant.operand_bytes : e, lp};
+    auto gemm_s = [&](double batch, double M, double N, double K) { return timer.gemm_s(batch, M, N, K); };
+    auto linear_s = [&](double M, double N, double K) { return timer.linear_s(M, N, K); };
     const double g = m.gated_mlp ? 2.0 : 1.0;
     double attn_linear = 0;
     if (variants)
@@ -284,12 +277,18 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     const double bwd_tp = all_tp - hidden_bwd + kappa * hidden_bwd;
     const double bwd_local =
         std::max(2 * linear_fwd + quant_bwd + core_bwd + backward_elementwise_factor * elem_fwd + moe_bwd, 2 * host_fwd_s - bwd_tp - ep_bwd) + 2 * layer_overhead_s + amax_sync_s;
-    double recompute = 0, recompute_tp = 0;
+    double recompute = 0, recompute_tp = 0, recompute_ep = 0;
     if (tr.recompute == Recompute::full) {
         recompute = layer_fwd_local;  // the whole forward again, its TP collectives and token exchanges included
         recompute_tp = fwd_tp + ep_fwd;
+        recompute_ep = ep_fwd;
     } else if (tr.recompute == Recompute::selective) {
-        recompute = core_fwd;  // only the attention core (Korthikanti et al. 2022, sec. 5)
+        // the named modules (recompute_modules.cpp); by default the attention core alone
+        // (Korthikanti et al. 2022, sec. 5)
+        const RecomputeCost rx = module_recompute_cost(sc, avg, timer, BlockForward{T, Tr, t, core_fwd, moe_fwd, ep_fwd, fwd_tp, moe_x});
+        recompute = rx.compute_s;
+        recompute_tp = rx.tp_s + rx.ep_s;
+        recompute_ep = rx.ep_s;
     }
     double layer_bwd = bwd_local + bwd_tp + ep_bwd + recompute + recompute_tp;
     double layer_fwd_tp = fwd_tp, layer_bwd_tp = bwd_tp + recompute_tp;
@@ -317,7 +316,7 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     rc.forward_tp_comm_s = num_layers * layer_fwd_tp;
     rc.backward_tp_comm_s = num_layers * layer_bwd_tp;
     rc.forward_ep_comm_s = num_layers * ep_fwd;
-    rc.backward_ep_comm_s = num_layers * (ep_bwd + (tr.recompute == Recompute::full ? ep_fwd : 0.0));
+    rc.backward_ep_comm_s = num_layers * (ep_bwd + recompute_ep);
 
     if (pos.first()) {
         // Embedding gather, position add and dropout (memory bound, about 6 accesses of T x h;
@@ -365,7 +364,7 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
             rc.forward_tp_comm_s += k * layer_fwd_tp;
             rc.backward_tp_comm_s += k * (layer_bwd_tp + head_tp);
             rc.forward_ep_comm_s += k * ep_fwd;
-            rc.backward_ep_comm_s += k * (ep_bwd + (tr.recompute == Recompute::full ? ep_fwd : 0.0));
+            rc.backward_ep_comm_s += k * (ep_bwd + recompute_ep);
         }
     }
 

@@ -121,10 +121,11 @@ MoeMemory moe_memory(const MoeShape& x, double element_bytes, double operand_byt
     const double copies = x.tokens * x.top_k * x.imbalance, rows = copies * x.etp;
     // Saved for the backward, per routed row: the expert input (the fc1 wgrad's; quantised under a
     // low-precision recipe), fc1's output (the activation's backward), the activation output (fc2's
-    // wgrad; quantised), and the expert output the combine weights by the router probabilities;
-    // per token the probabilities (fp32) and the routing map (one byte per expert).
+    // wgrad; quantised) and the row's router probability (fp32), which Megatron-Core's experts apply
+    // in their weighted activation (experts.py, weighted_bias_swiglu_impl), so the combine keeps no
+    // expert output; per token the probabilities (fp32) and the routing map (one byte per expert).
     MoeMemory mm;
-    mm.saved_bytes = rows * (h * q + g * fe * e + fe * q + h * e) + x.tokens * (x.top_k * 4 + x.experts);
+    mm.saved_bytes = rows * (h * q + g * fe * e + fe * q + 4) + x.tokens * (x.top_k * 4 + x.experts);
     mm.buffer_bytes = 2 * copies * h * e;
     return mm;
 }

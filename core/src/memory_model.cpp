@@ -80,12 +80,13 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     rc.memory.gradients_GiB = params * grad_bytes_per_param(tr) / GiB;
     rc.memory.optimizer_GiB = (tr.distributed_optimizer || tr.fsdp ? sharded_params : params) * optimizer_bytes_per_param(tr) / GiB;
     if (tr.fsdp) {
-        // Megatron-FSDP shards weights and gradients too, and holds at most two blocks unsharded
-        // (the one computing and the one prefetched: --fsdp-double-buffer) with their gradients
-        // before the reduce-scatter (Megatron-LM docs/user-guide/features/megatron_fsdp.md).
+        // Megatron-FSDP shards weights (ZeRO-3, optim_grads_params) and gradients, and holds at
+        // most two blocks unsharded (the one computing and the one prefetched: --fsdp-double-buffer)
+        // with their gradients before the reduce-scatter (Megatron-LM
+        // docs/user-guide/features/megatron_fsdp.md); optim_grads (ZeRO-2) keeps the weights whole.
         const double unit = 2 * rc.layer_params_per_gpu;
         const double per_param_weight = params > 0 ? rc.memory.weights_GiB / params : 0.0;
-        rc.memory.weights_GiB = per_param_weight * (sharded_params + std::min(params, unit));
+        if (tr.fsdp_shards_params()) rc.memory.weights_GiB = per_param_weight * (sharded_params + std::min(params, unit));
         rc.memory.gradients_GiB = grad_bytes_per_param(tr) * (sharded_params + std::min(params, unit)) / GiB;
     }
     rc.memory.overhead_GiB = d.framework_overhead_GiB;
@@ -110,7 +111,8 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     const bool attn_dropout = m.attention_dropout > 0;
     const bool fp32_softmax = !tr.stack.fused_elementwise && tr.stack.softmax_fp32 && e < 4.0;
     const double score_bytes_stored = 2.0 * scale + (fp32_softmax ? 4.0 : (attn_dropout ? 2.0 * scale : 0.0)) + (attn_dropout ? 1.0 : 0.0);
-    double attn_scores = (!flash && tr.recompute != Recompute::selective) ? score_bytes_stored * a * s * s * b / t : 0.0;
+    const bool selective = tr.recompute == Recompute::selective;
+    double attn_scores = (!flash && !(selective && tr.recompute_modules.core_attn)) ? score_bytes_stored * a * s * s * b / t : 0.0;
     double flash_stats = flash ? 4 * a * s * b / t : 0.0;  // fp32 log-sum-exp per row, whatever e
     // Low precision saves the linear layers' inputs for their wgrad quantised (one copy each, the
     // column-wise one where the GEMM needs it): the QKV and MLP inputs (replicated width) and the
@@ -124,6 +126,13 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     double full_layer = (rep + shard) * scale + moe_saved + flash_stats + attn_scores + hidden_masks * s * b * h / (sp ? t : 1.0) + lp_delta;
     double per_layer = full_layer;
     double working = 0;
+    if (selective && !tr.recompute_modules.only_core_attn()) {
+        // named modules drop what they saved; one block's worth is re-materialised at a time
+        const RecomputeSaving rs = module_recompute_saving(sc, avg, m.is_moe() ? moe_shape(sc, s * b / t, pos) : MoeShape{}, t, sp,
+                                                           lp_recipe ? quant_recipe(d, tr.precision).operand_bytes : e);
+        working = std::min(full_layer, rs.per_token_bytes * s * b + avg.router_share * rs.moe_block_bytes);
+        per_layer = full_layer - working;
+    }
     if (tr.recompute == Recompute::full) {
         per_layer = 2 * s * b * h / (sp ? t : 1.0) * scale;  // only the block input is kept
         working = full_layer;                                 // one block re-materialised at a time

@@ -160,8 +160,10 @@ BlockAverage average_block_of(const ModelSpec& m, double samples) {
             const double fe = m.moe_ffn_hidden_size;
             avg.routed_params += m.num_experts * (mlp_matrix_params(m, fe) + mlp_bias_params(m, fe)) / L;
             avg.dense_ffn += m.moe_shared_expert_ffn_hidden_size / L;
+            avg.shared_ffn += m.moe_shared_expert_ffn_hidden_size / L;
         } else {
             avg.dense_ffn += mlp.active_ffn / L;
+            avg.dense_block_ffn += mlp.active_ffn / L;
         }
     }
     avg.matmul_flops = avg.forward_flops - avg.core_counted_flops;

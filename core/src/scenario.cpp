@@ -340,13 +340,19 @@ Scenario parse_scenario(const Json& j) {
         if (tr.ok()) {
             tr.reject_unknown({"global_batch_size", "global_batch_tolerance", "precision", "recompute", "sequence_parallel", "distributed_optimizer", "flash_attention", "tf32", "stack",
                                "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "grad_reduce_dtype", "fp8_param_gather", "fsdp", "cp_comm_type",
-                               "moe_imbalance", "moe_token_dispatcher", "cuda_graph_impl"});
+                               "moe_imbalance", "moe_token_dispatcher", "cuda_graph_impl", "recompute_modules", "fsdp_sharding"});
             if (auto v = tr.integer("global_batch_size", true, 1, max_global_batch_size)) sc.training.global_batch_size = *v;
             if (auto v = tr.number("global_batch_tolerance", false, 0, true, 0.5)) sc.training.global_batch_tolerance = *v;
             if (auto v = tr.choice("precision", false, {"bf16", "fp16", "fp32", "fp8", "fp8-delayed", "fp8-blockwise", "mxfp8", "nvfp4"}))
                 sc.training.precision = *precision_from_string(*v);
             if (auto v = tr.choice("recompute", false, {"none", "selective", "full"}))
                 sc.training.recompute = *v == "none" ? Recompute::none : *v == "selective" ? Recompute::selective : Recompute::full;
+            if (const Json* v = tr.get("recompute_modules")) {
+                if (sc.training.recompute == Recompute::selective)
+                    read_recompute_modules(*v, tr.path_of("recompute_modules"), problems, sc.training.recompute_modules);
+                else
+                    problems.add(tr.path_of("recompute_modules"), "needs recompute \"selective\" (Megatron-Core reads --recompute-modules only with --recompute-granularity selective); recompute is " + to_string(sc.training.recompute));
+            }
             if (auto v = tr.boolean("sequence_parallel", false)) sc.training.sequence_parallel = *v;
             if (auto v = tr.boolean("distributed_optimizer", false)) sc.training.distributed_optimizer = *v;
             if (auto v = tr.boolean("flash_attention", false)) sc.training.flash_attention = *v;
@@ -356,6 +362,11 @@ Scenario parse_scenario(const Json& j) {
             if (auto v = tr.boolean("tp_comm_overlap", false)) sc.training.tp_comm_overlap = *v;
             if (auto v = tr.boolean("fp8_param_gather", false)) sc.training.fp8_param_gather = *v;
             if (auto v = tr.boolean("fsdp", false)) sc.training.fsdp = *v;
+            if (auto v = tr.choice("fsdp_sharding", false, {"optim_grads_params", "optim_grads"})) {
+                sc.training.fsdp_sharding = *v;
+                if (!sc.training.fsdp)
+                    problems.add(tr.path_of("fsdp_sharding"), "needs fsdp true (Megatron-LM's --data-parallel-sharding-strategy belongs to --use-megatron-fsdp)");
+            }
             if (auto v = tr.choice("cp_comm_type", false, {"p2p", "all_gather", "a2a"})) sc.training.cp_comm_type = *v;
             if (auto v = tr.number("moe_imbalance", false, 1, true, 64)) sc.training.moe_imbalance = *v;
             if (auto v = tr.choice("moe_token_dispatcher", false, {"alltoall", "flex"})) sc.training.moe_token_dispatcher = *v;

@@ -126,8 +126,11 @@ Json to_json(const Scenario& sc) {
               {"tp_comm_overlap", sc.training.tp_comm_overlap},
               {"stack", to_json(sc.training.stack)}}}};
     if (!sc.training.grad_reduce_dtype.empty()) j["training"]["grad_reduce_dtype"] = sc.training.grad_reduce_dtype;
+    if (sc.training.recompute == Recompute::selective && !sc.training.recompute_modules.only_core_attn())
+        j["training"]["recompute_modules"] = to_json(sc.training.recompute_modules);
     if (sc.training.fp8_param_gather) j["training"]["fp8_param_gather"] = true;
     if (sc.training.fsdp) j["training"]["fsdp"] = true;
+    if (sc.training.fsdp && sc.training.fsdp_sharding != "optim_grads_params") j["training"]["fsdp_sharding"] = sc.training.fsdp_sharding;
     if (sc.training.cp_comm_type != "p2p") j["training"]["cp_comm_type"] = sc.training.cp_comm_type;
     if (sc.training.moe_imbalance != 1.0) j["training"]["moe_imbalance"] = sc.training.moe_imbalance;
     if (sc.training.moe_token_dispatcher != "alltoall") j["training"]["moe_token_dispatcher"] = sc.training.moe_token_dispatcher;

@@ -2,6 +2,7 @@
 // in the estimate's notes rather than ignored silently.
 #include <algorithm>
 
+#include "poseidon/cost_model.hpp"
 #include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 
@@ -17,6 +18,19 @@ std::vector<std::string> scenario_notes(const Scenario& sc) {
                         " stack: its tp_comm_overlap_fraction is 0 (no Transformer Engine userbuffers)");
     if (tr.fsdp && (tr.overlap_grad_reduce || tr.overlap_param_gather))
         notes.push_back("training.overlap_grad_reduce and overlap_param_gather change nothing with fsdp: Megatron-FSDP overlaps its own per-block gathers and reduce-scatters");
+    if (tr.recompute == Recompute::selective) {
+        const RecomputeModules& r = tr.recompute_modules;
+        const ModelSpec& m = sc.model;
+        const BlockAverage avg = average_block(m, 1);
+        const bool dense_blocks = !m.has_block_variants() || avg.dense_block_ffn > 0;
+        const std::pair<bool, const char*> idle[] = {{r.mla_up_proj && !m.mla, "mla_up_proj: the model has no multi-latent attention"},
+                                                     {r.moe_act && !m.is_moe(), "moe_act: the model has no routed experts"},
+                                                     {r.moe && !m.is_moe(), "moe: the model has no routed experts"},
+                                                     {r.shared_experts && avg.shared_ffn <= 0, "shared_experts: the model has no shared experts"},
+                                                     {r.mlp && !dense_blocks, "mlp: every block of the model is a MoE block (its dense MLP is the shared experts)"}};
+        for (const auto& [applies, why] : idle)
+            if (applies) notes.push_back(std::string("training.recompute_modules ") + why + ", so recomputing it changes nothing");
+    }
     const auto& groups = sc.cluster.groups;
     // bf16 on a GPU without it: TF32 (tf32_tflops) exists on exactly the NVIDIA generations that
     // have BF16 (Ampere and newer), so an NVIDIA device without it is Volta or Turing; it runs the

@@ -200,20 +200,24 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
         if (st.dp() > 1) ev.dp_bus_bw_GBps = links.dp_bw_GBps[s], ev.dp_nvls = links.dp_nvls[s];
         const double kappa = sc.cluster.groups[st.replicas[ev.slowest_replica].group].device.comm_compute_slowdown;
         if (sc.training.fsdp && st.dp() * st.cp > 1) {
-            // Megatron-FSDP: the gradients leave block by block in every backward and the
-            // parameters arrive block by block in every pass, over the stage's data-parallel ring
-            // (fsdp.cpp); nothing is left to synchronise after the last backward, and the step
-            // updates only the local shard.
+            // Megatron-FSDP: the gradients leave block by block in every backward and (ZeRO-3)
+            // the parameters arrive block by block in every pass, over the stage's data-parallel
+            // ring (fsdp.cpp); nothing is left to synchronise after the last backward, and the
+            // step updates only the local shard. ZeRO-2 (optim_grads) gathers no block: it
+            // all-gathers the updated parameters once after the step instead.
             const ReplicaCost& rc = ev.replica_costs[ev.slowest_replica];
+            const Device& dev = sc.cluster.groups[st.replicas[ev.slowest_replica].group].device;
             const double unit = rc.layer_params_per_gpu;
             const double lin = st.num_layers > 0 ? rc.linear_params_per_gpu / st.num_layers : 0.0;
-            const double gather_bytes = gathered_bytes(sc, sc.cluster.groups[st.replicas[ev.slowest_replica].group].device, unit, lin);
             const double bw = links.dp_bw_GBps[s], lat = links.dp_latency_s[s];
-            const double gather_s = ring_reduce_scatter_s(gather_bytes, st.dp() * st.cp, bw, lat);  // an all-gather moves what a reduce-scatter does
-            const double rs_s = ring_reduce_scatter_s(unit * grad_bytes_per_param(sc.training), st.dp() * st.cp, bw, lat);
+            const int ranks = st.dp() * st.cp;
+            // an all-gather moves what a reduce-scatter does
+            const double gather_s = sc.training.fsdp_shards_params() ? ring_reduce_scatter_s(gathered_bytes(sc, dev, unit, lin), ranks, bw, lat) : 0.0;
+            const double rs_s = ring_reduce_scatter_s(unit * grad_bytes_per_param(sc.training), ranks, bw, lat);
             const FsdpExtra x = fsdp_extra(rc.layer_forward_s, rc.layer_backward_s, st.num_layers, gather_s, rs_s, kappa);
             ev.times.forward_s += x.forward_s;
             ev.times.backward_s += x.backward_s;
+            if (!sc.training.fsdp_shards_params()) opt_s += ring_reduce_scatter_s(gathered_bytes(sc, dev, max_params, rc.linear_params_per_gpu), ranks, bw, lat);
             ev.times.optimizer_s = opt_s;
             ev.times.send_forward_s = links.send_forward_s[s];
             ev.times.send_backward_s = links.send_backward_s[s];

@@ -60,6 +60,31 @@ TEST_CASE("FSDP shards weights, gradients and states over DP and leaves no gradi
     CHECK_THROWS_WITH(parse_plan_text(interleaved, fsdp), Catch::Matchers::Contains("with training.fsdp is not modelled"));
 }
 
+TEST_CASE("FSDP's optim_grads (ZeRO-2) shards gradients and states, keeps the weights whole and gathers them once after the step", "[fsdp][memory][zero2]") {
+    const Scenario ddp = h100s(1, R"(, "distributed_optimizer": true)");
+    const Scenario zero3 = h100s(1, R"(, "distributed_optimizer": true, "fsdp": true)");
+    const Scenario zero2 = h100s(1, R"(, "distributed_optimizer": true, "fsdp": true, "fsdp_sharding": "optim_grads")");
+    const Estimate a = one_stage(ddp, 1, 8, 1, 1), b = one_stage(zero3, 1, 8, 1, 1), c = one_stage(zero2, 1, 8, 1, 1);
+    const ReplicaCost& ra = a.stages[0].replica_costs[0];
+    const double P = ra.params_per_gpu, unit = ra.layer_params_per_gpu;
+    // the weights whole (as without FSDP), the gradients as ZeRO-3's: a shard and two blocks
+    CHECK(c.stages[0].memory.weights_GiB == Approx(a.stages[0].memory.weights_GiB));
+    CHECK(c.stages[0].memory.gradients_GiB == Approx(4 * (P / 8 + 2 * unit) / GiB));
+    CHECK(c.stages[0].memory.optimizer_GiB == Approx(a.stages[0].memory.optimizer_GiB));
+    CHECK(c.stages[0].times.dp_sync_s == 0);
+    // no gathers in the passes: the forward is the plain one; the backward's reduce-scatters are ZeRO-3's
+    const ReplicaCost& rc = c.stages[0].replica_costs[0];
+    CHECK(c.stages[0].times.forward_s == Approx(rc.forward_s).epsilon(1e-12));
+    CHECK(c.stages[0].times.forward_s < b.stages[0].times.forward_s);
+    // after the step, the updated bf16 weights all-gathered over the 8 ranks of one node:
+    // 7/8 of 2 P bytes at the ring's bandwidth, on top of ZeRO-3's step
+    CHECK(c.stages[0].times.optimizer_s > b.stages[0].times.optimizer_s);
+    CHECK(to_json(zero2)["training"]["fsdp_sharding"] == "optim_grads");
+    CHECK_FALSE(to_json(zero3)["training"].contains("fsdp_sharding"));
+    CHECK_THROWS_WITH(h100s(1, R"(, "fsdp_sharding": "optim_grads")"), Catch::Matchers::Contains("scenario.training.fsdp_sharding: needs fsdp true"));
+    CHECK_THROWS_WITH(h100s(1, R"(, "fsdp": true, "fsdp_sharding": "optim")"), Catch::Matchers::Contains("scenario.training.fsdp_sharding"));
+}
+
 TEST_CASE("context parallelism: a rank of cp ranks over a free link does the work of samples / cp sequences", "[cp][model][identity]") {
     const Scenario sc = h100s(1, "");
     const Device& d = sc.cluster.groups[0].device;

@@ -64,10 +64,11 @@ TEST_CASE("interleaved splits found not to fit cut the splits that hold as many 
 
 TEST_CASE("the Qwen3 235B-A22B shape on 1,024 H100s is searched without costing the splits that cannot fit", "[search][interleaved][memory][moe]") {
     // The megatron-sweep shape 1 x 1024 x 80 with --moe (docs/performance.md): every expert-parallel
-    // size searched, the best plan 16 stages of TP 2 x DP 32 with EP 8, interleaved V = 2, whose
+    // size searched, the best plan 16 stages of TP 2 x DP 32 with EP 4, interleaved V = 2, whose
     // first stages hold fewer blocks than the 1F1B caps allow. Before the cut the walk costed
     // about 105,000 interleaved splits of too-large first stages (4.4 s of 4.7 s); one thread,
-    // deterministic counts. The stack leaves out the host time of the dropless MoE layer, which moves
+    // deterministic counts (2,219 evaluated since the experts keep no output for the combine: more
+    // splits fit, each costed once). The stack leaves out the host time of the dropless MoE layer, which moves
     // the best plan to 8 stages at V = 10 where no first stage is near its cap.
     const Scenario sc = parse_scenario_text(
         R"({"model": {"preset": "qwen3-235b-a22b", "num_layers": 80},)"
@@ -82,8 +83,8 @@ TEST_CASE("the Qwen3 235B-A22B shape on 1,024 H100s is searched without costing 
     const SearchResult r = search(sc, o);
     REQUIRE(r.stats.complete);
     REQUIRE_FALSE(r.plans.empty());
-    CHECK(r.plans[0].iteration_time_s == Approx(1.997009).epsilon(1e-6));
+    CHECK(r.plans[0].iteration_time_s == Approx(1.951280).epsilon(1e-6));
     CHECK(r.plans[0].plan.virtual_stages == 2);
     CHECK(r.plans[0].plan.stages.size() == 16);
-    CHECK(r.stats.evaluated < 1000);
+    CHECK(r.stats.evaluated < 3000);
 }

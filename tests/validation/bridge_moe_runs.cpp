@@ -37,6 +37,16 @@ std::string dispatcher_of(const std::string& preset, const std::string& system, 
     return precision == "mxfp8" ? "flex" : "alltoall";
 }
 
+// The recipes' selective recomputation (Megatron-Core --recompute-modules; frontier-facts.md
+// section 6): DeepSeek-V3 mla_up_proj (GB200 BF16; H100 adds mlp), mlp alone under FP8 current
+// scaling (GB200); GPT-OSS 120B layernorm and moe_act in BF16 (H100, GB200), none under MXFP8;
+// Qwen3 none. Taken for every system of the table, as the recipes published for two of them.
+Json recompute_modules_of(const std::string& preset, const std::string& precision) {
+    if (preset == "deepseek-v3") return precision == "fp8" ? Json::array({"mlp"}) : Json::array({"mla_up_proj"});
+    if (preset == "gpt-oss-120b" && precision == "bf16") return Json::array({"layernorm", "moe_act"});
+    return nullptr;
+}
+
 // Blocks to the pp x vp model chunks (virtual stage v = c pp + s) as evenly as they go: the
 // remainder to the middle chunks, the first and last (which hold the embedding and the loss) last.
 std::vector<int> chunk_sizes(int layers, int chunks) {
@@ -87,11 +97,10 @@ std::vector<BridgeRun> bridge_moe_runs() {
         if (mm.mtp_layers >= 0) model["mtp_layers"] = mm.mtp_layers;
         // _benchmark_common: the distributed optimizer with both overlaps, gradients reduced in
         // bf16, sequence parallelism with TP; DeepSeek-V3's recipes the precision-aware optimizer.
-        // The recipes' selective recomputation of named modules (mla_up_proj, mlp, moe_act) is not
-        // modelled: none.
+        const Json modules = recompute_modules_of(mm.preset, precision);
         Json training = {{"global_batch_size", gbs},
                          {"precision", precision},
-                         {"recompute", "none"},
+                         {"recompute", modules.is_null() ? "none" : "selective"},
                          {"sequence_parallel", tp > 1},
                          {"distributed_optimizer", true},
                          {"overlap_grad_reduce", true},
@@ -99,6 +108,7 @@ std::vector<BridgeRun> bridge_moe_runs() {
                          {"grad_reduce_dtype", "bf16"},
                          {"fp8_param_gather", precision != "bf16"},
                          {"moe_token_dispatcher", dispatcher_of(mm.preset, system, precision)}};
+        if (!modules.is_null()) training["recompute_modules"] = modules;
         if (std::string(mm.preset) == "deepseek-v3") training["stack"] = "megatron-core-precision-aware";
         const Json scenario = {{"model", model}, {"cluster", bridge_cluster(r)}, {"training", training}};
         run.scenario = parse_scenario(scenario);

@@ -59,9 +59,9 @@ TEST_CASE("Megatron-Bridge MoE rows: every row with a precision estimated on the
     // rows are predicted far faster than measured, the H100 Qwen3 235B-A22B rows (whose recipe
     // overlaps the all-to-all across micro-batches) slower (docs/validation.md lists what is not
     // modelled). This guards today's figures until they are met.
-    CHECK(fits >= 30);
-    CHECK(t.mape() <= 0.276);
-    CHECK(t.max_abs_error() <= 1.118);
+    CHECK(fits >= 35);
+    CHECK(t.mape() <= 0.271);
+    CHECK(t.max_abs_error() <= 1.108);
 }
 
 TEST_CASE("the host time of the dropless MoE layer reproduces what NVIDIA's full-iteration CUDA graphs gained", "[validation][bridge][moe][host]") {

@@ -28,6 +28,12 @@ test('a typed 1e309 stays text, so the core names it; finite numbers are numbers
   assert.equal(parseValue('num', '1e-320'), 1e-320);
 });
 
+test('a list field (training.recompute_modules) reads names split by commas or spaces; empty leaves the key out', () => {
+  assert.deepEqual(parseValue('list', 'mla_up_proj, mlp'), ['mla_up_proj', 'mlp']);
+  assert.deepEqual(parseValue('list', ' layernorm moe_act '), ['layernorm', 'moe_act']);
+  assert.equal(parseValue('list', '  '), undefined);
+});
+
 test('scenario files, profiles and Hugging Face configs with 1e309 are refused with the path', () => {
   const presets = { models: [{ id: 'tiny' }], clusters: [{ id: 'c', groups: [] }], devices: [] };
   assert.throws(() => inputsFromScenario('{"model": "tiny", "cluster": "c", "training": {"global_batch_size": 1e309}}', presets),

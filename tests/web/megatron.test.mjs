@@ -406,10 +406,34 @@ test('context parallelism and FSDP write their Megatron-LM flags; CP counts in t
   assert.deepEqual(flag('--use-megatron-fsdp'), ['--use-megatron-fsdp']);
   assert.deepEqual(flag('--data-parallel-sharding-strategy'), ['--data-parallel-sharding-strategy', 'optim_grads_params']);
   assert.equal(out.world, 16);
+  // ZeRO-2: the strategy Megatron-LM names optim_grads (arguments.py --data-parallel-sharding-strategy)
+  const zero2 = megatronArgs(est, { ...scenario, training: { ...scenario.training, fsdp_sharding: 'optim_grads' } }, {});
+  assert.deepEqual(zero2.args.find(([n]) => n === '--data-parallel-sharding-strategy'), ['--data-parallel-sharding-strategy', 'optim_grads']);
   // no CP: no flag
   const plain = megatronArgs({ ...est, stages: [{ ...est.stages[0], cp: undefined, gpus: 8 }] }, { ...scenario, training: { global_batch_size: 64 } }, {});
   assert.equal(plain.args.find(([n]) => n === '--context-parallel-size'), undefined);
   assert.equal(plain.args.find(([n]) => n === '--use-megatron-fsdp'), undefined);
+});
+
+test('selective recompute of named modules writes --recompute-modules with Megatron-Core\'s names; core_attn alone stays --recompute-activations', () => {
+  // frontier-facts.md section 5: --recompute-granularity {full,selective}, --recompute-modules
+  // (core_attn default; moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts)
+  const names = new Set(['core_attn', 'moe_act', 'layernorm', 'mla_up_proj', 'mlp', 'moe', 'shared_experts']);
+  const est = { plan: { micro_batch_size: 2, num_micro_batches: 8, virtual_stages: 1 },
+    stages: [{ tp: 1, dp: 8, gpus: 8, num_layers: 32, device: 'h100-sxm5-80gb', samples_per_replica: 1 }] };
+  const run = (training) => megatronArgs(est, { model: 'llama3-8b', training: { global_batch_size: 16, ...training } }, {});
+  const named = run({ recompute: 'selective', recompute_modules: ['mla_up_proj', 'mlp'] });
+  assert.deepEqual(named.args.find(([n]) => n === '--recompute-granularity'), ['--recompute-granularity', 'selective']);
+  const flag = named.args.find(([n]) => n === '--recompute-modules');
+  assert.deepEqual(flag, ['--recompute-modules', 'mla_up_proj', 'mlp']);
+  for (const m of flag.slice(1)) assert.ok(names.has(m), m);
+  assert.match(named.text, /--recompute-modules mla_up_proj mlp/);
+  assert.equal(named.args.find(([n]) => n === '--recompute-activations'), undefined);
+  for (const training of [{ recompute: 'selective' }, { recompute: 'selective', recompute_modules: ['core_attn'] }]) {
+    const plain = run(training);
+    assert.ok(plain.args.some(([n]) => n === '--recompute-activations'));
+    assert.equal(plain.args.find(([n]) => n === '--recompute-modules'), undefined);
+  }
 });
 
 // Megatron-LM's MoE, MLA and MTP argument names (megatron/training/arguments.py at d96d76c068,

@@ -3,6 +3,7 @@
 // docs/model.md; the section names there match the function names here.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -55,6 +56,7 @@ struct BlockAverage {
     double routed_copies = 0;       // top_k token copies entering the experts, per token
     double router_share = 0;        // blocks with a router, per block
     double dense_ffn = 0;           // width of the MLP split over TP: the dense FFN, or the shared experts of a MoE block
+    double dense_block_ffn = 0, shared_ffn = 0;  // dense_ffn's two parts: the dense blocks' FFN, the MoE blocks' shared experts
     double routed_params = 0;       // parameters of the routed experts (all of them), per block
 };
 BlockAverage average_block(const ModelSpec& m, double samples);
@@ -341,6 +343,23 @@ QuantRecipe quant_recipe(const Device& d, Precision p);
 double quantize_s(const QuantRecipe& q, double elements, int tensors, double mem_rate_Bps, double kernel_s);
 // Bytes per linear-layer parameter of the quantised compute copies of the weights (0 in bf16).
 double compute_weight_bytes_per_param(const Device& d, const Training& tr);
+// One replica's GEMMs on the roofline (docs/model.md, "Compute"): max(FLOPs at the matrix rate,
+// operands and result at the memory rate) plus one kernel's fixed cost. The linear layers run at
+// a low-precision recipe's rate on quantised operands with a bf16 result.
+struct GemmTimer {
+    double flops_rate = 0, lp_rate = 0, mem_rate = 0, kernel_s = 0;
+    double element_bytes = 2, operand_bytes = 2;
+    bool lp = false;
+    double gemm_s(double batch, double M, double N, double K) const {
+        const double flops = 2 * batch * M * N * K, bytes = batch * (M * K + K * N + M * N) * element_bytes;
+        return std::max(flops / flops_rate, bytes / mem_rate) + kernel_s;
+    }
+    double linear_s(double M, double N, double K) const {
+        if (!lp) return gemm_s(1, M, N, K);
+        const double bytes = (M * K + K * N) * operand_bytes + M * N * element_bytes;
+        return std::max(2 * M * N * K / lp_rate, bytes / mem_rate) + kernel_s;
+    }
+};
 // A device's fp32 matrix rate without TF32 (fp32_tflops, or peak / 8 when the preset omits it).
 double fp32_tflops_of(const Device& d);
 // The memory bandwidth memory-bound kernels reach, in bytes/s.
@@ -424,6 +443,28 @@ MoeMemory moe_memory(const MoeShape& x, double element_bytes, double operand_byt
 // The shape of the scenario's MoE layer on a GPU holding tokens_per_gpu tokens at position pos
 // (experts 0 for a dense model).
 MoeShape moe_shape(const Scenario& sc, double tokens_per_gpu, const StagePosition& pos);
+// The forward pieces of one average block as replica_cost timed them, which a module's
+// recomputation runs again.
+struct BlockForward {
+    double tokens = 0, replicated_tokens = 0, tp = 1;  // T, the tokens of the replicated ops, t
+    double core_s = 0;       // attention core
+    double moe_s = 0;        // the routed experts' section (share-weighted)
+    double ep_s = 0;         // its token exchanges
+    double tp_s = 0;         // the block's TP collectives
+    MoeShape moe;            // the MoE layer on this GPU
+};
+struct RecomputeCost {
+    double compute_s = 0, tp_s = 0, ep_s = 0;
+};
+// Selective recomputation of named modules (recompute_modules.cpp; docs/model.md, "Recomputing
+// named modules"): the backward's extra forward work per block, and the activation bytes per
+// block and micro-batch the modules do not keep.
+RecomputeCost module_recompute_cost(const Scenario& sc, const BlockAverage& avg, const GemmTimer& g, const BlockForward& f);
+struct RecomputeSaving {
+    double per_token_bytes = 0;   // per token of the replica's micro-batch (attention, norms, dense MLP)
+    double moe_block_bytes = 0;   // per MoE block's micro-batch, of moe_memory's saved bytes
+};
+RecomputeSaving module_recompute_saving(const Scenario& sc, const BlockAverage& avg, const MoeShape& moe, double tp, bool sequence_parallel, double quant_operand_bytes);
 // The stage's expert grid into a replica's position (its group's links).
 void set_expert_grid(StagePosition& pos, const Group& g, const StagePlan& stage);
 // The expert gradients' reduction over the stage's expert data-parallel ranks (a reduce-scatter

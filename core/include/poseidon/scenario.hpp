@@ -71,5 +71,8 @@ void check_precision_support(const Scenario& sc, Problems& problems);
 // A stack's "low_precision_recipes" (scenario_precision.cpp).
 void read_low_precision_recipes(const Json& j, const std::string& path, Problems& problems, std::vector<std::string>& out);
 std::string to_string(Recompute r);
+// training.recompute_modules (recompute_modules.cpp): Megatron-Core's module names, in and out.
+void read_recompute_modules(const Json& j, const std::string& path, Problems& problems, RecomputeModules& out);
+Json to_json(const RecomputeModules& r);
 
 }  // namespace poseidon

@@ -171,6 +171,20 @@ struct Stack {
 enum class Precision { bf16, fp16, fp32, fp8, fp8_delayed, fp8_blockwise, mxfp8, nvfp4 };
 inline bool is_low_precision(Precision p) { return p >= Precision::fp8; }
 enum class Recompute { none, selective, full };
+// Megatron-Core's --recompute-modules under selective recompute (transformer_config.py
+// recompute_modules; docs/model.md, "Recomputing named modules"): which parts of a block drop
+// what they saved in the forward and run again in the backward. The default is core_attn alone.
+struct RecomputeModules {
+    bool core_attn = true;       // the attention core (Korthikanti et al. 2022's selective recompute)
+    bool layernorm = false;      // the two norms' outputs
+    bool mla_up_proj = false;    // MLA's up projections: Q, K and V
+    bool mlp = false;            // the dense blocks' MLP
+    bool moe_act = false;        // the routed experts' activation function
+    bool shared_experts = false; // a MoE block's shared experts
+    bool moe = false;            // the whole MoE layer, token exchanges included
+    bool only_core_attn() const { return core_attn && !layernorm && !mla_up_proj && !mlp && !moe_act && !shared_experts && !moe; }
+    bool operator==(const RecomputeModules&) const = default;
+};
 
 struct Training {
     std::int64_t global_batch_size = 0;
@@ -179,6 +193,7 @@ struct Training {
     double global_batch_tolerance = 0;
     Precision precision = Precision::bf16;
     Recompute recompute = Recompute::none;
+    RecomputeModules recompute_modules;  // read only when recompute is selective
     bool sequence_parallel = false;
     bool distributed_optimizer = false;
     bool flash_attention = true;
@@ -197,6 +212,12 @@ struct Training {
     // each block's parameters all-gathered before its forward and again before its backward, its
     // gradients reduce-scattered after every backward (docs/model.md, "FSDP").
     bool fsdp = false;
+    // With fsdp, Megatron-FSDP's --data-parallel-sharding-strategy: "optim_grads_params" (ZeRO-3,
+    // above) or "optim_grads" (ZeRO-2: the parameters stay whole on every replica, gradients and
+    // optimizer states are sharded at rest; each block's gradients are reduce-scattered after every
+    // backward, the updated parameters all-gathered after the step).
+    std::string fsdp_sharding = "optim_grads_params";
+    bool fsdp_shards_params() const { return fsdp && fsdp_sharding == "optim_grads_params"; }
     // How context-parallel ranks exchange keys and values (Megatron-Core --cp-comm-type): "p2p"
     // (a ring overlapped with the attention), "all_gather" or "a2a" (Ulysses).
     std::string cp_comm_type = "p2p";
