@@ -296,6 +296,7 @@ export function applyChanges(changes) {
     const g = /^cluster\.groups\[(\d+)\]\.(\w+)$/.exec(path);
     const tr = /^training\.(\w+)$/.exec(path);
     if (g && state.cluster.groups[Number(g[1])]) state.cluster.groups[Number(g[1])][g[2]] = value;
+    else if (tr && value === null) delete state.training[tr[1]];  // a key the change leaves out
     else if (tr) state.training[tr[1]] = value;
   }
   renderAllForms();

@@ -112,9 +112,32 @@ Advice advise(const Scenario& sc, const AdviceOptions& options) {
     if (t.recompute == Recompute::none)
         add("recompute_selective", "selective activation recompute (attention only)", {{"training.recompute", "selective"}},
             [](Scenario& s) { s.training.recompute = Recompute::selective; });
+    // MLA and MoE models: the modules Megatron-Core recomputes for them (docs/model.md,
+    // "Recomputing named modules"), far cheaper than the whole block
+    if (t.recompute != Recompute::full && (sc.model.mla || sc.model.is_moe())) {
+        RecomputeModules r;
+        r.core_attn = !t.flash_attention;  // with flash attention it saves nothing
+        r.mla_up_proj = sc.model.mla;
+        r.moe_act = sc.model.is_moe();
+        r.layernorm = !is_low_precision(t.precision);
+        if (t.recompute != Recompute::selective || !(t.recompute_modules == r)) {
+            const Json names = to_json(r);
+            std::string list;
+            for (const auto& n : names) list += (list.empty() ? "" : ", ") + n.get<std::string>();
+            add("recompute_modules", "selective recompute of named modules (" + list + ": Megatron-Core --recompute-modules)",
+                {{"training.recompute", "selective"}, {"training.recompute_modules", names}}, [r](Scenario& s) {
+                    s.training.recompute = Recompute::selective;
+                    s.training.recompute_modules = r;
+                });
+        }
+    }
+    // named modules belong to selective recompute only: a variant that leaves it drops them (null)
+    const bool named = t.recompute == Recompute::selective && !t.recompute_modules.only_core_attn();
+    Json full = {{"training.recompute", "full"}};
+    if (named) full["training.recompute_modules"] = nullptr;
     if (t.recompute != Recompute::full)
-        add("recompute_full", "full activation recompute (every layer's activations recomputed in the backward pass)",
-            {{"training.recompute", "full"}}, [](Scenario& s) { s.training.recompute = Recompute::full; });
+        add("recompute_full", "full activation recompute (every layer's activations recomputed in the backward pass)", full,
+            [](Scenario& s) { s.training.recompute = Recompute::full; });
     if (!t.distributed_optimizer)
         add("distributed_optimizer", "distributed optimizer (optimizer state sharded over data-parallel ranks)",
             {{"training.distributed_optimizer", true}}, [](Scenario& s) { s.training.distributed_optimizer = true; });
@@ -124,6 +147,7 @@ Advice advise(const Scenario& sc, const AdviceOptions& options) {
     // all of them together
     Json savers = Json::object();
     if (t.recompute != Recompute::full) savers["training.recompute"] = "full";
+    if (named) savers["training.recompute_modules"] = nullptr;
     if (!t.distributed_optimizer) savers["training.distributed_optimizer"] = true;
     if (!t.sequence_parallel) savers["training.sequence_parallel"] = true;
     auto apply_savers = [](Scenario& s) {

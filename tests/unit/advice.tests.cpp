@@ -23,7 +23,9 @@ const AdviceVariant* find(const Advice& a, const std::string& id) {
 // The variant's scenario: the original JSON with the variant's "changes" applied.
 Json apply_changes(Json sc, const Json& changes) {
     for (const auto& [path, value] : changes.items()) {
-        if (path.rfind("training.", 0) == 0) {
+        if (path.rfind("training.", 0) == 0 && value.is_null()) {
+            sc["training"].erase(path.substr(9));
+        } else if (path.rfind("training.", 0) == 0) {
             sc["training"][path.substr(9)] = value;
         } else {
             const auto open = path.find('['), close = path.find(']');
@@ -127,4 +129,40 @@ TEST_CASE("advice: a batch that needs more micro-batches than a pipeline runs ge
     CHECK(v->label.find("a global batch of " + std::to_string(smaller) + " samples instead of 100000000") == 0);
     const Scenario vs = scenario_of(apply_changes(j, v->changes));
     CHECK(estimate(vs, parse_plan(v->best["plan"], vs)).memory_fits);
+}
+
+TEST_CASE("advice: an MoE model is offered the named modules Megatron-Core recomputes for it", "[advice][recompute]") {
+    // Qwen3 30B-A3B on one node of 8 A100-80GB at 12,288 tokens: the experts' activations do not fit
+    // without recomputation; moe_act and layernorm keep less of every block
+    const Json cluster = {{"name", "one node"},
+                          {"groups", Json::array({Json{{"device", "a100-sxm4-80gb"}, {"nodes", 1}, {"gpus_per_node", 8}, {"inter_node_bw_GBps", 100}}})}};
+    const Json j = {{"model", {{"preset", "qwen3-30b-a3b"}, {"seq_length", 12288}}},
+                    {"training", {{"global_batch_size", 64}, {"distributed_optimizer", true}}}, {"cluster", cluster}};
+    AdviceOptions o;
+    o.time_limit_s = 2;
+    o.total_time_limit_s = 60;
+    const Advice a = advise(scenario_of(j), o);
+    REQUIRE_FALSE(a.feasible_now);
+    const AdviceVariant* v = find(a, "recompute_modules");
+    REQUIRE(v != nullptr);
+    CHECK(v->changes == Json{{"training.recompute", "selective"}, {"training.recompute_modules", Json::array({"moe_act", "layernorm"})}});
+    CHECK(v->status == "feasible");
+    // its plan fits the scenario with those changes
+    const Scenario vs = scenario_of(apply_changes(j, v->changes));
+    const Estimate e = estimate(vs, parse_plan(v->best["plan"], vs));
+    CHECK(e.memory_fits);
+    // a dense model is not offered it
+    const Json dense = {{"model", "llama3-8b"}, {"training", {{"global_batch_size", 8}}}, {"cluster", cluster}};
+    const Advice b = advise(scenario_of(dense), o);
+    CHECK(find(b, "recompute_modules") == nullptr);
+    // from named modules, full recompute drops them (the key removed: null)
+    Json named = j;
+    named["training"]["recompute"] = "selective";
+    named["training"]["recompute_modules"] = Json::array({"shared_experts"});  // none here: still no plan
+    const Advice c = advise(scenario_of(named), o);
+    REQUIRE_FALSE(c.feasible_now);
+    const AdviceVariant* f = find(c, "recompute_full");
+    REQUIRE(f != nullptr);
+    CHECK(f->changes == Json{{"training.recompute", "full"}, {"training.recompute_modules", nullptr}});
+    CHECK_NOTHROW(scenario_of(apply_changes(named, f->changes)));
 }

@@ -21,7 +21,7 @@ struct AdviceOptions {
 };
 
 struct AdviceVariant {
-    std::string id;       // recompute_selective, recompute_full, distributed_optimizer, sequence_parallel,
+    std::string id;       // recompute_selective, recompute_modules, recompute_full, distributed_optimizer, sequence_parallel,
                           // memory_savers, more_nodes_group_<g>, more_nodes_all, memory_savers_more_nodes,
                           // smaller_micro_batch
     std::string label;    // what changes, in words
