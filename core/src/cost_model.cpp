@@ -236,7 +236,9 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
         core_bwd = 2 * bmm + scores * bwd_bytes / mem_rate + (score_kernels + (fp32_softmax ? 2 : 0)) * kernel_s;
     }
     // Context parallelism's exchange of keys and values around the attention (context_parallel.cpp).
-    const CpExtra cpx = cp_extra(tr.cp_comm_type, pos.cp, core_fwd, core_bwd, T * 2 * kv / t * e, T * (h + 2 * kv) / t * e, T * h / t * e,
+    // (the heads' own widths: MLA exchanges its up-projected keys and values, frontier-facts.md section 4)
+    const AttentionWidths aw = pos.cp > 1 ? attention_widths(m) : AttentionWidths{};
+    const CpExtra cpx = cp_extra(tr.cp_comm_type, pos.cp, core_fwd, core_bwd, T * (aw.k + aw.v) / t * e, T * (aw.q + aw.k + aw.v) / t * e, T * aw.out / t * e,
                                  CpLink{pos.cp_bw_GBps, pos.cp_latency_s}, d.comm_compute_slowdown);
     core_fwd += cpx.forward_s;
     core_bwd += cpx.backward_s;

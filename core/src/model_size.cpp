@@ -228,6 +228,12 @@ std::vector<GemmShape> attention_gemms(const ModelSpec& m, double tokens, double
     return g;
 }
 
+AttentionWidths attention_widths(const ModelSpec& m) {
+    const double a = m.num_attention_heads, kvh = m.mla ? a : m.num_kv_heads;
+    const double dqk = qk_head_dim(m), dv = v_head_dim_of(m);
+    return {a * dqk, kvh * dqk, kvh * dv, a * dv};
+}
+
 double attention_saved_width(const ModelSpec& m) {
     const double a = m.num_attention_heads;
     if (m.mla) return a * qk_head_dim(m) * 2 + a * m.v_head_dim * 2 + m.kv_lora_rank + (m.q_lora_rank > 0 ? m.q_lora_rank : 0);  // Q, K, V, context, latents

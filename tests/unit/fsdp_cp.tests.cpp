@@ -116,6 +116,37 @@ TEST_CASE("context parallelism's exchanges: ring, all-gather and all-to-all, han
     CHECK(x.backward_s == Approx(4.5));
 }
 
+TEST_CASE("context parallelism exchanges the heads' own keys and values: MLA's up-projected, head_dim where it is not h / heads", "[cp][model][mla]") {
+    auto widths = [](const char* model) { return attention_widths(parse_scenario_text(std::string(R"({"model": ")") + model +
+                                                                                    R"(", "cluster": "dgx-h100-16", "training": {"global_batch_size": 8}})").model); };
+    // DeepSeek-V3: 128 heads of 128 + 64 for queries and keys, 128 for values (frontier-facts.md
+    // section 4: 128 x 192 + 128 x 128 = 40,960 elements of K and V per token)
+    const AttentionWidths ds = widths("deepseek-v3");
+    CHECK(ds.q == 128 * 192);
+    CHECK(ds.k + ds.v == 40960);
+    CHECK(ds.out == 128 * 128);
+    // GPT-OSS 120B: 64 query heads and 8 key/value heads of 64 (hidden 2,880)
+    const AttentionWidths oss = widths("gpt-oss-120b");
+    CHECK(oss.q == 4096);
+    CHECK(oss.k == 512);
+    CHECK(oss.v == 512);
+    CHECK(oss.out == 4096);
+    // Llama 3 8B: 32 heads of 128, 8 key/value heads
+    const AttentionWidths llama = widths("llama3-8b");
+    CHECK(llama.q == 4096);
+    CHECK(llama.k + llama.v == 2048);
+    // through the cost model: all_gather on a 100 GB/s ring moves (cp - 1) x K and V of the rank's
+    // 4,096 tokens before each block's attention, exposed (one block, cp 2, two sequences)
+    const Scenario sc = parse_scenario_text(R"({"model": {"preset": "deepseek-v3", "mtp_layers": 0}, "cluster": "dgx-h100-16",)"
+                                            R"( "training": {"global_batch_size": 8, "cp_comm_type": "all_gather"}})");
+    const Device& d = sc.cluster.groups[0].device;
+    StagePosition slow{1, 3, 8, 1}, fast;
+    slow.cp = 2, slow.cp_bw_GBps = 100, slow.cp_latency_s = 0;
+    fast = slow, fast.cp_bw_GBps = 1e9;
+    const double extra = replica_cost(sc, d, 1, 2, 1, slow).forward_s - replica_cost(sc, d, 1, 2, 1, fast).forward_s;
+    CHECK(extra == Approx(4096.0 * 40960 * 2 / 100e9).epsilon(1e-6));
+}
+
 TEST_CASE("context parallelism in a plan: tp x cp GPUs per replica, gradients over dp x cp, links by placement", "[cp][plan]") {
     const Scenario sc = h100s(2, R"(, "distributed_optimizer": true)");
     // TP 4 x CP 2 inside one node, DP 2: 16 GPUs; the states shard over dp x cp = 4

@@ -68,6 +68,13 @@ struct GemmShape {
 std::vector<GemmShape> attention_gemms(const ModelSpec& m, double tokens, double tp);
 // Attention activations saved per token for the backward, in elements (Q, K, V, context, MLA latents).
 double attention_saved_width(const ModelSpec& m);
+// The attention's widths per token, in elements over all heads: queries, keys, values and the
+// context (MLA: the up-projected heads, keys as wide as the queries; head_dim where it is not
+// hidden / heads). What context parallelism exchanges.
+struct AttentionWidths {
+    double q = 0, k = 0, v = 0, out = 0;
+};
+AttentionWidths attention_widths(const ModelSpec& m);
 
 // ---- One data-parallel replica of a stage ----
 
