@@ -46,6 +46,8 @@ export function moeFlags(model, stages, training, { notes, unsupported }) {
   args.push(['--moe-token-dispatcher-type', flex ? 'flex' : 'alltoall']);
   if (flex) args.push(['--moe-flex-dispatcher-backend', 'deepep']);
   args.push(['--moe-grouped-gemm']);
+  // costed only with the alltoall dispatcher and shared experts (docs/model.md, "Expert parallelism")
+  if (training.moe_shared_expert_overlap && !flex && Number(model.moe_shared_expert_ffn_hidden_size) > 0) args.push(['--moe-shared-expert-overlap']);
   const imbalance = Number(training.moe_imbalance ?? 1);
   notes.push(imbalance > 1
     ? `The plan assumes the busiest expert-parallel rank takes ${imbalance}x the mean tokens (training.moe_imbalance); routing, load-balancing loss and capacity are yours to set.`

@@ -202,7 +202,15 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     const double moe_sync_s = moe_share > 0 && !host_free ? moe_sync_host_s(moe_x, tr.stack) : 0.0;
     const double moe_fwd = moe_share * std::max(moe_gpu_fwd, moe_sync_s);
     const double moe_bwd = moe_share * (moe.backward_s + (lp ? quantize_s(quant, moe.quant_elements_backward, 2, mem_rate, kernel_s) : 0.0));
-    const double ep_fwd = moe_share * moe.comm_forward_s, ep_bwd = moe_share * moe.comm_backward_s;
+    double ep_fwd = moe_share * moe.comm_forward_s, ep_bwd = moe_share * moe.comm_backward_s;
+    if (tr.moe_shared_expert_overlap && moe_share > 0 && avg.shared_ffn > 0 && tr.moe_token_dispatcher != "flex") {
+        // The shared experts run beside the token exchange (expert_parallel.cpp); what they hide
+        // of it leaves the critical path, and the compute beside it runs kappa slower.
+        const double ws = avg.shared_ffn / moe_share, kappa = d.comm_compute_slowdown;
+        const double fc1 = linear_s(T, ws * g / t, h), fc2 = linear_s(T, h, ws / t);
+        ep_fwd -= (1 - kappa) * moe_share * shared_expert_hidden_s(fc1, fc2, moe.comm_forward_s);
+        ep_bwd -= (1 - kappa) * moe_share * shared_expert_hidden_s(2 * fc1, 2 * fc2, moe.comm_backward_s);
+    }
     // Each GEMM input is quantised before its forward (the inputs of the replicated-width GEMMs
     // before sequence parallelism's all-gather), each output gradient before its dgrad and wgrad.
     // Per-tensor current scaling and NVFP4's global scale need an amax all-reduce over TP for the

@@ -114,6 +114,11 @@ double moe_sync_host_s(const MoeShape& x, const Stack& st) {
     return (st.moe_sync_host_us + st.moe_sync_host_us_per_expert * x.experts / std::max(1, x.ep)) * 1e-6;
 }
 
+// Megatron-Core's SharedExpertMLP with overlap (moe/shared_experts.py): the shared experts' fc1
+// is issued while the dispatch all-to-all runs, fc2 while the combine runs; each pair takes the
+// longer of the two, so the shorter is hidden.
+double shared_expert_hidden_s(double fc1_s, double fc2_s, double comm_s) { return std::min(fc1_s, comm_s / 2) + std::min(fc2_s, comm_s / 2); }
+
 MoeMemory moe_memory(const MoeShape& x, double element_bytes, double operand_bytes) {
     if (x.experts <= 0 || x.tokens <= 0) return {};
     const double e = element_bytes, q = operand_bytes, h = x.hidden;

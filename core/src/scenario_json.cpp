@@ -134,6 +134,7 @@ Json to_json(const Scenario& sc) {
     if (sc.training.cp_comm_type != "p2p") j["training"]["cp_comm_type"] = sc.training.cp_comm_type;
     if (sc.training.moe_imbalance != 1.0) j["training"]["moe_imbalance"] = sc.training.moe_imbalance;
     if (sc.training.moe_token_dispatcher != "alltoall") j["training"]["moe_token_dispatcher"] = sc.training.moe_token_dispatcher;
+    if (sc.training.moe_shared_expert_overlap) j["training"]["moe_shared_expert_overlap"] = true;
     if (sc.training.cuda_graph_impl != "none") j["training"]["cuda_graph_impl"] = sc.training.cuda_graph_impl;
     if (sc.training.global_batch_tolerance > 0) j["training"]["global_batch_tolerance"] = sc.training.global_batch_tolerance;
     if (sc.profile) j["profile"] = to_json(*sc.profile);

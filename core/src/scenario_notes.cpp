@@ -31,6 +31,12 @@ std::vector<std::string> scenario_notes(const Scenario& sc) {
         for (const auto& [applies, why] : idle)
             if (applies) notes.push_back(std::string("training.recompute_modules ") + why + ", so recomputing it changes nothing");
     }
+    if (tr.moe_shared_expert_overlap) {
+        if (sc.model.moe_shared_expert_ffn_hidden_size <= 0 || !sc.model.is_moe())
+            notes.push_back("training.moe_shared_expert_overlap changes nothing: the model has no shared experts");
+        else if (tr.moe_token_dispatcher == "flex")
+            notes.push_back("training.moe_shared_expert_overlap changes nothing with the flex dispatcher: Megatron-Bridge turns the overlap off with DeepEP / HybridEP");
+    }
     const auto& groups = sc.cluster.groups;
     // bf16 on a GPU without it: TF32 (tf32_tflops) exists on exactly the NVIDIA generations that
     // have BF16 (Ampere and newer), so an NVIDIA device without it is Volta or Turing; it runs the

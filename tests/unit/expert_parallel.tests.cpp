@@ -197,3 +197,35 @@ TEST_CASE("the host's issue of a dropless MoE layer's expert section counts wher
     const std::string bad_stack = poseidon::testing::problems_of([] { mixtral(R"(, "stack": {"preset": "megatron-core", "moe_sync_host_us": -1})"); });
     CHECK(bad_stack.find("scenario.training.stack.moe_sync_host_us: -1") != std::string::npos);
 }
+
+TEST_CASE("the shared-expert overlap hides the token exchange behind the shared experts, two streams by hand", "[moe][ep][time][shared]") {
+    // Megatron-Core --moe-shared-expert-overlap: each pair takes the longer of its GEMM and its half of the exchange
+    CHECK(shared_expert_hidden_s(2, 1, 10) == Approx(3));    // exchange-bound: both GEMMs hidden
+    CHECK(shared_expert_hidden_s(8, 4, 4) == Approx(4));     // compute-bound: the whole exchange hidden
+    CHECK(shared_expert_hidden_s(1, 3, 4) == Approx(1 + 2));
+    // DeepSeek-V3 (one shared expert of 2,048) with the alltoall dispatcher on 8 H100s of a node, EP 8:
+    // one block's forward loses (1 - kappa) x the MoE share x what its shared experts hide
+    auto dsv3 = [](const char* extra) {
+        return parse_scenario_text(std::string(R"({"model": {"preset": "deepseek-v3", "mtp_layers": 0}, "cluster": "dgx-h100-16",)") +
+                                   R"( "training": {"global_batch_size": 8)" + extra + "}}");
+    };
+    const Scenario off = dsv3(""), on = dsv3(R"(, "moe_shared_expert_overlap": true)");
+    const Device& d = off.cluster.groups[0].device;
+    StagePosition pos{1, 3, 8, 8};
+    set_expert_grid(pos, off.cluster.groups[0], [] { StagePlan s; s.ep = 8; s.replicas.push_back({0, 1, 8, 8}); return s; }());
+    const ReplicaCost a = replica_cost(off, d, 1, 1, 1, pos), b = replica_cost(on, d, 1, 1, 1, pos);
+    // the shared expert's GEMMs on 4,096 tokens, bf16 on the roofline
+    const GemmTimer g{d.peak_tflops * 1e12 * d.sustained_clock_ratio * d.matmul_efficiency, 0, effective_memory_bw(d), d.kernel_overhead_us * 1e-6, 2, 2, false};
+    const double fc1 = g.linear_s(4096, 2 * 2048, 7168), fc2 = g.linear_s(4096, 7168, 2048);
+    const double share = 58.0 / 61, kappa = d.comm_compute_slowdown;
+    const double comm_f = a.forward_ep_comm_s / share, comm_b = a.backward_ep_comm_s / share;
+    CHECK(a.forward_s - b.forward_s == Approx((1 - kappa) * share * shared_expert_hidden_s(fc1, fc2, comm_f)).epsilon(1e-9));
+    CHECK(a.backward_s - b.backward_s == Approx((1 - kappa) * share * shared_expert_hidden_s(2 * fc1, 2 * fc2, comm_b)).epsilon(1e-9));
+    CHECK(b.forward_s < a.forward_s);
+    // with the flex dispatcher it changes nothing, and the estimate says so
+    const Scenario flex = dsv3(R"(, "moe_shared_expert_overlap": true, "moe_token_dispatcher": "flex")");
+    const Scenario flex_off = dsv3(R"(, "moe_token_dispatcher": "flex")");
+    CHECK(replica_cost(flex, d, 1, 1, 1, pos).forward_s == replica_cost(flex_off, d, 1, 1, 1, pos).forward_s);
+    CHECK(to_json(on)["training"]["moe_shared_expert_overlap"] == true);
+    CHECK_FALSE(to_json(off)["training"].contains("moe_shared_expert_overlap"));
+}

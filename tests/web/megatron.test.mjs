@@ -13,6 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { loadModule } from './load-module.mjs';
 import { megatronArgs, gradReduceDtype, pipelineLayout, accountForFlags, deviceCaps, lowPrecisionFlags } from '../../web/megatron.js';
 import { renameDevices, shortDeviceName } from '../../web/context.js';
+import { moeFlags } from '../../web/megatron-moe.js';
 
 const ENV = { NODE_RANK: '0', MASTER_ADDR: '10.0.0.1', DATA_PATH: '/data/corpus_text_document', TOKENIZER_MODEL: 'meta-llama/Meta-Llama-3-8B',
   VOCAB_FILE: '/data/vocab.json', MERGE_FILE: '/data/merges.txt', LR: '3e-4', TRAIN_ITERS: '1000', TP: '1', MICRO_BATCH: '1', NNODES: '1', NPROC_PER_NODE: '8' };
@@ -436,11 +437,22 @@ test('selective recompute of named modules writes --recompute-modules with Megat
   }
 });
 
+test('--moe-shared-expert-overlap is written for a model with shared experts under the alltoall dispatcher only', () => {
+  const model = { num_layers: 4, num_experts: 8, moe_top_k: 2, moe_ffn_hidden_size: 64, moe_shared_expert_ffn_hidden_size: 128 };
+  const stages = [{ ep: 8, etp: 1 }];
+  const flags = (training, m = model) => moeFlags(m, stages, training, { notes: [], unsupported: [] }).map(([n]) => n);
+  assert.ok(flags({ moe_shared_expert_overlap: true }).includes('--moe-shared-expert-overlap'));
+  assert.ok(!flags({ moe_shared_expert_overlap: true, moe_token_dispatcher: 'flex' }).includes('--moe-shared-expert-overlap'));
+  assert.ok(!flags({ moe_shared_expert_overlap: true }, { ...model, moe_shared_expert_ffn_hidden_size: 0 }).includes('--moe-shared-expert-overlap'));
+  assert.ok(!flags({}).includes('--moe-shared-expert-overlap'));
+});
+
 // Megatron-LM's MoE, MLA and MTP argument names (megatron/training/arguments.py at d96d76c068,
 // 2026-08-22, as digested in shared/reference/frontier-facts.md section 5): every flag the MoE
 // export writes must be one of these or a flag the dense export writes.
 const MOE_FLAGS = new Set(['--num-experts', '--moe-router-topk', '--moe-ffn-hidden-size', '--moe-shared-expert-intermediate-size', '--moe-layer-freq',
   '--expert-model-parallel-size', '--expert-tensor-parallel-size', '--moe-token-dispatcher-type', '--moe-flex-dispatcher-backend', '--moe-grouped-gemm',
+  '--moe-shared-expert-overlap',
   '--multi-latent-attention', '--q-lora-rank', '--kv-lora-rank', '--qk-head-dim', '--qk-pos-emb-head-dim', '--v-head-dim', '--mtp-num-layers', '--kv-channels']);
 
 test('an MoE plan exports its experts, MLA, MTP and expert grid; every flag name is Megatron-LM\'s; sh -n and the stub pass', async () => {
@@ -452,7 +464,7 @@ test('an MoE plan exports its experts, MLA, MTP and expert grid; every flag name
   const denseFlags = new Set(runStub(dense.text).args.filter((a) => a.startsWith('--')));
   for (const [id, ep] of [['deepseek-v3', 16], ['qwen3-30b-a3b', 8]]) {
     const model = presets.models.find((m) => m.id === id);
-    const training = { global_batch_size: 64, sequence_parallel: true, distributed_optimizer: true, moe_token_dispatcher: id === 'deepseek-v3' ? 'flex' : 'alltoall' };
+    const training = { global_batch_size: 64, sequence_parallel: true, distributed_optimizer: true, moe_token_dispatcher: id === 'deepseek-v3' ? 'flex' : 'alltoall', moe_shared_expert_overlap: true };
     const plan = { micro_batch_size: 16, num_micro_batches: 4, stages: [{ group: 0, num_layers: model.num_layers, tp: 1, dp: 16, ep }] };
     const est = JSON.parse(M.estimate(JSON.stringify({ model: id, cluster: 'dgx-h100-16', training }), JSON.stringify(plan)));
     assert.ok(!est.error, JSON.stringify(est.error));
@@ -482,6 +494,7 @@ test('an MoE plan exports its experts, MLA, MTP and expert grid; every flag name
       assert.equal(argOf(args, '--mtp-num-layers'), '1');
       assert.equal(argOf(args, '--moe-token-dispatcher-type'), 'flex');
       assert.equal(argOf(args, '--moe-flex-dispatcher-backend'), 'deepep');
+      assert.ok(!args.includes('--moe-shared-expert-overlap'), 'not with flex');
     } else {
       assert.equal(argOf(args, '--moe-layer-freq'), '1');
       assert.equal(argOf(args, '--moe-token-dispatcher-type'), 'alltoall');

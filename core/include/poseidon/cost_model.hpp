@@ -442,6 +442,10 @@ MoeCost moe_cost(const MoeShape& x, const MoeRates& r, const EpLink& link);
 // The host's time to issue a dropless MoE layer's expert section in the forward, which waits for
 // the token counts (stack.moe_sync_host_us + moe_sync_host_us_per_expert x local experts).
 double moe_sync_host_s(const MoeShape& x, const Stack& st);
+// --moe-shared-expert-overlap: a MoE block's shared experts on the compute stream beside its
+// token exchange, fc1 beside the dispatch and fc2 beside the combine (halves of comm_s): the
+// exchange time they hide.
+double shared_expert_hidden_s(double fc1_s, double fc2_s, double comm_s);
 struct MoeMemory {
     double saved_bytes = 0;         // held for the backward, per micro-batch and MoE block
     double buffer_bytes = 0;        // dispatch and receive buffers while the layer runs

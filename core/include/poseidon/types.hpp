@@ -228,6 +228,9 @@ struct Training {
     // permutation into the dispatch and combine.
     double moe_imbalance = 1.0;
     std::string moe_token_dispatcher = "alltoall";
+    // --moe-shared-expert-overlap: the shared experts computed beside the dispatch and combine
+    // (alltoall dispatcher; Megatron-Bridge turns it off with flex).
+    bool moe_shared_expert_overlap = false;
     // Megatron-Core's --cuda-graph-impl: "full_iteration" captures the whole iteration, which
     // replays without the host (no host dispatch, no synchronisation the host waits through);
     // "local" / "transformer_engine" graph modules (attention, router, preprocess) outside the
