@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "poseidon/cost_model.hpp"
+#include "poseidon/expert_parallel.hpp"
 #include "poseidon/dag.hpp"
 
 namespace poseidon {

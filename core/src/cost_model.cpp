@@ -1,6 +1,7 @@
 // One replica of a stage (docs/model.md, "Compute"): FLOPs and bytes of its blocks, embedding and
 // head, timed with the device rates and the stack's costs; its memory is memory_model.cpp's.
 #include "poseidon/cost_model.hpp"
+#include "poseidon/recompute_modules.hpp"
 
 #include <algorithm>
 #include <cmath>

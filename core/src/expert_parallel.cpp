@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "poseidon/cost_model.hpp"
+#include "poseidon/expert_parallel.hpp"
 
 namespace poseidon {
 

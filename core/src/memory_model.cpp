@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "poseidon/cost_model.hpp"
+#include "poseidon/recompute_modules.hpp"
 
 namespace poseidon {
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "poseidon/cost_model.hpp"
+#include "poseidon/recompute_modules.hpp"
 #include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 

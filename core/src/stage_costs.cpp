@@ -6,6 +6,7 @@
 #include <string>
 
 #include "poseidon/cost_model.hpp"
+#include "poseidon/expert_parallel.hpp"
 #include "poseidon/error.hpp"
 #include "poseidon/profile.hpp"
 #include "stage_links.hpp"

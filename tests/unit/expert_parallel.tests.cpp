@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "poseidon/cost_model.hpp"
+#include "poseidon/recompute_modules.hpp"
 #include "poseidon/estimate.hpp"
 #include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"

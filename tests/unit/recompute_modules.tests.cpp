@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "poseidon/cost_model.hpp"
+#include "poseidon/expert_parallel.hpp"
 #include "poseidon/estimate.hpp"
 #include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"

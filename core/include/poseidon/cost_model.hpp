@@ -3,7 +3,6 @@
 // docs/model.md; the section names there match the function names here.
 #pragma once
 
-#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -350,23 +349,6 @@ QuantRecipe quant_recipe(const Device& d, Precision p);
 double quantize_s(const QuantRecipe& q, double elements, int tensors, double mem_rate_Bps, double kernel_s);
 // Bytes per linear-layer parameter of the quantised compute copies of the weights (0 in bf16).
 double compute_weight_bytes_per_param(const Device& d, const Training& tr);
-// One replica's GEMMs on the roofline (docs/model.md, "Compute"): max(FLOPs at the matrix rate,
-// operands and result at the memory rate) plus one kernel's fixed cost. The linear layers run at
-// a low-precision recipe's rate on quantised operands with a bf16 result.
-struct GemmTimer {
-    double flops_rate = 0, lp_rate = 0, mem_rate = 0, kernel_s = 0;
-    double element_bytes = 2, operand_bytes = 2;
-    bool lp = false;
-    double gemm_s(double batch, double M, double N, double K) const {
-        const double flops = 2 * batch * M * N * K, bytes = batch * (M * K + K * N + M * N) * element_bytes;
-        return std::max(flops / flops_rate, bytes / mem_rate) + kernel_s;
-    }
-    double linear_s(double M, double N, double K) const {
-        if (!lp) return gemm_s(1, M, N, K);
-        const double bytes = (M * K + K * N) * operand_bytes + M * N * element_bytes;
-        return std::max(2 * M * N * K / lp_rate, bytes / mem_rate) + kernel_s;
-    }
-};
 // A device's fp32 matrix rate without TF32 (fp32_tflops, or peak / 8 when the preset omits it).
 double fp32_tflops_of(const Device& d);
 // The memory bandwidth memory-bound kernels reach, in bytes/s.
@@ -403,84 +385,6 @@ struct CpExtra {
 };
 CpExtra cp_extra(const std::string& comm_type, int cp, double core_forward_s, double core_backward_s, double kv_bytes, double qkv_bytes, double out_bytes,
                  const CpLink& link, double kappa);
-
-// Expert parallelism (core/src/expert_parallel.cpp): the links of an expert-parallel group of
-// ep x etp consecutive GPUs of group g (Megatron-Core's etp-ep-edp order over a stage's replicas
-// of tp x cp GPUs), and the expert data-parallel ring of the stage's edp ranks.
-using EpLink = StagePosition::EpLinkRef;
-EpLink ep_link(const Group& g, int ep, int etp);
-struct RingLink {
-    double bw_GBps = 0, latency_s = 0;
-};
-RingLink edp_ring(const Group& g, const StagePlan& stage);
-// One MoE block's routed experts on one GPU of the expert grid (docs/model.md, "Expert
-// parallelism"): router-side permutation, token dispatch and combine, grouped GEMMs of the local
-// experts, their activation; and what the forward saves for the backward.
-struct MoeShape {
-    double tokens = 0;              // tokens this GPU holds entering the block's MoE layer
-    double hidden = 0, expert_ffn = 0, top_k = 0, experts = 0;
-    bool gated = true;
-    int ep = 1, etp = 1;
-    double imbalance = 1;
-    bool fused_permute = false;     // the flex dispatcher
-};
-struct MoeRates {
-    double expert_flops_per_s = 0;  // the routed experts' GEMM rate (the recipe's, under low precision)
-    double mem_Bps = 0;
-    double kernel_s = 0;
-    double element_bytes = 2;       // activations
-    double operand_bytes = 2;       // GEMM inputs (quantised under low precision)
-    double kappa = 0;               // compute slowdown beside a collective
-};
-struct MoeCost {
-    double forward_s = 0, backward_s = 0;            // GPU compute of the local experts and the permutation
-    double comm_forward_s = 0, comm_backward_s = 0;  // dispatch and combine (and the ETP gather)
-    double quant_elements_forward = 0, quant_elements_backward = 0;  // inputs the recipe quantises
-    int kernels_forward = 0;
-};
-MoeCost moe_cost(const MoeShape& x, const MoeRates& r, const EpLink& link);
-// The host's time to issue a dropless MoE layer's expert section in the forward, which waits for
-// the token counts (stack.moe_sync_host_us + moe_sync_host_us_per_expert x local experts).
-double moe_sync_host_s(const MoeShape& x, const Stack& st);
-// --moe-shared-expert-overlap: a MoE block's shared experts on the compute stream beside its
-// token exchange, fc1 beside the dispatch and fc2 beside the combine (halves of comm_s): the
-// exchange time they hide.
-double shared_expert_hidden_s(double fc1_s, double fc2_s, double comm_s);
-struct MoeMemory {
-    double saved_bytes = 0;         // held for the backward, per micro-batch and MoE block
-    double buffer_bytes = 0;        // dispatch and receive buffers while the layer runs
-};
-MoeMemory moe_memory(const MoeShape& x, double element_bytes, double operand_bytes);
-// The shape of the scenario's MoE layer on a GPU holding tokens_per_gpu tokens at position pos
-// (experts 0 for a dense model).
-MoeShape moe_shape(const Scenario& sc, double tokens_per_gpu, const StagePosition& pos);
-// The forward pieces of one average block as replica_cost timed them, which a module's
-// recomputation runs again.
-struct BlockForward {
-    double tokens = 0, replicated_tokens = 0, tp = 1;  // T, the tokens of the replicated ops, t
-    double core_s = 0;       // attention core
-    double moe_s = 0;        // the routed experts' section (share-weighted)
-    double ep_s = 0;         // its token exchanges
-    double tp_s = 0;         // the block's TP collectives
-    MoeShape moe;            // the MoE layer on this GPU
-};
-struct RecomputeCost {
-    double compute_s = 0, tp_s = 0, ep_s = 0;
-};
-// Selective recomputation of named modules (recompute_modules.cpp; docs/model.md, "Recomputing
-// named modules"): the backward's extra forward work per block, and the activation bytes per
-// block and micro-batch the modules do not keep.
-RecomputeCost module_recompute_cost(const Scenario& sc, const BlockAverage& avg, const GemmTimer& g, const BlockForward& f);
-struct RecomputeSaving {
-    double per_token_bytes = 0;   // per token of the replica's micro-batch (attention, norms, dense MLP)
-    double moe_block_bytes = 0;   // per MoE block's micro-batch, of moe_memory's saved bytes
-};
-RecomputeSaving module_recompute_saving(const Scenario& sc, const BlockAverage& avg, const MoeShape& moe, double tp, bool sequence_parallel, double quant_operand_bytes);
-// The stage's expert grid into a replica's position (its group's links).
-void set_expert_grid(StagePosition& pos, const Group& g, const StagePlan& stage);
-// The expert gradients' reduction over the stage's expert data-parallel ranks (a reduce-scatter
-// with the distributed optimizer, an all-reduce without), expert_grad_bytes per GPU.
-double expert_sync_s(const Scenario& sc, const Group& g, const StagePlan& stage, double expert_grad_bytes);
 
 // Megatron-FSDP (core/src/fsdp.cpp): what the per-block parameter all-gathers (gather_s each)
 // and gradient reduce-scatters (reduce_scatter_s each) add to one forward and one backward of
