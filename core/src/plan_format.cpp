@@ -211,6 +211,10 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
         // Ulysses (a2a) splits the heads over the cp ranks as well.
         if (m.seq_length % (2 * cp) != 0)
             problems.add(cpp, std::to_string(cp) + " does not split seq_length " + std::to_string(m.seq_length) + " into 2 x cp equal chunks; expected a cp with seq_length divisible by 2 cp");
+        // Transformer Engine's ring (p2p) has no sliding window (context_parallel.py;
+        // frontier-facts.md section 4)
+        if (m.sliding_window > 0 && m.sliding_window < m.seq_length && sc.training.cp_comm_type == "p2p")
+            problems.add(cpp, std::to_string(cp) + " with the model's sliding-window attention needs training.cp_comm_type \"a2a\" or \"all_gather\": Transformer Engine's p2p ring does not run a window");
         if (sc.training.cp_comm_type == "a2a")
             for (const auto& r : plan.stages[s].replicas)
                 if ((m.num_attention_heads / r.tp) % cp != 0 || (m.num_kv_heads % (r.tp * cp) != 0 && (r.tp * cp) % m.num_kv_heads != 0)) {

@@ -51,9 +51,11 @@ std::vector<int> context_parallel_sizes(const Scenario& sc) {
     // two that split the sequence into 2 cp equal chunks (the causal load balancing), each rank
     // keeping at least 4,096 tokens (so cp 2 at 8,192, up to 8 at 32,768), at most 16 and the
     // cluster. Largest first, as the expert grids.
+    // (not with a sliding window over the p2p ring, which Transformer Engine does not run)
     std::vector<int> sizes{1};
     const int s = sc.model.seq_length, gpus = sc.cluster.num_gpus();
-    if (s >= kCpMinSeqLength)
+    const bool ring_refused = sc.model.sliding_window > 0 && sc.model.sliding_window < s && sc.training.cp_comm_type == "p2p";
+    if (s >= kCpMinSeqLength && !ring_refused)
         for (int cp = 2; cp <= 16 && cp <= gpus && s / cp >= kCpMinSeqLength / 2; cp *= 2)
             if (s % (2 * cp) == 0) sizes.push_back(cp);
     std::reverse(sizes.begin(), sizes.end());

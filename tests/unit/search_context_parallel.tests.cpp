@@ -10,6 +10,7 @@
 #include "poseidon/estimate.hpp"
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"
+#include "../../core/src/search_driver.hpp"
 #include "search_random.hpp"
 
 using namespace poseidon;
@@ -132,4 +133,19 @@ TEST_CASE("below 8,192 tokens the search runs one context-parallel size, as befo
     const SearchResult r = search(sc, quiet(3, false, 1));
     for (const auto& n : r.stats.notes) CHECK(n.find("context parallelism") == std::string::npos);
     for (const auto& e : r.plans) CHECK(e.plan.stages[0].cp == 1);
+}
+
+TEST_CASE("a sliding-window model splits its sequence only over a2a or all_gather: TE's p2p ring runs no window", "[search][cp][window]") {
+    // GPT-OSS 120B's alternate 128-token windows at 16,384 tokens (frontier-facts.md section 4:
+    // sliding-window attention only with a2a or all_gather)
+    auto gpt_oss = [](const char* comm) {
+        return parse_scenario_text(std::string(R"({"model": {"preset": "gpt-oss-120b", "seq_length": 16384}, "cluster": "dgx-h100-16",)") +
+                                   R"( "training": {"global_batch_size": 64, "cp_comm_type": ")" + comm + R"("}})");
+    };
+    const Scenario p2p = gpt_oss("p2p"), a2a = gpt_oss("a2a");
+    CHECK(detail::context_parallel_sizes(p2p) == std::vector<int>{1});
+    CHECK(detail::context_parallel_sizes(a2a) == std::vector<int>{4, 2, 1});
+    const std::string plan = R"({"micro_batch_size": 8, "num_micro_batches": 8, "stages": [{"group": 0, "num_layers": 36, "tp": 1, "dp": 8, "cp": 2, "ep": 8}]})";
+    CHECK_THROWS_WITH(parse_plan_text(plan, p2p), Catch::Matchers::Contains("cp: 2 with the model's sliding-window attention needs training.cp_comm_type \"a2a\" or \"all_gather\""));
+    CHECK_NOTHROW(parse_plan_text(plan, a2a));
 }
