@@ -103,7 +103,8 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     if (variants) shard = (2 * s * b * attention_saved_width(m) + s * b * f * (m.gated_mlp ? 6.0 : 4.0)) / t;
     // The routed experts' rows, on the expert grid (expert_parallel.cpp): the MoE blocks' share.
     const bool lp_recipe = is_low_precision(tr.precision);
-    const MoeMemory moe = m.is_moe() ? moe_memory(moe_shape(sc, s * b / t, pos), e, lp_recipe ? quant_recipe(d, tr.precision).operand_bytes : e) : MoeMemory{};
+    const MoeShape moe_x = m.is_moe() ? moe_shape(sc, s * b / t, pos) : MoeShape{};
+    const MoeMemory moe = m.is_moe() ? moe_memory(moe_x, e, lp_recipe ? quant_recipe(d, tr.precision).operand_bytes : e) : MoeMemory{};
     const double moe_saved = avg.router_share * moe.saved_bytes, moe_buffers = avg.router_share > 0 ? moe.buffer_bytes : 0.0;
     // Stored per score: the AV product's input (2 B: the dropout output), the softmax output for its
     // backward (2 B) and the dropout mask (1 B). An unfused fp32 softmax keeps its output in fp32
@@ -129,8 +130,7 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     double working = 0;
     if (selective && !tr.recompute_modules.only_core_attn()) {
         // named modules drop what they saved; one block's worth is re-materialised at a time
-        const RecomputeSaving rs = module_recompute_saving(sc, avg, m.is_moe() ? moe_shape(sc, s * b / t, pos) : MoeShape{}, t, sp,
-                                                           lp_recipe ? quant_recipe(d, tr.precision).operand_bytes : e);
+        const RecomputeSaving rs = module_recompute_saving(sc, avg, moe_x, t, sp, lp_recipe ? quant_recipe(d, tr.precision).operand_bytes : e);
         working = std::min(full_layer, rs.per_token_bytes * s * b + avg.router_share * rs.moe_block_bytes);
         per_layer = full_layer - working;
     }

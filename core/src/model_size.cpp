@@ -204,19 +204,25 @@ BlockAverage average_block(const ModelSpec& m, double samples) {
     return avg;
 }
 
+MlaUpProjections mla_up_projections(const ModelSpec& m, double tokens, double tp) {
+    const double a = m.num_attention_heads;
+    return {{tokens, a * qk_head_dim(m) / tp, static_cast<double>(m.q_lora_rank)},
+            {tokens, a * (m.qk_nope_head_dim + m.v_head_dim) / tp, static_cast<double>(m.kv_lora_rank)}};
+}
+
 std::vector<GemmShape> attention_gemms(const ModelSpec& m, double tokens, double tp) {
     const double h = m.hidden_size, a = m.num_attention_heads, t = tp, T = tokens;
     std::vector<GemmShape> g;
     if (m.mla) {
         // Megatron-Core's MLA: the down projections are replicated over TP, the up projections
         // column-parallel, the output row-parallel
-        const double dqk = qk_head_dim(m);
+        const MlaUpProjections up = mla_up_projections(m, T, t);
         if (m.q_lora_rank > 0)
-            g.push_back({T, static_cast<double>(m.q_lora_rank), h}), g.push_back({T, a * dqk / t, static_cast<double>(m.q_lora_rank)});
+            g.push_back({T, static_cast<double>(m.q_lora_rank), h}), g.push_back(up.q);
         else
-            g.push_back({T, a * dqk / t, h});
+            g.push_back({T, a * qk_head_dim(m) / t, h});
         g.push_back({T, static_cast<double>(m.kv_lora_rank + m.qk_rope_head_dim), h});
-        g.push_back({T, a * (m.qk_nope_head_dim + m.v_head_dim) / t, static_cast<double>(m.kv_lora_rank)});
+        g.push_back(up.kv);
         g.push_back({T, h, a * m.v_head_dim / t});
     } else {
         const double d = head_dim_of(m);

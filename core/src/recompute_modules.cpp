@@ -69,9 +69,10 @@ RecomputeCost module_recompute_cost(const Scenario& sc, const BlockAverage& avg,
     // Two RMSNorm/LayerNorm forwards: read and write the replicated activation.
     if (r.layernorm) c.compute_s += 2 * (2 * f.replicated_tokens * h * e / g.mem_rate + g.kernel_s);
     if (r.mla_up_proj && m.mla) {
-        const double a = m.num_attention_heads, dqk = m.qk_nope_head_dim + m.qk_rope_head_dim;
-        if (m.q_lora_rank > 0) c.compute_s += g.linear_s(T, a * dqk / t, m.q_lora_rank);
-        c.compute_s += g.linear_s(T, a * (m.qk_nope_head_dim + m.v_head_dim) / t, m.kv_lora_rank);
+        const double a = m.num_attention_heads;
+        const MlaUpProjections up = mla_up_projections(m, T, t);
+        if (m.q_lora_rank > 0) c.compute_s += g.linear_s(up.q.M, up.q.N, up.q.K);
+        c.compute_s += g.linear_s(up.kv.M, up.kv.N, up.kv.K);
         // RoPE on the queries' and keys' positional parts: read and write once
         c.compute_s += 2 * T * (a / t + 1) * m.qk_rope_head_dim * e / g.mem_rate + g.kernel_s;
     }

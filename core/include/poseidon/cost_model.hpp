@@ -65,6 +65,12 @@ struct GemmShape {
     double M = 0, N = 0, K = 0, count = 1;
 };
 std::vector<GemmShape> attention_gemms(const ModelSpec& m, double tokens, double tp);
+// MLA's up projections (column-parallel): the latent queries to the heads' queries (with
+// q_lora_rank > 0), the latent keys and values to the heads' keys (no-RoPE part) and values.
+struct MlaUpProjections {
+    GemmShape q, kv;
+};
+MlaUpProjections mla_up_projections(const ModelSpec& m, double tokens, double tp);
 // Attention activations saved per token for the backward, in elements (Q, K, V, context, MLA latents).
 double attention_saved_width(const ModelSpec& m);
 // The attention's widths per token, in elements over all heads: queries, keys, values and the
