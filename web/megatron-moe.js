@@ -48,6 +48,9 @@ export function moeFlags(model, stages, training, { notes, unsupported }) {
   args.push(['--moe-grouped-gemm']);
   // costed only with the alltoall dispatcher and shared experts (docs/model.md, "Expert parallelism")
   if (training.moe_shared_expert_overlap && !flex && Number(model.moe_shared_expert_ffn_hidden_size) > 0) args.push(['--moe-shared-expert-overlap']);
+  // the combined 1F1B (docs/model.md, "Expert-parallel overlap across micro-batches"): costed with
+  // the delayed weight gradients it is run with
+  if (training.overlap_moe_expert_parallel_comm) args.push(['--overlap-moe-expert-parallel-comm'], ['--delay-wgrad-compute']);
   const imbalance = Number(training.moe_imbalance ?? 1);
   notes.push(imbalance > 1
     ? `The plan assumes the busiest expert-parallel rank takes ${imbalance}x the mean tokens (training.moe_imbalance); routing, load-balancing loss and capacity are yours to set.`

@@ -4,6 +4,7 @@
 // layout, or an even split) and the activations follow the interleaved order.
 #include <algorithm>
 
+#include "poseidon/combined_1f1b.hpp"
 #include "poseidon/cost_model.hpp"
 #include "poseidon/expert_parallel.hpp"
 #include "poseidon/dag.hpp"
@@ -26,9 +27,9 @@ std::vector<double> held_micro_batches(const Scenario& sc, const Plan& plan, int
                                        const ReplicaSet& rs) {
     const int p = static_cast<int>(plan.stages.size()), V = plan.virtual_stages;
     const std::int64_t m = plan.num_micro_batches;
-    const int G = plan.microbatch_group_size;
+    const int G = plan.microbatch_group_size, extra = merges_passes(sc) ? 1 : 0;
     if (std::all_of(blocks.begin(), blocks.end(), [&](int b) { return b == blocks[0]; }))
-        return std::vector<double>(V, static_cast<double>(interleaved_in_flight(s, p, V, m, G)) / V);
+        return std::vector<double>(V, static_cast<double>(interleaved_in_flight(s, p, V, m, G, extra)) / V);
     std::vector<double> pass_bytes(V);
     for (int c = 0; c < V; ++c) {
         ReplicaCost one, none;
@@ -40,7 +41,7 @@ std::vector<double> held_micro_batches(const Scenario& sc, const Plan& plan, int
         replica_memory(sc, d, rs.tp, rs.samples, blocks[c], without, none);
         pass_bytes[c] = one.memory.activations_GiB - none.memory.activations_GiB;
     }
-    const std::vector<std::int64_t> n = interleaved_peak_passes(s, p, m, pass_bytes, G);
+    const std::vector<std::int64_t> n = interleaved_peak_passes(s, p, m, pass_bytes, G, extra);
     return std::vector<double>(n.begin(), n.end());
 }
 
@@ -106,6 +107,7 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
         ev.times.forward_s = ev.times.backward_s = ev.times.forward_tp_comm_s = ev.times.backward_tp_comm_s = 0;
         for (int c = 0; c < V; ++c) {
             StageTimes& t = ev.chunk_times[c];
+            if (merges_passes(sc)) reserve_pair_savings(t, false);
             const int v = c * p + s;
             t.send_forward_s = v < p * V - 1 ? send_next : 0.0;
             t.send_backward_s = v > 0 ? send_prev : 0.0;

@@ -1,5 +1,6 @@
 // One replica of a stage (docs/model.md, "Compute"): FLOPs and bytes of its blocks, embedding and
 // head, timed with the device rates and the stack's costs; its memory is memory_model.cpp's.
+#include "poseidon/combined_1f1b.hpp"
 #include "poseidon/cost_model.hpp"
 #include "poseidon/recompute_modules.hpp"
 
@@ -303,6 +304,8 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     }
     double layer_bwd = bwd_local + bwd_tp + ep_bwd + recompute + recompute_tp;
     double layer_fwd_tp = fwd_tp, layer_bwd_tp = bwd_tp + recompute_tp;
+    if (tr.overlap_moe_expert_parallel_comm && moe_share > 0)
+        rc.ep_pair_save_s = ep_pair_save_s({layer_fwd - moe_fwd - ep_fwd, moe_fwd, ep_fwd}, {layer_bwd - moe_bwd - ep_bwd, moe_bwd, ep_bwd}, kappa);
 
     // ---- measured profile: replaces the analytic numbers where it has them (docs/model.md,
     // "Measured profiles"). The TP share of a measured time, for the breakdown, is the analytic
@@ -322,6 +325,9 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     const double pass_s = host_free ? 0.0 : tr.stack.pass_overhead_us * 1e-6;
     rc.layer_forward_s = layer_fwd;
     rc.layer_backward_s = layer_bwd;
+    // (a measured block keeps the analytic saving, never more than either pass)
+    rc.ep_pair_save_s = std::min({rc.ep_pair_save_s, layer_fwd, layer_bwd});
+    rc.pair_layers = num_layers;
     rc.forward_s = num_layers * layer_fwd + pass_s;
     rc.backward_s = num_layers * layer_bwd + pass_s;
     rc.forward_tp_comm_s = num_layers * layer_fwd_tp;

@@ -12,13 +12,16 @@ namespace {
 // Megatron-Core: 2 (p - s - 1) + (V - 1) G warm-up forwards for every m (get_pp_rank_microbatches
 // since Megatron-LM commit 4295be1a6c, 2024-11-01; before it, every pass warmed up when m == p,
 // which held all m V activations on every stage).
-std::int64_t warmup_passes(int s, int p, int V, std::int64_t m, std::int64_t G) {
-    return std::min<std::int64_t>(2 * static_cast<std::int64_t>(p - s - 1) + static_cast<std::int64_t>(V - 1) * G, m * V);
+// With --overlap-moe-expert-parallel-comm one more (extra = 1): the combined 1F1B merges each
+// steady-state forward with a backward, which on the last stage would otherwise be its own
+// micro-batch's (get_pp_rank_microbatches, overlap_moe_expert_parallel_comm).
+std::int64_t warmup_passes(int s, int p, int V, std::int64_t m, std::int64_t G, int extra) {
+    return std::min<std::int64_t>(2 * static_cast<std::int64_t>(p - s - 1) + static_cast<std::int64_t>(V - 1) * G + extra, m * V);
 }
 
 }  // namespace
 
-void interleaved_order(int s, int p, int V, std::int64_t m, std::vector<ChunkPass>& order, int group) {
+void interleaved_order(int s, int p, int V, std::int64_t m, std::vector<ChunkPass>& order, int group, int extra_warmup) {
     order.clear();
     // Megatron-Core's schedule table (get_schedule_table): micro-batches in groups of G, each group
     // run through chunk 0, then chunk 1, ...; the last group holds what is left of m.
@@ -38,23 +41,24 @@ void interleaved_order(int s, int p, int V, std::int64_t m, std::vector<ChunkPas
         // backwards run the chunks in reverse (get_model_chunk_id with forward=False)
         return ChunkPass{fwd ? static_cast<int>(c) : V - 1 - static_cast<int>(c), j, fwd};
     };
-    const std::int64_t warmup = warmup_passes(s, p, V, m, G);
+    const std::int64_t warmup = warmup_passes(s, p, V, m, G, extra_warmup);
     for (std::int64_t k = 0; k < warmup; ++k) order.push_back(unit(k, true));
     for (std::int64_t i = 0; i < total - warmup; ++i) {
         order.push_back(unit(warmup + i, true));
+        order.back().steady = true;
         order.push_back(unit(i, false));
     }
     for (std::int64_t i = std::max<std::int64_t>(0, total - warmup); i < total; ++i) order.push_back(unit(i, false));
 }
 
-std::int64_t interleaved_in_flight(int s, int p, int V, std::int64_t m, int group) {
-    return std::min<std::int64_t>(warmup_passes(s, p, V, m, group > 0 ? group : p) + 1, m * V);
+std::int64_t interleaved_in_flight(int s, int p, int V, std::int64_t m, int group, int extra_warmup) {
+    return std::min<std::int64_t>(warmup_passes(s, p, V, m, group > 0 ? group : p, extra_warmup) + 1, m * V);
 }
 
-std::vector<std::int64_t> interleaved_peak_passes(int s, int p, std::int64_t m, std::span<const double> pass_bytes, int group) {
+std::vector<std::int64_t> interleaved_peak_passes(int s, int p, std::int64_t m, std::span<const double> pass_bytes, int group, int extra_warmup) {
     const int V = static_cast<int>(pass_bytes.size());
     std::vector<ChunkPass> order;
-    interleaved_order(s, p, V, m, order, group);
+    interleaved_order(s, p, V, m, order, group, extra_warmup);
     std::vector<std::int64_t> held(V, 0), at_peak(V, 0);
     double bytes = 0, peak = -1;
     for (const ChunkPass& u : order) {

@@ -3,6 +3,7 @@
 // allocator's reserve and the framework's fixed overhead.
 #include <algorithm>
 
+#include "poseidon/combined_1f1b.hpp"
 #include "poseidon/cost_model.hpp"
 #include "poseidon/recompute_modules.hpp"
 
@@ -139,7 +140,7 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
         working = full_layer;                                 // one block re-materialised at a time
     }
     const double in_flight =
-        pos.in_flight >= 0 ? pos.in_flight : static_cast<double>(std::min<std::int64_t>(pos.num_stages - pos.index, pos.num_micro_batches));
+        pos.in_flight >= 0 ? pos.in_flight : static_cast<double>(one_f_one_b_in_flight(pos.index, pos.num_stages, pos.num_micro_batches, merges_passes(sc)));
     double act = per_layer * (num_layers + (mtp_here ? m.mtp_layers : 0)) * in_flight + working;
     if (pos.first()) act += (2 * s * b * h * scale + (m.hidden_dropout > 0 ? s * b * h : 0.0)) / (sp ? t : 1.0) * in_flight;  // embedding output + dropout mask
     if (pos.last()) act += 2 * s * b * h * scale;  // the final norm's output

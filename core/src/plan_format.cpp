@@ -162,6 +162,11 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
         problems.add(path + ".num_micro_batches", std::to_string(plan.micro_batch_size) + " x " + std::to_string(plan.num_micro_batches) + " = " +
                                                       std::to_string(trained) + " samples is outside " + batch_path + " " + std::to_string(gb) +
                                                       " within training.global_batch_tolerance; expected " + std::to_string(gb_lo) + " to " + std::to_string(gb_hi));
+    // Megatron-Core runs the combined 1F1B of --overlap-moe-expert-parallel-comm with one stage or
+    // in the interleaved schedule only (transformer_config.py: a pipeline needs virtual stages)
+    if (sc.training.overlap_moe_expert_parallel_comm && plan.schedule == "1f1b" && plan.stages.size() > 1)
+        problems.add(path + ".schedule", "\"1f1b\" with " + std::to_string(plan.stages.size()) +
+                                             " stages is not allowed with training.overlap_moe_expert_parallel_comm true; expected \"interleaved-1f1b\" or a single stage (Megatron-Core merges forward and backward passes of a pipeline only in the interleaved schedule)");
     std::int64_t layer_sum = 0;
     std::vector<std::int64_t> used(sc.cluster.groups.size(), 0);
     for (std::size_t s = 0; s < plan.stages.size(); ++s) {

@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "poseidon/calibrate.hpp"
+#include "poseidon/combined_1f1b.hpp"
 #include "poseidon/cost_model.hpp"
 #include "poseidon/presets.hpp"
 #include "poseidon/profile.hpp"
@@ -340,7 +341,8 @@ Scenario parse_scenario(const Json& j) {
         if (tr.ok()) {
             tr.reject_unknown({"global_batch_size", "global_batch_tolerance", "precision", "recompute", "sequence_parallel", "distributed_optimizer", "flash_attention", "tf32", "stack",
                                "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "grad_reduce_dtype", "fp8_param_gather", "fsdp", "cp_comm_type",
-                               "moe_imbalance", "moe_token_dispatcher", "cuda_graph_impl", "recompute_modules", "fsdp_sharding", "moe_shared_expert_overlap"});
+                               "moe_imbalance", "moe_token_dispatcher", "cuda_graph_impl", "recompute_modules", "fsdp_sharding", "moe_shared_expert_overlap",
+                               "overlap_moe_expert_parallel_comm"});
             if (auto v = tr.integer("global_batch_size", true, 1, max_global_batch_size)) sc.training.global_batch_size = *v;
             if (auto v = tr.number("global_batch_tolerance", false, 0, true, 0.5)) sc.training.global_batch_tolerance = *v;
             if (auto v = tr.choice("precision", false, {"bf16", "fp16", "fp32", "fp8", "fp8-delayed", "fp8-blockwise", "mxfp8", "nvfp4"}))
@@ -371,6 +373,8 @@ Scenario parse_scenario(const Json& j) {
             if (auto v = tr.number("moe_imbalance", false, 1, true, 64)) sc.training.moe_imbalance = *v;
             if (auto v = tr.choice("moe_token_dispatcher", false, {"alltoall", "flex"})) sc.training.moe_token_dispatcher = *v;
             if (auto v = tr.boolean("moe_shared_expert_overlap", false)) sc.training.moe_shared_expert_overlap = *v;
+            if (auto v = tr.boolean("overlap_moe_expert_parallel_comm", false)) sc.training.overlap_moe_expert_parallel_comm = *v;
+            check_combined_1f1b(sc.training, tr.path_of("overlap_moe_expert_parallel_comm"), problems);
             if (auto v = tr.choice("cuda_graph_impl", false, {"none", "local", "transformer_engine", "full_iteration"})) sc.training.cuda_graph_impl = *v;
             if (sc.training.fp8_param_gather && !is_low_precision(sc.training.precision))
                 problems.add(tr.path_of("fp8_param_gather"), "true needs a low precision (fp8, fp8-delayed, fp8-blockwise, mxfp8 or nvfp4); precision is " + to_string(sc.training.precision));

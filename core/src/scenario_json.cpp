@@ -135,6 +135,7 @@ Json to_json(const Scenario& sc) {
     if (sc.training.moe_imbalance != 1.0) j["training"]["moe_imbalance"] = sc.training.moe_imbalance;
     if (sc.training.moe_token_dispatcher != "alltoall") j["training"]["moe_token_dispatcher"] = sc.training.moe_token_dispatcher;
     if (sc.training.moe_shared_expert_overlap) j["training"]["moe_shared_expert_overlap"] = true;
+    if (sc.training.overlap_moe_expert_parallel_comm) j["training"]["overlap_moe_expert_parallel_comm"] = true;
     if (sc.training.cuda_graph_impl != "none") j["training"]["cuda_graph_impl"] = sc.training.cuda_graph_impl;
     if (sc.training.global_batch_tolerance > 0) j["training"]["global_batch_tolerance"] = sc.training.global_batch_tolerance;
     if (sc.profile) j["profile"] = to_json(*sc.profile);

@@ -37,6 +37,8 @@ std::vector<std::string> scenario_notes(const Scenario& sc) {
         else if (tr.moe_token_dispatcher == "flex")
             notes.push_back("training.moe_shared_expert_overlap changes nothing with the flex dispatcher: Megatron-Bridge turns the overlap off with DeepEP / HybridEP");
     }
+    if (tr.overlap_moe_expert_parallel_comm && !sc.model.is_moe())
+        notes.push_back("training.overlap_moe_expert_parallel_comm changes nothing: the model has no routed experts, so no token exchange to overlap");
     const auto& groups = sc.cluster.groups;
     // bf16 on a GPU without it: TF32 (tf32_tflops) exists on exactly the NVIDIA generations that
     // have BF16 (Ampere and newer), so an NVIDIA device without it is Volta or Turing; it runs the

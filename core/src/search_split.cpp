@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "poseidon/combined_1f1b.hpp"
 #include "search_walk.hpp"
 
 namespace poseidon::detail {
@@ -102,10 +103,13 @@ void Walker::run_config(MbsCtx& c) {
     layers_.assign(S, 0);
     times_.resize(S);
     caps_exact_ = false;
-    if (one_cut_) {
+    // the combined 1F1B (overlap_moe_expert_parallel_comm) pipelines only interleaved
+    // (validate_plan): a configuration of several stages has no 1F1B plan
+    const bool no_1f1b = S > 1 && merges_passes(sc_);
+    if (one_cut_ || no_1f1b) {
         // only interleaved plans can beat the threshold here: their walk takes the memory caps
         // as they are known (upper bounds), without probing for exact ones
-        ++stats.pruned;
+        if (!no_1f1b) ++stats.pruned;
         cap_.resize(S);
         for (int j = 0; j < S; ++j) cap_[j] = cap_upper(j);
         ilv_run(c);

@@ -1,6 +1,7 @@
 // Placement and the costs of whole stages (docs/model.md, "Data parallelism", "Measured
 // profiles"): GPU placement, and evaluate_stages, which puts replica_cost (cost_model.cpp) and the
 // links of stage_links.cpp together per stage.
+#include "poseidon/combined_1f1b.hpp"
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -144,6 +145,9 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
     PlacementLinks local;
     PlacementLinks& links = links_in ? *links_in : local;
     if (!links.filled()) detail::fill_links(sc, plan, placement, links);
+    // the combined 1F1B (merges_passes): the times keep a reserve of each pass's saving, which
+    // a single 1F1B stage's first forward and last backward take back (after their chains)
+    const bool merged = merges_passes(sc), only_stage = S == 1 && plan.virtual_stages == 1;
     for (int s = 0; s < S; ++s) {
         const StagePlan& st = plan.stages[s];
         StageEval& ev = out[s];
@@ -222,6 +226,7 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             ev.times.optimizer_s = opt_s;
             ev.times.send_forward_s = links.send_forward_s[s];
             ev.times.send_backward_s = links.send_backward_s[s];
+            if (merged) reserve_pair_savings(ev.times, only_stage);
             continue;
         }
         // overlap_grad_reduce: the buckets reduce during the last micro-batch's backward (with
@@ -249,6 +254,7 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
         ev.times.optimizer_s = opt_s;
         ev.times.send_forward_s = links.send_forward_s[s];
         ev.times.send_backward_s = links.send_backward_s[s];
+        if (merged) reserve_pair_savings(ev.times, only_stage);
     }
     if (plan.virtual_stages > 1) evaluate_chunks(sc, plan, out, links);
     // After the chunks' buckets were cut from dp_sync_s: the tied-embedding all-reduce follows

@@ -47,6 +47,19 @@ Json recompute_modules_of(const std::string& preset, const std::string& precisio
     return nullptr;
 }
 
+// The recipes' EP A2A overlap across micro-batches (--overlap-moe-expert-parallel-comm with
+// --delay-wgrad-compute; frontier-facts.md section 6): Qwen3 235B-A22B on H100 and GPT-OSS 120B in
+// BF16 on GB200. Only the systems whose recipes are digested, and only where the row's plan can
+// run it (one stage, or virtual stages: Megatron-Core's combined 1F1B). Not DeepSeek-V3 under
+// MXFP8 on GB200: its recipe lists the overlap with the full-iteration CUDA graph, paged stash and
+// capacity 1.5 that release 26.08 brought, after these rows (docs/validation.md).
+bool ep_overlap_of(const std::string& preset, const std::string& system, const std::string& precision, int pp, int vp) {
+    if (pp > 1 && vp < 2) return false;
+    if (preset == "qwen3-235b-a22b") return system == "DGX-H100";
+    if (preset == "gpt-oss-120b") return system == "DGX-GB200" && precision == "bf16";
+    return false;
+}
+
 // Blocks to the pp x vp model chunks (virtual stage v = c pp + s) as evenly as they go: the
 // remainder to the middle chunks, the first and last (which hold the embedding and the loss) last.
 std::vector<int> chunk_sizes(int layers, int chunks) {
@@ -109,6 +122,7 @@ std::vector<BridgeRun> bridge_moe_runs() {
                          {"fp8_param_gather", precision != "bf16"},
                          {"moe_token_dispatcher", dispatcher_of(mm.preset, system, precision)}};
         if (!modules.is_null()) training["recompute_modules"] = modules;
+        if (ep_overlap_of(mm.preset, system, precision, pp, vp)) training["overlap_moe_expert_parallel_comm"] = true;
         if (std::string(mm.preset) == "deepseek-v3") training["stack"] = "megatron-core-precision-aware";
         const Json scenario = {{"model", model}, {"cluster", bridge_cluster(r)}, {"training", training}};
         run.scenario = parse_scenario(scenario);

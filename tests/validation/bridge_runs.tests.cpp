@@ -56,11 +56,11 @@ TEST_CASE("Megatron-Bridge MoE rows: every row with a precision estimated on the
         if (!fit[i]) WARN("predicted not to fit: " << t.cases[i].name);
     }
     // NOT the issue's acceptance (MAPE <= 10 %, none over 25 %): GPT-OSS and the H100 Qwen3 30B-A3B
-    // rows are predicted far faster than measured, the H100 Qwen3 235B-A22B rows (whose recipe
-    // overlaps the all-to-all across micro-batches) slower (docs/validation.md lists what is not
-    // modelled). This guards today's figures until they are met.
+    // rows are predicted far faster than measured, the Qwen3 235B-A22B rows across GB200 racks
+    // slower (docs/validation.md lists what is not modelled). This guards today's figures until
+    // they are met.
     CHECK(fits >= 35);
-    CHECK(t.mape() <= 0.271);
+    CHECK(t.mape() <= 0.265);
     CHECK(t.max_abs_error() <= 1.108);
 }
 
@@ -68,7 +68,8 @@ TEST_CASE("the host time of the dropless MoE layer reproduces what NVIDIA's full
     // The stacks' moe_sync_host_us and moe_sync_host_us_per_expert are calibrated on two pairs of
     // the same configuration on GB200, release 26.02 against 26.08, which adds a full-iteration
     // CUDA graph (frontier-facts.md section 6; docs/model.md, "Host time of a dropless MoE layer"):
-    // the model's none / full_iteration ratio must be the measured one within 1 %.
+    // the model's none / full_iteration ratio must be the measured one within 1 %. (Neither row's
+    // recipe runs the EP A2A overlap in the model: bridge_moe_runs.cpp, ep_overlap_of.)
     const std::map<std::string, double> gained = {{"26.02 GB200 DeepSeek-V3 MXFP8, TP1 PP4 VP4 EP64 MBS1 (256 GPUs)", 4912.0 / 3955.0},
                                                   {"26.02 GB200 Qwen3 30B-A3B MXFP8, TP1 PP1 EP8 MBS4 (8 GPUs)", 39936.0 / 26084.0}};
     int found = 0;

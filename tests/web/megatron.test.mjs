@@ -447,12 +447,20 @@ test('--moe-shared-expert-overlap is written for a model with shared experts und
   assert.ok(!flags({}).includes('--moe-shared-expert-overlap'));
 });
 
+test('the combined 1F1B writes --overlap-moe-expert-parallel-comm with --delay-wgrad-compute', () => {
+  const model = { num_layers: 4, num_experts: 8, moe_top_k: 2, moe_ffn_hidden_size: 64 };
+  const flags = (training) => moeFlags(model, [{ ep: 8, etp: 1 }], training, { notes: [], unsupported: [] }).map(([n]) => n);
+  const on = flags({ overlap_moe_expert_parallel_comm: true });
+  assert.ok(on.includes('--overlap-moe-expert-parallel-comm') && on.includes('--delay-wgrad-compute'));
+  assert.ok(!flags({}).includes('--overlap-moe-expert-parallel-comm'));
+});
+
 // Megatron-LM's MoE, MLA and MTP argument names (megatron/training/arguments.py at d96d76c068,
 // 2026-08-22, as digested in shared/reference/frontier-facts.md section 5): every flag the MoE
 // export writes must be one of these or a flag the dense export writes.
 const MOE_FLAGS = new Set(['--num-experts', '--moe-router-topk', '--moe-ffn-hidden-size', '--moe-shared-expert-intermediate-size', '--moe-layer-freq',
   '--expert-model-parallel-size', '--expert-tensor-parallel-size', '--moe-token-dispatcher-type', '--moe-flex-dispatcher-backend', '--moe-grouped-gemm',
-  '--moe-shared-expert-overlap',
+  '--moe-shared-expert-overlap', '--overlap-moe-expert-parallel-comm', '--delay-wgrad-compute',
   '--multi-latent-attention', '--q-lora-rank', '--kv-lora-rank', '--qk-head-dim', '--qk-pos-emb-head-dim', '--v-head-dim', '--mtp-num-layers', '--kv-channels']);
 
 test('an MoE plan exports its experts, MLA, MTP and expert grid; every flag name is Megatron-LM\'s; sh -n and the stub pass', async () => {
@@ -464,7 +472,8 @@ test('an MoE plan exports its experts, MLA, MTP and expert grid; every flag name
   const denseFlags = new Set(runStub(dense.text).args.filter((a) => a.startsWith('--')));
   for (const [id, ep] of [['deepseek-v3', 16], ['qwen3-30b-a3b', 8]]) {
     const model = presets.models.find((m) => m.id === id);
-    const training = { global_batch_size: 64, sequence_parallel: true, distributed_optimizer: true, moe_token_dispatcher: id === 'deepseek-v3' ? 'flex' : 'alltoall', moe_shared_expert_overlap: true };
+    const training = { global_batch_size: 64, sequence_parallel: true, distributed_optimizer: true, moe_token_dispatcher: id === 'deepseek-v3' ? 'flex' : 'alltoall',
+      ...(id === 'deepseek-v3' ? { overlap_moe_expert_parallel_comm: true } : { moe_shared_expert_overlap: true }) };
     const plan = { micro_batch_size: 16, num_micro_batches: 4, stages: [{ group: 0, num_layers: model.num_layers, tp: 1, dp: 16, ep }] };
     const est = JSON.parse(M.estimate(JSON.stringify({ model: id, cluster: 'dgx-h100-16', training }), JSON.stringify(plan)));
     assert.ok(!est.error, JSON.stringify(est.error));
@@ -484,6 +493,7 @@ test('an MoE plan exports its experts, MLA, MTP and expert grid; every flag name
     assert.ok(args.includes('--moe-grouped-gemm'));
     if (id === 'deepseek-v3') {
       assert.equal(argOf(args, '--moe-layer-freq'), '([0]*3+[1]*58)', 'the first three blocks dense, as Megatron-Bridge writes it');
+      assert.ok(args.includes('--overlap-moe-expert-parallel-comm') && args.includes('--delay-wgrad-compute'));
       assert.equal(argOf(args, '--moe-shared-expert-intermediate-size'), '2048');
       assert.ok(args.includes('--multi-latent-attention'));
       assert.equal(argOf(args, '--q-lora-rank'), '1536');

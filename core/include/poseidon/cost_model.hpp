@@ -140,6 +140,8 @@ struct ReplicaCost {
     double dispatch_buffers_GiB = 0;  // the token dispatch's send and receive buffers (within memory.temporary_GiB's peak)
     double forward_ep_comm_s = 0;
     double backward_ep_comm_s = 0;
+    double ep_pair_save_s = 0;  // one block's saving in a merged pair (combined_1f1b.hpp), and the pass's blocks
+    int pair_layers = 0;
     CostSources sources;            // optimizer and links are filled by evaluate_stages
 };
 
@@ -255,6 +257,11 @@ struct StageTimes {
     // with compute at rate 1 - stream_slowdown beside them (docs/model.md, "Overlap under
     // interleaving"); the step and ready fields and the extras stay 0 there.
     double stream_slowdown = 0;
+    // combined_1f1b.hpp: merged pairs save pair_save_per_layer_s per block of the smaller pass;
+    // forward_s and backward_s are less pair_reserve_s, which an unmerged pass takes back
+    bool merged_pairs = false;
+    int pair_layers = 0;
+    double pair_save_per_layer_s = 0, pair_reserve_s = 0;
 
     // The compute of one replica (it is the stage's slowest): forward, backward and their TP parts.
     void take_compute(const ReplicaCost& rc) {
@@ -262,6 +269,8 @@ struct StageTimes {
         backward_s = rc.backward_s;
         forward_tp_comm_s = rc.forward_tp_comm_s;
         backward_tp_comm_s = rc.backward_tp_comm_s;
+        pair_layers = rc.pair_layers;
+        pair_save_per_layer_s = rc.ep_pair_save_s;
     }
 };
 

@@ -94,23 +94,29 @@ struct ChunkPass {
     int chunk = 0;
     std::int64_t micro_batch = 0;
     bool forward = true;
+    bool steady = false;  // a forward of the steady phase (a backward follows it), not a warm-up one
 };
 
 // Megatron's interleaved order of stage s of p with V chunks and m micro-batches (m a multiple of p),
 // forward passes in groups of `group` micro-batches per chunk (microbatch_group_size_per_vp_stage;
-// 0: p, Megatron's default).
-void interleaved_order(int s, int p, int V, std::int64_t m, std::vector<ChunkPass>& order, int group = 0);
+// 0: p, Megatron's default); extra_warmup 1: one more warm-up forward (the combined 1F1B of
+// training.overlap_moe_expert_parallel_comm).
+void interleaved_order(int s, int p, int V, std::int64_t m, std::vector<ChunkPass>& order, int group = 0, int extra_warmup = 0);
 // The most (chunk, micro-batch) passes stage s holds activations for at once (warm-up + 1).
-std::int64_t interleaved_in_flight(int s, int p, int V, std::int64_t m, int group = 0);
+std::int64_t interleaved_in_flight(int s, int p, int V, std::int64_t m, int group = 0, int extra_warmup = 0);
 // The micro-batches of each chunk stage s holds at the moment its order holds the most activation
 // bytes, a pass of chunk c holding pass_bytes[c] (chunks of unequal blocks; docs/model.md,
 // "Interleaved 1F1B"). Equal pass_bytes give interleaved_in_flight passes in all.
-std::vector<std::int64_t> interleaved_peak_passes(int s, int p, std::int64_t m, std::span<const double> pass_bytes, int group = 0);
+std::vector<std::int64_t> interleaved_peak_passes(int s, int p, std::int64_t m, std::span<const double> pass_bytes, int group = 0, int extra_warmup = 0);
 
 // `chunks`: the p V virtual stages in data order (chunk c of stage s at c p + s), their F/B times
 // and sends to the next (send_forward_s) and previous (send_backward_s) virtual stage; `stages`:
 // the p stages' dp_sync_s and optimizer_s. The same node durations and edge kinds as the 1F1B DAG.
-// `group`: the order's micro-batch group (interleaved_order).
+// `group`: the order's micro-batch group (interleaved_order). Chunks with merged_pairs (the
+// combined 1F1B of training.overlap_moe_expert_parallel_comm) run one more warm-up forward and
+// each steady-state forward merged with the backward after it: one node that waits for both
+// inputs and sends both outputs at its end (docs/model.md, "Expert-parallel overlap across
+// micro-batches").
 double interleaved_iteration_time(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m, int group = 0);
 // The same, for the search: the exact time when it is below `cutoff`, and otherwise some value
 // >= cutoff, stopping once a stage's clock, the work of its passes left and the slowest optimizer

@@ -231,6 +231,12 @@ struct Training {
     // --moe-shared-expert-overlap: the shared experts computed beside the dispatch and combine
     // (alltoall dispatcher; Megatron-Bridge turns it off with flex).
     bool moe_shared_expert_overlap = false;
+    // --overlap-moe-expert-parallel-comm with --delay-wgrad-compute (Megatron-Core's combined
+    // 1F1B): in the steady state each forward runs merged with the backward of another
+    // micro-batch, the token exchange of one beside the compute of the other, after one more
+    // warm-up forward (docs/model.md, "Expert-parallel overlap across micro-batches"). Needs one
+    // stage or the interleaved schedule.
+    bool overlap_moe_expert_parallel_comm = false;
     // Megatron-Core's --cuda-graph-impl: "full_iteration" captures the whole iteration, which
     // replays without the host (no host dispatch, no synchronisation the host waits through);
     // "local" / "transformer_engine" graph modules (attention, router, preprocess) outside the
