@@ -1,5 +1,6 @@
 // The space of the plan search at one micro-batch size (search_space.hpp; docs/search.md, "The
 // space"), and its size without evaluating anything (search_space_size).
+#include "poseidon/combined_1f1b.hpp"
 #include "search_space.hpp"
 
 #include <algorithm>
@@ -355,7 +356,8 @@ SpaceSize detail::grid_space_size(const Scenario& sc, bool tp_per_stage, const s
                 const double cf = f[mask][S].second;
                 out.stage_layouts += f[mask][S].first;
                 out.configurations += cf;
-                if (one_f1b) {
+                // the combined 1F1B pipelines only interleaved (validate_plan)
+                if (one_f1b && (S == 1 || !merges_passes(sc))) {
                     out.schedules += cf;
                     out.plans += cf * comp_1f1b(L, S);
                 }

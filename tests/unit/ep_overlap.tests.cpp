@@ -222,3 +222,18 @@ TEST_CASE("with the combined 1F1B the pruned search returns the exhaustive top-K
     CHECK(pipelined > 0);
     CHECK(pruned_evals < exhaustive_evals);
 }
+
+TEST_CASE("with the combined 1F1B the exhaustive search evaluates exactly the plans search_space_size counts", "[search][space][ep_overlap]") {
+    // tiny-8l made MoE (fits anywhere, so nothing is dropped for memory); a pipeline only interleaved
+    Json j = parse_json(R"({"model": {"preset": "tiny-8l", "num_experts": 4, "moe_top_k": 1, "moe_ffn_hidden_size": 256},
+                            "training": {"global_batch_size": 8}, "cluster": "demo-mixed-16"})",
+                        "test");
+    const Scenario plain = parse_scenario(j);
+    j["training"]["overlap_moe_expert_parallel_comm"] = true;
+    const Scenario sc = parse_scenario(j);
+    const SearchResult r = search(sc, quiet(1, true));
+    const SpaceSize sz = search_space_size(sc, false);
+    REQUIRE(r.stats.complete);
+    CHECK(static_cast<double>(r.stats.evaluated) == sz.plans);
+    CHECK(sz.plans < search_space_size(plain, false).plans);
+}
