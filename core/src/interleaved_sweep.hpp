@@ -55,7 +55,8 @@ struct Sweep {
     // stop; run() then returns the cutoff)
     bool detailed = true;
     double cutoff = std::numeric_limits<double>::infinity();
-    std::vector<double> rest;  // per stage: the work of its passes not run yet
+    std::vector<double> rest;   // per stage: the work of its passes not run yet
+    std::vector<double> after;  // per stage: what surely follows its last pass (early stop)
     const std::vector<std::vector<ChunkPass>>* orders_ = nullptr;
     const std::vector<ChunkPass>& order(int s) const { return (*orders_)[s]; }
     std::vector<double> sf, sb, fwd_fin, bwd_fin, send_f_fin, send_b_fin, fwd_start, bwd_start;
@@ -207,6 +208,24 @@ struct Sweep {
                 rest[s] += static_cast<double>(m) * (t.forward_s + t.backward_s);
             }
         }
+        // What surely follows stage s's last pass, the backward of chunk 0 for the last
+        // micro-batch: that backward on every stage below it, each after the gradient's send, then
+        // stage 0's gradient sync (its dp_sync_s, or with buckets the tied embeddings' all-reduce
+        // after them) and an optimizer step. Added to the stage's clock and work left, it stops a
+        // walk that cannot end below the cutoff sooner (docs/search.md, "Bounds of interleaved plans").
+        after.assign(p, 0.0);
+        if (early) {
+            const double sync0 = sync_on_stream[0] ? stages[0].embedding_sync_s : stages[0].dp_sync_s;
+            for (int s = 1; s < p; ++s) after[s] = after[s - 1] + chunks[s].send_backward_s + chunks[s - 1].backward_s;
+            // before any pass: stage s's first pass, chunk 0's forward of the first micro-batch,
+            // waits for that forward on every stage above it and its sends
+            double before = 0;
+            for (int s = 0; s < p; ++s) {
+                after[s] += sync0 + opt_max;
+                if (before + rest[s] + after[s] >= stop_at) return cutoff;
+                before += chunks[s].forward_s + chunks[s].send_forward_s;
+            }
+        }
         bool aborted = false;
         int done = 0;
         double best = 0;
@@ -224,7 +243,7 @@ struct Sweep {
                     if (early) {
                         rest[s] -= chunks[static_cast<std::int64_t>(u.chunk) * p + s].forward_s +
                                    chunks[static_cast<std::int64_t>(ord[pos[s] - 1].chunk) * p + s].backward_s;
-                        if (clock[s] + rest[s] + opt_max >= stop_at) {
+                        if (clock[s] + rest[s] + after[s] >= stop_at) {
                             aborted = true;
                             return false;
                         }
@@ -274,7 +293,7 @@ struct Sweep {
                 // last pass precedes its gradient sync, the barrier and every optimizer step
                 if (early) {
                     rest[s] -= u.forward ? t.forward_s : t.backward_s;
-                    if (clock[s] + rest[s] + opt_max >= stop_at) {
+                    if (clock[s] + rest[s] + after[s] >= stop_at) {
                         aborted = true;
                         return false;
                     }

@@ -119,8 +119,8 @@ std::vector<std::int64_t> interleaved_peak_passes(int s, int p, std::int64_t m, 
 // micro-batches").
 double interleaved_iteration_time(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m, int group = 0);
 // The same, for the search: the exact time when it is below `cutoff`, and otherwise some value
-// >= cutoff, stopping once a stage's clock, the work of its passes left and the slowest optimizer
-// step reach it.
+// >= cutoff, stopping once a stage's clock, the work of its passes left and what surely follows
+// its last pass (chunk 0's backward on the stages below, stage 0's sync, the slowest step) reach it.
 double interleaved_iteration_time_below(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m,
                                         double cutoff, int group = 0);
 DagResult evaluate_interleaved_dag(std::span<const StageTimes> chunks, std::span<const StageTimes> stages, int V, std::int64_t m, bool detailed,
