@@ -114,6 +114,21 @@ struct Sweep {
         return st.advance(x, send, kappa);
     }
 
+    // The activation of virtual stage v for micro-batch j, sent from `at` on stage s's link.
+    void send_forward(int s, std::int64_t v, std::int64_t j, double at, double& best) {
+        const double sfin = std::max(at, link_f[s]) + chunks[v].send_forward_s;
+        link_f[s] = sf[v * m + j] = sfin;
+        if (detailed) send_f_fin[v * m + j] = sfin;
+        best = std::max(best, sfin);
+    }
+    // The gradient of virtual stage v for micro-batch j, sent back from `at`.
+    void send_backward(int s, std::int64_t v, std::int64_t j, double at, double& best) {
+        const double sfin = std::max(at, link_b[s]) + chunks[v].send_backward_s;
+        link_b[s] = sb[v * m + j] = sfin;
+        if (detailed) send_b_fin[v * m + j] = sfin;
+        best = std::max(best, sfin);
+    }
+
     // A merged pair on stage s: forward pass uf, then backward pass ub, as one node from when both
     // inputs are there; false while one is missing. The forward's part runs first (a parameter
     // gather it waits for delays the pair), the pair's time beyond the two reduced passes split
@@ -144,18 +159,8 @@ struct Sweep {
             fwd_start[vf * m + jf] = start, fwd_fin[vf * m + jf] = mid;
             bwd_start[vb * m + jb] = mid, bwd_fin[vb * m + jb] = end;
         }
-        if (vf < PV - 1) {
-            const double sfin = std::max(end, link_f[s]) + tf.send_forward_s;
-            link_f[s] = sf[vf * m + jf] = sfin;
-            if (detailed) send_f_fin[vf * m + jf] = sfin;
-            best = std::max(best, sfin);
-        }
-        if (vb > 0) {
-            const double sfin = std::max(end, link_b[s]) + tb.send_backward_s;
-            link_b[s] = sb[vb * m + jb] = sfin;
-            if (detailed) send_b_fin[vb * m + jb] = sfin;
-            best = std::max(best, sfin);
-        }
+        if (vf < PV - 1) send_forward(s, vf, jf, end, best);
+        if (vb > 0) send_backward(s, vb, jb, end, best);
         return true;
     }
 
@@ -264,12 +269,7 @@ struct Sweep {
                     clock[s] = f;
                     if (detailed) fwd_start[v * m + j] = start, fwd_fin[v * m + j] = f;
                     best = std::max(best, f);
-                    if (v < PV - 1) {
-                        const double sfin = std::max(f, link_f[s]) + t.send_forward_s;
-                        link_f[s] = sf[v * m + j] = sfin;
-                        if (detailed) send_f_fin[v * m + j] = sfin;
-                        best = std::max(best, sfin);
-                    }
+                    if (v < PV - 1) send_forward(s, v, j, f, best);
                 } else {
                     if (v < PV - 1) {
                         const double in = sb[(v + 1) * m + j];
@@ -280,12 +280,7 @@ struct Sweep {
                     clock[s] = f;
                     if (detailed) bwd_start[v * m + j] = start, bwd_fin[v * m + j] = f;
                     best = std::max(best, f);
-                    if (v > 0) {
-                        const double sfin = std::max(f, link_b[s]) + t.send_backward_s;
-                        link_b[s] = sb[v * m + j] = sfin;
-                        if (detailed) send_b_fin[v * m + j] = sfin;
-                        best = std::max(best, sfin);
-                    }
+                    if (v > 0) send_backward(s, v, j, f, best);
                 }
                 ++pos[s];
                 moved = true;

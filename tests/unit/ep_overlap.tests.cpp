@@ -18,7 +18,6 @@
 using namespace poseidon;
 
 using search_test::quiet;
-using search_test::random_scenario;
 using search_test::require_pruned_equals_exhaustive;
 
 TEST_CASE("a merged block takes the longer of exchange and compute in each of its four phases", "[ep_overlap][model]") {
@@ -198,11 +197,7 @@ TEST_CASE("with the combined 1F1B the pruned search returns the exhaustive top-K
     SearchOptions pruned = quiet(3), exhaustive = quiet(3, true);
     for (std::uint64_t seed = 9100; checked < 60; ++seed) {
         std::mt19937_64 rng(seed);
-        Json j = random_scenario(rng);
-        j["model"]["num_experts"] = std::array<int, 3>{4, 8, 16}[seed % 3];
-        j["model"]["moe_top_k"] = 1 + static_cast<int>(seed % 2);
-        j["model"]["moe_ffn_hidden_size"] = j["model"]["hidden_size"].get<int>();
-        j["model"]["ffn_hidden_size"] = 4 * j["model"]["hidden_size"].get<int>();
+        Json j = search_test::random_moe_scenario(rng, seed);
         if (j["training"].value("recompute", "") == "full") j["training"].erase("recompute");
         j["training"]["overlap_moe_expert_parallel_comm"] = true;
         const Scenario sc = parse_scenario(j);

@@ -14,7 +14,6 @@
 using namespace poseidon;
 
 using search_test::quiet;
-using search_test::random_scenario;
 using search_test::require_pruned_equals_exhaustive;
 
 TEST_CASE("with the expert grid the pruned search returns the exhaustive top-K on random MoE scenarios", "[search][differential][moe][ep]") {
@@ -23,13 +22,9 @@ TEST_CASE("with the expert grid the pruned search returns the exhaustive top-K o
     const SearchOptions pruned = quiet(3), exhaustive = quiet(3, true);
     for (std::uint64_t seed = 7000; checked < 60; ++seed) {
         std::mt19937_64 rng(seed);
-        Json j = random_scenario(rng);
         // the random dense model made MoE: 4-16 experts of a quarter to the whole FFN width, top 1-2
-        const int experts = std::array<int, 3>{4, 8, 16}[seed % 3];
-        j["model"]["num_experts"] = experts;
-        j["model"]["moe_top_k"] = 1 + static_cast<int>(seed % 2);
-        j["model"]["moe_ffn_hidden_size"] = j["model"]["hidden_size"].get<int>() * (seed % 4 == 0 ? 4 : 1);
-        j["model"]["ffn_hidden_size"] = 4 * j["model"]["hidden_size"].get<int>();
+        const Json j = search_test::random_moe_scenario(rng, seed, true);
+        const int experts = j["model"]["num_experts"].get<int>();
         const Scenario sc = parse_scenario(j);
         if (search_space_size(sc, false).plans > 1e5) continue;
         INFO("seed " << seed << ": " << to_json(sc).dump());

@@ -92,6 +92,17 @@ inline bool close(double a, double b) { return std::abs(a - b) <= 1e-9 * std::ma
 // both complete with as many plans, rank by rank of the same score (iteration time; tokens/s when
 // the batch may vary), each plan's score is its estimate bit for bit and it fits in memory. Adds
 // the evaluations to the counters; returns the pruned result for the caller's own checks.
+// random_scenario made MoE: 4, 8 or 16 experts by seed, top 1 or 2, experts as wide as the hidden
+// size (`wide`: every fourth seed four times that), a dense FFN of 4 h.
+inline Json random_moe_scenario(std::mt19937_64& rng, std::uint64_t seed, bool wide = false) {
+    Json j = random_scenario(rng);
+    j["model"]["num_experts"] = std::array<int, 3>{4, 8, 16}[seed % 3];
+    j["model"]["moe_top_k"] = 1 + static_cast<int>(seed % 2);
+    j["model"]["moe_ffn_hidden_size"] = j["model"]["hidden_size"].get<int>() * (wide && seed % 4 == 0 ? 4 : 1);
+    j["model"]["ffn_hidden_size"] = 4 * j["model"]["hidden_size"].get<int>();
+    return j;
+}
+
 inline SearchResult require_pruned_equals_exhaustive(const Scenario& sc, const SearchOptions& pruned, const SearchOptions& exhaustive,
                                                      std::int64_t& pruned_evals, std::int64_t& exhaustive_evals) {
     SearchResult pr = search(sc, pruned);

@@ -125,11 +125,7 @@ TEST_CASE("merged slices of an MoE model's search equal the whole search: each s
     int checked = 0, with_ep = 0;
     for (std::uint64_t seed = 7000; checked < 20; ++seed) {
         std::mt19937_64 rng(seed);
-        Json j = random_scenario(rng);
-        j["model"]["num_experts"] = std::array<int, 3>{4, 8, 16}[seed % 3];
-        j["model"]["moe_top_k"] = 1 + static_cast<int>(seed % 2);
-        j["model"]["moe_ffn_hidden_size"] = j["model"]["hidden_size"].get<int>();
-        j["model"]["ffn_hidden_size"] = 4 * j["model"]["hidden_size"].get<int>();
+        Json j = search_test::random_moe_scenario(rng, seed);
         const Scenario sc = parse_scenario(j);
         if (search_space_size(sc, false).plans > 1e5) continue;
         INFO("seed " << seed << ": " << to_json(sc).dump());
