@@ -6,6 +6,7 @@
 #include <system_error>
 #include <thread>
 
+#include "poseidon/combined_1f1b.hpp"
 #include "poseidon/scenario.hpp"
 #include "search_driver.hpp"
 
@@ -185,9 +186,14 @@ void adopt_baselines(const Scenario& sc, const SearchOptions& options, Clock::ti
     }
 }
 
-// A search restricted to interleaving that found nothing: the constraints that remove the plans
-// are the schedule's, not the counts' (a plan of one stage or one micro-batch is counted nowhere).
+// What the schedule leaves out: under the combined 1F1B every plain 1F1B pipeline; a search
+// restricted to interleaving that found nothing: the constraints that remove the plans are the
+// schedule's, not the counts' (a plan of one stage or one micro-batch is counted nowhere).
 void explain_empty(const Scenario& sc, const SearchOptions& options, SearchResult& res) {
+    // the combined 1F1B leaves pipelines to the interleaved schedule (validate_plan)
+    if (merges_passes(sc))
+        res.stats.notes.push_back(std::string("training.overlap_moe_expert_parallel_comm: a pipeline runs only under interleaved 1F1B (Megatron-Core), so plain 1F1B plans have one stage") +
+                                  (options.schedule == "1f1b" ? "; with --schedule 1f1b no pipeline is searched" : ""));
     if (!res.plans.empty() || options.schedule != "interleaved-1f1b") return;
     res.stats.notes.push_back("interleaved 1F1B (--schedule interleaved-1f1b) needs at least 2 stages, a micro-batch count that is a multiple of the stage count, and " +
                               std::to_string(sc.model.num_layers) + " layers split into V >= 2 equal chunks per stage; plain 1F1B (--schedule any) has no such limits");

@@ -230,5 +230,6 @@ TEST_CASE("with the combined 1F1B the exhaustive search evaluates exactly the pl
     const SpaceSize sz = search_space_size(sc, false);
     REQUIRE(r.stats.complete);
     CHECK(static_cast<double>(r.stats.evaluated) == sz.plans);
+    CHECK(std::any_of(r.stats.notes.begin(), r.stats.notes.end(), [](const std::string& n) { return n.find("runs only under interleaved 1F1B") != std::string::npos; }));
     CHECK(sz.plans < search_space_size(plain, false).plans);
 }
