@@ -89,7 +89,7 @@ struct Sweep {
     // the chunk's gathered buckets (first forward) or release its gradient buckets (last backward);
     // a blocking stack's folded send follows the compute.
     // `work`: the pass's time (its own, or its share of a merged pair).
-    double run_pass(int s, std::int64_t v, double start, bool fwd, std::int64_t j, double work) {
+    [[gnu::always_inline]] double run_pass(int s, std::int64_t v, double start, bool fwd, std::int64_t j, double work) {
         const StageTimes& t = chunks[v];
         if (!has_stream[s]) return start + work;
         detail::DpStream& st = streams[s];
