@@ -51,8 +51,8 @@ struct Sweep {
     std::int64_t m = 0;
     int group = 0;  // the order's micro-batch group (0: p)
     // detailed: keep every pass's start and finish for the timeline; cutoff: stop as soon as a
-    // stage's clock, its passes left and the slowest optimizer step reach it (the search's early
-    // stop; run() then returns the cutoff)
+    // stage's clock, its passes left and what surely follows its last pass (`after`) reach it
+    // (the search's early stop; run() then returns the cutoff)
     bool detailed = true;
     double cutoff = std::numeric_limits<double>::infinity();
     std::vector<double> rest;   // per stage: the work of its passes not run yet
