@@ -239,11 +239,12 @@ Breakdown bottleneck_breakdown(const Layout& L, std::span<const StageTimes> stag
         const double send = std::min(dur - tp, fwd ? t.forward_send_blocking_s : t.backward_send_blocking_s);
         // The last backward's slowdown by the gradient buckets beside it is the overlapped
         // reduction's cost: dp_comm_s, as the exposed bucket time after it.
-        if (!fwd && e == -L.m) bd.dp_comm_s += t.last_backward_extra_s;
-        if (fwd && e == 0) bd.dp_comm_s += t.first_forward_extra_s - t.pair_reserve_s;  // the same for the parameter all-gather
-        // (a single stage's first forward and last backward run unmerged: their reserve is compute)
-        if ((fwd && e == 0) || (!fwd && e == -L.m)) bd.compute_s += t.pair_reserve_s;
-        if (!fwd && e == -L.m) bd.dp_comm_s -= t.pair_reserve_s;
+        // (Both extras also carry a single stage's pair reserve, combined_1f1b.hpp: compute of
+        // its unmerged first forward and last backward.)
+        const bool first = fwd && e == 0, last = !fwd && e == -L.m;
+        if (last) bd.dp_comm_s += t.last_backward_extra_s - t.pair_reserve_s;
+        if (first) bd.dp_comm_s += t.first_forward_extra_s - t.pair_reserve_s;  // the same for the parameter all-gather
+        if (first || last) bd.compute_s += t.pair_reserve_s;
         bd.tp_comm_s += tp;
         bd.pp_comm_s += send;
         bd.compute_s += dur - tp - send;

@@ -1,11 +1,11 @@
 // Placement and the costs of whole stages (docs/model.md, "Data parallelism", "Measured
 // profiles"): GPU placement, and evaluate_stages, which puts replica_cost (cost_model.cpp) and the
 // links of stage_links.cpp together per stage.
-#include "poseidon/combined_1f1b.hpp"
 #include <algorithm>
 #include <cmath>
 #include <string>
 
+#include "poseidon/combined_1f1b.hpp"
 #include "poseidon/cost_model.hpp"
 #include "poseidon/expert_parallel.hpp"
 #include "poseidon/error.hpp"
