@@ -175,7 +175,7 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     // (docs/model.md, "Low precision").
     const bool lp = is_low_precision(tr.precision);
     const QuantRecipe quant = quant_recipe(d, tr.precision);
-    const double lp_rate = lp ? low_precision_tflops(d, tr.precision) * 1e12 * d.sustained_clock_ratio * d.matmul_efficiency : flops_rate;
+    const double lp_rate = lp ? low_precision_tflops(d, tr.precision) * 1e12 * d.sustained_clock_ratio * d.matmul_efficiency * d.low_precision_efficiency_ratio : flops_rate;
     const GemmTimer timer{flops_rate, lp_rate, mem_rate, kernel_s, e, lp ? quant.operand_bytes : e, lp};
     auto gemm_s = [&](double batch, double M, double N, double K) { return timer.gemm_s(batch, M, N, K); };
     auto linear_s = [&](double M, double N, double K) { return timer.linear_s(M, N, K); };
@@ -357,7 +357,10 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
         // cross-entropy over fp32 logits: conversion, max, exp, sum and normalisation passes
         // (about 20 B per logit forward, 14 B backward).
         const double logits = T * V / t;
-        double head_gemm = gemm_s(1, T, V / t, h);
+        // Megatron pads the vocabulary to a multiple of 128 t (--make-vocab-size-divisible-by), so
+        // the head's shard is a whole, aligned width (docs/model.md, "GEMM efficiency by shape").
+        const double padded_shard = std::ceil(V / (128 * t)) * 128;
+        double head_gemm = gemm_s(1, T, padded_shard, h);
         double head_tp = tp > 1 ? one_allreduce_s : 0.0;  // input gradient of the column-parallel head
         double head_fwd = head_gemm + 20.0 * logits / mem_rate + 2 * Tr * h * e / mem_rate + 6 * kernel_s;
         double head_bwd = 2 * head_gemm + 14.0 * logits / mem_rate + 4 * Tr * h * e / mem_rate + 6 * kernel_s + head_tp;

@@ -9,6 +9,7 @@
 
 #include "poseidon/cost_model.hpp"
 #include "poseidon/expert_parallel.hpp"
+#include "poseidon/gemm_shape.hpp"
 
 namespace poseidon {
 
@@ -74,7 +75,7 @@ MoeCost moe_cost(const MoeShape& x, const MoeRates& r, const EpLink& link) {
     auto grouped_s = [&](double N, double K) {
         const double flops = 2 * padded * N * K;
         const double bytes = local_experts * K * N * q + rows * K * q + rows * N * e;
-        return std::max(flops / r.expert_flops_per_s, bytes / r.mem_Bps) + r.kernel_s;
+        return std::max(flops / (r.expert_flops_per_s * gemm_alignment_factor(N, K, q)), bytes / r.mem_Bps) + r.kernel_s;
     };
     const double gemms = grouped_s(g * fe, h) + grouped_s(h, fe);
     // SwiGLU reads the up and gate halves and writes their product; the backward twice that.

@@ -15,6 +15,7 @@ Json to_json(const Device& d) {
               {"fp32_tflops", fp32_tflops_of(d)},  // the effective rate, so that a round trip keeps it
               {"tf32_tflops", d.tf32_tflops},
               {"sustained_clock_ratio", d.sustained_clock_ratio},
+              {"low_precision_efficiency_ratio", d.low_precision_efficiency_ratio},
               {"comm_compute_slowdown", d.comm_compute_slowdown},
               {"attention_efficiency", d.attention_efficiency},
               {"memory_GiB", d.memory_GiB},

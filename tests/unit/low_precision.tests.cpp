@@ -75,7 +75,7 @@ TEST_CASE("FP8 with the bf16 rate and free quantisation costs exactly what bf16 
     // A GPU whose FP8 peak equals its bf16 peak, with memory bandwidth so high that the cast kernels
     // and the smaller operands cost next to nothing and no kernel overhead: the block's time is
     // bf16's but for the casts' 3 B per element at 10^7 GB/s (a few parts in 10^5).
-    const std::string dev = R"({"base": "h100-sxm5-80gb", "fp8_tflops": 989.4, "memory_bw_GBps": 10000000, "kernel_overhead_us": 0})";
+    const std::string dev = R"({"base": "h100-sxm5-80gb", "fp8_tflops": 989.4, "low_precision_efficiency_ratio": 1, "memory_bw_GBps": 10000000, "kernel_overhead_us": 0})";
     const ReplicaCost bf16 = block(scenario(dev, "bf16")), fp8 = block(scenario(dev, "fp8-delayed"));
     CHECK(fp8.forward_s == Approx(bf16.forward_s).epsilon(1e-4));
     CHECK(fp8.backward_s == Approx(bf16.backward_s).epsilon(1e-4));

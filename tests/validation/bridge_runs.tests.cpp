@@ -29,18 +29,18 @@ TEST_CASE("Megatron-Bridge dense Llama 3 rows: predicted to fit, tokens/s per GP
     for (const auto& c : t.cases)
         if (c.name.find("NVFP4") == std::string::npos) {
             INFO(c.name);
-            // the issue's 25 % holds for all but the two H100 405B rows at TP 8 x CP 2 on 1,024
-            // GPUs, predicted 27-32 % fast (docs/validation.md)
-            CHECK(std::abs(c.rel_error()) <= (c.name.find("H100 Llama 3.1 405B") != std::string::npos ? 0.32 : 0.25));
+            // the issue's 25 % (the two H100 405B rows at TP 8 x CP 2 on 1,024 GPUs are the
+            // farthest, +17 % and +22 %; docs/validation.md)
+            CHECK(std::abs(c.rel_error()) <= 0.25);
             sum += std::abs(c.rel_error());
             ++n;
         }
-    CHECK(sum / n <= 0.10);
+    CHECK(sum / n <= 0.075);  // 7.4 %
     // The issue's bound is 25 % for every row; the NVFP4 rows are still predicted 19-41 % fast (the
     // model gives NVFP4 GEMMs FP8's efficiency; docs/validation.md): this guards today's figures
-    // (all rows: MAPE 12.0 %, largest 41.2 %) until they are not.
-    CHECK(t.mape() <= 0.121);
-    CHECK(t.max_abs_error() <= 0.413);
+    // (all rows: MAPE 10.6 %, largest 41.1 %) until they are not.
+    CHECK(t.mape() <= 0.107);
+    CHECK(t.max_abs_error() <= 0.412);
 }
 
 TEST_CASE("Megatron-Bridge MoE rows: every row with a precision estimated on the expert grid; today's errors guarded", "[validation][bridge][moe]") {

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "poseidon/expert_parallel.hpp"
+#include "poseidon/gemm_shape.hpp"
 
 namespace poseidon {
 
@@ -17,12 +18,12 @@ struct GemmTimer {
     bool lp = false;
     double gemm_s(double batch, double M, double N, double K) const {
         const double flops = 2 * batch * M * N * K, bytes = batch * (M * K + K * N + M * N) * element_bytes;
-        return std::max(flops / flops_rate, bytes / mem_rate) + kernel_s;
+        return std::max(flops / (flops_rate * gemm_alignment_factor(N, K, element_bytes)), bytes / mem_rate) + kernel_s;
     }
     double linear_s(double M, double N, double K) const {
         if (!lp) return gemm_s(1, M, N, K);
         const double bytes = (M * K + K * N) * operand_bytes + M * N * element_bytes;
-        return std::max(2 * M * N * K / lp_rate, bytes / mem_rate) + kernel_s;
+        return std::max(2 * M * N * K / (lp_rate * gemm_alignment_factor(N, K, operand_bytes)), bytes / mem_rate) + kernel_s;
     }
 };
 // The forward pieces of one average block as replica_cost timed them, which a module's

@@ -48,6 +48,9 @@ struct Device {
     double fp32_tflops = 0;           // fp32 matrix rate without TF32 (0 = peak_tflops / 8)
     double tf32_tflops = 0;           // dense TF32 tensor rate (0 = the device has no TF32)
     double sustained_clock_ratio = 1; // sustained / boost clock under training load (power cap)
+    // low-precision GEMMs' efficiency over matmul_efficiency on the same shapes (FP8 tensor cores
+    // meet the power cap at a lower clock; docs/measured-rates.md)
+    double low_precision_efficiency_ratio = 1;
     double comm_compute_slowdown = 0.1;  // compute slowdown while NCCL kernels run beside it (shared SMs, memory)
     double attention_efficiency = 0;     // fraction of the matrix peak fused (flash) attention reaches; 0 = matmul_efficiency
     double memory_GiB = 0;
