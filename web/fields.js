@@ -98,6 +98,7 @@ export const DEVICE_LABELS = {
   low_precision_efficiency_ratio: 'FP8/FP4 GEMM efficiency over the BF16 one (fraction)',
   comm_compute_slowdown: 'compute slowdown while NCCL runs (fraction)',
   attention_efficiency: 'attention efficiency (fraction of peak; 0 = matmul efficiency)',
+  attention_flops_per_exp: 'matrix FLOPs per exponential, per SM (0 = unknown)',
   memory_GiB: 'memory, GiB',
   memory_bw_GBps: 'memory bandwidth, GB/s',
   intra_node_bw_GBps: 'GPU-to-GPU bandwidth in a node, GB/s per direction',
@@ -116,7 +117,7 @@ export const deviceLabel = (key) => DEVICE_LABELS[key] ?? key.replace(/_/g, ' ')
  * The order a custom device's fields are shown in: name, compute, memory, links, overheads. Every
  * key is shown, also those the device it was copied from leaves at the core's default (empty).
  */
-export const DEVICE_ORDER = ['name', 'peak_tflops', 'fp8_tflops', 'mxfp8_tflops', 'nvfp4_tflops', 'fp32_tflops', 'tf32_tflops', 'sustained_clock_ratio', 'low_precision_efficiency_ratio', 'matmul_efficiency', 'attention_efficiency',
+export const DEVICE_ORDER = ['name', 'peak_tflops', 'fp8_tflops', 'mxfp8_tflops', 'nvfp4_tflops', 'fp32_tflops', 'tf32_tflops', 'sustained_clock_ratio', 'low_precision_efficiency_ratio', 'matmul_efficiency', 'attention_efficiency', 'attention_flops_per_exp',
   'memory_GiB', 'memory_bw_GBps', 'memory_bw_efficiency', 'kernel_overhead_us', 'intra_node_bw_GBps', 'intra_node_link', 'intra_node_link_efficiency',
   'nvls_bw_GBps', 'inter_node_link_efficiency', 'collective_latency_us', 'comm_compute_slowdown', 'framework_overhead_GiB'];
 export const DEVICE_SKIP = new Set(['id', 'source', 'notes', 'vendor']);

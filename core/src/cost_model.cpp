@@ -234,8 +234,10 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
         // FlashAttention-2 50-73 % on A100; Shah et al. 2024: ~35 % on H100, FlashAttention-3 up to
         // 75 % forward); attention_efficiency 0 keeps the GEMM rate.
         const double attn_rate = d.attention_efficiency > 0 ? flops_rate / d.matmul_efficiency * d.attention_efficiency : flops_rate;
-        core_fwd = core_flops / attn_rate + kernel_s;
-        core_bwd = flash_backward_factor * core_flops / attn_rate + 2 * kernel_s;
+        const double widths = m.mla ? m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim : 2 * (m.head_dim > 0 ? m.head_dim : dh);  // d_qk + d_v
+        const double c = d.attention_efficiency > 0 ? d.attention_flops_per_exp : 0.0;
+        core_fwd = core_flops / (attn_rate * head_width_factor(c, 2 * widths, 2 * 256)) + kernel_s;
+        core_bwd = flash_backward_factor * core_flops / (attn_rate * head_width_factor(c, 5 * widths, 5 * 256)) + 2 * kernel_s;
     } else {
         const double bmm = gemm_s(heads, s, s, dh) + gemm_s(heads, s, dh, s);  // QK^T and AV
         const double fwd_bytes = (fused ? fused_score_bytes_forward : unfused_score_bytes_forward + (fp32_softmax ? softmax_fp32_extra_bytes_forward : 0.0)) -

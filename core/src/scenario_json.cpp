@@ -18,6 +18,7 @@ Json to_json(const Device& d) {
               {"low_precision_efficiency_ratio", d.low_precision_efficiency_ratio},
               {"comm_compute_slowdown", d.comm_compute_slowdown},
               {"attention_efficiency", d.attention_efficiency},
+              {"attention_flops_per_exp", d.attention_flops_per_exp},
               {"memory_GiB", d.memory_GiB},
               {"memory_bw_GBps", d.memory_bw_GBps},
               {"intra_node_bw_GBps", d.intra_node_bw_GBps},

@@ -24,6 +24,8 @@ import time
 import torch
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "."
+# optional second argument: a comma-separated subset of sections (default: all of main's)
+ONLY = set(sys.argv[2].split(",")) if len(sys.argv) > 2 else None
 os.makedirs(OUT, exist_ok=True)
 DEV = torch.device("cuda")
 PROPS = torch.cuda.get_device_properties(DEV)
@@ -156,16 +158,18 @@ def grouped(section, E, m, N, K, tag=""):
     return rec
 
 
-def attention(b, heads, s, d, causal=True):
+def attention(b, heads, s, d, causal=True, backend=None):
     from torch.nn.attention import SDPBackend, sdpa_kernel
+    backends = [SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION] if backend is None else [getattr(SDPBackend, backend)]
     q = torch.randn(b, heads, s, d, device=DEV, dtype=torch.bfloat16, requires_grad=True)
     k = torch.randn_like(q, requires_grad=True)
     v = torch.randn_like(q, requires_grad=True)
     pairs = s * (s + 1) / 2 if causal else s * s
     fwd_flops = 4 * b * heads * pairs * d
-    rec = {"section": "attention", "b": b, "heads": heads, "s": s, "d": d, "causal": causal}
+    rec = {"section": "attention" if backend is None else "attention_backend", "backend": backend or "flash|cudnn",
+           "b": b, "heads": heads, "s": s, "d": d, "causal": causal}
     try:
-        with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION]):
+        with sdpa_kernel(backends):
             f = lambda i: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
             with torch.no_grad():
                 t_f = timed(f, 1)
@@ -206,7 +210,46 @@ def launch_overhead():
     return s
 
 
+def host_overhead():
+    """Host time per eager PyTorch operator (Python + dispatcher + launch) with the GPU never the
+    bottleneck: many tiny ops enqueued, host wall clock over their count."""
+    x = torch.zeros(8, device=DEV)
+    for name, op in [("add_", lambda: x.add_(1.0)), ("mul", lambda: x * 2.0),
+                     ("mm64", lambda: torch.mm(x.view(2, 4), x.view(4, 2)))]:
+        for _ in range(200):
+            op()
+        torch.cuda.synchronize()
+        n = 20000
+        t0 = time.perf_counter()
+        for _ in range(n):
+            op()
+        t1 = time.perf_counter()
+        torch.cuda.synchronize()
+        emit({"section": "host", "op": name, "host_us_per_op": (t1 - t0) / n * 1e6})
+        print(f"host {name}: {(t1 - t0) / n * 1e6:.2f} us per op")
+
+
+def attention_backends():
+    for backend in ["FLASH_ATTENTION", "CUDNN_ATTENTION", "EFFICIENT_ATTENTION"]:
+        for d in [64, 128]:
+            for heads in [8, 16, 64]:
+                for s in [4096, 8192]:
+                    r = attention(1, heads, s, d, backend=backend)
+                    if "error" not in r:
+                        print(f"{backend} d{d} h{heads} s{s}: f+b {r['fwd_bwd_tflops'] / 989.4:.2f}, fwd {r['fwd_tflops'] / 989.4:.2f}")
+                    else:
+                        print(f"{backend} d{d} h{heads} s{s}: {r['error'][:80]}")
+
+
 def main():
+    if ONLY is not None:
+        emit({"section": "device", "name": PROPS.name, "sms": PROPS.multi_processor_count, "torch": torch.__version__})
+        if "host" in ONLY:
+            host_overhead()
+        if "attention_backends" in ONLY:
+            attention_backends()
+        RESULTS.close()
+        return
     emit({"section": "device", "name": PROPS.name, "sms": PROPS.multi_processor_count,
           "l2_bytes": L2_BYTES, "torch": torch.__version__, "cuda": torch.version.cuda,
           "cublas_lt": True})

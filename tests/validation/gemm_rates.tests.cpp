@@ -142,3 +142,49 @@ TEST_CASE("a TP shard of an odd FFN width slows its MLP GEMMs by the alignment f
     const ReplicaCost even = block(14336), odd = block(14340);
     CHECK(odd.forward_s > 1.5 * even.forward_s);
 }
+
+TEST_CASE("64-wide heads run flash attention at the measured share of 128-wide heads' rate", "[validation][attention][measured]") {
+    // cuDNN's causal attention (the kernels Transformer Engine runs on Hopper), H200: the head-width
+    // factor with the preset's 256 FLOPs per exponential against the measured d 64 / d 128 ratios
+    std::ifstream in(std::string(POSEIDON_VALIDATION_DATA_DIR) + "/h200_rates.json", std::ios::binary);
+    REQUIRE(in);
+    std::stringstream text;
+    text << in.rdbuf();
+    const Json data = Json::parse(text.str());
+    const double c = h200().attention_flops_per_exp;
+    REQUIRE(c == 256);
+    const double fwd = head_width_factor(c, 2 * 128, 2 * 256), bwd = head_width_factor(c, 5 * 128, 5 * 256);
+    CHECK(fwd == Approx(0.75));
+    CHECK(bwd == Approx(640.0 / 896 / (1280.0 / 1536)));
+    int pairs = 0;
+    for (const Json& r : data["attention_backends"]) {
+        if (r["backend"] != "CUDNN_ATTENTION" || r["d"] != 64) continue;
+        for (const Json& q : data["attention_backends"]) {
+            if (q["backend"] != "CUDNN_ATTENTION" || q["d"] != 128 || q["heads"] != r["heads"] || q["s"] != r["s"]) continue;
+            INFO(r["heads"].get<int>() << " heads, " << r["s"].get<int>() << " tokens");
+            CHECK(r["fwd_tflops"].get<double>() / q["fwd_tflops"].get<double>() == Approx(fwd).margin(0.06));
+            CHECK(r["bwd_tflops"].get<double>() / q["bwd_tflops"].get<double>() == Approx(bwd).margin(0.11));
+            ++pairs;
+        }
+    }
+    CHECK(pairs == 6);
+}
+
+TEST_CASE("the head-width factor keeps 128-wide heads and devices without the key unchanged", "[attention][model]") {
+    CHECK(head_width_factor(256, 2 * 256, 2 * 256) == 1);
+    CHECK(head_width_factor(0, 2 * 128, 2 * 256) == 1);
+    CHECK(head_width_factor(128, 2 * 320, 2 * 256) > 1);  // MLA: d_qk + d_v = 192 + 128
+    auto core = [](int head_dim, const char* device) {
+        const Scenario sc = parse_scenario_text(std::string(R"({"model": {"name": "m", "num_layers": 4, "hidden_size": 4096, "num_attention_heads": 32, "head_dim": )") +
+                                                std::to_string(head_dim) + R"(, "ffn_hidden_size": 14336, "vocab_size": 32000, "seq_length": 8192},)" +
+                                                R"( "cluster": {"name": "c", "groups": [{"device": )" + device + R"(, "nodes": 1, "gpus_per_node": 8, "inter_node_bw_GBps": 50}]},)" +
+                                                R"( "training": {"global_batch_size": 16}})");
+        const StagePosition pos{1, 3, 4, 8};
+        return replica_cost(sc, sc.cluster.groups[0].device, 1, 1, 1, pos);
+    };
+    // the same model with 64-wide heads: half the attention FLOPs, at 0.75 / 0.86 of the rate
+    const ReplicaCost wide = core(128, R"("h100-sxm5-80gb")"), narrow = core(64, R"("h100-sxm5-80gb")");
+    const ReplicaCost narrow_flat = core(64, R"({"base": "h100-sxm5-80gb", "attention_flops_per_exp": 0})");
+    CHECK(narrow.forward_s > narrow_flat.forward_s);
+    CHECK(narrow.forward_s < wide.forward_s);
+}

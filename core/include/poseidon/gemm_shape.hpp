@@ -1,4 +1,5 @@
-// What a GEMM's shape costs beyond the roofline (docs/model.md, "GEMM efficiency by shape").
+// What a kernel's shape costs beyond the roofline (docs/model.md, "GEMM efficiency by shape" and
+// "Attention core").
 #pragma once
 
 #include <algorithm>
@@ -25,6 +26,19 @@ inline double gemm_alignment_factor(double N, double K, double operand_bytes) {
         f = std::min(f, std::fmod(bytes, 8.0) == 0 ? 0.40 : 0.14);
     }
     return f;
+}
+
+// Flash attention takes one exponential per score element on the SMs' special-function units
+// beside its matrix FLOPs: 2 (d_qk + d_v) forward, 2.5x that backward (which recomputes the
+// exponential once). The two do not fully overlap (Shah et al. 2024, FlashAttention-3, arXiv
+// 2407.08608, sec. 3: an H100 has 989 TFLOP/s of matmul and 3.9 TFLOP/s of exponentials), so
+// narrower heads run at a lower share of the peak. attention_efficiency is the rate of 128-wide
+// heads (d_qk + d_v = 256); measured on an H200 with cuDNN, 64-wide heads ran at 0.71-0.79 of it
+// forward and 0.75-0.83 backward, where this gives 0.75 and 0.86 (docs/measured-rates.md).
+inline double head_width_factor(double flops_per_exp, double matrix_flops_per_score, double reference_flops_per_score) {
+    if (flops_per_exp <= 0 || matrix_flops_per_score <= 0) return 1;
+    const double share = matrix_flops_per_score / (matrix_flops_per_score + flops_per_exp);
+    return share / (reference_flops_per_score / (reference_flops_per_score + flops_per_exp));
 }
 
 }  // namespace poseidon

@@ -53,6 +53,9 @@ struct Device {
     double low_precision_efficiency_ratio = 1;
     double comm_compute_slowdown = 0.1;  // compute slowdown while NCCL kernels run beside it (shared SMs, memory)
     double attention_efficiency = 0;     // fraction of the matrix peak fused (flash) attention reaches; 0 = matmul_efficiency
+    // bf16 matrix FLOPs an SM does per exponential it takes (FLOP/clock/SM over exp/clock/SM): what
+    // makes flash attention slower per FLOP with narrower heads; 0 = not known, no head-width effect
+    double attention_flops_per_exp = 0;
     double memory_GiB = 0;
     double memory_bw_GBps = 0;
     double intra_node_bw_GBps = 0;    // per GPU, one direction
