@@ -43,6 +43,27 @@ export function spawnWorker({ warmup = false } = {}) {
   return ready;
 }
 
+let firstView = null;
+/**
+ * The default inputs' search result, made when the site was built by this same module
+ * (web/first-view.mjs writes first-view.json): a plain visit shows it at once, before the engine
+ * is ready, and the engine's own search of the same inputs replaces it (issue 36 item 11).
+ * Resolves to null without it (a link, an embed, a build without node, any failure).
+ */
+export function loadFirstView() {
+  firstView ??= (async () => {
+    if (globalThis.location?.hash || new URLSearchParams(globalThis.location?.search ?? '').has('embed')) return null;
+    try {
+      const res = await fetch(new URL('./first-view.json', import.meta.url), { credentials: 'same-origin' });
+      const fv = res.ok ? await res.json() : null;
+      return fv?.format === 1 && fv.result?.plans?.length ? fv : null;
+    } catch {
+      return null;
+    }
+  })();
+  return firstView;
+}
+
 /** the engine's worker, started once: boot.js starts it early, main.js waits for it; it warms the
  * module's code up with a short search unless the page opens a link */
 export function startEngine() {

@@ -2,9 +2,9 @@
 // goes through worker.js (engine.js is the client).
 import { h, $, $$ } from './dom.js';
 import { modelFromHfConfig, HfConfigError } from './hf.js';
-import { DEFAULT_CLUSTER, DEFAULT_MODEL, byId, isEmbed, presetCluster, presetModel } from './state.js';
+import { applyDefaults, byId, isEmbed, scenario, searchOptions } from './state.js';
 import { perf, setResult, setStatus, state, subscribe } from './store.js';
-import { startEngine } from './engine.js';
+import { loadFirstView, startEngine } from './engine.js';
 import { DEVICE_SKIP } from './fields.js';
 import { applyChanges, onInputChanged, renderAllForms, renderClusterForm, renderModelForm, setClusterPreset, setModelPreset } from './forms.js';
 import { touchProfileSelect, attachPresetProfile, attachProfileText, loadProfileFile, loadProfilePresets, removeProfile, renderProfileForm, renderProfileStatus } from './profile-ui.js';
@@ -169,13 +169,21 @@ function renderGlossary() {
   for (const [term, text] of Object.entries(GLOSSARY)) dl.append(h('dt', {}, term), h('dd', {}, text));
 }
 
-function defaults() {
-  const models = state.presets.models;
-  const clusters = state.presets.clusters;
-  state.modelPreset = (byId(models, DEFAULT_MODEL) ?? models[0])?.id ?? null;
-  state.model = structuredClone(presetModel() ?? {});
-  state.clusterPreset = (byId(clusters, DEFAULT_CLUSTER) ?? clusters[0])?.id ?? null;
-  state.cluster = structuredClone(presetCluster() ?? { name: 'Custom cluster', groups: [] });
+/**
+ * A plain visit: the inputs and their result as the build made them (engine.js's loadFirstView),
+ * shown while the engine still loads if the inputs are those it searched; the engine's search of
+ * the same inputs replaces it. Returns whether it set the inputs.
+ */
+function showFirstView(fv) {
+  applyDefaults(fv.presets);
+  renderAllForms();
+  const sc = scenario();
+  if (JSON.stringify(sc) !== JSON.stringify(fv.scenario) || JSON.stringify(searchOptions()) !== JSON.stringify(fv.options)) return true;
+  setResult(fv.result, sc);
+  if (perf.firstBestMs === null) perf.firstBestMs = performance.now();
+  perf.firstView = true; // read by the tests
+  setStatus({ progress: 'Found when this page was built, by the same engine on these inputs; the engine is checking it…' });
+  return true;
 }
 
 async function start() {
@@ -193,9 +201,14 @@ async function start() {
     $('#full-planner').href = new URL(`index.html${location.hash}`, location.href).href;
     new ResizeObserver(postHeight).observe(document.documentElement);
   }
+  // the link the page was opened with (a first view's result rewrites the address as any result does)
+  const openedHash = location.hash;
+  const engine = startEngine(); // started by boot.js already
+  const early = await Promise.race([loadFirstView(), engine.then(() => null, () => null)]);
+  const inputsSet = early ? showFirstView(early) : false;
   let info;
   try {
-    info = await startEngine(); // started by boot.js already
+    info = await engine;
   } catch (e) {
     showError(`${e.message}\nThe page needs WebAssembly and module workers (a current Chrome, Firefox or Safari), served over http(s).`);
     $('#version').textContent = 'engine not loaded';
@@ -203,15 +216,18 @@ async function start() {
   }
   perf.readyMs = performance.now();
   state.version = info.version;
-  state.presets = { devices: [], models: [], clusters: [], stacks: [], ...info.presets };
   $('#version').textContent = `engine ${info.version}`;
   const profilesLoaded = loadProfilePresets(info.presets?.profiles).then(() => renderProfileForm());
-  defaults();
-  renderAllForms();
+  if (!inputsSet || early.version !== info.version) {
+    // (a first view of another version: its result goes; the engine's search makes this one's)
+    if (inputsSet) setResult(null, null);
+    applyDefaults(info.presets);
+    renderAllForms();
+  }
   setRunning(false);
   await profilesLoaded; // a link may name a profile preset: its contents show in the profile box
   window.__poseidonReady = true;
-  const opened = await openFragment(location.hash);
+  const opened = await openFragment(openedHash);
   // live planning: the inputs (the link's or the defaults) are planned at once; a link's plan is shown as it is
   if (isEmbed && opened === 'error') embedLinkRefused();
   else if (opened !== 'plan') runSearch({ live: true });

@@ -57,6 +57,16 @@ export const presetModel = () => byId(state.presets.models, state.modelPreset);
 export const presetCluster = () => byId(state.presets.clusters, state.clusterPreset);
 export const isEmpty = (o) => Object.keys(o).length === 0;
 
+/** the inputs a plain visit starts with: the default model and cluster presets (web/first-view.mjs makes the same) */
+export function applyDefaults(presets) {
+  state.presets = { devices: [], models: [], clusters: [], stacks: [], ...presets };
+  const { models, clusters } = state.presets;
+  state.modelPreset = (byId(models, DEFAULT_MODEL) ?? models[0])?.id ?? null;
+  state.model = structuredClone(presetModel() ?? {});
+  state.clusterPreset = (byId(clusters, DEFAULT_CLUSTER) ?? clusters[0])?.id ?? null;
+  state.cluster = structuredClone(presetCluster() ?? { name: 'Custom cluster', groups: [] });
+}
+
 
 export function cleanObject(o) {
   const out = {};
