@@ -170,20 +170,19 @@ function renderGlossary() {
 }
 
 /**
- * A plain visit: the inputs and their result as the build made them (engine.js's loadFirstView),
- * shown while the engine still loads if the inputs are those it searched; the engine's search of
- * the same inputs replaces it. Returns whether it set the inputs.
+ * A plain visit: the inputs as the build made them (engine.js's loadFirstView), and its result
+ * while the engine still loads if the inputs are those it searched; the engine's search of the
+ * same inputs replaces it.
  */
 function showFirstView(fv) {
   applyDefaults(fv.presets);
   renderAllForms();
   const sc = scenario();
-  if (JSON.stringify(sc) !== JSON.stringify(fv.scenario) || JSON.stringify(searchOptions()) !== JSON.stringify(fv.options)) return true;
+  if (JSON.stringify(sc) !== JSON.stringify(fv.scenario) || JSON.stringify(searchOptions()) !== JSON.stringify(fv.options)) return;
   setResult(fv.result, sc);
   if (perf.firstBestMs === null) perf.firstBestMs = performance.now();
   perf.firstView = true; // read by the tests
   setStatus({ progress: 'Found when this page was built, by the same engine on these inputs; the engine is checking it…' });
-  return true;
 }
 
 async function start() {
@@ -205,7 +204,7 @@ async function start() {
   const openedHash = location.hash;
   const engine = startEngine(); // started by boot.js already
   const early = await Promise.race([loadFirstView(), engine.then(() => null, () => null)]);
-  const inputsSet = early ? showFirstView(early) : false;
+  if (early) showFirstView(early);
   let info;
   try {
     info = await engine;
@@ -218,9 +217,9 @@ async function start() {
   state.version = info.version;
   $('#version').textContent = `engine ${info.version}`;
   const profilesLoaded = loadProfilePresets(info.presets?.profiles).then(() => renderProfileForm());
-  if (!inputsSet || early.version !== info.version) {
+  if (!early || early.version !== info.version) {
     // (a first view of another version: its result goes; the engine's search makes this one's)
-    if (inputsSet) setResult(null, null);
+    if (early) setResult(null, null);
     applyDefaults(info.presets);
     renderAllForms();
   }
