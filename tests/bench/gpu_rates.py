@@ -241,6 +241,33 @@ def attention_backends():
                         print(f"{backend} d{d} h{heads} s{s}: {r['error'][:80]}")
 
 
+def wgrad_accumulation():
+    """The weight gradient as Megatron-Core computes it with --gradient-accumulation-fusion: the
+    bf16 product accumulated into the fp32 main_grad by the GEMM (beta = 1), against a bf16 output,
+    an fp32 output, and the unfused product plus an fp32 add."""
+    shapes = {"llama3-70b tp8 fc1": (7168, 8192), "llama3-70b tp8 fc2": (8192, 3584), "llama3-70b tp8 qkv": (1280, 8192),
+              "llama3-70b tp8 proj": (8192, 1024), "llama3-8b tp1 fc1": (28672, 4096), "llama3-8b tp8 proj": (4096, 512)}
+    for tag, (N, K) in shapes.items():
+        for T in [4096, 16384]:
+            dy = torch.randn(T, N, device=DEV, dtype=torch.bfloat16)
+            x = torch.randn(T, K, device=DEV, dtype=torch.bfloat16)
+            main = torch.zeros(N, K, device=DEV, dtype=torch.float32)
+            rec = {"section": "wgrad", "tag": tag, "M": N, "N": K, "K": T}
+            variants = {"bf16_out": lambda i: torch.mm(dy.t(), x),
+                        "fp32_out": lambda i: torch.mm(dy.t(), x, out_dtype=torch.float32),
+                        "fp32_accumulate": lambda i: torch.addmm(main, dy.t(), x, out_dtype=torch.float32, out=main),
+                        "unfused_add": lambda i: main.add_(torch.mm(dy.t(), x))}
+            for name, fn in variants.items():
+                try:
+                    rec[name + "_time_s"] = timed(fn, 1)
+                except Exception as e:
+                    rec[name + "_error"] = str(e)[:160]
+            emit(rec)
+            print(tag, T, {k: (round(v * 1e6, 1) if isinstance(v, float) else v) for k, v in rec.items() if k.endswith("_s") or k.endswith("error")})
+            dy = x = main = None
+            torch.cuda.empty_cache()
+
+
 def main():
     if ONLY is not None:
         emit({"section": "device", "name": PROPS.name, "sms": PROPS.multi_processor_count, "torch": torch.__version__})
@@ -248,6 +275,8 @@ def main():
             host_overhead()
         if "attention_backends" in ONLY:
             attention_backends()
+        if "wgrad" in ONLY:
+            wgrad_accumulation()
         RESULTS.close()
         return
     emit({"section": "device", "name": PROPS.name, "sms": PROPS.multi_processor_count,
