@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -25,14 +26,21 @@ struct Gemm {
     double M, N, K, time_s;
 };
 
+// the whole data file, read and parsed once
+const Json& measured() {
+    static const Json data = [] {
+        std::ifstream in(std::string(POSEIDON_VALIDATION_DATA_DIR) + "/h200_rates.json", std::ios::binary);
+        if (!in) throw std::runtime_error("cannot read tests/validation/data/h200_rates.json");
+        std::stringstream text;
+        text << in.rdbuf();
+        return Json::parse(text.str());
+    }();
+    return data;
+}
+
 std::vector<Gemm> measured_gemms() {
-    std::ifstream in(std::string(POSEIDON_VALIDATION_DATA_DIR) + "/h200_rates.json", std::ios::binary);
-    REQUIRE(in);
-    std::stringstream text;
-    text << in.rdbuf();
     std::vector<Gemm> out;
-    const Json data = Json::parse(text.str());
-    for (const Json& g : data["gemms"])
+    for (const Json& g : measured()["gemms"])
         out.push_back({g[0].get<std::string>(), g[1].get<std::string>(), g[2].get<std::string>(), g[3].get<std::string>(), g[4].get<double>(), g[5].get<double>(), g[6].get<double>(), g[7].get<double>()});
     return out;
 }
@@ -146,11 +154,7 @@ TEST_CASE("a TP shard of an odd FFN width slows its MLP GEMMs by the alignment f
 TEST_CASE("64-wide heads run flash attention at the measured share of 128-wide heads' rate", "[validation][attention][measured]") {
     // cuDNN's causal attention (the kernels Transformer Engine runs on Hopper), H200: the head-width
     // factor with the preset's 256 FLOPs per exponential against the measured d 64 / d 128 ratios
-    std::ifstream in(std::string(POSEIDON_VALIDATION_DATA_DIR) + "/h200_rates.json", std::ios::binary);
-    REQUIRE(in);
-    std::stringstream text;
-    text << in.rdbuf();
-    const Json data = Json::parse(text.str());
+    const Json& data = measured();
     const double c = h200().attention_flops_per_exp;
     REQUIRE(c == 256);
     const double fwd = head_width_factor(c, 2 * 128, 2 * 256), bwd = head_width_factor(c, 5 * 128, 5 * 256);
