@@ -31,7 +31,7 @@ using namespace poseidon_cli;
 
 constexpr const char* usage = R"(usage:
   poseidon estimate SCENARIO.json --plan PLAN.json [--json]
-  poseidon plan SCENARIO.json [--top K] [--exhaustive] [--time-limit SECONDS] [--tp-per-stage] [--schedule any|1f1b|interleaved-1f1b] [--node-counts halving|all] [--group-blocks 1-4] [--split-nodes] [--empty-stages] [--mixed-stages] [--threads N] [--memory-cap GIB] [--json]
+  poseidon plan SCENARIO.json [--top K] [--exhaustive] [--time-limit SECONDS] [--tp-per-stage] [--schedule any|1f1b|interleaved-1f1b] [--node-counts halving|all] [--group-blocks 1-4] [--split-nodes] [--empty-stages] [--mixed-stages] [--threads N] [--memory-cap GIB] [--precision any|P,P...] [--fsdp fixed|any] [--json]
   poseidon presets [devices|models|clusters|stacks|profiles] [--json]
   poseidon calibrate SCENARIO.json --runs RUNS.json --out CALIBRATED.json [--json]
   poseidon version                    (or --version; help, --help or -h prints this)
@@ -137,6 +137,23 @@ int cmd_plan(const std::vector<std::string>& args) {
             options["schedule"] = option_value(args, i);
         else if (a == "--node-counts")
             options["node_counts"] = option_value(args, i);
+        else if (a == "--precision") {
+            // "any" or a comma-separated list (options.precisions)
+            const std::string v = option_value(args, i);
+            if (v == "any") {
+                options["precisions"] = v;
+            } else {
+                poseidon::Json list = poseidon::Json::array();
+                for (std::size_t at = 0;;) {
+                    const std::size_t comma = v.find(',', at);
+                    list.push_back(v.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
+                    if (comma == std::string::npos) break;
+                    at = comma + 1;
+                }
+                options["precisions"] = list;
+            }
+        } else if (a == "--fsdp")
+            options["fsdp"] = option_value(args, i);
         else if (a == "--mixed-stages")
             options["mixed_stages"] = true;
         else if (a == "--split-nodes")
@@ -166,11 +183,14 @@ int cmd_plan(const std::vector<std::string>& args) {
         static const std::pair<const char*, const char*> flags[] = {
             {"options.top", "--top"},           {"options.time_limit_s", "--time-limit"}, {"options.schedule", "--schedule"},
             {"options.node_counts", "--node-counts"}, {"options.group_blocks", "--group-blocks"}, {"options.threads", "--threads"},
-            {"options.memory_cap_GiB", "--memory-cap"}};
+            {"options.memory_cap_GiB", "--memory-cap"}, {"options.precisions", "--precision"}, {"options.fsdp", "--fsdp"}};
         std::vector<poseidon::Problem> problems = e.problems();
         for (auto& pr : problems)
             for (const auto& [path, flag] : flags)
-                if (pr.path == path) pr.path = std::string(flag) + " (" + path + ")";
+                if (pr.path == path || pr.path.rfind(std::string(path) + "[", 0) == 0) {
+                    pr.path = std::string(flag) + " (" + pr.path + ")";
+                    break;
+                }
         throw poseidon::InputError(std::move(problems));
     }
     auto result = poseidon::search(sc, opt);
@@ -185,7 +205,8 @@ int cmd_plan(const std::vector<std::string>& args) {
             // stages that cost the same: each line names its layers and says so.
             auto same_stages = [](const poseidon::Estimate& a, const poseidon::Estimate& b) {
                 if (a.plan.micro_batch_size != b.plan.micro_batch_size || a.plan.num_micro_batches != b.plan.num_micro_batches ||
-                    a.plan.virtual_stages != b.plan.virtual_stages || a.plan.stages.size() != b.plan.stages.size())
+                    a.plan.virtual_stages != b.plan.virtual_stages || a.plan.stages.size() != b.plan.stages.size() || a.plan.precision != b.plan.precision ||
+                    a.plan.fsdp != b.plan.fsdp)
                     return false;
                 for (std::size_t s = 0; s < a.plan.stages.size(); ++s)
                     if (a.plan.stages[s].replicas != b.plan.stages[s].replicas) return false;
@@ -208,6 +229,8 @@ int cmd_plan(const std::vector<std::string>& args) {
                 std::printf("  %zu stage%s, layers %s, %s %s, micro-batch %lld x %lld", p.plan.stages.size(), p.plan.stages.size() == 1 ? "" : "s",
                             layers.c_str(), cp ? "tp x cp x dp" : "tp x dp", tp_dp.c_str(), static_cast<long long>(p.plan.micro_batch_size), static_cast<long long>(p.plan.num_micro_batches));
                 if (p.plan.virtual_stages > 1) std::printf(", interleaved V %d", p.plan.virtual_stages);
+                if (p.plan.precision) std::printf(", %s", poseidon::to_string(*p.plan.precision).c_str());
+                if (p.plan.fsdp) std::printf(", %s", *p.plan.fsdp ? "FSDP" : "no FSDP");
                 for (std::size_t j = 0; j < k; ++j)
                     if (same_stages(result.plans[j], p)) {
                         std::printf(" (#%zu's stages, another split)", j + 1);

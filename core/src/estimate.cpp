@@ -126,7 +126,18 @@ double round_output(double x) {
     return round_output_printf(x);
 }
 
+namespace {
+Estimate estimate_in(const Scenario& sc, const Plan& plan, bool detailed);
+}  // namespace
+
 Estimate estimate(const Scenario& sc, const Plan& plan, bool detailed) {
+    // a plan that carries its own precision or FSDP choice trains in that scenario
+    if (plan.precision || plan.fsdp) return estimate_in(scenario_for_plan(sc, plan), plan, detailed);
+    return estimate_in(sc, plan, detailed);
+}
+
+namespace {
+Estimate estimate_in(const Scenario& sc, const Plan& plan, bool detailed) {
     Problems problems;
     validate_plan(plan, sc, problems);
     if (static_cast<std::int64_t>(plan.stages.size()) * plan.num_micro_batches > max_dag_cells)
@@ -188,6 +199,7 @@ Estimate estimate(const Scenario& sc, const Plan& plan, bool detailed) {
             }
     return e;
 }
+}  // namespace
 
 Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
     Json stages = Json::array();

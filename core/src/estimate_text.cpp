@@ -36,6 +36,9 @@ std::string to_text(const Scenario& sc, const Estimate& e) {
     o << "plan         " << e.plan.stages.size() << (e.plan.stages.size() == 1 ? " stage" : " stages") << ", micro-batch " << e.plan.micro_batch_size << " x " << e.plan.num_micro_batches;
     if (e.plan.virtual_stages > 1) o << ", interleaved 1F1B with " << e.plan.virtual_stages << " chunks per stage";
     if (e.plan.microbatch_group_size > 0) o << ", micro-batch group " << e.plan.microbatch_group_size;
+    // the training choices a search made (plan.precision, plan.fsdp)
+    if (e.plan.precision) o << ", " << to_string(*e.plan.precision) << (*e.plan.precision == sc.training.precision ? "" : " (training.precision " + to_string(sc.training.precision) + ")");
+    if (e.plan.fsdp) o << ", " << (*e.plan.fsdp ? "Megatron-FSDP" : "no FSDP") << (*e.plan.fsdp == sc.training.fsdp ? "" : std::string(" (training.fsdp ") + (sc.training.fsdp ? "true" : "false") + ")");
     o << "\n";
     // the plan's own chunk layout (blocks per chunk, stage by stage), as Megatron-Core's layout runs it
     bool layout = false;

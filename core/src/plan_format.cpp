@@ -229,8 +229,14 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
                 }
     }
     for (std::size_t s = 0; s < plan.stages.size(); ++s) validate_expert_grid(plan.stages[s], m, problems, path + ".stages[" + std::to_string(s) + "]");
-    if (sc.training.fsdp && plan.virtual_stages > 1)
-        problems.add(path + ".schedule", "\"interleaved-1f1b\" with training.fsdp is not modelled: Megatron-FSDP's per-block gathers are costed for 1F1B stages; use schedule \"1f1b\"");
+    if (plan.fsdp.value_or(sc.training.fsdp) && plan.virtual_stages > 1)
+        problems.add(path + ".schedule", std::string("\"interleaved-1f1b\" with ") + (plan.fsdp ? path + ".fsdp" : "training.fsdp") +
+                                             " is not modelled: Megatron-FSDP's per-block gathers are costed for 1F1B stages; use schedule \"1f1b\"");
+    if (plan.precision && *plan.precision != sc.training.precision) {
+        Scenario in = sc;
+        in.training.precision = *plan.precision;
+        check_precision_support(in, problems, path + ".precision");
+    }
     for (std::size_t g = 0; g < used.size(); ++g)
         if (used[g] > sc.cluster.groups[g].num_gpus())
             problems.add(path + ".stages", "use " + std::to_string(used[g]) + " GPUs of group " + std::to_string(g) + " (" + printable(sc.cluster.groups[g].device.name, 48) + ") but it has " +
@@ -249,7 +255,7 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path, cons
         throw InputError(path, "is a whole search result (it has a \"plans\" array); expected one plan: the value of plans[k].plan, e.g. plans[0].plan for the best");
     ObjectReader r(j, path, problems);
     if (!r.ok()) problems.throw_if_any();
-    r.reject_unknown({"micro_batch_size", "num_micro_batches", "schedule", "virtual_stages", "microbatch_group_size", "stages", "notes"});
+    r.reject_unknown({"micro_batch_size", "num_micro_batches", "schedule", "virtual_stages", "microbatch_group_size", "stages", "notes", "precision", "fsdp"});
     r.string("notes", false);
     auto mbs = r.integer("micro_batch_size", true, 1, max_global_batch_size);
     auto nmb = r.integer("num_micro_batches", true, 1, max_num_micro_batches);
@@ -260,6 +266,9 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path, cons
     else if (plan.schedule == "interleaved-1f1b" && !r.has("virtual_stages"))
         problems.add(path + ".virtual_stages", "is missing; schedule \"interleaved-1f1b\" needs virtual_stages, the model chunks per stage (2 or more)");
     if (auto v = r.integer("microbatch_group_size", false, 1, max_num_micro_batches)) plan.microbatch_group_size = static_cast<int>(*v);
+    // a searched choice (docs/formats.md, "Plan"): in place of training.precision / training.fsdp
+    if (auto v = r.choice("precision", false, {"bf16", "fp16", "fp32", "fp8", "fp8-delayed", "fp8-blockwise", "mxfp8", "nvfp4"})) plan.precision = precision_from_string(*v);
+    if (auto v = r.boolean("fsdp", false)) plan.fsdp = *v;
     const Json* stages = r.get("stages");
     if (!stages) {
         problems.add(path + ".stages", "is missing; expected an array of 1 to " + std::to_string(max_stages) + " stages");
@@ -350,6 +359,8 @@ Json to_json(const Plan& plan) {
     Json j = {{"micro_batch_size", plan.micro_batch_size}, {"num_micro_batches", plan.num_micro_batches}, {"schedule", plan.schedule}, {"stages", stages}};
     if (plan.schedule != "1f1b" || plan.virtual_stages != 1) j["virtual_stages"] = plan.virtual_stages;
     if (plan.microbatch_group_size != 0) j["microbatch_group_size"] = plan.microbatch_group_size;
+    if (plan.precision) j["precision"] = to_string(*plan.precision);
+    if (plan.fsdp) j["fsdp"] = *plan.fsdp;
     return j;
 }
 

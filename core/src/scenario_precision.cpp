@@ -31,14 +31,14 @@ void read_low_precision_recipes(const Json& j, const std::string& path, Problems
     }
 }
 
-void check_precision_support(const Scenario& sc, Problems& problems) {
+void check_precision_support(const Scenario& sc, Problems& problems, const std::string& path) {
     const Precision p = sc.training.precision;
     if (!is_low_precision(p)) return;
     const auto& recipes = sc.training.stack.low_precision_recipes;
     if (std::find(recipes.begin(), recipes.end(), to_string(p)) == recipes.end()) {
         std::string list;
         for (const auto& r : recipes) list += (list.empty() ? "" : ", ") + r;
-        problems.add("scenario.training.precision", show(Json(to_string(p))) + " is not a recipe of the stack " + (sc.training.stack.id.empty() ? sc.training.stack.name : sc.training.stack.id) +
+        problems.add(path, show(Json(to_string(p))) + " is not a recipe of the stack " + (sc.training.stack.id.empty() ? sc.training.stack.name : sc.training.stack.id) +
                                                         " (its low_precision_recipes: " + (list.empty() ? "none" : list) + "); choose a recipe it runs, bf16, or a stack with Transformer Engine's recipes (megatron-core)");
         return;
     }
@@ -46,10 +46,27 @@ void check_precision_support(const Scenario& sc, Problems& problems) {
         const Device& d = sc.cluster.groups[i].device;
         if (d.name.empty() || low_precision_tflops(d, p) > 0) continue;
         const char* needs = p == Precision::mxfp8 ? "mxfp8_tflops" : p == Precision::nvfp4 ? "nvfp4_tflops" : "fp8_tflops";
-        problems.add("scenario.training.precision", show(Json(to_string(p))) + " cannot run on cluster.groups[" + std::to_string(i) + "] (" +
+        problems.add(path, show(Json(to_string(p))) + " cannot run on cluster.groups[" + std::to_string(i) + "] (" +
                                                         (d.id.empty() ? d.name : d.id) + "): the device has no " + needs +
                                                         "; every group trains in the one precision, so choose one all its GPUs run (bf16 runs everywhere)");
     }
+}
+
+Scenario scenario_for_plan(const Scenario& sc, const Plan& plan, const std::string& path) {
+    if (!plan.precision && !plan.fsdp) return sc;
+    Scenario out = sc;
+    Training& t = out.training;
+    if (plan.precision) t.precision = *plan.precision;
+    if (plan.fsdp) t.fsdp = *plan.fsdp;
+    // the user asked for the low-precision gather where it exists; a bf16 candidate, or one
+    // without sharded states, trains without it (the rule parse_scenario enforces)
+    t.fp8_param_gather = sc.training.fp8_param_gather && is_low_precision(t.precision) && (t.distributed_optimizer || t.fsdp);
+    if (plan.precision) {
+        Problems problems;
+        check_precision_support(out, problems, path + ".precision");
+        problems.throw_if_any();
+    }
+    return out;
 }
 
 std::string to_string(Precision p) {

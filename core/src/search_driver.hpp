@@ -88,7 +88,14 @@ SearchRun run_search(const Scenario& sc, const SearchOptions& options, int threa
 // dense model's run_search itself.
 SearchRun run_parallel_grids(const Scenario& sc, const SearchOptions& options, int threads);
 // The same with `run_one` searching one grid (search_shard: one slice of it).
+// With the training choices of options.precisions and options.fsdp (search_choices.cpp): once
+// per choice, its plans carrying it, the top K merged.
 SearchRun run_grids(const Scenario& sc, const SearchOptions& options, const std::function<SearchRun(const Scenario&, const SearchOptions&)>& run_one);
+// The grids of one training choice (search_grids.cpp).
+SearchRun run_grid_set(const Scenario& sc, const SearchOptions& options, const std::function<SearchRun(const Scenario&, const SearchOptions&)>& run_one);
+// The training choices searched: (precision, fsdp) pairs, each empty where the scenario's holds;
+// the fastest-looking first. Throws InputError for a precision the cluster or stack cannot run.
+std::vector<std::pair<std::optional<Precision>, std::optional<bool>>> training_choices(const Scenario& sc, const SearchOptions& options);
 std::vector<std::pair<int, int>> expert_grids(const Scenario& sc);
 // The context-parallel sizes searched, largest first ({1} below kCpMinSeqLength tokens).
 inline constexpr int kCpMinSeqLength = 8192;

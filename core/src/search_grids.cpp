@@ -69,7 +69,7 @@ std::vector<std::array<int, 3>> search_grids(const Scenario& sc) {
     return out;
 }
 
-SearchRun run_grids(const Scenario& sc, const SearchOptions& options, const std::function<SearchRun(const Scenario&, const SearchOptions&)>& run_one) {
+SearchRun run_grid_set(const Scenario& sc, const SearchOptions& options, const std::function<SearchRun(const Scenario&, const SearchOptions&)>& run_one) {
     const auto grids = search_grids(sc);
     if (grids.size() == 1) return run_one(sc, options);
     const auto egrids = expert_grids(sc);

@@ -34,7 +34,11 @@ void set_schedules(MbsCtx& c, const Scenario& sc, const std::string& schedule) {
     c.keep_v.clear();
     c.ilv_least_stages.clear();
     c.ilv_vi_open.clear();
-    if (schedule == "1f1b") return;
+    // Megatron-FSDP's per-block gathers are costed for 1F1B stages only (validate_plan)
+    if (schedule == "1f1b" || sc.training.fsdp) {
+        if (!c.sched_1f1b) c.root_bound = kInf;
+        return;
+    }
     for (int V = 2; V <= std::min(search_max_virtual_stages, L / 2); ++V)
         if (L % V == 0) c.vs.push_back(V);
     if (c.vs.empty()) {

@@ -1,4 +1,6 @@
 // The search's JSON surface (docs/formats.md, "Plan output"): its options in, its result out.
+#include <algorithm>
+
 #include "poseidon/json_util.hpp"
 #include "poseidon/search.hpp"
 
@@ -6,13 +8,16 @@
 
 namespace poseidon {
 
+// options.precisions: "any" or a list of distinct precision names
+void read_search_precisions(const Json& j, const std::string& path, Problems& problems, SearchOptions& o);
+
 SearchOptions parse_search_options(const Json& j) {
     Problems problems;
     SearchOptions o;
     ObjectReader r(j, "options", problems);
     if (r.ok()) {
         r.reject_unknown({"top", "exhaustive", "time_limit_s", "baselines", "tp_per_stage", "threads", "memory_cap_GiB", "memory_cap_gib", "schedule", "node_counts",
-                          "group_blocks", "split_nodes", "empty_stages", "mixed_stages", "shard_index", "shard_count", "prune_above_s"});
+                          "group_blocks", "split_nodes", "empty_stages", "mixed_stages", "shard_index", "shard_count", "prune_above_s", "precisions", "fsdp"});
         if (auto v = r.integer("top", false, 1, 100)) o.top_k = static_cast<int>(*v);
         if (auto v = r.boolean("exhaustive", false)) o.exhaustive = *v;
         if (auto v = r.boolean("tp_per_stage", false)) o.tp_per_stage = *v;
@@ -42,9 +47,33 @@ SearchOptions parse_search_options(const Json& j) {
                 o.shard_index = static_cast<int>(*v);
         }
         if (auto v = r.number("prune_above_s", false, 0, false, 1e300)) o.prune_above_s = *v;
+        if (const Json* p = r.get("precisions")) read_search_precisions(*p, r.path_of("precisions"), problems, o);
+        if (auto v = r.choice("fsdp", false, {"fixed", "any"})) o.fsdp = *v;
     }
     problems.throw_if_any();
     return o;
+}
+
+void read_search_precisions(const Json& j, const std::string& path, Problems& problems, SearchOptions& o) {
+    const char* allowed = "\"any\" or an array of 1 to 8 distinct precisions: \"bf16\", \"fp16\", \"fp32\", \"fp8\", \"fp8-delayed\", \"fp8-blockwise\", \"mxfp8\", \"nvfp4\"";
+    if (j.is_string() && j.get<std::string>() == "any") {
+        o.any_precision = true;
+        return;
+    }
+    if (!j.is_array() || j.empty() || j.size() > 8) {
+        problems.add(path, show(j) + " is not allowed; expected " + allowed);
+        return;
+    }
+    o.precisions.clear();
+    for (std::size_t i = 0; i < j.size(); ++i) {
+        const auto p = j[i].is_string() ? precision_from_string(j[i].get<std::string>()) : std::nullopt;
+        if (!p)
+            problems.add(path + "[" + std::to_string(i) + "]", show(j[i]) + " is not a precision; expected " + allowed);
+        else if (std::find(o.precisions.begin(), o.precisions.end(), *p) != o.precisions.end())
+            problems.add(path + "[" + std::to_string(i) + "]", show(j[i]) + " is given twice; expected " + allowed);
+        else
+            o.precisions.push_back(*p);
+    }
 }
 
 namespace {

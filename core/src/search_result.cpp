@@ -194,7 +194,10 @@ void explain_empty(const Scenario& sc, const SearchOptions& options, SearchResul
     if (merges_passes(sc))
         res.stats.notes.push_back(std::string("training.overlap_moe_expert_parallel_comm: a pipeline runs only under interleaved 1F1B (Megatron-Core), so plain 1F1B plans have one stage") +
                                   (options.schedule == "1f1b" ? "; with --schedule 1f1b no pipeline is searched" : ""));
-    if (!res.plans.empty() || options.schedule != "interleaved-1f1b") return;
+    if (sc.training.fsdp && options.schedule != "1f1b")
+        res.stats.notes.push_back(std::string("training.fsdp: only 1F1B plans are searched (interleaved 1F1B with Megatron-FSDP's per-block gathers is not modelled)") +
+                                  (options.schedule == "interleaved-1f1b" ? ", so --schedule interleaved-1f1b finds none" : ""));
+    if (!res.plans.empty() || options.schedule != "interleaved-1f1b" || sc.training.fsdp) return;
     res.stats.notes.push_back("interleaved 1F1B (--schedule interleaved-1f1b) needs at least 2 stages, a micro-batch count that is a multiple of the stage count, and " +
                               std::to_string(sc.model.num_layers) + " layers split into V >= 2 equal chunks per stage; plain 1F1B (--schedule any) has no such limits");
 }

@@ -31,10 +31,14 @@ bool plan_less(const Plan& a, const Plan& b) {
         }
     }
     // the grids of the search (the context-parallel size, the expert grid): one per plan
-    if (a.stages.empty()) return false;
-    const auto gx = std::make_tuple(a.stages[0].cp, a.stages[0].ep, a.stages[0].etp);
-    const auto gy = std::make_tuple(b.stages[0].cp, b.stages[0].ep, b.stages[0].etp);
-    return gx < gy;
+    if (!a.stages.empty()) {
+        const auto gx = std::make_tuple(a.stages[0].cp, a.stages[0].ep, a.stages[0].etp);
+        const auto gy = std::make_tuple(b.stages[0].cp, b.stages[0].ep, b.stages[0].etp);
+        if (gx != gy) return gx < gy;
+    }
+    // the training choices a search freed (options.precisions, options.fsdp): one per plan
+    if (a.precision != b.precision) return a.precision < b.precision;
+    return a.fsdp < b.fsdp;
 }
 
 namespace {

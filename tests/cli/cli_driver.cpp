@@ -218,6 +218,8 @@ int files(const std::string& bin, const fs::path& work) {
         // a whole number is echoed as typed, and so is the bound: no ".0" on either
         {"--memory-cap out of range", {bin, "plan", s, "--memory-cap", "2000000"}, "/dev/null", "--memory-cap (options.memory_cap_GiB)",
          "2000000 is out of range; expected a finite number > 0 and <= 1000000\n"},
+        {"--precision unknown", {bin, "plan", s, "--precision", "bf16,fp9"}, "/dev/null", "--precision (options.precisions[1])", "\"fp9\" is not a precision"},
+        {"--fsdp unknown", {bin, "plan", s, "--fsdp", "yes"}, "/dev/null", "--fsdp (options.fsdp)", "\"yes\" is not allowed"},
         {"presets unknown kind", {bin, "presets", "gpus"}, "/dev/null", "", "unknown argument"},
         {"presets kind twice", {bin, "presets", "stacks", "stacks"}, "/dev/null", "", "stacks given twice"},
         // "--option=value" is "--option value" for every option; a switch takes no value
@@ -250,6 +252,24 @@ int files(const std::string& bin, const fs::path& work) {
         if (r.rc != 3 || r.err.find("the search stopped (time limit)") == std::string::npos || r.err.find("(raise --time-limit)") == std::string::npos ||
             r.err.find("--memory-cap") != std::string::npos)
             fail("plan: no plan within the time limit", "expected exit 3 and '(raise --time-limit)' without --memory-cap", r);
+    }
+    {  // precision and FSDP left to the search: the plan says which it trains with, and estimate of
+       // the --json plan (which carries them) gives the same time
+        const std::string h100 = (work / "h100.json").string();
+        spit(h100, R"({"model": "gpt3-1.7b", "training": {"global_batch_size": 64}, "cluster": {"name": "16 H100", "groups": [{"device": "h100-sxm5-80gb", "nodes": 2, "gpus_per_node": 8, "inter_node_bw_GBps": 50}]}})");
+        Result r = run({bin, "plan", h100, "--top", "2", "--precision", "bf16,fp8", "--fsdp", "any"});
+        if (r.rc != 0 || r.out.find(", fp8 (training.precision bf16)") == std::string::npos || r.out.find("training choices searched: fp8 without FSDP, bf16 without FSDP, fp8 with FSDP, bf16 with FSDP") == std::string::npos)
+            fail("plan --precision --fsdp any", "expected the plan line to name fp8 and the note to list the four choices", r);
+        Result j = run({bin, "plan", h100, "--top", "1", "--precision", "bf16,fp8", "--json"});
+        if (j.rc == 0) {
+            const auto out = Json::parse(j.out);
+            spit((work / "choice.plan.json").string(), out["plans"][0]["plan"].dump());
+            Result e = run({bin, "estimate", h100, "--plan", (work / "choice.plan.json").string(), "--json"});
+            if (e.rc != 0 || Json::parse(e.out)["iteration_time_s"] != out["plans"][0]["iteration_time_s"] || out["plans"][0]["plan"]["precision"] != "fp8")
+                fail("estimate of a plan with its precision", "expected the search's time and precision fp8", e);
+        } else {
+            fail("plan --precision --json", "expected exit 0", j);
+        }
     }
     {  // "--option=value" reads as "--option value"
         Result eq = run({bin, "estimate", s, "--plan=" + p, "--json"}), sp = run({bin, "estimate", s, "--plan", p, "--json"});

@@ -67,7 +67,12 @@ std::string to_string(Precision p);
 std::optional<Precision> precision_from_string(std::string_view s);
 // A low precision must run on every group's GPU: a problem per group whose device lacks the rate,
 // naming the group and the device (parse_scenario calls it once the cluster is read).
-void check_precision_support(const Scenario& sc, Problems& problems);
+void check_precision_support(const Scenario& sc, Problems& problems, const std::string& path = "scenario.training.precision");
+// The scenario a plan trains in: training.precision and training.fsdp replaced by the plan's own
+// where a search chose them (Plan::precision, Plan::fsdp); the low-precision parameter all-gather
+// kept only where the plan's precision and sharding allow it. A precision the cluster or the
+// stack cannot run is refused under `path`.precision.
+Scenario scenario_for_plan(const Scenario& sc, const Plan& plan, const std::string& path = "plan");
 // A stack's "low_precision_recipes" (scenario_precision.cpp).
 void read_low_precision_recipes(const Json& j, const std::string& path, Problems& problems, std::vector<std::string>& out);
 std::string to_string(Recompute r);

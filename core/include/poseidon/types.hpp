@@ -390,6 +390,11 @@ struct Plan {
     int virtual_stages = 1;             // model chunks per stage (Megatron's virtual pipeline size); 1 for "1f1b"
     int microbatch_group_size = 0;      // interleaved order's micro-batches per chunk in a row; 0: the stage count (Megatron's default)
     std::vector<StagePlan> stages;
+    // What a search that freed them chose (options.precisions, options.fsdp; docs/search.md,
+    // "Precision and FSDP as choices"): the plan trains in this precision and with or without
+    // Megatron-FSDP in place of training.precision and training.fsdp. Empty: the scenario's.
+    std::optional<Precision> precision;
+    std::optional<bool> fsdp;
     bool operator==(const Plan&) const = default;
 };
 
