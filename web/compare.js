@@ -106,7 +106,7 @@ export function comparePairs(a, b) {
  */
 export function equivalentPlans(plans) {
   const shape = (p) => JSON.stringify([p?.plan?.micro_batch_size, p?.plan?.num_micro_batches, p?.plan?.schedule ?? '1f1b', p?.plan?.virtual_stages ?? 1,
-    (p?.plan?.stages || []).map((st) => [st.group, st.tp, st.dp, st.replicas ?? null])]);
+    p?.plan?.precision ?? null, p?.plan?.fsdp ?? null, (p?.plan?.stages || []).map((st) => [st.group, st.tp, st.dp, st.replicas ?? null])]);
   const shapes = plans.map(shape);
   return plans.map((p, i) => {
     for (let k = 0; k < i; k++) {

@@ -15,6 +15,7 @@ import { onInputChanged, renderAllForms } from './forms.js';
 import { attachedProfileContent } from './profile-ui.js';
 import { stackOf } from './stock.js';
 import { contextLine } from './context.js';
+import { planScenario } from './plan-choices.js';
 
 export function download(name, type, data) {
   const blob = data instanceof Blob ? data : new Blob([data], { type });
@@ -57,7 +58,7 @@ async function selectedWithTimeline() {
 }
 
 /** what the result on screen was planned for, in one line (web/context.js) */
-const planContext = () => contextLine(state.resultScenario ?? state.lastScenario ?? scenario(), state.presets);
+const planContext = () => contextLine(planScenario(state.resultScenario ?? state.lastScenario ?? scenario(), selectedEstimate()?.plan), state.presets);
 
 /** the full scenario of the result on screen (preset model and cluster resolved to their objects) */
 function resultScenarioFull() {

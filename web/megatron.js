@@ -8,6 +8,7 @@
 
 import { pipelineLayout, accountForFlags, nearestEvenSplit, splitFlags } from './megatron-layout.js';
 import { moeFlags } from './megatron-moe.js';
+import { planTraining } from './plan-choices.js';
 
 export { pipelineLayout, accountForFlags, nearestEvenSplit };
 
@@ -164,7 +165,8 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
   const plan = est?.plan || {};
   if (!stages.length) return { ok: false, reasons: ['the plan has no stages'], unsupported: [], notes: [] };
   const model = scenario?.model && typeof scenario.model === 'object' ? scenario.model : null;
-  const training = scenario?.training || {};
+  // a search's choice of precision and FSDP (plan.precision, plan.fsdp) is what the command trains with
+  const training = planTraining(scenario?.training || {}, plan);
   const unsupported = [];
   const notes = [];
   const pp = stages.length;

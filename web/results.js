@@ -12,6 +12,7 @@ import { criticalPathView, gpuUsageView, adviceView } from './render/explain.js'
 import { hasMeasuredSource } from './profile.js';
 import { hasBreakdown } from './explain.js';
 import { contextLine } from './context.js';
+import { planScenario } from './plan-choices.js';
 import { formatCost, formatDuration, sortPlans, tokensPhrase, trainingCost, unpricedNote } from './cost.js';
 import { scheduleLabel } from './exports.js';
 import { costOptions, clusterOfResult } from './cost-ui.js';
@@ -52,7 +53,7 @@ export function bestSummary(est, { partial = false, label = 'Best plan', sc = st
   }
   const stages = est.stages || [];
   // what was planned, first: a headline seen alone (an embed, a screenshot) says what it is for
-  const context = contextLine(sc, state.presets);
+  const context = contextLine(planScenario(sc, est.plan), state.presets);
   if (context) el.append(h('span', { class: 'context', 'data-testid': 'context-line' }, context));
   // the headline metrics as cards (a line of text on a phone); the text reads as before: "… · iteration 1.2 s · …"
   const card = (...kids) => h('span', { class: 'metric' }, ...kids);

@@ -110,7 +110,10 @@ export function scenario() {
 }
 
 export function searchOptions() {
-  return cleanObject(state.options);
+  const o = cleanObject(state.options);
+  // the precision select's "bf16,fp8" is the core's list (options.precisions); "any" stays a word
+  if (typeof o.precisions === 'string' && o.precisions !== 'any') o.precisions = o.precisions.split(',');
+  return o;
 }
 
 export const profilePreset = (id) => state.profilePresets.find((p) => p.id === id) ?? null;

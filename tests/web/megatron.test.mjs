@@ -14,6 +14,7 @@ import { loadModule } from './load-module.mjs';
 import { megatronArgs, gradReduceDtype, pipelineLayout, accountForFlags, deviceCaps, lowPrecisionFlags } from '../../web/megatron.js';
 import { renameDevices, shortDeviceName } from '../../web/context.js';
 import { moeFlags } from '../../web/megatron-moe.js';
+import { planChoicesText, planScenario, planTraining } from '../../web/plan-choices.js';
 
 const ENV = { NODE_RANK: '0', MASTER_ADDR: '10.0.0.1', DATA_PATH: '/data/corpus_text_document', TOKENIZER_MODEL: 'meta-llama/Meta-Llama-3-8B',
   VOCAB_FILE: '/data/vocab.json', MERGE_FILE: '/data/merges.txt', LR: '3e-4', TRAIN_ITERS: '1000', TP: '1', MICRO_BATCH: '1', NNODES: '1', NPROC_PER_NODE: '8' };
@@ -414,6 +415,36 @@ test('context parallelism and FSDP write their Megatron-LM flags; CP counts in t
   const plain = megatronArgs({ ...est, stages: [{ ...est.stages[0], cp: undefined, gpus: 8 }] }, { ...scenario, training: { global_batch_size: 64 } }, {});
   assert.equal(plain.args.find(([n]) => n === '--context-parallel-size'), undefined);
   assert.equal(plain.args.find(([n]) => n === '--use-megatron-fsdp'), undefined);
+});
+
+test('a plan that carries a searched precision and FSDP choice exports them, not the scenario\'s training', () => {
+  const est = { plan: { micro_batch_size: 2, num_micro_batches: 32, virtual_stages: 1, precision: 'fp8', fsdp: true },
+    stages: [{ tp: 2, dp: 4, gpus: 8, num_layers: 32, device: 'h100-sxm5-80gb', samples_per_replica: 1 }] };
+  const scenario = { model: 'llama3-8b', training: { global_batch_size: 64, precision: 'bf16', distributed_optimizer: true } };
+  const out = megatronArgs(est, scenario, {});
+  const flag = (name) => out.args.find(([n]) => n === name);
+  assert.deepEqual(flag('--bf16'), ['--bf16']);
+  assert.deepEqual(flag('--fp8-format'), ['--fp8-format', 'hybrid']);
+  assert.deepEqual(flag('--fp8-recipe'), ['--fp8-recipe', 'tensorwise']);
+  assert.deepEqual(flag('--use-megatron-fsdp'), ['--use-megatron-fsdp']);
+  // the choice bf16 without FSDP: neither
+  const bf16 = megatronArgs({ ...est, plan: { ...est.plan, precision: 'bf16', fsdp: false } }, { ...scenario, training: { ...scenario.training, precision: 'fp8', fsdp: true } }, {});
+  assert.equal(bf16.args.find(([n]) => n === '--fp8-format'), undefined);
+  assert.equal(bf16.args.find(([n]) => n === '--use-megatron-fsdp'), undefined);
+});
+
+test('planTraining: the plan\'s precision and FSDP replace the training\'s; the low-precision gather only where it applies', () => {
+  const t = { global_batch_size: 8, precision: 'fp8', fp8_param_gather: true, distributed_optimizer: true };
+  assert.equal(planTraining(t, {}), t);
+  assert.deepEqual(planTraining(t, { precision: 'mxfp8' }), { ...t, precision: 'mxfp8' });
+  assert.deepEqual(planTraining(t, { precision: 'bf16' }), { global_batch_size: 8, precision: 'bf16', distributed_optimizer: true });
+  assert.deepEqual(planTraining({ ...t, distributed_optimizer: false, fsdp: true }, { fsdp: false }), { global_batch_size: 8, precision: 'fp8', distributed_optimizer: false, fsdp: false });
+  assert.equal(planChoicesText({ precision: 'fp8', fsdp: false }), 'fp8, no FSDP');
+  assert.equal(planChoicesText({ fsdp: true }), 'FSDP');
+  assert.equal(planChoicesText({}), '');
+  const sc = { model: 'm', training: t };
+  assert.equal(planScenario(sc, { stages: [] }), sc);
+  assert.equal(planScenario(sc, { precision: 'bf16' }).training.precision, 'bf16');
 });
 
 test('selective recompute of named modules writes --recompute-modules with Megatron-Core\'s names; core_attn alone stays --recompute-activations', () => {

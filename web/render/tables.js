@@ -4,6 +4,7 @@ import { stageSummary } from '../exports.js';
 import { sourceSummary } from '../profile.js';
 import { gloss } from '../glossary.js';
 import { formatCost, formatDays, formatDuration, unpricedNote } from '../cost.js';
+import { planChoicesText } from '../plan-choices.js';
 
 const th = (label, term = label) => h('th', { scope: 'col', title: gloss(term) }, label);
 
@@ -72,6 +73,8 @@ export function stagesTable(est, { sources = false } = {}) {
  */
 export function topPlansTable(plans, selected, onSelect, { order = null, costs = null, budget = false, equivalent = null, expanded = new Set(), onToggle = null } = {}) {
   const body = h('tbody', {});
+  // a search that freed the precision or FSDP: each plan's choice in its own column
+  const choices = plans.some((p) => planChoicesText(p.plan));
   const folded = (k) => plans.map((_, j) => j).filter((j) => equivalent?.[j] === k);
   for (const i of order ?? plans.map((_, k) => k)) {
     const p = plans[i];
@@ -103,6 +106,7 @@ export function topPlansTable(plans, selected, onSelect, { order = null, costs =
         ? h('td', { class: 'pp', title: `interleaved 1F1B: ${p.plan.virtual_stages} model chunks per stage` }, `${(p.stages || []).length} × ${p.plan.virtual_stages} chunks`)
         : h('td', { class: 'pp' }, String((p.stages || []).length)),
       h('td', {}, p.memory_fits ? 'yes' : 'no'),
+      choices ? h('td', { class: 'choices', 'data-testid': 'plan-choices' }, planChoicesText(p.plan) || '–') : null,
       h('td', { class: 'mb-replica' }, replicaMicroBatch(p)),
       h('td', {}, stageSummary(p, '×').join(', ')),
       h('td', {}, (p.stages || []).map((s) => s.num_layers).join(' / ')),
@@ -110,7 +114,7 @@ export function topPlansTable(plans, selected, onSelect, { order = null, costs =
   }
   const head = [th('plan', 'plan'), th('iteration'), th('tokens/s'), th('MFU'), th('$ per 1M tokens', 'cost per 1M tokens'),
     budget ? th('days to train') : null, budget ? th('total cost', 'cost per 1M tokens') : null, th('GPUs', 'GPUs'), th('stages (PP)', 'PP'),
-    th('fits', 'fits'), th('micro-batch per replica'), th('TP × DP per stage', 'TP × DP'), th('layers per stage', 'PP'),
+    th('fits', 'fits'), choices ? th('precision, FSDP', 'precision') : null, th('micro-batch per replica'), th('TP × DP per stage', 'TP × DP'), th('layers per stage', 'PP'),
     th('pipeline micro-batch × count', 'pipeline micro-batch')];
   return h('table', { class: 'data', 'data-testid': 'top-plans' },
     h('caption', {}, 'Top plans (select one to show its stages, timeline and exports)'),
