@@ -175,11 +175,8 @@ int cmd_plan(const std::vector<std::string>& args) {
     }
     if (scenario_path.empty()) throw Usage{"plan: needs SCENARIO.json"};
     auto sc = poseidon::parse_scenario_text(read_file(scenario_path, "scenario"));
-    poseidon::SearchOptions opt;
-    try {
-        opt = poseidon::parse_search_options(options);
-    } catch (const poseidon::InputError& e) {
-        // name the flag the user typed beside the option's path, as the memory cap's notes do
+    // name the flag the user typed beside the option's path, as the memory cap's notes do
+    const auto with_flags = [](const poseidon::InputError& e) {
         static const std::pair<const char*, const char*> flags[] = {
             {"options.top", "--top"},           {"options.time_limit_s", "--time-limit"}, {"options.schedule", "--schedule"},
             {"options.node_counts", "--node-counts"}, {"options.group_blocks", "--group-blocks"}, {"options.threads", "--threads"},
@@ -191,9 +188,21 @@ int cmd_plan(const std::vector<std::string>& args) {
                     pr.path = std::string(flag) + " (" + pr.path + ")";
                     break;
                 }
-        throw poseidon::InputError(std::move(problems));
+        return poseidon::InputError(std::move(problems));
+    };
+    poseidon::SearchOptions opt;
+    try {
+        opt = poseidon::parse_search_options(options);
+    } catch (const poseidon::InputError& e) {
+        throw with_flags(e);
     }
-    auto result = poseidon::search(sc, opt);
+    // options the scenario refuses (a precision a group cannot run) are named by their flag too
+    poseidon::SearchResult result;
+    try {
+        result = poseidon::search(sc, opt);
+    } catch (const poseidon::InputError& e) {
+        throw with_flags(e);
+    }
     if (json) {
         std::cout << poseidon::to_json(sc, result).dump(2, ' ', false, poseidon::Json::error_handler_t::replace) << "\n";
     } else {

@@ -219,6 +219,7 @@ int files(const std::string& bin, const fs::path& work) {
         {"--memory-cap out of range", {bin, "plan", s, "--memory-cap", "2000000"}, "/dev/null", "--memory-cap (options.memory_cap_GiB)",
          "2000000 is out of range; expected a finite number > 0 and <= 1000000\n"},
         {"--precision unknown", {bin, "plan", s, "--precision", "bf16,fp9"}, "/dev/null", "--precision (options.precisions[1])", "\"fp9\" is not a precision"},
+        {"--precision a GPU cannot run", {bin, "plan", s, "--precision", "bf16,nvfp4"}, "/dev/null", "--precision (options.precisions[1])", "\"nvfp4\" cannot run on cluster.groups[0]"},
         {"--fsdp unknown", {bin, "plan", s, "--fsdp", "yes"}, "/dev/null", "--fsdp (options.fsdp)", "\"yes\" is not allowed"},
         {"presets unknown kind", {bin, "presets", "gpus"}, "/dev/null", "", "unknown argument"},
         {"presets kind twice", {bin, "presets", "stacks", "stacks"}, "/dev/null", "", "stacks given twice"},
