@@ -76,6 +76,12 @@ function overlapFlags(training, { tp, stack, notes, unsupported }) {
     if (graph === 'full_iteration') notes.push('--cuda-graph-impl full_iteration: the planner took the iteration to replay without the host (no dispatch overhead, no host time of a dropless MoE layer). A dropless MoE layer needs static shapes under it: NVIDIA\'s recipes add a per-rank capacity (--moe-expert-rank-capacity-factor 1.5), whose padding the plan does not cost.');
     else notes.push(`--cuda-graph-impl ${graph} captures the modules you name with --cuda-graph-modules; the planner takes no time off for it.`);
   }
+  // the deferred head weight gradient (Megatron-LM arguments.py; docs/model.md, "Memory per GPU")
+  if (training.defer_embedding_wgrad_compute) {
+    args.push(['--defer-embedding-wgrad-compute']);
+    if (training.wgrad_deferral_limit > 0) args.push(['--wgrad-deferral-limit', training.wgrad_deferral_limit]);
+    notes.push('--defer-embedding-wgrad-compute: the planner counts the deferred buffers in the last stage\'s memory but times the head\'s weight gradient in each backward, not at the flush; Megatron-Core requires --gradient-accumulation-fusion with it (its default).');
+  }
   const g = gradReduceDtype(training, stack);
   if (g.dtype === 'bf16') args.push(['--grad-reduce-in-bf16']);
   if (g.dtype === 'fp16') notes.push(`Gradients are reduced in fp16 in this plan (${g.from}); megatron-args.md lists no flag for that (Megatron-Core reduces in fp32, or in bf16 with --grad-reduce-in-bf16), so none is written.`);

@@ -2,6 +2,7 @@
 // gradients and optimizer states, activations held for the backward, the loss's buffers, the
 // allocator's reserve and the framework's fixed overhead.
 #include <algorithm>
+#include <cmath>
 
 #include "poseidon/combined_1f1b.hpp"
 #include "poseidon/cost_model.hpp"
@@ -144,6 +145,18 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     double act = per_layer * (num_layers + (mtp_here ? m.mtp_layers : 0)) * in_flight + working;
     if (pos.first()) act += (2 * s * b * h * scale + (m.hidden_dropout > 0 ? s * b * h : 0.0)) / (sp ? t : 1.0) * in_flight;  // embedding output + dropout mask
     if (pos.last()) act += 2 * s * b * h * scale;  // the final norm's output
+    if (pos.last() && tr.defer_embedding_wgrad_compute) {
+        // Megatron-Core's deferred head weight gradient (tensor_parallel/layers.py,
+        // embedding_activation_buffer and grad_output_buffer): each deferred micro-batch keeps the
+        // head's input (the sequence-parallel shard with SP) and its output gradient, s b V/t on the
+        // padded vocabulary, until the flush. At the last backward the earlier ones are all held
+        // beside the current micro-batch's own (already counted): min(k, m - 1) of them.
+        const double m_all = pos.num_micro_batches;
+        const double k = tr.wgrad_deferral_limit > 0 ? std::min<double>(tr.wgrad_deferral_limit, m_all) : m_all;
+        const double held = std::min(k, m_all - 1);
+        const double padded_shard = std::ceil(V / (128 * t)) * 128;
+        act += held * (s * b * h / (sp ? t : 1.0) + s * b * padded_shard) * 2 * scale;
+    }
     rc.memory.activations_GiB = act / GiB;
     rc.recompute_working_GiB = working / GiB;
     // The loss's buffers on the last stage: the logits and their fp32 copy, softmax and gradient.

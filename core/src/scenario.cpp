@@ -344,7 +344,7 @@ Scenario parse_scenario(const Json& j) {
             tr.reject_unknown({"global_batch_size", "global_batch_tolerance", "precision", "recompute", "sequence_parallel", "distributed_optimizer", "flash_attention", "tf32", "stack",
                                "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "grad_reduce_dtype", "fp8_param_gather", "fsdp", "cp_comm_type",
                                "moe_imbalance", "moe_token_dispatcher", "cuda_graph_impl", "recompute_modules", "fsdp_sharding", "moe_shared_expert_overlap",
-                               "overlap_moe_expert_parallel_comm"});
+                               "overlap_moe_expert_parallel_comm", "defer_embedding_wgrad_compute", "wgrad_deferral_limit"});
             if (auto v = tr.integer("global_batch_size", true, 1, max_global_batch_size)) sc.training.global_batch_size = *v;
             if (auto v = tr.number("global_batch_tolerance", false, 0, true, 0.5)) sc.training.global_batch_tolerance = *v;
             if (auto v = tr.choice("precision", false, {"bf16", "fp16", "fp32", "fp8", "fp8-delayed", "fp8-blockwise", "mxfp8", "nvfp4"}))
@@ -366,6 +366,12 @@ Scenario parse_scenario(const Json& j) {
             if (auto v = tr.boolean("tp_comm_overlap", false)) sc.training.tp_comm_overlap = *v;
             if (auto v = tr.boolean("fp8_param_gather", false)) sc.training.fp8_param_gather = *v;
             if (auto v = tr.boolean("fsdp", false)) sc.training.fsdp = *v;
+            if (auto v = tr.boolean("defer_embedding_wgrad_compute", false)) sc.training.defer_embedding_wgrad_compute = *v;
+            if (auto v = tr.integer("wgrad_deferral_limit", false, 0, max_num_micro_batches)) {
+                sc.training.wgrad_deferral_limit = static_cast<int>(*v);
+                if (!sc.training.defer_embedding_wgrad_compute)
+                    problems.add(tr.path_of("wgrad_deferral_limit"), "needs defer_embedding_wgrad_compute true (Megatron-LM reads --wgrad-deferral-limit only with --defer-embedding-wgrad-compute)");
+            }
             if (auto v = tr.choice("fsdp_sharding", false, {"optim_grads_params", "optim_grads"})) {
                 sc.training.fsdp_sharding = *v;
                 if (!sc.training.fsdp)

@@ -132,6 +132,8 @@ Json to_json(const Scenario& sc) {
         j["training"]["recompute_modules"] = to_json(sc.training.recompute_modules);
     if (sc.training.fp8_param_gather) j["training"]["fp8_param_gather"] = true;
     if (sc.training.fsdp) j["training"]["fsdp"] = true;
+    if (sc.training.defer_embedding_wgrad_compute) j["training"]["defer_embedding_wgrad_compute"] = true;
+    if (sc.training.wgrad_deferral_limit > 0) j["training"]["wgrad_deferral_limit"] = sc.training.wgrad_deferral_limit;
     if (sc.training.fsdp && sc.training.fsdp_sharding != "optim_grads_params") j["training"]["fsdp_sharding"] = sc.training.fsdp_sharding;
     if (sc.training.cp_comm_type != "p2p") j["training"]["cp_comm_type"] = sc.training.cp_comm_type;
     if (sc.training.moe_imbalance != 1.0) j["training"]["moe_imbalance"] = sc.training.moe_imbalance;

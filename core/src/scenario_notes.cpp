@@ -16,6 +16,8 @@ std::vector<std::string> scenario_notes(const Scenario& sc) {
     if (tr.tp_comm_overlap && tr.stack.tp_comm_overlap_fraction <= 0)
         notes.push_back("training.tp_comm_overlap changes nothing with the " + (tr.stack.id.empty() ? tr.stack.name : tr.stack.id) +
                         " stack: its tp_comm_overlap_fraction is 0 (no Transformer Engine userbuffers)");
+    if (tr.defer_embedding_wgrad_compute)
+        notes.push_back("training.defer_embedding_wgrad_compute: the deferred buffers count in the last stage's memory; the head's weight gradient is still timed in each backward, not at the flush (the shorter last-stage backward the deferral buys is not modelled)");
     if (tr.fsdp && (tr.overlap_grad_reduce || tr.overlap_param_gather))
         notes.push_back("training.overlap_grad_reduce and overlap_param_gather change nothing with fsdp: Megatron-FSDP overlaps its own per-block gathers and reduce-scatters");
     if (tr.recompute == Recompute::selective) {

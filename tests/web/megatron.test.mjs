@@ -433,6 +433,19 @@ test('a plan that carries a searched precision and FSDP choice exports them, not
   assert.equal(bf16.args.find(([n]) => n === '--use-megatron-fsdp'), undefined);
 });
 
+test('the deferred head weight gradient writes its two flags (Megatron-LM arguments.py) and says what the plan times', () => {
+  const est = { plan: { micro_batch_size: 2, num_micro_batches: 32, virtual_stages: 1 },
+    stages: [{ tp: 2, dp: 4, gpus: 8, num_layers: 16, device: 'h100-sxm5-80gb', samples_per_replica: 1 }, { tp: 2, dp: 4, gpus: 8, num_layers: 16, device: 'h100-sxm5-80gb', samples_per_replica: 1 }] };
+  const run = (training) => megatronArgs(est, { model: 'llama3-8b', training: { global_batch_size: 64, ...training } }, {});
+  const on = run({ defer_embedding_wgrad_compute: true, wgrad_deferral_limit: 8 });
+  assert.deepEqual(on.args.find(([n]) => n === '--defer-embedding-wgrad-compute'), ['--defer-embedding-wgrad-compute']);
+  assert.deepEqual(on.args.find(([n]) => n === '--wgrad-deferral-limit'), ['--wgrad-deferral-limit', 8]);
+  assert.ok(on.notes.some((n) => /--defer-embedding-wgrad-compute: the planner counts the deferred buffers/.test(n)));
+  const all = run({ defer_embedding_wgrad_compute: true });
+  assert.equal(all.args.find(([n]) => n === '--wgrad-deferral-limit'), undefined);
+  assert.equal(run({}).args.find(([n]) => n === '--defer-embedding-wgrad-compute'), undefined);
+});
+
 test('planTraining: the plan\'s precision and FSDP replace the training\'s; the low-precision gather only where it applies', () => {
   const t = { global_batch_size: 8, precision: 'fp8', fp8_param_gather: true, distributed_optimizer: true };
   assert.equal(planTraining(t, {}), t);

@@ -248,6 +248,12 @@ struct Training {
     // "local" / "transformer_engine" graph modules (attention, router, preprocess) outside the
     // dropless MoE layer's synchronised section and change nothing here (docs/model.md).
     std::string cuda_graph_impl = "none";
+    // Megatron-Core's --defer-embedding-wgrad-compute with --wgrad-deferral-limit (0: every
+    // micro-batch): the LM head's weight gradient of the first `limit` micro-batches waits for the
+    // pipeline flush, its input and output gradient kept until then on the last stage
+    // (docs/model.md, "Memory per GPU").
+    bool defer_embedding_wgrad_compute = false;
+    int wgrad_deferral_limit = 0;
     Stack stack;                  // default: the megatron-core stack preset
 };
 
