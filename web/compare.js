@@ -2,6 +2,7 @@
 // shape) and their stages, with what differs marked and, for figures with a direction, which plan
 // is better. Pure functions (no DOM), tested in node; web/render/compare.js draws them.
 import { scheduleLabel, stageSummary } from './exports.js';
+import { planChoicesText } from './plan-choices.js';
 
 const peakShare = (est) => Math.max(0, ...(est?.stages || []).map((st) => (st.memory_capacity_GiB > 0 ? st.memory_GiB / st.memory_capacity_GiB : 0)));
 const perReplica = (st) => (Number.isFinite(st.samples_per_replica) ? String(st.samples_per_replica)
@@ -23,6 +24,8 @@ export const COMPARE_FIGURES = [
   ['total_usd', 'total cost', (e, c) => c?.totalUsd ?? null, 'low', 'usd'],
   ['stages', 'stages (PP)', (e) => (e.stages || []).length, null, 'int'],
   ['schedule', 'schedule (model chunks per stage)', (e) => scheduleLabel(e), null, 'text'],
+  // a search that freed the precision or FSDP: each plan's choice (empty on both sides otherwise)
+  ['choices', 'precision, FSDP (searched)', (e) => planChoicesText(e.plan) || null, null, 'text'],
   ['tp_dp', 'TP × DP per stage', (e) => stageSummary(e, '×').join(', '), null, 'text'],
   ['layers', 'layers per stage', (e) => (e.stages || []).map((s) => s.num_layers).join(' / '), null, 'text'],
   ['devices', 'devices per stage', (e) => (e.stages || []).map(devicesOf).join(' / '), null, 'text'],

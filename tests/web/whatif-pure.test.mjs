@@ -190,6 +190,10 @@ test('compare: figures that differ, the better side by direction, stages side by
   // plans that differ only in their model chunks per stage: the schedule row tells them apart
   const chunks = compareRows(a, { ...a, plan: { ...a.plan, schedule: 'interleaved-1f1b', virtual_stages: 2 } });
   assert.deepStrictEqual(chunks.filter((r) => r.differs).map((r) => [r.key, r.a, r.b]), [['schedule', '1F1B', 'interleaved 1F1B, 2 chunks per stage']]);
+  // plans of a search that freed the precision and FSDP: the choices row tells them apart
+  const fp8 = compareRows({ ...a, plan: { ...a.plan, precision: 'bf16', fsdp: false } }, { ...a, plan: { ...a.plan, precision: 'fp8', fsdp: false } });
+  assert.deepStrictEqual(fp8.filter((r) => r.differs).map((r) => [r.key, r.a, r.b]), [['choices', 'bf16, no FSDP', 'fp8, no FSDP']]);
+  assert.equal(by.choices.a, null);
   // no prices: the cost rows are empty on both sides and never "better"
   const noCost = compareRows(a, b);
   assert.deepStrictEqual(noCost.filter((r) => r.key === 'usd_per_1m').map((r) => [r.a, r.b, r.differs, r.better]), [[null, null, false, null]]);
