@@ -105,6 +105,11 @@ export function topPlansCsv(plans) {
     // micro_batch_size is the plan's, summed over a stage's replicas; Megatron's --micro-batch-size
     // is one replica's share
     (p.stages || []).map((s) => s.samples_per_replica ?? (s.dp > 0 ? p.plan?.micro_batch_size / s.dp : '')).join(' ')]);
+  // a search that freed the precision or FSDP: each plan's choice, in two more columns
+  if (plans.some((p) => typeof p.plan?.precision === 'string' || typeof p.plan?.fsdp === 'boolean')) {
+    head.push('precision', 'fsdp');
+    plans.forEach((p, i) => rows[i].push(p.plan?.precision ?? '', typeof p.plan?.fsdp === 'boolean' ? p.plan.fsdp : ''));
+  }
   return [head, ...rows].map((r) => r.map(csvCell).join(',')).join('\n') + '\n';
 }
 
