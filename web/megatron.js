@@ -51,7 +51,7 @@ export function gradReduceDtype(training, stack) {
  * optimizer and overlap"). A switch whose flag would be refused by Megatron, or that has no flag
  * there, is said in the notes instead of written.
  */
-function overlapFlags(training, { tp, stack, notes, unsupported }) {
+function overlapFlags(training, { tp, pp = 2, stack, notes, unsupported }) {
   const args = [];
   if (training.overlap_grad_reduce) args.push(['--overlap-grad-reduce']);
   if (training.overlap_param_gather) {
@@ -77,10 +77,12 @@ function overlapFlags(training, { tp, stack, notes, unsupported }) {
     else notes.push(`--cuda-graph-impl ${graph} captures the modules you name with --cuda-graph-modules; the planner takes no time off for it.`);
   }
   // the deferred head weight gradient (Megatron-LM arguments.py; docs/model.md, "Memory per GPU")
-  if (training.defer_embedding_wgrad_compute) {
+  if (training.defer_embedding_wgrad_compute && pp > 1) {
     args.push(['--defer-embedding-wgrad-compute']);
     if (training.wgrad_deferral_limit > 0) args.push(['--wgrad-deferral-limit', training.wgrad_deferral_limit]);
-    notes.push('--defer-embedding-wgrad-compute: the planner counts the deferred buffers in the last stage\'s memory but times the head\'s weight gradient in each backward, not at the flush; Megatron-Core requires --gradient-accumulation-fusion with it (its default).');
+    notes.push('--defer-embedding-wgrad-compute: the planner keeps the deferred buffers on the last stage and, under 1F1B with every micro-batch deferred, runs the head\'s weight gradients at the flush; Megatron-Core requires --gradient-accumulation-fusion with it (its default).');
+  } else if (training.defer_embedding_wgrad_compute) {
+    notes.push('--defer-embedding-wgrad-compute is not written: Megatron-Core refuses it without pipeline parallelism, and the planner deferred nothing in this one-stage plan.');
   }
   const g = gradReduceDtype(training, stack);
   if (g.dtype === 'bf16') args.push(['--grad-reduce-in-bf16']);
@@ -271,7 +273,7 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
   if (cps.length === 1 && cps[0] > 1) args.push(['--context-parallel-size', cps[0]], ['--cp-comm-type', training.cp_comm_type ?? 'p2p']);
   // Megatron-FSDP with everything sharded (ZeRO-3) or the weights whole (optim_grads, ZeRO-2), as the planner costs it
   if (training.fsdp) args.push(['--use-megatron-fsdp'], ['--data-parallel-sharding-strategy', training.fsdp_sharding ?? 'optim_grads_params']);
-  args.push(...overlapFlags(training, { tp, stack, notes, unsupported }));
+  args.push(...overlapFlags(training, { tp, pp, stack, notes, unsupported }));
   // named modules (Megatron-Core --recompute-modules); core_attn alone is --recompute-activations
   const modules = training.recompute === 'selective' && Array.isArray(training.recompute_modules) ? training.recompute_modules : ['core_attn'];
   if (training.recompute === 'selective' && modules.join() === 'core_attn') args.push(['--recompute-activations']);

@@ -374,6 +374,7 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
         rc.forward_s += head_fwd;
         rc.backward_s += head_bwd;
         rc.backward_tp_comm_s += head_tp;
+        rc.head_wgrad_s = head_gemm * (1 + m.mtp_layers);  // the MTP passes call the same head
         if (m.mtp_layers > 0) {
             // The MTP modules run on the last stage beside the head (Megatron-Core builds them
             // there: the layout's "m" before "L"; DeepSeek-V3 arXiv 2412.19437 sec. 2.2): each is

@@ -55,6 +55,23 @@ void set_grad_buckets(StageTimes& t, double sync_s, double backward_s, double pa
     t.dp_sync_s = K > 1 ? std::max(sync_s - (K - 1) * x, g) : sync_s;
 }
 
+bool defers_every_head_wgrad(const Training& tr, const Plan& plan) {
+    // Megatron-Core refuses the deferral without a pipeline (model_parallel_config.py); with a
+    // limit below the micro-batches the first `limit` backwards alone would be shorter, which the
+    // DAG's equal passes do not express: those keep the GEMM in each backward (a note says so)
+    return tr.defer_embedding_wgrad_compute && plan.stages.size() > 1 && plan.virtual_stages == 1 &&
+           (tr.wgrad_deferral_limit == 0 || tr.wgrad_deferral_limit >= plan.num_micro_batches);
+}
+
+void defer_head_wgrad(StageTimes& t, double flush_s) {
+    t.deferred_wgrad_s = flush_s;
+    t.last_backward_extra_s += flush_s;
+    // The head's weights wait for the flush, so their bucket reduces after it; the other buckets
+    // ran during the last backward and the flush (their chain ends no later than before): what
+    // is left after the flush is the larger of the old overhang less the flush and that bucket.
+    if (t.grad_buckets > 1) t.dp_sync_s = std::max(t.dp_sync_s - flush_s, t.grad_bucket_s);
+}
+
 void set_param_gather(StageTimes& t, double gather_s, double forward_s, double params, double slowdown, int dp) {
     if (gather_s <= 0) return;
     const int K = grad_bucket_count(params, dp);

@@ -242,7 +242,9 @@ Breakdown bottleneck_breakdown(const Layout& L, std::span<const StageTimes> stag
         // (Both extras also carry a single stage's pair reserve, combined_1f1b.hpp: compute of
         // its unmerged first forward and last backward.)
         const bool first = fwd && e == 0, last = !fwd && e == -L.m;
-        if (last) bd.dp_comm_s += t.last_backward_extra_s - t.pair_reserve_s;
+        // (and the deferred head weight gradients at the flush: compute)
+        if (last) bd.dp_comm_s += t.last_backward_extra_s - t.pair_reserve_s - t.deferred_wgrad_s;
+        if (last) bd.compute_s += t.deferred_wgrad_s;
         if (first) bd.dp_comm_s += t.first_forward_extra_s - t.pair_reserve_s;  // the same for the parameter all-gather
         if (first || last) bd.compute_s += t.pair_reserve_s;
         bd.tp_comm_s += tp;

@@ -294,7 +294,8 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
         if (t.grad_buckets > 0)
             stages.back()["grad_overlap"] = {{"buckets", t.grad_buckets},
                                              {"bucket_s", r12(t.grad_bucket_s)},
-                                             {"last_backward_slowdown_s", r12(t.last_backward_extra_s)}};
+                                             {"last_backward_slowdown_s", r12(t.last_backward_extra_s - t.deferred_wgrad_s)}};
+        if (t.deferred_wgrad_s > 0) stages.back()["deferred_head_wgrad_s"] = r12(t.deferred_wgrad_s);
         if (t.param_gather_buckets > 0)
             stages.back()["param_gather_overlap"] = {{"buckets", t.param_gather_buckets},
                                                      {"bucket_s", r12(t.param_gather_bucket_s)},

@@ -145,7 +145,7 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     double act = per_layer * (num_layers + (mtp_here ? m.mtp_layers : 0)) * in_flight + working;
     if (pos.first()) act += (2 * s * b * h * scale + (m.hidden_dropout > 0 ? s * b * h : 0.0)) / (sp ? t : 1.0) * in_flight;  // embedding output + dropout mask
     if (pos.last()) act += 2 * s * b * h * scale;  // the final norm's output
-    if (pos.last() && tr.defer_embedding_wgrad_compute) {
+    if (pos.last() && pos.num_stages > 1 && tr.defer_embedding_wgrad_compute) {
         // Megatron-Core's deferred head weight gradient (tensor_parallel/layers.py,
         // embedding_activation_buffer and grad_output_buffer): each deferred micro-batch keeps the
         // head's input (the sequence-parallel shard with SP) and its output gradient, s b V/t on the

@@ -195,6 +195,12 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             ev.sources.optimizer = std::min(ev.sources.optimizer, rc.sources.optimizer);
             ev.sources.links = std::min(ev.sources.links, rc.sources.links);
         }
+        // the deferred head weight gradients (docs/model.md, "Deferred head weight gradient"):
+        // out of every backward of the last stage, all at the flush after its last one
+        const bool defer = s == S - 1 && defers_every_head_wgrad(sc.training, plan);
+        const double head_w = defer ? ev.replica_costs[ev.slowest_replica].head_wgrad_s : 0.0;
+        const double flush_s = static_cast<double>(plan.num_micro_batches) * head_w;
+        ev.times.backward_s -= head_w;
         double grad_bytes = max_params * grad_bytes_per_param(sc.training);
         // MoE: the experts' gradients reduce over the expert data-parallel ranks after the dense
         // ones over dp x cp, on the same stream (docs/model.md, "Expert parallelism").
@@ -226,6 +232,7 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             ev.times.optimizer_s = opt_s;
             ev.times.send_forward_s = links.send_forward_s[s];
             ev.times.send_backward_s = links.send_backward_s[s];
+            if (defer) defer_head_wgrad(ev.times, flush_s);
             if (merged) reserve_pair_savings(ev.times, only_stage);
             continue;
         }
@@ -235,6 +242,7 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             set_grad_buckets(ev.times, sync_s, ev.times.backward_s, max_params, kappa, st.dp());
         else
             ev.times.dp_sync_s = sync_s;
+        if (defer) defer_head_wgrad(ev.times, flush_s);
         if (sc.training.distributed_optimizer && st.dp() * st.cp > 1) {
             // The updated bf16 parameters are all-gathered after the sharded step; with
             // overlap_param_gather, bucket by bucket during the next iteration's first forwards:

@@ -1,14 +1,19 @@
 // Megatron-Core's deferred LM-head weight gradient (training.defer_embedding_wgrad_compute,
-// wgrad_deferral_limit; docs/model.md, "Memory per GPU"): the last stage keeps each deferred
-// micro-batch's head input and output gradient until the flush; hand-computed here.
+// wgrad_deferral_limit; docs/model.md, "Deferred head weight gradient"): the last stage keeps each
+// deferred micro-batch's head input and output gradient until the flush, and under 1F1B with every
+// micro-batch deferred the head's weight GEMMs leave its backwards for the flush; hand-computed.
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <random>
 #include <string>
 
+#include "poseidon/dag.hpp"
 #include "poseidon/estimate.hpp"
 #include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
+#include "poseidon/search.hpp"
+#include "search_random.hpp"
 
 using namespace poseidon;
 
@@ -21,6 +26,8 @@ Scenario gpt(const std::string& extra, bool sp = false) {
 
 // 2 stages of TP 2 x DP 2, micro-batch 4 (2 samples a replica) x 8
 const char* kPlan = R"({"micro_batch_size": 4, "num_micro_batches": 8, "stages": [{"group": 0, "num_layers": 12, "tp": 2, "dp": 2}, {"group": 0, "num_layers": 12, "tp": 2, "dp": 2}]})";
+const char* kInterleaved = R"({"micro_batch_size": 4, "num_micro_batches": 8, "schedule": "interleaved-1f1b", "virtual_stages": 2, "stages": [{"group": 0, "num_layers": 12, "tp": 2, "dp": 2}, {"group": 0, "num_layers": 12, "tp": 2, "dp": 2}]})";
+const char* kOneStage = R"({"micro_batch_size": 4, "num_micro_batches": 8, "stages": [{"group": 0, "num_layers": 24, "tp": 2, "dp": 2}]})";
 
 double deferred_GiB(const Scenario& sc, double held, bool sp) {
     const double s = sc.model.seq_length, b = 2, h = sc.model.hidden_size, t = 2;
@@ -28,27 +35,28 @@ double deferred_GiB(const Scenario& sc, double held, bool sp) {
     return held * (s * b * h / (sp ? t : 1) + s * b * padded) * 2 / (1024.0 * 1024 * 1024);
 }
 
+const char* kDefer = R"(, "defer_embedding_wgrad_compute": true)";
+
 }  // namespace
 
 TEST_CASE("the deferred head weight gradient keeps min(k, m - 1) inputs and output gradients on the last stage, hand-computed", "[memory][deferred-wgrad]") {
     for (bool sp : {false, true}) {
         const Scenario base = gpt("", sp);
-        const Estimate e0 = estimate(base, parse_plan_text(kPlan, base));
-        for (const auto& [extra, held] : std::vector<std::pair<std::string, double>>{
-                 {R"(, "defer_embedding_wgrad_compute": true)", 7}, {R"(, "defer_embedding_wgrad_compute": true, "wgrad_deferral_limit": 3)", 3},
-                 {R"(, "defer_embedding_wgrad_compute": true, "wgrad_deferral_limit": 20)", 7}}) {
-            INFO(extra << (sp ? ", sequence parallel" : ""));
-            const Scenario sc = gpt(extra, sp);
-            const Estimate e = estimate(sc, parse_plan_text(kPlan, sc));
-            // the first stage holds no head: unchanged; the last gains exactly the buffers
-            CHECK(e.stages[0].memory.activations_GiB == e0.stages[0].memory.activations_GiB);
-            CHECK(e.stages[1].memory.activations_GiB == Approx(e0.stages[1].memory.activations_GiB + deferred_GiB(sc, held, sp)).epsilon(1e-12));
-            // the time is the one of before (the flush is not modelled), and a note says so
-            CHECK(e.iteration_time_s == e0.iteration_time_s);
-            bool noted = false;
-            for (const auto& n : e.notes) noted = noted || n.rfind("training.defer_embedding_wgrad_compute:", 0) == 0;
-            CHECK(noted);
-            CHECK(to_json(sc)["training"]["defer_embedding_wgrad_compute"] == true);
+        for (const char* plan : {kPlan, kInterleaved}) {
+            const Estimate e0 = estimate(base, parse_plan_text(plan, base));
+            for (const auto& [extra, held] : std::vector<std::pair<std::string, double>>{
+                     {kDefer, 7}, {std::string(kDefer) + R"(, "wgrad_deferral_limit": 3)", 3}, {std::string(kDefer) + R"(, "wgrad_deferral_limit": 20)", 7}}) {
+                INFO(extra << (sp ? ", sequence parallel" : "") << ", " << plan);
+                const Scenario sc = gpt(extra, sp);
+                const Estimate e = estimate(sc, parse_plan_text(plan, sc));
+                // the first stage holds no head: unchanged; the last gains exactly the buffers
+                CHECK(e.stages[0].memory.activations_GiB == e0.stages[0].memory.activations_GiB);
+                CHECK(e.stages[1].memory.activations_GiB == Approx(e0.stages[1].memory.activations_GiB + deferred_GiB(sc, held, sp)).epsilon(1e-12));
+                bool noted = false;
+                for (const auto& n : e.notes) noted = noted || n.rfind("training.defer_embedding_wgrad_compute:", 0) == 0;
+                CHECK(noted);
+                CHECK(to_json(sc)["training"]["defer_embedding_wgrad_compute"] == true);
+            }
         }
     }
     // gpt3-1.7b (h 2304, V 51200: 25,600 per TP rank) at TP 2, 2 samples of 2048 tokens, 7 held:
@@ -56,8 +64,100 @@ TEST_CASE("the deferred head weight gradient keeps min(k, m - 1) inputs and outp
     CHECK(deferred_GiB(gpt(""), 7, false) == Approx(1.4902).epsilon(1e-4));
 }
 
+TEST_CASE("under 1F1B with every micro-batch deferred the head's weight GEMMs leave the last stage's backwards for the flush", "[dag][deferred-wgrad]") {
+    const Scenario base = gpt("");
+    const Estimate e0 = estimate(base, parse_plan_text(kPlan, base));
+    const double w = e0.stages[1].replica_costs[0].head_wgrad_s;
+    REQUIRE(w > 0);
+    CHECK(e0.stages[0].replica_costs[0].head_wgrad_s == 0);
+    for (const std::string limit : {"", R"(, "wgrad_deferral_limit": 8)"}) {
+        const Scenario sc = gpt(kDefer + limit);
+        const Estimate e = estimate(sc, parse_plan_text(kPlan, sc));
+        const StageTimes &t0 = e0.stages[1].times, &t = e.stages[1].times;
+        CHECK(t.backward_s == Approx(t0.backward_s - w).epsilon(1e-12));
+        CHECK(t.deferred_wgrad_s == Approx(8 * w).epsilon(1e-12));
+        CHECK(t.last_backward_extra_s == Approx(t0.last_backward_extra_s + 8 * w).epsilon(1e-12));
+        CHECK(t.dp_sync_s == t0.dp_sync_s);  // no buckets: the whole sync after the flush
+        CHECK(e.stages[0].times.backward_s == e0.stages[0].times.backward_s);
+        // the DAG of these times, and the flush counted as compute in the breakdown
+        std::vector<StageTimes> times{e.stages[0].times, e.stages[1].times};
+        DagWorkspace ws;
+        CHECK(dag_iteration_time(times, 8, ws) == e.iteration_time_s);
+        // here stage 0 bounds the steady state and the flush hides in its drain: the same time
+        CHECK(e.iteration_time_s == Approx(e0.iteration_time_s).epsilon(1e-12));
+        const Json j = to_json(sc, e, false);
+        CHECK(j["stages"][1]["deferred_head_wgrad_s"].get<double>() == Approx(8 * w).epsilon(1e-9));
+    }
+    // a last stage with most of the blocks bounds the steady state: it gains (m - 1) w less what
+    // of the flush the drain does not hide, so the iteration is shorter
+    const char* heavy_last = R"({"micro_batch_size": 4, "num_micro_batches": 8, "stages": [{"group": 0, "num_layers": 8, "tp": 2, "dp": 2}, {"group": 0, "num_layers": 16, "tp": 2, "dp": 2}]})";
+    const Scenario dsc = gpt(kDefer);
+    const Estimate h0 = estimate(base, parse_plan_text(heavy_last, base)), h1 = estimate(dsc, parse_plan_text(heavy_last, dsc));
+    CHECK(h1.iteration_time_s < h0.iteration_time_s);
+    CHECK(h1.iteration_time_s >= h0.iteration_time_s - 8 * w);
+    // a limit below the micro-batches, an interleaved plan, one stage: the times of before
+    for (const auto& [extra, plan] : std::vector<std::pair<std::string, const char*>>{
+             {std::string(kDefer) + R"(, "wgrad_deferral_limit": 3)", kPlan}, {kDefer, kInterleaved}, {kDefer, kOneStage}}) {
+        INFO(extra << " " << plan);
+        const Scenario sc = gpt(extra);
+        const Estimate a = estimate(base, parse_plan_text(plan, base)), b = estimate(sc, parse_plan_text(plan, sc));
+        CHECK(a.iteration_time_s == b.iteration_time_s);
+    }
+    // one stage defers nothing at all (Megatron-Core refuses it): no buffers either
+    const Scenario one = gpt(kDefer);
+    CHECK(estimate(one, parse_plan_text(kOneStage, one)).stages[0].memory.activations_GiB ==
+          estimate(base, parse_plan_text(kOneStage, base)).stages[0].memory.activations_GiB);
+}
+
+TEST_CASE("with overlapped gradient buckets the head's bucket reduces after the flush: what is left is max(overhang - flush, one bucket)", "[dag][deferred-wgrad][overlap]") {
+    const Scenario base = gpt(R"(, "distributed_optimizer": true, "overlap_grad_reduce": true)");
+    const Scenario sc = gpt(R"(, "distributed_optimizer": true, "overlap_grad_reduce": true)" + std::string(kDefer));
+    const Estimate e0 = estimate(base, parse_plan_text(kPlan, base)), e = estimate(sc, parse_plan_text(kPlan, sc));
+    const StageTimes &t0 = e0.stages[1].times, &t = e.stages[1].times;
+    REQUIRE(t.grad_buckets > 1);
+    const double flush = t.deferred_wgrad_s;
+    CHECK(flush > 0);
+    // the chain of docs/model.md "Overlap" on the shorter last backward b (without its head GEMM):
+    // K buckets of g, sub-steps of r = b / K, x = r + kappa g when not communication-bound
+    const int K = t.grad_buckets;
+    const double g = t.grad_bucket_s, sync = K * g, b = t.backward_s, r = b / K;
+    const double kappa = sc.cluster.groups[0].device.comm_compute_slowdown;
+    const double x = sync * (1 - kappa) <= b ? r + kappa * g : r / (1 - kappa);
+    const double overhang = std::max(sync - (K - 1) * x, g);
+    CHECK(t.last_backward_extra_s == Approx((K - 1) * (x - r) + flush).epsilon(1e-9));
+    // (GPT-3's tied embeddings add their all-reduce after the whole synchronisation)
+    CHECK(t.dp_sync_s == Approx(std::max(g, overhang - flush) + t.embedding_sync_s).epsilon(1e-9));
+    CHECK(t0.backward_s - t.backward_s == Approx(flush / 8).epsilon(1e-9));
+    CHECK(t.grad_bucket_s == Approx(t0.grad_bucket_s).epsilon(1e-12));
+}
+
 TEST_CASE("wgrad_deferral_limit needs the deferral, and is an integer from 0", "[memory][deferred-wgrad][scenario]") {
     CHECK_THROWS_WITH(gpt(R"(, "wgrad_deferral_limit": 4)"), Catch::Matchers::Contains("scenario.training.wgrad_deferral_limit: needs defer_embedding_wgrad_compute true"));
     CHECK_THROWS_WITH(gpt(R"(, "defer_embedding_wgrad_compute": true, "wgrad_deferral_limit": -1)"), Catch::Matchers::Contains("scenario.training.wgrad_deferral_limit"));
     CHECK_THROWS_WITH(gpt(R"(, "defer_embedding_wgrad_compute": "yes")"), Catch::Matchers::Contains("scenario.training.defer_embedding_wgrad_compute"));
+}
+
+TEST_CASE("with the deferral the pruned search returns the exhaustive top-K, each plan scored as estimate scores it", "[search][differential][deferred-wgrad]") {
+    int checked = 0, deferred = 0;
+    std::int64_t pruned_evals = 0, exhaustive_evals = 0;
+    for (std::uint64_t seed = 13000; checked < 30; ++seed) {
+        std::mt19937_64 rng(seed);
+        Json j = search_test::random_scenario(rng);
+        j["training"]["defer_embedding_wgrad_compute"] = true;
+        if (seed % 3 == 0) j["training"]["wgrad_deferral_limit"] = 2;
+        if (seed % 2 == 0) j["training"]["distributed_optimizer"] = true, j["training"]["overlap_grad_reduce"] = true;
+        const Scenario sc = parse_scenario(j);
+        if (search_space_size(sc, false).plans > 3e4) continue;
+        INFO("seed " << seed << ": " << to_json(sc).dump());
+        const SearchResult pr = search_test::require_pruned_equals_exhaustive(sc, search_test::quiet(3), search_test::quiet(3, true), pruned_evals, exhaustive_evals);
+        for (std::size_t k = 0; k < pr.plans.size(); ++k) {
+            const Estimate e = estimate(sc, pr.plans[k].plan);
+            REQUIRE(e.iteration_time_s == pr.scores[k]);
+            deferred += e.stages.back().times.deferred_wgrad_s > 0;
+        }
+        ++checked;
+    }
+    INFO(deferred << " listed plans defer their head's weight gradients");
+    CHECK(deferred >= 15);
+    CHECK(pruned_evals < exhaustive_evals);
 }

@@ -440,7 +440,11 @@ test('the deferred head weight gradient writes its two flags (Megatron-LM argume
   const on = run({ defer_embedding_wgrad_compute: true, wgrad_deferral_limit: 8 });
   assert.deepEqual(on.args.find(([n]) => n === '--defer-embedding-wgrad-compute'), ['--defer-embedding-wgrad-compute']);
   assert.deepEqual(on.args.find(([n]) => n === '--wgrad-deferral-limit'), ['--wgrad-deferral-limit', 8]);
-  assert.ok(on.notes.some((n) => /--defer-embedding-wgrad-compute: the planner counts the deferred buffers/.test(n)));
+  assert.ok(on.notes.some((n) => /--defer-embedding-wgrad-compute: the planner keeps the deferred buffers/.test(n)));
+  // one stage: Megatron-Core refuses the deferral, so no flag, and a note says why
+  const one = megatronArgs({ ...est, stages: [{ ...est.stages[0], num_layers: 32 }] }, { model: 'llama3-8b', training: { global_batch_size: 64, defer_embedding_wgrad_compute: true } }, {});
+  assert.equal(one.args.find(([n]) => n === '--defer-embedding-wgrad-compute'), undefined);
+  assert.ok(one.notes.some((n) => /refuses it without pipeline parallelism/.test(n)));
   const all = run({ defer_embedding_wgrad_compute: true });
   assert.equal(all.args.find(([n]) => n === '--wgrad-deferral-limit'), undefined);
   assert.equal(run({}).args.find(([n]) => n === '--defer-embedding-wgrad-compute'), undefined);

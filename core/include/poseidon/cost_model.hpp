@@ -6,6 +6,9 @@
 #include <optional>
 #include <vector>
 
+#include "poseidon/context_parallel.hpp"
+#include "poseidon/fsdp.hpp"
+#include "poseidon/low_precision.hpp"
 #include "poseidon/profile.hpp"
 #include "poseidon/types.hpp"
 
@@ -142,6 +145,7 @@ struct ReplicaCost {
     double backward_ep_comm_s = 0;
     double ep_pair_save_s = 0;  // one block's saving in a merged pair (combined_1f1b.hpp), and the pass's blocks
     int pair_layers = 0;
+    double head_wgrad_s = 0;  // the LM head's weight-gradient GEMMs of one backward (last stage, its MTP passes included)
     CostSources sources;            // optimizer and links are filled by evaluate_stages
 };
 
@@ -257,6 +261,10 @@ struct StageTimes {
     // with compute at rate 1 - stream_slowdown beside them (docs/model.md, "Overlap under
     // interleaving"); the step and ready fields and the extras stay 0 there.
     double stream_slowdown = 0;
+    // training.defer_embedding_wgrad_compute (1F1B, every micro-batch deferred): the head's
+    // weight gradients of all micro-batches at the flush, part of last_backward_extra_s
+    // (backward_s is then without them; defer_head_wgrad).
+    double deferred_wgrad_s = 0;
     // combined_1f1b.hpp: merged pairs save pair_save_per_layer_s per block of the smaller pass;
     // forward_s and backward_s are less pair_reserve_s, which an unmerged pass takes back
     bool merged_pairs = false;
@@ -348,22 +356,6 @@ double dp_sync_s(const Scenario& sc, const StagePlan& stage, const StagePlacemen
 
 double bytes_per_element(Precision p);
 
-// ---- Low precision (core/src/low_precision.cpp; docs/model.md, "Low precision") ----
-
-// The dense tensor peak of a low-precision recipe on a device in TFLOP/s; 0 where it has none.
-double low_precision_tflops(const Device& d, Precision p);
-// What one recipe stores per element of a quantised GEMM operand on a device.
-struct QuantRecipe {
-    double operand_bytes = 0;       // the quantised value and its share of the scales (0: no quantisation)
-    bool columnwise_copy = false;   // the backward needs a second, column-wise (transposed) copy
-    bool amax_pass = false;         // the scale needs a pass over the tensor before the cast (current scaling)
-    double hadamard_read_bytes = 0; // extra bytes read per element of the column-wise copy (NVFP4's transform)
-};
-QuantRecipe quant_recipe(const Device& d, Precision p);
-// Memory-bound time to quantise `tensors` bf16 tensors of `elements` in all into a recipe's operands.
-double quantize_s(const QuantRecipe& q, double elements, int tensors, double mem_rate_Bps, double kernel_s);
-// Bytes per linear-layer parameter of the quantised compute copies of the weights (0 in bf16).
-double compute_weight_bytes_per_param(const Device& d, const Training& tr);
 // A device's fp32 matrix rate without TF32 (fp32_tflops, or peak / 8 when the preset omits it).
 double fp32_tflops_of(const Device& d);
 // The memory bandwidth memory-bound kernels reach, in bytes/s.
@@ -382,32 +374,14 @@ int grad_bucket_count(double params, int dp = 1);
 // sync_s reduced in buckets during a last backward whose compute is backward_s, compute running
 // at rate 1 - slowdown while a bucket runs beside it (docs/model.md, "Overlap").
 void set_grad_buckets(StageTimes& t, double sync_s, double backward_s, double params, double slowdown, int dp = 1);
+// Megatron-Core's deferred head weight gradient under 1F1B (docs/model.md, "Deferred head weight
+// gradient"): whether every micro-batch's is deferred, and the flush of flush_s after the last
+// backward (t.backward_s already without one micro-batch's), before the gradient buckets left.
+bool defers_every_head_wgrad(const Training& tr, const Plan& plan);
+void defer_head_wgrad(StageTimes& t, double flush_s);
 // Fills t's param_gather_* fields and first_forward_extra_s for an all-gather of gather_s
 // overlapping a first forward whose compute is forward_s (docs/model.md, "Overlap").
 void set_param_gather(StageTimes& t, double gather_s, double forward_s, double params, double slowdown, int dp = 1);
-
-// Context parallelism (core/src/context_parallel.cpp): the bandwidth per GPU and the step latency
-// of the exchanges among the cp ranks of a replica of tp x cp GPUs of group g.
-struct CpLink {
-    double bw_GBps = 0, latency_s = 0;
-};
-CpLink cp_link(const Group& g, int tp, int cp);
-// What the exchange of keys and values adds to one block's attention forward and backward (the
-// attention of the cp ranks' own queries taking core_forward_s / core_backward_s), and its
-// volume per GPU: kv_bytes = one rank's keys and values of one block.
-struct CpExtra {
-    double forward_s = 0, backward_s = 0;
-};
-CpExtra cp_extra(const std::string& comm_type, int cp, double core_forward_s, double core_backward_s, double kv_bytes, double qkv_bytes, double out_bytes,
-                 const CpLink& link, double kappa);
-
-// Megatron-FSDP (core/src/fsdp.cpp): what the per-block parameter all-gathers (gather_s each)
-// and gradient reduce-scatters (reduce_scatter_s each) add to one forward and one backward of
-// `layers` blocks of the given compute times, prefetched one block ahead on the communication stream.
-struct FsdpExtra {
-    double forward_s = 0, backward_s = 0;
-};
-FsdpExtra fsdp_extra(double layer_forward_s, double layer_backward_s, int layers, double gather_s, double reduce_scatter_s, double kappa);
 
 // A stack whose sends block the sender (stack.p2p_blocking): each send's time moves into the
 // sending F/B node and the send node becomes instantaneous, which is exact for the DAG (the link
