@@ -64,6 +64,8 @@ export const TRAINING_FIELDS = [
   { key: 'overlap_moe_expert_parallel_comm', kind: 'bool', label: 'MoE: token exchange of one micro-batch beside another\'s compute (combined 1F1B; a pipeline runs interleaved)', def: false, omitDefault: true },
   // Megatron-Core's --cuda-graph-impl; full_iteration replays without the host (docs/model.md)
   // Megatron-Core's deferred head weight gradient: memory on the last stage (docs/model.md, "Memory per GPU")
+  // with full recompute: the first N blocks of each stage (Megatron-Core's block method); empty = all
+  { key: 'recompute_num_layers', kind: 'int', label: 'blocks recomputed per stage (full recompute; empty = all)', hint: 'all' },
   { key: 'defer_embedding_wgrad_compute', kind: 'bool', label: 'defer the LM head\'s weight gradient to the pipeline flush (buffers on the last stage)', def: false, omitDefault: true },
   { key: 'wgrad_deferral_limit', kind: 'int', label: 'micro-batches deferred (0 = all)', hint: '0' },
   { key: 'cuda_graph_impl', kind: 'select', label: 'CUDA graphs (full_iteration: the iteration replays without the host)', options: ['none', 'local', 'transformer_engine', 'full_iteration'], def: 'none', omitDefault: true },

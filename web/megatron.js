@@ -278,7 +278,9 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
   const modules = training.recompute === 'selective' && Array.isArray(training.recompute_modules) ? training.recompute_modules : ['core_attn'];
   if (training.recompute === 'selective' && modules.join() === 'core_attn') args.push(['--recompute-activations']);
   else if (training.recompute === 'selective') args.push(['--recompute-granularity', 'selective'], ['--recompute-modules', ...modules]);
-  if (training.recompute === 'full') args.push(['--recompute-granularity', 'full'], ['--recompute-method', 'uniform'], ['--recompute-num-layers', 1]);
+  // every block (uniform, one at a time), or the first N of each stage / chunk (block method)
+  if (training.recompute === 'full' && training.recompute_num_layers > 0) args.push(['--recompute-granularity', 'full'], ['--recompute-method', 'block'], ['--recompute-num-layers', training.recompute_num_layers]);
+  else if (training.recompute === 'full') args.push(['--recompute-granularity', 'full'], ['--recompute-method', 'uniform'], ['--recompute-num-layers', 1]);
   if (training.flash_attention !== false) {
     if (noFlash.length) notes.push(`--use-flash-attn is left out: FlashAttention needs an Ampere or newer GPU, and ${list(noFlash)} ${noFlash.length === 1 ? 'is' : 'are'} older (no TF32 in its device data, docs/presets.md). Attention then materialises the s × s scores, which the plan (flash_attention on) did not count: check the memory, or plan with flash_attention off.`);
     else args.push(['--use-flash-attn']);

@@ -304,8 +304,12 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
         recompute_tp = rx.tp_s + rx.ep_s;
         recompute_ep = rx.ep_s;
     }
+    // a block that recomputes, and one that does not (full recompute of the first
+    // recompute_num_layers blocks only: Megatron-Core's block method)
     double layer_bwd = bwd_local + bwd_tp + ep_bwd + recompute + recompute_tp;
     double layer_fwd_tp = fwd_tp, layer_bwd_tp = bwd_tp + recompute_tp;
+    const bool some_blocks = tr.recompute == Recompute::full && tr.recompute_num_layers > 0;
+    const double recomputed = some_blocks ? std::min(tr.recompute_num_layers, num_layers) : num_layers;
     if (tr.overlap_moe_expert_parallel_comm && moe_share > 0)
         rc.ep_pair_save_s = ep_pair_save_s({layer_fwd - moe_fwd - ep_fwd, moe_fwd, ep_fwd}, {layer_bwd - moe_bwd - ep_bwd, moe_bwd, ep_bwd}, kappa);
 
@@ -322,20 +326,25 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     };
     measured(ProfileField::layer_forward, layer_fwd, &layer_fwd_tp, rc.sources.layer_forward);
     measured(ProfileField::layer_backward, layer_bwd, &layer_bwd_tp, rc.sources.layer_backward);
+    // (a measured block is what was measured, recomputing or not: it stands for every block)
+    const bool measured_bwd = rc.sources.layer_backward != CostSource::analytic;
+    const double plain_bwd = some_blocks && !measured_bwd ? layer_bwd - recompute - recompute_tp : layer_bwd;
+    const double plain_bwd_tp = some_blocks && !measured_bwd ? bwd_tp : layer_bwd_tp;
 
     // The schedule's fixed cost of one micro-batch pass on a stage (docs/model.md, "Software stacks").
     const double pass_s = host_free ? 0.0 : tr.stack.pass_overhead_us * 1e-6;
     rc.layer_forward_s = layer_fwd;
-    rc.layer_backward_s = layer_bwd;
+    const double blocks_bwd = recomputed * layer_bwd + (num_layers - recomputed) * plain_bwd;
+    rc.layer_backward_s = num_layers > 0 ? blocks_bwd / num_layers : layer_bwd;
     // (a measured block keeps the analytic saving, never more than either pass)
     rc.ep_pair_save_s = std::min({rc.ep_pair_save_s, layer_fwd, layer_bwd});
     rc.pair_layers = num_layers;
     rc.forward_s = num_layers * layer_fwd + pass_s;
-    rc.backward_s = num_layers * layer_bwd + pass_s;
+    rc.backward_s = blocks_bwd + pass_s;
     rc.forward_tp_comm_s = num_layers * layer_fwd_tp;
-    rc.backward_tp_comm_s = num_layers * layer_bwd_tp;
+    rc.backward_tp_comm_s = recomputed * layer_bwd_tp + (num_layers - recomputed) * plain_bwd_tp;
     rc.forward_ep_comm_s = num_layers * ep_fwd;
-    rc.backward_ep_comm_s = num_layers * (ep_bwd + recompute_ep);
+    rc.backward_ep_comm_s = num_layers * ep_bwd + recomputed * recompute_ep;
 
     if (pos.first()) {
         // Embedding gather, position add and dropout (memory bound, about 6 accesses of T x h;
@@ -380,14 +389,15 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
             // there: the layout's "m" before "L"; DeepSeek-V3 arXiv 2412.19437 sec. 2.2): each is
             // one more block (costed as the average block), the column-parallel projection of
             // [embedding; hidden] to h, and another pass through the shared head and loss.
+            // (The block method recomputes decoder blocks only: an MTP block then keeps its own.)
             const double k = m.mtp_layers;
             const double proj = linear_s(T, h / t, 2 * h);
             rc.forward_s += k * (layer_fwd + proj + head_fwd);
-            rc.backward_s += k * (layer_bwd + 2 * proj + head_bwd);
+            rc.backward_s += k * ((some_blocks ? plain_bwd : layer_bwd) + 2 * proj + head_bwd);
             rc.forward_tp_comm_s += k * layer_fwd_tp;
-            rc.backward_tp_comm_s += k * (layer_bwd_tp + head_tp);
+            rc.backward_tp_comm_s += k * ((some_blocks ? plain_bwd_tp : layer_bwd_tp) + head_tp);
             rc.forward_ep_comm_s += k * ep_fwd;
-            rc.backward_ep_comm_s += k * (ep_bwd + recompute_ep);
+            rc.backward_ep_comm_s += k * (ep_bwd + (some_blocks ? 0.0 : recompute_ep));
         }
     }
 

@@ -136,13 +136,18 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
         working = std::min(full_layer, rs.per_token_bytes * s * b + avg.router_share * rs.moe_block_bytes);
         per_layer = full_layer - working;
     }
+    // blocks that recompute keep per_layer, the others full_layer (all of them, or the first
+    // recompute_num_layers decoder blocks with Megatron-Core's block method)
+    const double blocks = num_layers + (mtp_here ? m.mtp_layers : 0);
+    double recomputing = blocks;
     if (tr.recompute == Recompute::full) {
         per_layer = 2 * s * b * h / (sp ? t : 1.0) * scale;  // only the block input is kept
+        if (tr.recompute_num_layers > 0) recomputing = std::min(tr.recompute_num_layers, num_layers);
         working = full_layer;                                 // one block re-materialised at a time
     }
     const double in_flight =
         pos.in_flight >= 0 ? pos.in_flight : static_cast<double>(one_f_one_b_in_flight(pos.index, pos.num_stages, pos.num_micro_batches, merges_passes(sc)));
-    double act = per_layer * (num_layers + (mtp_here ? m.mtp_layers : 0)) * in_flight + working;
+    double act = (per_layer * recomputing + full_layer * (blocks - recomputing)) * in_flight + working;
     if (pos.first()) act += (2 * s * b * h * scale + (m.hidden_dropout > 0 ? s * b * h : 0.0)) / (sp ? t : 1.0) * in_flight;  // embedding output + dropout mask
     if (pos.last()) act += 2 * s * b * h * scale;  // the final norm's output
     if (pos.last() && pos.num_stages > 1 && tr.defer_embedding_wgrad_compute) {

@@ -343,7 +343,7 @@ Scenario parse_scenario(const Json& j) {
         if (tr.ok()) {
             tr.reject_unknown({"global_batch_size", "global_batch_tolerance", "precision", "recompute", "sequence_parallel", "distributed_optimizer", "flash_attention", "tf32", "stack",
                                "overlap_grad_reduce", "overlap_param_gather", "tp_comm_overlap", "grad_reduce_dtype", "fp8_param_gather", "fsdp", "cp_comm_type",
-                               "moe_imbalance", "moe_token_dispatcher", "cuda_graph_impl", "recompute_modules", "fsdp_sharding", "moe_shared_expert_overlap",
+                               "moe_imbalance", "moe_token_dispatcher", "cuda_graph_impl", "recompute_modules", "recompute_num_layers", "fsdp_sharding", "moe_shared_expert_overlap",
                                "overlap_moe_expert_parallel_comm", "defer_embedding_wgrad_compute", "wgrad_deferral_limit"});
             if (auto v = tr.integer("global_batch_size", true, 1, max_global_batch_size)) sc.training.global_batch_size = *v;
             if (auto v = tr.number("global_batch_tolerance", false, 0, true, 0.5)) sc.training.global_batch_tolerance = *v;
@@ -351,6 +351,12 @@ Scenario parse_scenario(const Json& j) {
                 sc.training.precision = *precision_from_string(*v);
             if (auto v = tr.choice("recompute", false, {"none", "selective", "full"}))
                 sc.training.recompute = *v == "none" ? Recompute::none : *v == "selective" ? Recompute::selective : Recompute::full;
+            if (auto v = tr.integer("recompute_num_layers", false, 1, max_num_layers)) {
+                if (sc.training.recompute == Recompute::full)
+                    sc.training.recompute_num_layers = static_cast<int>(*v);
+                else
+                    problems.add(tr.path_of("recompute_num_layers"), "needs recompute \"full\" (Megatron-Core's --recompute-num-layers with --recompute-method block recomputes whole blocks); recompute is " + to_string(sc.training.recompute));
+            }
             if (const Json* v = tr.get("recompute_modules")) {
                 if (sc.training.recompute == Recompute::selective)
                     read_recompute_modules(*v, tr.path_of("recompute_modules"), problems, sc.training.recompute_modules);

@@ -130,6 +130,7 @@ Json to_json(const Scenario& sc) {
     if (!sc.training.grad_reduce_dtype.empty()) j["training"]["grad_reduce_dtype"] = sc.training.grad_reduce_dtype;
     if (sc.training.recompute == Recompute::selective && !sc.training.recompute_modules.only_core_attn())
         j["training"]["recompute_modules"] = to_json(sc.training.recompute_modules);
+    if (sc.training.recompute_num_layers > 0) j["training"]["recompute_num_layers"] = sc.training.recompute_num_layers;
     if (sc.training.fp8_param_gather) j["training"]["fp8_param_gather"] = true;
     if (sc.training.fsdp) j["training"]["fsdp"] = true;
     if (sc.training.defer_embedding_wgrad_compute) j["training"]["defer_embedding_wgrad_compute"] = true;

@@ -450,6 +450,14 @@ test('the deferred head weight gradient writes its two flags (Megatron-LM argume
   assert.equal(run({}).args.find(([n]) => n === '--defer-embedding-wgrad-compute'), undefined);
 });
 
+test('full recompute of the first N blocks writes the block method; of every block the uniform one', () => {
+  const est = { plan: { micro_batch_size: 2, num_micro_batches: 8, virtual_stages: 1 },
+    stages: [{ tp: 1, dp: 8, gpus: 8, num_layers: 32, device: 'h100-sxm5-80gb', samples_per_replica: 1 }] };
+  const flags = (training) => megatronArgs(est, { model: 'llama3-8b', training: { global_batch_size: 16, ...training } }, {}).args.filter(([n]) => /^--recompute/.test(n));
+  assert.deepEqual(flags({ recompute: 'full', recompute_num_layers: 4 }), [['--recompute-granularity', 'full'], ['--recompute-method', 'block'], ['--recompute-num-layers', 4]]);
+  assert.deepEqual(flags({ recompute: 'full' }), [['--recompute-granularity', 'full'], ['--recompute-method', 'uniform'], ['--recompute-num-layers', 1]]);
+});
+
 test('planTraining: the plan\'s precision and FSDP replace the training\'s; the low-precision gather only where it applies', () => {
   const t = { global_batch_size: 8, precision: 'fp8', fp8_param_gather: true, distributed_optimizer: true };
   assert.equal(planTraining(t, {}), t);

@@ -200,6 +200,11 @@ struct Training {
     Precision precision = Precision::bf16;
     Recompute recompute = Recompute::none;
     RecomputeModules recompute_modules;  // read only when recompute is selective
+    // With recompute full: Megatron-Core's --recompute-method block --recompute-num-layers N, the
+    // first N blocks of each pipeline stage (of each model chunk under interleaving) recomputed
+    // and the others keeping their activations; 0 = every block (--recompute-method uniform
+    // --recompute-num-layers 1, the default). docs/model.md, "Recomputing some blocks".
+    int recompute_num_layers = 0;
     bool sequence_parallel = false;
     bool distributed_optimizer = false;
     bool flash_attention = true;
