@@ -141,6 +141,7 @@ std::vector<BridgeRun> bridge_moe_runs() {
             st.replicas.push_back({0, tp, dp, mbs});
             run.plan.stages.push_back(st);
         }
+        recompute_to_fit(run);
         out.push_back(std::move(run));
     }
     return out;

@@ -19,7 +19,12 @@ struct BridgeRun {
     Plan plan;
     double measured_tokens_per_s_per_gpu = 0;
     std::string excluded;      // why the row is not estimated (a setting the model lacks), or ""
+    std::string config;        // what the harness chose that the row does not publish, or ""
 };
+// A run that does not fit without recomputation must have recomputed (or offloaded), which the
+// published table does not say: the fewest blocks of full recomputation per stage that fit
+// (Megatron-Core's block method), named in run.config; nothing where it fits as published.
+void recompute_to_fit(BridgeRun& run);
 
 // The data file, its published systems as clusters of the default presets, its precision names.
 Json read_bridge_data();

@@ -17,12 +17,15 @@ TEST_CASE("Megatron-Bridge dense Llama 3 rows: predicted to fit, tokens/s per GP
     const Table t = bridge_dense_table(runs, &fit);
     REQUIRE(t.cases.size() == 25);
     // Llama 3 70B under FSDP at TP 1, PP 1 and micro-batch 2 holds 80 blocks of activations of
-    // 16,384 tokens: more than a GB200 or GB300 has without recomputation or activation offloading,
-    // which the published rows do not state and the model does not have (docs/validation.md).
+    // 16,384 tokens: more than a GB200 or GB300 has without recomputation, which the published rows
+    // do not state; those four recompute the fewest blocks that fit (recompute_to_fit: 18 of 80 on
+    // GB300, 44 on GB200), every other row runs as published (docs/validation.md).
     for (std::size_t i = 0; i < fit.size(); ++i) {
         INFO(t.cases[i].name);
         const bool fsdp_70b = t.cases[i].name.find("70B") != std::string::npos && t.cases[i].name.find("FSDP") != std::string::npos;
-        CHECK(fit[i] != fsdp_70b);
+        CHECK(fit[i]);
+        CHECK(t.cases[i].detail.empty() != fsdp_70b);
+        if (fsdp_70b) CHECK(std::abs(t.cases[i].rel_error()) <= 0.10);
     }
     double sum = 0;
     int n = 0;
@@ -35,11 +38,11 @@ TEST_CASE("Megatron-Bridge dense Llama 3 rows: predicted to fit, tokens/s per GP
             sum += std::abs(c.rel_error());
             ++n;
         }
-    CHECK(sum / n <= 0.075);  // 7.4 %
+    CHECK(sum / n <= 0.068);  // 6.7 %
     // The issue's bound is 25 % for every row; the NVFP4 rows are still predicted 19-41 % fast (the
     // model gives NVFP4 GEMMs FP8's efficiency; docs/validation.md): this guards today's figures
-    // (all rows: MAPE 10.6 %, largest 41.1 %) until they are not.
-    CHECK(t.mape() <= 0.107);
+    // (all rows: MAPE 10.1 %, largest 41.1 %) until they are not.
+    CHECK(t.mape() <= 0.101);
     CHECK(t.max_abs_error() <= 0.412);
 }
 
@@ -58,10 +61,11 @@ TEST_CASE("Megatron-Bridge MoE rows: every row with a precision estimated on the
     // NOT the issue's acceptance (MAPE <= 10 %, none over 25 %): GPT-OSS and the H100 Qwen3 30B-A3B
     // rows are predicted far faster than measured, the Qwen3 235B-A22B rows across GB200 racks
     // slower (docs/validation.md lists what is not modelled). This guards today's figures until
-    // they are met.
-    CHECK(fits >= 35);
-    CHECK(t.mape() <= 0.265);
-    CHECK(t.max_abs_error() <= 1.108);
+    // they are met. Every row fits: 25.11 H100 GPT-OSS 120B at MBS 4 recomputes the fewest blocks
+    // that fit (recompute_to_fit), as it must have to run.
+    CHECK(fits == 36);
+    CHECK(t.mape() <= 0.255);  // 25.4 %
+    CHECK(t.max_abs_error() <= 1.092);
 }
 
 TEST_CASE("the host time of the dropless MoE layer reproduces what NVIDIA's full-iteration CUDA graphs gained", "[validation][bridge][moe][host]") {

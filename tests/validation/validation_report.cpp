@@ -35,8 +35,9 @@ std::string report() {
     int fits = 0;
     for (bool f : fit) fits += f;
     char line[160];
-    std::snprintf(line, sizeof line, "\n%d of %zu rows predicted to fit. Rows not estimated yet:\n\n", fits, fit.size());
-    out += "\n### Megatron-Bridge (2025-26 hardware and precisions)\n\n" + to_markdown(bt) + line + bridge_excluded_markdown(bridge);
+    const std::string excluded = bridge_excluded_markdown(bridge);
+    std::snprintf(line, sizeof line, "\n%d of %zu rows predicted to fit.%s\n", fits, fit.size(), excluded.empty() ? "" : " Rows not estimated yet:\n");
+    out += "\n### Megatron-Bridge (2025-26 hardware and precisions)\n\n" + to_markdown(bt) + line + excluded;
     const auto moe = bridge_moe_runs();
     std::vector<bool> moe_fit;
     const Table mt = bridge_table(moe, &moe_fit, "Megatron-Bridge MoE runs (tokens/s per GPU)");
