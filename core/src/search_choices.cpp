@@ -69,40 +69,18 @@ std::vector<std::pair<std::optional<Precision>, std::optional<bool>>> training_c
 SearchRun run_grids(const Scenario& sc, const SearchOptions& options, const std::function<SearchRun(const Scenario&, const SearchOptions&)>& run_one) {
     const auto choices = training_choices(sc, options);
     if (choices.size() == 1 && !choices[0].first && !choices[0].second) return run_grid_set(sc, options, run_one);
-    SearchRun out;
-    TopK top(options.top_k);
-    bool first = true;
     std::string list;
-    for (const auto& [precision, fsdp] : choices) {
-        list += (list.empty() ? "" : ", ") + choice_text(precision, fsdp);
-        Plan choice;
-        choice.precision = precision;
-        choice.fsdp = fsdp;
-        const Scenario one = scenario_for_plan(sc, choice, "options");
-        SearchOptions o = options;
-        o.prune_above_s = std::min(o.prune_above_s, top.threshold());
-        if (!first) {
-            // the choices share the time limit: each gets what the ones before it left
-            o.time_limit_s = options.time_limit_s - seconds_since(out.t0);
-            if (o.time_limit_s <= 0) {
-                out.stats.stopped_by = "time limit";
-                out.stats.complete = false;
-                break;
-            }
-        }
-        SearchRun run = run_grid_set(one, o, run_one);
-        if (first) out.t0 = run.t0, out.soft_deadline_s = run.soft_deadline_s, out.stats = run.stats;
-        else add_stats(out.stats, run.stats);
-        first = false;
-        for (Found& f : run.found) {
-            f.plan.precision = precision;
-            f.plan.fsdp = fsdp;
-            top.insert(f.time, std::move(f.plan), f.dag_time);
-        }
-        if (!run.stats.stopped_by.empty()) break;
-    }
+    for (const auto& [precision, fsdp] : choices) list += (list.empty() ? "" : ", ") + choice_text(precision, fsdp);
+    SearchRun out = run_in_turn(
+        choices.size(), options,
+        [&](std::size_t i, SearchOptions o) {
+            Plan choice;
+            choice.precision = choices[i].first;
+            choice.fsdp = choices[i].second;
+            return run_grid_set(scenario_for_plan(sc, choice, "options"), o, run_one);
+        },
+        [&](std::size_t i, Plan& plan) { plan.precision = choices[i].first, plan.fsdp = choices[i].second; });
     out.stats.notes.push_back("training choices searched: " + list + "; each plan carries its own (plan.precision, plan.fsdp)");
-    out.found = top.list();
     return out;
 }
 

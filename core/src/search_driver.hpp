@@ -91,6 +91,11 @@ SearchRun run_parallel_grids(const Scenario& sc, const SearchOptions& options, i
 // With the training choices of options.precisions and options.fsdp (search_choices.cpp): once
 // per choice, its plans carrying it, the top K merged.
 SearchRun run_grids(const Scenario& sc, const SearchOptions& options, const std::function<SearchRun(const Scenario&, const SearchOptions&)>& run_one);
+// One search per variant in turn (the grids, the training choices; search_grids.cpp): each bounded
+// by the top K of the ones before it and given the time they left, `tag` marking its plans; the
+// top K merged.
+SearchRun run_in_turn(std::size_t n, const SearchOptions& options, const std::function<SearchRun(std::size_t, SearchOptions)>& run_variant,
+                      const std::function<void(std::size_t, Plan&)>& tag = {});
 // The grids of one training choice (search_grids.cpp).
 SearchRun run_grid_set(const Scenario& sc, const SearchOptions& options, const std::function<SearchRun(const Scenario&, const SearchOptions&)>& run_one);
 // The training choices searched: (precision, fsdp) pairs, each empty where the scenario's holds;

@@ -69,25 +69,17 @@ std::vector<std::array<int, 3>> search_grids(const Scenario& sc) {
     return out;
 }
 
-SearchRun run_grid_set(const Scenario& sc, const SearchOptions& options, const std::function<SearchRun(const Scenario&, const SearchOptions&)>& run_one) {
-    const auto grids = search_grids(sc);
-    if (grids.size() == 1) return run_one(sc, options);
-    const auto egrids = expert_grids(sc);
-    const auto cps = context_parallel_sizes(sc);
+SearchRun run_in_turn(std::size_t n, const SearchOptions& options, const std::function<SearchRun(std::size_t, SearchOptions)>& run_variant,
+                      const std::function<void(std::size_t, Plan&)>& tag) {
     SearchRun out;
     TopK top(options.top_k);
-    bool first = true;
-    for (const auto& [cp, ep, etp] : grids) {
-        Scenario one = sc;
-        one.search_ep = ep, one.search_etp = etp, one.search_cp = cp;
-        // the K-th key of the grids searched so far bounds what this grid may add (as a slice of a
-        // sharded search is bounded by the others': docs/search.md, "Shards")
+    for (std::size_t i = 0; i < n; ++i) {
+        // the K-th key of the variants searched so far bounds what this one may add (as a slice of
+        // a sharded search is bounded by the others': docs/search.md, "Shards")
         SearchOptions o = options;
         o.prune_above_s = std::min(o.prune_above_s, top.threshold());
-        // stages that mix GPU types are one-stage plans of the context-parallel size 1
-        if (cp > 1) o.mixed_stages = false;
-        if (!first) {
-            // the grids share the time limit: each gets what the ones before it left
+        if (i > 0) {
+            // the variants share the time limit: each gets what the ones before it left
             o.time_limit_s = options.time_limit_s - seconds_since(out.t0);
             if (o.time_limit_s <= 0) {
                 out.stats.stopped_by = "time limit";
@@ -95,13 +87,32 @@ SearchRun run_grid_set(const Scenario& sc, const SearchOptions& options, const s
                 break;
             }
         }
-        SearchRun run = run_one(one, o);
-        if (first) out.t0 = run.t0, out.soft_deadline_s = run.soft_deadline_s, out.stats = run.stats;
+        SearchRun run = run_variant(i, o);
+        if (i == 0) out.t0 = run.t0, out.soft_deadline_s = run.soft_deadline_s, out.stats = run.stats;
         else add_stats(out.stats, run.stats);
-        first = false;
-        for (Found& f : run.found) top.insert(f.time, std::move(f.plan), f.dag_time);
+        for (Found& f : run.found) {
+            if (tag) tag(i, f.plan);
+            top.insert(f.time, std::move(f.plan), f.dag_time);
+        }
         if (!run.stats.stopped_by.empty()) break;
     }
+    out.found = top.list();
+    return out;
+}
+
+SearchRun run_grid_set(const Scenario& sc, const SearchOptions& options, const std::function<SearchRun(const Scenario&, const SearchOptions&)>& run_one) {
+    const auto grids = search_grids(sc);
+    if (grids.size() == 1) return run_one(sc, options);
+    const auto egrids = expert_grids(sc);
+    const auto cps = context_parallel_sizes(sc);
+    SearchRun out = run_in_turn(grids.size(), options, [&](std::size_t i, SearchOptions o) {
+        const auto& [cp, ep, etp] = grids[i];
+        Scenario one = sc;
+        one.search_ep = ep, one.search_etp = etp, one.search_cp = cp;
+        // stages that mix GPU types are one-stage plans of the context-parallel size 1
+        if (cp > 1) o.mixed_stages = false;
+        return run_one(one, o);
+    });
     if (egrids.size() > 1 || egrids[0] != std::pair<int, int>{1, 1}) {
         std::string list;
         for (const auto& [ep, etp] : egrids) list += (list.empty() ? "" : ", ") + std::to_string(ep) + "x" + std::to_string(etp);
@@ -114,7 +125,6 @@ SearchRun run_grid_set(const Scenario& sc, const SearchOptions& options, const s
                                   " >= " + std::to_string(kCpMinSeqLength) + "), every stage of a plan with the same cp" +
                                   (options.mixed_stages ? "; stages that mix GPU types with cp 1 only" : ""));
     }
-    out.found = top.list();
     return out;
 }
 
