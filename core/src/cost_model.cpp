@@ -74,31 +74,6 @@ double effective_peak_flops(const Device& d, const Training& tr) {
 
 double effective_memory_bw(const Device& d) { return d.memory_bw_GBps * GB * d.memory_bw_efficiency; }
 
-CostSource CostSources::forward() const {
-    CostSource s = layer_forward;
-    if (embedding_forward) s = std::min(s, *embedding_forward);
-    if (head_forward) s = std::min(s, *head_forward);
-    return s;
-}
-
-CostSource CostSources::backward() const {
-    CostSource s = layer_backward;
-    if (embedding_backward) s = std::min(s, *embedding_backward);
-    if (head_backward) s = std::min(s, *head_backward);
-    return s;
-}
-
-Json to_json(const CostSources& s) {
-    Json j = {{"forward", to_string(s.forward())},         {"backward", to_string(s.backward())},
-              {"optimizer", to_string(s.optimizer)},       {"links", to_string(s.links)},
-              {"layer_forward", to_string(s.layer_forward)}, {"layer_backward", to_string(s.layer_backward)}};
-    if (s.embedding_forward) j["embedding_forward"] = to_string(*s.embedding_forward);
-    if (s.embedding_backward) j["embedding_backward"] = to_string(*s.embedding_backward);
-    if (s.head_forward) j["head_forward"] = to_string(*s.head_forward);
-    if (s.head_backward) j["head_backward"] = to_string(*s.head_backward);
-    return j;
-}
-
 // Activations, gradients and the bf16 parameters of the low-precision recipes are 2 bytes.
 double bytes_per_element(Precision p) { return p == Precision::fp32 ? 4.0 : 2.0; }
 

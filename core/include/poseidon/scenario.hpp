@@ -38,6 +38,9 @@ ModelSpec parse_model(const Json& j, const std::string& path, Problems& problems
 Cluster parse_cluster(const Json& j, const std::string& path, Problems& problems);
 // A stack preset id or an inline stack object (optionally {"base": id, ...overrides}).
 Stack parse_stack(const Json& j, const std::string& path, Problems& problems);
+// The scenario's "training" object into sc.training (scenario_training.cpp); its problems under
+// scenario.training.
+void read_training(const Json& t, Scenario& sc, Problems& problems);
 
 // Throw InputError listing every problem found.
 Scenario parse_scenario(const Json& j);
