@@ -12,11 +12,18 @@ export const SCALE_FACTORS = [0, 0.25, 0.5, 0.75, 1, 1.5, 2];
 /** every what-if search: the best plan only, no baselines, one thread, at most this many seconds */
 export const WHATIF_TIME_LIMIT_S = 5;
 
-/** the search options of a what-if job, from the user's (their time limit if shorter, TP per stage) */
+/**
+ * the search options of a what-if job, from the user's (their time limit if shorter, TP per stage,
+ * and the precision and FSDP they left to the search, so that each what-if's plan is chosen as the
+ * top plans were)
+ */
 export function whatIfOptions(user = {}) {
   const limit = Number(user.time_limit_s);
-  return { top: 1, baselines: false, threads: 1, time_limit_s: Number.isFinite(limit) && limit > 0 ? Math.min(limit, WHATIF_TIME_LIMIT_S) : WHATIF_TIME_LIMIT_S,
+  const o = { top: 1, baselines: false, threads: 1, time_limit_s: Number.isFinite(limit) && limit > 0 ? Math.min(limit, WHATIF_TIME_LIMIT_S) : WHATIF_TIME_LIMIT_S,
     tp_per_stage: Boolean(user.tp_per_stage) };
+  if (user.precisions !== undefined) o.precisions = user.precisions;
+  if (user.fsdp === 'any') o.fsdp = 'any';
+  return o;
 }
 
 /** the scenario's cluster as an object (a preset id resolved with the preset list), without its id */

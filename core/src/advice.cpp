@@ -141,6 +141,10 @@ Advice advise(const Scenario& sc, const AdviceOptions& options) {
     if (!t.distributed_optimizer)
         add("distributed_optimizer", "distributed optimizer (optimizer state sharded over data-parallel ranks)",
             {{"training.distributed_optimizer", true}}, [](Scenario& s) { s.training.distributed_optimizer = true; });
+    // Megatron-FSDP shards the parameters and gradients too (docs/model.md, "FSDP"): the larger saving
+    if (!t.fsdp)
+        add("fsdp", "Megatron-FSDP (parameters, gradients and optimizer states sharded over the data-parallel ranks)", {{"training.fsdp", true}},
+            [](Scenario& s) { s.training.fsdp = true; });
     if (!t.sequence_parallel)
         add("sequence_parallel", "sequence parallelism (activations sharded over tensor-parallel ranks)",
             {{"training.sequence_parallel", true}}, [](Scenario& s) { s.training.sequence_parallel = true; });

@@ -63,11 +63,12 @@ TEST_CASE("advice: memory savers and more nodes for a model that does not fit", 
     const Advice a = advise(sc, o);
     CHECK_FALSE(a.feasible_now);
     CHECK(a.infeasible.count("memory"));
-    for (const char* id : {"recompute_selective", "recompute_full", "distributed_optimizer", "sequence_parallel", "memory_savers",
+    for (const char* id : {"recompute_selective", "recompute_full", "distributed_optimizer", "fsdp", "sequence_parallel", "memory_savers",
                            "more_nodes_group_0", "more_nodes_group_1", "smaller_micro_batch"})
         CHECK(find(a, id) != nullptr);
     CHECK(find(a, "smaller_micro_batch")->status == "not_applicable");
     CHECK(find(a, "recompute_full")->changes == Json{{"training.recompute", "full"}});
+    CHECK(find(a, "fsdp")->changes == Json{{"training.fsdp", true}});
     CHECK(find(a, "more_nodes_group_1")->changes == Json{{"cluster.groups[1].nodes", 2}});
     int feasible = 0;
     for (const auto& v : a.variants) {

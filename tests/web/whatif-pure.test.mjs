@@ -122,6 +122,11 @@ test('what-if variants: each group removed, one node less and more, and its scal
   assert.equal(whatIfSpec({ ...scenario, cluster: 'nope' }, [cluster3]), null);
   assert.deepStrictEqual(whatIfOptions({ time_limit_s: 10, tp_per_stage: true }), { top: 1, baselines: false, threads: 1, time_limit_s: WHATIF_TIME_LIMIT_S, tp_per_stage: true });
   assert.equal(whatIfOptions({ time_limit_s: 0.5 }).time_limit_s, 0.5);
+  // the precision and FSDP left to the search stay left to it in every what-if
+  const free = whatIfOptions({ precisions: ['bf16', 'fp8'], fsdp: 'any' });
+  assert.deepStrictEqual([free.precisions, free.fsdp], [['bf16', 'fp8'], 'any']);
+  assert.deepStrictEqual(whatIfOptions({ precisions: 'any' }).precisions, 'any');
+  assert.equal(whatIfOptions({ fsdp: 'fixed' }).fsdp, undefined);
 });
 
 const est = (tps, stages) => ({ tokens_per_s: tps, iteration_time_s: 1e5 / tps, num_gpus: stages.reduce((a, s) => a + s.gpus, 0), mfu: 0.4, memory_fits: true,
