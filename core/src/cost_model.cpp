@@ -2,6 +2,7 @@
 // head, timed with the device rates and the stack's costs; its memory is memory_model.cpp's.
 #include "poseidon/combined_1f1b.hpp"
 #include "poseidon/cost_model.hpp"
+#include "poseidon/gemm_shape.hpp"
 #include "poseidon/recompute_modules.hpp"
 
 #include <algorithm>
@@ -343,10 +344,8 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
         // cross-entropy over fp32 logits: conversion, max, exp, sum and normalisation passes
         // (about 20 B per logit forward, 14 B backward).
         const double logits = T * V / t;
-        // Megatron pads the vocabulary to a multiple of 128 t (--make-vocab-size-divisible-by), so
-        // the head's shard is a whole, aligned width (docs/model.md, "GEMM efficiency by shape").
-        const double padded_shard = std::ceil(V / (128 * t)) * 128;
-        double head_gemm = gemm_s(1, T, padded_shard, h);
+        // on the padded vocabulary (docs/model.md, "GEMM efficiency by shape")
+        double head_gemm = gemm_s(1, T, padded_vocab_shard(V, t), h);
         double head_tp = tp > 1 ? one_allreduce_s : 0.0;  // input gradient of the column-parallel head
         double head_fwd = head_gemm + 20.0 * logits / mem_rate + 2 * Tr * h * e / mem_rate + 6 * kernel_s;
         double head_bwd = 2 * head_gemm + 14.0 * logits / mem_rate + 4 * Tr * h * e / mem_rate + 6 * kernel_s + head_tp;

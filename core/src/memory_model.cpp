@@ -6,6 +6,7 @@
 
 #include "poseidon/combined_1f1b.hpp"
 #include "poseidon/cost_model.hpp"
+#include "poseidon/gemm_shape.hpp"
 #include "poseidon/recompute_modules.hpp"
 
 namespace poseidon {
@@ -159,8 +160,7 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
         const double m_all = pos.num_micro_batches;
         const double k = tr.wgrad_deferral_limit > 0 ? std::min<double>(tr.wgrad_deferral_limit, m_all) : m_all;
         const double held = std::min(k, m_all - 1);
-        const double padded_shard = std::ceil(V / (128 * t)) * 128;
-        act += held * (s * b * h / (sp ? t : 1.0) + s * b * padded_shard) * 2 * scale;
+        act += held * (s * b * h / (sp ? t : 1.0) + s * b * padded_vocab_shard(V, t)) * 2 * scale;
     }
     rc.memory.activations_GiB = act / GiB;
     rc.recompute_working_GiB = working / GiB;

@@ -232,11 +232,7 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
     if (plan.fsdp.value_or(sc.training.fsdp) && plan.virtual_stages > 1)
         problems.add(path + ".schedule", std::string("\"interleaved-1f1b\" with ") + (plan.fsdp ? path + ".fsdp" : "training.fsdp") +
                                              " is not modelled: Megatron-FSDP's per-block gathers are costed for 1F1B stages; use schedule \"1f1b\"");
-    if (plan.precision && *plan.precision != sc.training.precision) {
-        Scenario in = sc;
-        in.training.precision = *plan.precision;
-        check_precision_support(in, problems, path + ".precision");
-    }
+    if (plan.precision && *plan.precision != sc.training.precision) check_precision_support(sc, *plan.precision, problems, path + ".precision");
     for (std::size_t g = 0; g < used.size(); ++g)
         if (used[g] > sc.cluster.groups[g].num_gpus())
             problems.add(path + ".stages", "use " + std::to_string(used[g]) + " GPUs of group " + std::to_string(g) + " (" + printable(sc.cluster.groups[g].device.name, 48) + ") but it has " +

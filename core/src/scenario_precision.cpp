@@ -32,7 +32,10 @@ void read_low_precision_recipes(const Json& j, const std::string& path, Problems
 }
 
 void check_precision_support(const Scenario& sc, Problems& problems, const std::string& path) {
-    const Precision p = sc.training.precision;
+    check_precision_support(sc, sc.training.precision, problems, path);
+}
+
+void check_precision_support(const Scenario& sc, Precision p, Problems& problems, const std::string& path) {
     if (!is_low_precision(p)) return;
     const auto& recipes = sc.training.stack.low_precision_recipes;
     if (std::find(recipes.begin(), recipes.end(), to_string(p)) == recipes.end()) {
@@ -63,7 +66,7 @@ Scenario scenario_for_plan(const Scenario& sc, const Plan& plan, const std::stri
     t.fp8_param_gather = sc.training.fp8_param_gather && is_low_precision(t.precision) && (t.distributed_optimizer || t.fsdp);
     if (plan.precision) {
         Problems problems;
-        check_precision_support(out, problems, path + ".precision");
+        check_precision_support(sc, *plan.precision, problems, path + ".precision");
         problems.throw_if_any();
     }
     return out;

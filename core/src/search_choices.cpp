@@ -38,18 +38,14 @@ std::vector<std::pair<std::optional<Precision>, std::optional<bool>>> training_c
     if (options.any_precision) {
         // every precision the whole cluster trains in with the stack; fp16 and fp32 only when named
         for (Precision p : {Precision::bf16, Precision::fp8, Precision::fp8_delayed, Precision::fp8_blockwise, Precision::mxfp8, Precision::nvfp4}) {
-            Scenario one = sc;
-            one.training.precision = p;
             Problems unsupported;
-            check_precision_support(one, unsupported);
+            check_precision_support(sc, p, unsupported, "options.precisions");
             if (unsupported.empty()) precisions.push_back(p);
         }
     } else {
         Problems problems;
         for (std::size_t i = 0; i < options.precisions.size(); ++i) {
-            Scenario one = sc;
-            one.training.precision = options.precisions[i];
-            check_precision_support(one, problems, "options.precisions[" + std::to_string(i) + "]");
+            check_precision_support(sc, options.precisions[i], problems, "options.precisions[" + std::to_string(i) + "]");
             precisions.push_back(options.precisions[i]);
         }
         problems.throw_if_any();

@@ -28,6 +28,10 @@ inline double gemm_alignment_factor(double N, double K, double operand_bytes) {
     return f;
 }
 
+// One TP rank's share of the LM head's vocabulary: Megatron pads the vocabulary to a multiple of
+// 128 t (--make-vocab-size-divisible-by 128), so the shard is a whole, aligned width.
+inline double padded_vocab_shard(double vocab_size, double tp) { return std::ceil(vocab_size / (128 * tp)) * 128; }
+
 // Flash attention takes one exponential per score element on the SMs' special-function units
 // beside its matrix FLOPs: 2 (d_qk + d_v) forward, 2.5x that backward (which recomputes the
 // exponential once). The two do not fully overlap (Shah et al. 2024, FlashAttention-3, arXiv

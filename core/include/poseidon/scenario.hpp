@@ -71,6 +71,8 @@ std::optional<Precision> precision_from_string(std::string_view s);
 // A low precision must run on every group's GPU: a problem per group whose device lacks the rate,
 // naming the group and the device (parse_scenario calls it once the cluster is read).
 void check_precision_support(const Scenario& sc, Problems& problems, const std::string& path = "scenario.training.precision");
+// The same for precision p in place of the scenario's (a plan's or a search option's), under `path`.
+void check_precision_support(const Scenario& sc, Precision p, Problems& problems, const std::string& path);
 // The scenario a plan trains in: training.precision and training.fsdp replaced by the plan's own
 // where a search chose them (Plan::precision, Plan::fsdp); the low-precision parameter all-gather
 // kept only where the plan's precision and sharding allow it. A precision the cluster or the
