@@ -87,6 +87,8 @@ void Walker::run_config(MbsCtx& c) {
     // pipelines never reach it, and a full table per configuration cost more than it saved
     if (wturns_.size() < static_cast<std::size_t>(S) * kMaxWindow) wturns_.resize(static_cast<std::size_t>(S) * kMaxWindow);
     wturns_row_.assign(S, 0);
+    if (dturns_tab_.size() < static_cast<std::size_t>(S) * kMaxWindow) dturns_tab_.resize(static_cast<std::size_t>(S) * kMaxWindow);
+    dturns_row_.assign(S, 0);
     e_.assign(S, 0);
     for (int j = S - 1; j >= 0; --j) {
         suf_amin_[j] = std::min(suf_amin_[j + 1], cfg_[j].r.a);
@@ -309,9 +311,12 @@ void Walker::child(int k, int l, int R, const SplitState& st) {
         const double bC = n.csum + std::max(n.q, e_rest) + rest + sends_;
         const double bE = n.qe + 2 * (n.csum + rest);
         const double bR = k >= 1 ? family_r(k, st, t.forward_s, t.backward_s) : 0;  // to stage k's last backward
-        // family D: two round trips around the longest turns of the windows from stage 0
+        // family D: two round trips around the longest turns of the windows from stage 0; the
+        // last micro-batch's backward ends at the sync of any stage j on its way down (x_d: the
+        // longest dp_j less the way down to j, over the fixed stages)
         n.dturns = std::max(st.dturns, family_d_turns(k, st, t.forward_s, t.backward_s));
-        const double bD = 2 * (n.csum + rest + sends_) + n.dturns;
+        const double x_d = std::max(n.dp0, n.drain - (st.pa - st.pb));
+        const double bD = 2 * (n.csum + rest + sends_) + n.dturns + x_d;
         // family G: stage k's last backward after its forwards, the backwards 1F1B puts before its
         // last forward, and that micro-batch's round trip through the stages after it; then the
         // drain (the DAG's partial estimate). mg keeps the longest over the fixed stages.
@@ -321,9 +326,14 @@ void Walker::child(int k, int l, int R, const SplitState& st) {
         // families R and W end at stage k's last backward: the drain follows, which is at least
         // the way down to stage 0 and its sync that families A, C and E add
         double b = std::max({bA + n.dp0 + opt_lb, bB + opt_lb, bC + n.dp0 + opt_lb, bE + n.dp0 + opt_lb, bR + n.drain + opt_lb,
-                             bD + n.dp0 + opt_lb, n.mg + opt_lb});
+                             bD + opt_lb, n.mg + opt_lb});
         // family W of the windows ending here last: it costs a loop over them
         if (!cut(b) && k >= 1) b = std::max(b, family_w(k, st, t.forward_s, t.backward_s, rest) + n.drain + opt_lb);
+        // family D from later stages (a loop over windows, as W): its turns stay in the state
+        if (!cut(b) && k >= 1) {
+            n.dturns = std::max(n.dturns, family_d_later_turns(k, st, t.forward_s, t.backward_s));
+            b = std::max(b, 2 * (n.csum + rest + sends_) + n.dturns + x_d + opt_lb);
+        }
         if (cut(b)) {
             ++stats.pruned;
             return;

@@ -56,4 +56,46 @@ double Walker::family_d_turns(int k, const SplitState& st, double f, double b) c
     return window_turns_d(m - 2 - warm_[0], k + 1, w1, w2, c0);
 }
 
+// Family D from a later stage a (docs/search.md, "Bounds", D_a): the same path with the turns
+// around windows a..k. Micro-batch 0 goes through every stage and back only to B_a(0), and the
+// last one starts at F_a(m - 1), so the stages before a and the sends up to a are paid once:
+// T >= 2 (sum c + sends) + turns_a - pa_at_[a] + dp_0 + opt. Only the device order of stages
+// a..k is used, so the stages before a may be in any warm-up; a needs w_a = S - 1 - a <= m - 2
+// (then so do the stages after it). Returns the longest turns_a - pa_at_[a] over the windows of up
+// to kMaxWindow stages ending at k (a >= 1; family_d_turns has a = 0), or -kInf.
+double Walker::family_d_later_turns(int k, const SplitState& st, double f, double b) {
+    const std::int64_t m = ctx_->m;
+    const int S = static_cast<int>(cfg_.size());
+    const double upto_k = st.pa + f + b;                                   // pa_at_[k] + c_k
+    const double upto_km1 = k >= 1 ? pa_at_[k] - sf_[k - 1] - sb_[k] : 0;  // pa_at_[k-1] + c_{k-1}
+    // w_a = S - 1 - a needs S - 1 - a <= m - 2 (which also keeps it below m)
+    const int a0 = std::max({1, k + 1 - kMaxWindow, static_cast<int>(std::max<std::int64_t>(0, S + 1 - m))});
+    // window_turns_d's divisions, once per configuration and window (this runs for most children)
+    DTurns* row = dturns_tab_.data() + static_cast<std::size_t>(k) * kMaxWindow;  // by n - 1
+    if (!dturns_row_[k]) {
+        for (int a = a0; a <= k; ++a) {
+            const std::int64_t n = k - a + 1, D = m - 2 - warm_[a];
+            DTurns& d = row[n - 1];
+            d.D = D;
+            d.t1 = D / n;
+            d.r1 = D - d.t1 * n;
+            const std::int64_t q = (D + n - 1) / n;
+            d.bn = q * n - D;
+            d.an = n >= 2 ? q - d.bn : -1;
+        }
+        dturns_row_[k] = 1;
+    }
+    double best = -kInf;
+    for (int a = a0; a <= k; ++a) {
+        const DTurns& d = row[k - a];
+        const double w1 = upto_k - pa_at_[a];                       // window a..k
+        const double c0 = a == k ? f + b : pa_at_[a + 1] - pa_at_[a] - sf_[a] - sb_[a + 1];
+        // window_turns_d(D, n, w1, w2, c0) with the counts above
+        double t = std::max(static_cast<double>(d.D) * c0, static_cast<double>(d.t1) * w1 + static_cast<double>(d.r1) * c0);
+        if (d.an >= 0) t = std::max(t, static_cast<double>(d.an) * w1 + static_cast<double>(d.bn) * (upto_km1 - pa_at_[a]));  // w2: window a..k-1
+        best = std::max(best, t - pa_at_[a]);
+    }
+    return best;
+}
+
 }  // namespace poseidon::detail

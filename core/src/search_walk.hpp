@@ -255,6 +255,13 @@ private:
     static constexpr int kMaxWindow = 32;  // the longest window family W tries
     std::vector<std::int64_t> wturns_;  // [k * kMaxWindow + n - 1]: turns of the window of n stages ending at k
     std::vector<char> wturns_row_;      // whether row k of wturns_ is filled for this configuration
+    // family D from later stages: per window of n stages ending at k, window_turns_d's counts for
+    // D_a = m - 2 - w_a (a = k - n + 1), filled row by row as wturns_
+    struct DTurns {
+        std::int64_t D = 0, t1 = 0, r1 = 0, an = -1, bn = 0;
+    };
+    std::vector<DTurns> dturns_tab_;
+    std::vector<char> dturns_row_;
     double sends_ = 0;
     // the tied-embedding all-reduce of the configuration's first and last stage, which the leaf
     // adds to their dp_sync_s (the cached stage times leave it out; the split's bounds add it to
@@ -309,7 +316,7 @@ private:
         // stage's gradient sync (at least the backwards and sends down to stage 0, then dp0:
         // what families R and W added before); mg = the longest complete path so far
         double drain = 0, mg = 0;
-        double dturns = -kInf;  // family D: the longest turns of the windows from stage 0 so far
+        double dturns = -kInf;  // family D: the longest turns (less D_a's prefix) of the windows so far
     };
     void run_config(MbsCtx& c);
     void count_config(MbsCtx& c);
@@ -327,6 +334,8 @@ private:
     double family_r(int k, const SplitState& st, double f, double b) const;
     // Family D's turns with windows 0..k and 0..k-1 (search_split_paths.cpp); -kInf: none
     double family_d_turns(int k, const SplitState& st, double f, double b) const;
+    // ... and of the windows a..k from a later stage a, less the prefix paid once (D_a)
+    double family_d_later_turns(int k, const SplitState& st, double f, double b);
     double family_w(int k, const SplitState& st, double f, double b, double later);
 
     // ---- a complete plan (search_eval.cpp) ----

@@ -379,3 +379,72 @@ TEST_CASE("family D: two round trips around the turns of windows from stage 0 ar
     CHECK(2 * R + turns >= 0.98 * T);
     CHECK(poseidon::closed_form_time_s(t, 40) < 0.95 * T);
 }
+
+TEST_CASE("family D from a later stage a: the turns of windows a..i between the two round trips, ended at any stage's sync, are a path of the 1F1B DAG", "[search][bounds][dag]") {
+    // D_a: micro-batch 0 through every stage and back to B_a(0), turns of a..i and a..i-1 and
+    // stage a's own pairs over D_a = m - 2 - w_a micro-batches, then micro-batch m-1 from F_a
+    // through every stage and down to the last backward of any stage j, then j's sync. The stages
+    // before a and the sends up to a are paid once: 2 (sum c + sends) + turns - pa_a + x, with
+    // x = max_j (dp_j - the way down to j). Stages before a may hold m or more warm-ups.
+    std::mt19937_64 rng(37);
+    poseidon::DagWorkspace ws;
+    int binding = 0, binding_later = 0, binding_exit = 0;
+    for (int n = 0; n < 3000; ++n) {
+        const int S = 1 + static_cast<int>(rng() % 12);
+        const std::int64_t m = 2 + static_cast<std::int64_t>(rng() % (n % 3 ? 60 : 12));  // a third with few micro-batches
+        const std::vector<poseidon::StageTimes> t = random_pipeline(rng, S, rng() % 2);
+        const double T = poseidon::dag_iteration_time(t, m, ws);
+        double opt = 0, R = 0;
+        for (const auto& x : t) opt = std::max(opt, x.optimizer_s), R += x.forward_s + x.backward_s + x.send_forward_s + x.send_backward_s;
+        std::vector<double> c(S), pa(S + 1, 0.0), down(S + 1, 0.0);
+        double x = -1e300;
+        for (int j = 0; j < S; ++j) {
+            c[j] = t[j].forward_s + t[j].backward_s;
+            const double sb_next = j + 1 < S ? t[j + 1].send_backward_s : 0;
+            pa[j + 1] = pa[j] + c[j] + t[j].send_forward_s + sb_next;
+            down[j + 1] = down[j] + t[j].backward_s + sb_next;
+            x = std::max(x, t[j].dp_sync_s - down[j]);
+        }
+        for (int a = 0; a < S; ++a) {
+            const std::int64_t wa = std::min<std::int64_t>(S - 1 - a, m);
+            if (wa + 2 > m) continue;
+            for (int i = a; i < S; ++i) {
+                const double w1 = pa[i + 1] - pa[a] - (i + 1 < S ? t[i + 1].send_backward_s : 0) - t[i].send_forward_s;  // window a..i
+                const double w2 = i > a ? pa[i] - pa[a] - t[i].send_backward_s - t[i - 1].send_forward_s : 0;       // window a..i-1
+                const double turns = poseidon::detail::window_turns_d(m - 2 - wa, i - a + 1, w1, w2, c[a]);
+                const double d = 2 * R + turns - pa[a] + x + opt;
+                INFO("instance " << n << ", S " << S << ", m " << m << ", window " << a << ".." << i);
+                CHECK(d <= T * (1 + 1e-12));
+                if (d >= T * (1 - 1e-12)) {
+                    ++binding;
+                    binding_later += a > 0;
+                    binding_exit += x > t[0].dp_sync_s;
+                }
+            }
+        }
+    }
+    CHECK(binding_later > 50);
+    CHECK(binding_exit > 20);
+    // a slow pair in the middle of a long pipeline (stages 2 and 3 of 8, c 4 against 3, sends
+    // 0.1), 30 micro-batches, and stage 1 with the longest sync: the DAG turns around 2..3 between
+    // the round trips and ends at stage 1's sync, which D_2 gives exactly, where the windows from
+    // stage 0 and stage 0's sync fall short
+    std::vector<poseidon::StageTimes> t(8);
+    for (int k = 0; k < 8; ++k) {
+        const bool slow = k == 2 || k == 3;
+        t[k].forward_s = slow ? 1.5 : 1;
+        t[k].backward_s = slow ? 2.5 : 2;
+        t[k].send_forward_s = k + 1 < 8 ? 0.1 : 0;
+        t[k].send_backward_s = k > 0 ? 0.1 : 0;
+        t[k].dp_sync_s = k == 1 ? 5 : 1;
+    }
+    const double T = poseidon::dag_iteration_time(t, 30, ws);
+    const double R = 2 * 4 + 6 * 3 + 14 * 0.1;                       // 27.4
+    const double pa2 = 2 * 3 + 4 * 0.1;                               // 6.4: stages 0, 1 and the sends up to stage 2
+    const double turns = poseidon::detail::window_turns_d(30 - 2 - 5, 2, 8.2, 4, 4);  // 11 turns of 8.2 and a pair
+    const double x = 5 - (2 + 0.1);                                    // stage 1's sync less the way down to it
+    CHECK(2 * R + turns - pa2 + x == Approx(T).epsilon(1e-12));
+    const double from_0 = 2 * R + poseidon::detail::window_turns_d(30 - 2 - 7, 4, 14.6, 10.4, 3) + 1;
+    CHECK(from_0 < 0.95 * T);
+}
+
