@@ -150,10 +150,25 @@ void Costs::store_times(int g, int size, int tp, Pos pos, int l, const StageTime
 }
 
 int Costs::exact_cap(int g, int size, int tp, Pos pos, int inflight) {
+    // The headroom of the last two probes: memory grows about linearly with the layers, so the
+    // line through them points at the cap, and two probes beside it settle the memo, where halving
+    // the interval takes seven for 128 layers. The memo alone decides the cap: a guess only picks
+    // the next layer count to probe (inside the open interval), so a model that is not linear
+    // costs probes, never a wrong cap.
+    double l_a = -1, h_a = 0, l_b = -1, h_b = 0;
     for (;;) {
         FitMemo& f = memo(g, size, tp, pos, inflight);
         if (f.nofit_min <= f.fit_max + 1) return f.fit_max;
-        const int l = f.fit_max + (f.nofit_min - f.fit_max) / 2;
+        int l = f.fit_max + (f.nofit_min - f.fit_max) / 2;
+        if (l_a >= 0 && l_b >= 0 && l_a != l_b && h_a != h_b) {
+            const double at = l_a - h_a * (l_b - l_a) / (h_b - h_a);  // headroom 0 on the line
+            if (std::isfinite(at)) {
+                const double guess = std::floor(at + 1e-9);
+                // probe the guess (it should fit), or past what fits (it should not)
+                const double lo = f.fit_max + 1, hi = f.nofit_min - 1;
+                l = static_cast<int>(guess <= f.fit_max ? lo : std::clamp(guess, lo, hi));
+            }
+        }
         scratch_.clear();
         int target = 0;
         const ProbeStage dummy{g, size, tp, 1, 0};
@@ -178,6 +193,8 @@ int Costs::exact_cap(int g, int size, int tp, Pos pos, int inflight) {
         const auto& ev = probe(scratch_);
         record_fit(g, size, tp, pos, inflight, l, ev[target].fits);
         store_times(g, size, tp, pos, l, ev[target].times);
+        l_a = l_b, h_a = h_b;
+        l_b = l, h_b = ev[target].memory_capacity_GiB - ev[target].memory.total_GiB();
     }
 }
 

@@ -167,10 +167,12 @@ double transfer_spans(const Scenario& sc, const StagePlacement& from, const Stag
     const bool one_node = a.size() == 1 && b.size() == 1 && same_machine(sc, a.front(), b.front());
     // Both ends' software path is on the critical path of a step: the larger of the two groups'
     // latencies (an A10 group's 12 us, not the A100 sender's 6 us).
-    for (const StagePlacement* side : {&from, &to})
-        for (std::size_t k = 0; k < side->replicas.size(); ++k)  // once per run of one group's replicas
-            if (k == 0 || side->replicas[k].group != side->replicas[k - 1].group)
-                latency = std::max(latency, group_latency_s(sc.cluster.groups[side->replicas[k].group], !one_node));
+    // (the spans hold every group of the stages' replicas, sorted: one look per group, where a
+    // stage of a thousand replicas made a walk over them a sixth of a small search's time)
+    for (const NodeSpan* side : {&a, &b})
+        for (std::size_t k = 0; k < side->size(); ++k)
+            if (k == 0 || (*side)[k].first != (*side)[k - 1].first)
+                latency = std::max(latency, group_latency_s(sc.cluster.groups[(*side)[k].first], !one_node));
     latency *= steps;
     // Both stages inside one node: NVLink/PCIe between GPU pairs, every sender in parallel
     // (Megatron's scatter-gather sends 1/tp of the activation from each TP rank).
@@ -303,21 +305,44 @@ double dp_sync_cached(const Scenario& sc, const StagePlan& stage, const Placemen
 // The layer-free part of evaluate_stages: spans and sends (PlacementLinks).
 void fill_links(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement, PlacementLinks& links) {
     const int S = static_cast<int>(placement.size());
+    // A stage placed and shaped as the one before it has its spans, ring and sends: the search's
+    // cost-table probes are a hundred such stages on the same GPUs (one per layer count), whose
+    // links were a third of a small search's time. Only the layers may differ, which no link reads.
+    std::vector<char> as_prev(S, 0);
+    for (int s = 1; s < S; ++s) {
+        const StagePlan& a = plan.stages[s];
+        const StagePlan& b = plan.stages[s - 1];
+        const auto& ra = placement[s].replicas;
+        const auto& rb = placement[s - 1].replicas;
+        as_prev[s] = a.replicas == b.replicas && a.cp == b.cp && a.ep == b.ep && a.etp == b.etp && ra.size() == rb.size() &&
+                     std::equal(ra.begin(), ra.end(), rb.begin(), [](const ReplicaPlacement& x, const ReplicaPlacement& y) {
+                         return x.group == y.group && x.first_gpu == y.first_gpu && x.num_gpus == y.num_gpus;
+                     });
+    }
     links.spans.resize(S);
-    for (int s = 0; s < S; ++s) links.spans[s] = span_of(sc, placement[s]);
+    for (int s = 0; s < S; ++s) links.spans[s] = as_prev[s] ? links.spans[s - 1] : span_of(sc, placement[s]);
     links.send_forward_s.assign(S, 0.0);
     links.send_backward_s.assign(S, 0.0);
     links.dp_bw_GBps.assign(S, 0.0);
     links.dp_latency_s.assign(S, 0.0);
     links.dp_nvls.assign(S, false);
     for (int s = 0; s < S; ++s) {
+        if (as_prev[s]) {
+            links.dp_bw_GBps[s] = links.dp_bw_GBps[s - 1], links.dp_latency_s[s] = links.dp_latency_s[s - 1], links.dp_nvls[s] = links.dp_nvls[s - 1];
+            continue;
+        }
         const DpRing r = dp_ring(sc, plan.stages[s], placement[s], links.spans[s]);
         links.dp_bw_GBps[s] = r.bw_GBps, links.dp_latency_s[s] = r.latency_s, links.dp_nvls[s] = r.nvls;
     }
+    // the send between s and s+1 is the one between s-1 and s when both ends are as before
     for (int s = 0; s + 1 < S; ++s)
-        links.send_forward_s[s] = p2p_send_spans(sc, plan, placement[s], placement[s + 1], links.spans[s], links.spans[s + 1]);
+        links.send_forward_s[s] = s >= 1 && as_prev[s] && as_prev[s + 1]
+                                      ? links.send_forward_s[s - 1]
+                                      : p2p_send_spans(sc, plan, placement[s], placement[s + 1], links.spans[s], links.spans[s + 1]);
     for (int s = 1; s < S; ++s)
-        links.send_backward_s[s] = p2p_send_spans(sc, plan, placement[s], placement[s - 1], links.spans[s], links.spans[s - 1]);
+        links.send_backward_s[s] = s >= 2 && as_prev[s] && as_prev[s - 1]
+                                       ? links.send_backward_s[s - 1]
+                                       : p2p_send_spans(sc, plan, placement[s], placement[s - 1], links.spans[s], links.spans[s - 1]);
     links.embedding_sync_s = sc.model.tied_embeddings && S > 1
                                  ? embedding_sync_spans(sc, plan, placement[0], placement[S - 1], links.spans[0], links.spans[S - 1])
                                  : 0.0;
