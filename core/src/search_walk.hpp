@@ -257,11 +257,9 @@ private:
     std::vector<char> wturns_row_;      // whether row k of wturns_ is filled for this configuration
     // family D from later stages: per window of n stages ending at k, window_turns_d's counts for
     // D_a = m - 2 - w_a (a = k - n + 1), filled row by row as wturns_
-    struct DTurns {
-        std::int64_t D = 0, t1 = 0, r1 = 0, an = -1, bn = 0;
-    };
+    struct DTurns { std::int64_t D = 0, t1 = 0, r1 = 0, an = -1, bn = 0; };
     std::vector<DTurns> dturns_tab_;
-    std::vector<char> dturns_row_;
+    std::vector<char> dturns_row_;  // whether row k of dturns_tab_ is filled
     double sends_ = 0;
     // the tied-embedding all-reduce of the configuration's first and last stage, which the leaf
     // adds to their dp_sync_s (the cached stage times leave it out; the split's bounds add it to
