@@ -130,7 +130,8 @@ public:
     }
     // Largest layer count that may fit (exact once exact_cap ran).
     int cap_upper(int g, int size, int tp, Pos pos, int inflight) { return memo(g, size, tp, pos, inflight).nofit_min - 1; }
-    // Binary search with single-stage probes that reproduce the position and in-flight count.
+    // The cap found with single-stage probes that reproduce the position and in-flight count,
+    // each placed where the line through the last two probes' headroom crosses zero.
     int exact_cap(int g, int size, int tp, Pos pos, int inflight);
     // An upper bound on the layers a stage of this kind can hold at any position of any pipeline.
     int cap_anywhere(int g, int size, int tp);

@@ -1,10 +1,13 @@
 // The search's cost cache (core/src/search_costs.hpp): the extra work of a first, last or only
 // stage that the split bounds add to it (Costs::pos_extra) is what that stage really does beyond a
 // middle stage of as many layers, at every layer count; and the dive into the best plan's
-// configuration that ends the walk on the sweep's long near-equal pipelines.
+// configuration that ends the walk on the sweep's long near-equal pipelines; the memory caps that
+// exact_cap finds along the headroom line, against a scan of every layer count.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "../../core/src/search_costs.hpp"
 #include "poseidon/json_util.hpp"
@@ -73,6 +76,61 @@ TEST_CASE("a first, last or only stage does the same extra work at every layer c
                 }
             }
     }
+}
+
+TEST_CASE("exact_cap, probing where the headroom line crosses zero, finds the cap that a scan of every layer count finds", "[search][memory]") {
+    // every stage kind of three scenarios (a dense 70B shape, Qwen3 30B-A3B on its expert grid,
+    // DeepSeek-V3 with its first dense blocks and MTP, whose memory is not linear in the blocks)
+    struct Case {
+        const char* name;
+        Scenario sc;
+        std::int64_t mbs, m;
+    };
+    Scenario qwen = parse_scenario_text(R"({"model":"qwen3-30b-a3b","training":{"global_batch_size":256},"cluster":"dgx-h100-16"})");
+    qwen.search_ep = 8;
+    Scenario dsv3 = parse_scenario_text(R"({"model":"deepseek-v3","training":{"global_batch_size":512},"cluster":"dgx-b200-32"})");
+    dsv3.search_ep = 8;
+    const Case cases[] = {{"the sweep's 70B shape", sweep_shape(96, 3, 24), 4, 256}, {"qwen3-30b-a3b, ep 8", qwen, 4, 64}, {"deepseek-v3, ep 8", dsv3, 1, 512}};
+    int checked = 0, holding = 0;
+    for (const Case& c : cases) {
+        INFO(c.name);
+        const int L = c.sc.model.num_layers;
+        for (int g = 0; g < static_cast<int>(c.sc.cluster.groups.size()); ++g)
+            for (int size : {8, 16})
+                for (int tp : {1, 2, 4})
+                    for (Pos pos : {detail::kFirst, detail::kMiddle, detail::kLast, detail::kOnly})
+                        for (int inflight : {1, 2, 5}) {
+                            if ((pos == detail::kLast || pos == detail::kOnly) && inflight != 1) continue;
+                            Costs costs(c.sc, c.mbs, c.m), scan(c.sc, c.mbs, c.m);
+                            const int cap = costs.exact_cap(g, size, tp, pos, inflight);
+                            // the probe of exact_cap: the stage at its position, one-layer stages around it
+                            auto fits = [&](int l) {
+                                const detail::ProbeStage one{g, size, tp, 1, 0}, it{g, size, tp, l, 0};
+                                std::vector<detail::ProbeStage> ps;
+                                int target = 0;
+                                if (pos == detail::kOnly) ps = {it};
+                                if (pos == detail::kLast) ps = {one, it}, target = 1;
+                                if (pos == detail::kFirst) {
+                                    ps = {it};
+                                    for (int i = 1; i < std::max(2, inflight); ++i) ps.push_back(one);
+                                }
+                                if (pos == detail::kMiddle) {
+                                    ps = {one, it}, target = 1;
+                                    for (int i = 1; i < inflight; ++i) ps.push_back(one);
+                                }
+                                return scan.probe(ps)[target].fits;
+                            };
+                            int want = 0;
+                            while (want < L && fits(want + 1)) ++want;
+                            INFO("group " << g << ", size " << size << ", tp " << tp << ", position " << pos << ", in flight " << inflight);
+                            CHECK(cap == want);
+                            CHECK(costs.probes() <= 12);
+                            ++checked;
+                            holding += want > 0 && want < L;
+                        }
+    }
+    CHECK(checked > 100);
+    CHECK(holding > 20);  // caps strictly inside 1..L, where the search has something to find
 }
 
 TEST_CASE("on the sweep's 3 types x 1024 GPUs x 128 layers the search completes after a few hundred DAG evaluations", "[search][dive]") {
