@@ -11,4 +11,4 @@ fi
 export POSEIDON_BUILD_WASM="$build"
 [ -n "${POSEIDON_CLI:-}" ] || echo "note: POSEIDON_CLI is not set; the comparison with the native CLI is skipped"
 cd "$here"
-node --test --test-concurrency=1 module.test.mjs pure.test.mjs hf-moe.test.mjs json-text.test.mjs workbench-pure.test.mjs share.test.mjs whatif-pure.test.mjs split-search.test.mjs megatron.test.mjs megatron-flags.test.mjs timeline.test.mjs browser.test.mjs inputs.test.mjs pool-search.test.mjs workbench.test.mjs results.test.mjs whatif.test.mjs a11y.test.mjs glance.test.mjs glance-inputs.test.mjs glance-phone.test.mjs first-view.test.mjs choices.test.mjs
+node --test --test-concurrency=1 module.test.mjs pure.test.mjs timeline-pure.test.mjs hf-moe.test.mjs json-text.test.mjs workbench-pure.test.mjs share.test.mjs whatif-pure.test.mjs split-search.test.mjs megatron.test.mjs megatron-flags.test.mjs timeline.test.mjs browser.test.mjs inputs.test.mjs pool-search.test.mjs workbench.test.mjs results.test.mjs whatif.test.mjs a11y.test.mjs glance.test.mjs glance-inputs.test.mjs glance-phone.test.mjs first-view.test.mjs choices.test.mjs
