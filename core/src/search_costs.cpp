@@ -163,10 +163,9 @@ int Costs::exact_cap(int g, int size, int tp, Pos pos, int inflight) {
         if (l_a >= 0 && l_b >= 0 && l_a != l_b && h_a != h_b) {
             const double at = l_a - h_a * (l_b - l_a) / (h_b - h_a);  // headroom 0 on the line
             if (std::isfinite(at)) {
-                const double guess = std::floor(at + 1e-9);
-                // probe the guess (it should fit), or past what fits (it should not)
-                const double lo = f.fit_max + 1, hi = f.nofit_min - 1;
-                l = static_cast<int>(guess <= f.fit_max ? lo : std::clamp(guess, lo, hi));
+                // probe the guess (it should fit), or past what fits when the guess is known to
+                // fit (it should not)
+                l = static_cast<int>(std::clamp(std::floor(at + 1e-9), f.fit_max + 1.0, f.nofit_min - 1.0));
             }
         }
         scratch_.clear();

@@ -59,7 +59,8 @@ double Walker::family_d_turns(int k, const SplitState& st, double f, double b) c
 // Family D from a later stage a (docs/search.md, "Bounds", D_a): the same path with the turns
 // around windows a..k. Micro-batch 0 goes through every stage and back only to B_a(0), and the
 // last one starts at F_a(m - 1), so the stages before a and the sends up to a are paid once:
-// T >= 2 (sum c + sends) + turns_a - pa_at_[a] + dp_0 + opt. Only the device order of stages
+// T >= 2 (sum c + sends) + turns_a - pa_at_[a] + the exit + opt, the exit at least dp_0 (the
+// caller's x_d: the last backward may end at any stage's sync). Only the device order of stages
 // a..k is used, so the stages before a may be in any warm-up; a needs w_a = S - 1 - a <= m - 2
 // (then so do the stages after it). Returns the longest turns_a - pa_at_[a] over the windows of up
 // to kMaxWindow stages ending at k (a >= 1; family_d_turns has a = 0), or -kInf.

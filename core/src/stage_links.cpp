@@ -312,12 +312,7 @@ void fill_links(const Scenario& sc, const Plan& plan, const std::vector<StagePla
     for (int s = 1; s < S; ++s) {
         const StagePlan& a = plan.stages[s];
         const StagePlan& b = plan.stages[s - 1];
-        const auto& ra = placement[s].replicas;
-        const auto& rb = placement[s - 1].replicas;
-        as_prev[s] = a.replicas == b.replicas && a.cp == b.cp && a.ep == b.ep && a.etp == b.etp && ra.size() == rb.size() &&
-                     std::equal(ra.begin(), ra.end(), rb.begin(), [](const ReplicaPlacement& x, const ReplicaPlacement& y) {
-                         return x.group == y.group && x.first_gpu == y.first_gpu && x.num_gpus == y.num_gpus;
-                     });
+        as_prev[s] = a.replicas == b.replicas && a.cp == b.cp && a.ep == b.ep && a.etp == b.etp && placement[s].replicas == placement[s - 1].replicas;
     }
     links.spans.resize(S);
     for (int s = 0; s < S; ++s) links.spans[s] = as_prev[s] ? links.spans[s - 1] : span_of(sc, placement[s]);

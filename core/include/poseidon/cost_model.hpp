@@ -205,6 +205,7 @@ struct ReplicaPlacement {
     int num_gpus = 0;
     int first_node() const;
     int last_node(int gpus_per_node) const { return (first_gpu + num_gpus - 1) / gpus_per_node; }
+    bool operator==(const ReplicaPlacement&) const = default;
 };
 
 struct StagePlacement {
