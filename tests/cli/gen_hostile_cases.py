@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes tests/cli/hostile_cases.json, the table of hostile inputs shared by the CLI driver
-(tests/cli/cli_driver.cpp), the Catch2 core test (tests/unit/robustness.tests.cpp) and the wasm/node
+(tests/cli/cli_driver.cpp), the Catch2 core test (tests/unit/robustness_hostile.tests.cpp) and the wasm/node
 tests. The JSON fixture is committed; edit this script and re-run it to change the table:
 
     python3 tests/cli/gen_hostile_cases.py > tests/cli/hostile_cases.json

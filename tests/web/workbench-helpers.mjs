@@ -1,5 +1,6 @@
-// Helpers shared by the workbench's browser tests (workbench.test.mjs, results.test.mjs): a fresh
-// page, share links, waiting for a settled result, the link's payload, page width, long plans.
+// Helpers shared by the workbench's browser tests (workbench.test.mjs, workbench-fields.test.mjs,
+// results.test.mjs, choices.test.mjs): a fresh page, share links, waiting for a settled result, the
+// link's payload, page width, long plans.
 import { decodeShare } from '../../web/share.js';
 import { DESKTOP } from './harness.mjs';
 
