@@ -224,11 +224,20 @@ void Walker::split_dfs(int k, int R, const SplitState& st) {
         return;
     }
     const long long suffix_cap = suf_cap_[k + 1];
-    const int lo = static_cast<int>(std::max<long long>(lmin_at(k, S), R - suffix_cap));
-    const int hi = std::min(R - suf_lmin_[k + 1], cap_upper(k));
+    int lo = static_cast<int>(std::max<long long>(lmin_at(k, S), R - suffix_cap));
+    int hi = std::min(R - suf_lmin_[k + 1], cap_upper(k));
     if (lo > hi) {
         ++stats.infeasible["memory"];
         return;
+    }
+    if (!exhaustive_) {
+        // the caps from the threshold (threshold_caps): the values they leave out are cut
+        lo = static_cast<int>(std::max<long long>(lo, R - tsuf_cap_[k + 1]));
+        hi = std::min(hi, tcap_[k]);
+        if (lo > hi) {
+            ++stats.pruned;
+            return;
+        }
     }
     if (exhaustive_) {
         for (int l = lo; l <= hi && !halted(); ++l) child(k, l, R, st);

@@ -14,6 +14,8 @@ namespace poseidon::detail {
 void Walker::fill_tables() {
     const int S = static_cast<int>(cfg_.size());
     const int W = L_ + 1;
+    tcap_.assign(cap_.begin(), cap_.end());
+    tsuf_cap_.assign(suf_cap_.begin(), suf_cap_.end());
     if (static_cast<std::int64_t>(S + 1) * W > suffix_table_entries_max) {
         // one row of zeros each, read at stride 0: bounds of nothing, so the rates decide
         tw_ = 0;
@@ -21,35 +23,53 @@ void Walker::fill_tables() {
         return;
     }
     tw_ = static_cast<std::size_t>(W);
-    // the cheapest F+B of every suffix holding R layers, from the middle tables (the first and
-    // last stages' extra work is added below)
-    fill_tabs_.resize(S);
-    for (int j = 0; j < S; ++j) fill_tabs_[j] = costs_->middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp).c.data();
-    fill_suffixes(fill_tabs_, cap_, L_, lmin_, fill_tab_, ib_merged_, ib_scratch_, fill_inc_);
-    // the first and last stages' embedding, head and loss, whatever their layers
-    double extra = 0;
-    for (int k = S - 1; k >= 0; --k) {
-        extra += xf_[k] + xb_[k];
-        if (extra == 0) continue;
-        double* row = &fill_tab_[static_cast<std::size_t>(k) * W];
-        for (int R = 0; R <= L_; ++R) row[R] += extra;
+    steady_rows();
+    fill_rows();
+    // each round's lower caps make the fill dearer, which may lower them again
+    for (int round = 0; round < 2 && !exhaustive_ && threshold_caps(); ++round) fill_rows();
+    for (int j = S - 1; j >= 0; --j) {
+        tsuf_cap_[j] = tsuf_cap_[j + 1] + tcap_[j];
+        if (tcap_[j] < std::min(cap_[j], L_)) ++stats.threshold_capped;
     }
     // Family A's integer form: a path through a later stage i is at least the path into the
     // suffix plus m c_i, and c_i is at least the suffix's integer bottleneck. On stages of one to
     // three layers the LP coverage rate (fractional layers) is far below it.
-    if (middle_tables())
+    const bool monotone = middle_tables();
+    for (int j = 0; j < S; ++j) caps_[j] = std::min(caps_[j], tcap_[j]);
+    if (monotone)
         integer_bottleneck_suffixes(tabs_, caps_, L_, ib_suf_, ib_merged_, ib_scratch_, lmin_);
     else
         ib_suf_.assign(static_cast<std::size_t>(S + 1) * W, 0.0);
-    // Family C's steady-state term max_i e_i l_i in whole layers: with one to three layers a
-    // stage, some stage holds ceil(R / n) of them, far above the fractional R / sum(1 / e_i).
-    // The stage's own term, (m - w - 1) f(l) + (m - 1) b(l), from its middle table where that
-    // grows with l (it carries the fixed cost of every pass, m times, which e l leaves out), else
-    // at the rates.
+    for (int j = 0; j < S; ++j) tabs_[j] = &e_tab_[static_cast<std::size_t>(j) * W];
+    integer_bottleneck_suffixes(tabs_, caps_, L_, ibe_suf_, ib_merged_, ib_scratch_, lmin_);
+}
+
+// The cheapest F+B of every suffix holding R layers under the caps tcap_, from the middle tables
+// plus the first and last stages' embedding, head and loss, whatever their layers.
+void Walker::fill_rows() {
+    const int S = static_cast<int>(cfg_.size());
+    fill_tabs_.resize(S);
+    for (int j = 0; j < S; ++j) fill_tabs_[j] = costs_->middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp).c.data();
+    fill_suffixes(fill_tabs_, tcap_, L_, lmin_, fill_tab_, ib_merged_, ib_scratch_, fill_inc_);
+    double extra = 0;
+    for (int k = S - 1; k >= 0; --k) {
+        extra += xf_[k] + xb_[k];
+        if (extra == 0) continue;
+        double* row = &fill_tab_[static_cast<std::size_t>(k) * tw_];
+        for (int R = 0; R <= L_; ++R) row[R] += extra;
+    }
+}
+
+// Family C's steady-state term max_i e_i l_i in whole layers: with one to three layers a stage,
+// some stage holds ceil(R / n) of them, far above the fractional R / sum(1 / e_i). The stage's
+// own term, (m - w - 1) f(l) + (m - 1) b(l), from its middle table where that grows with l (it
+// carries the fixed cost of every pass, m times, which e l leaves out), else at the rates.
+void Walker::steady_rows() {
+    const int S = static_cast<int>(cfg_.size());
     const double m = static_cast<double>(ctx_->m);
-    e_tab_.resize(static_cast<std::size_t>(S) * W);
+    e_tab_.resize(static_cast<std::size_t>(S) * tw_);
     for (int j = 0; j < S; ++j) {
-        double* row = &e_tab_[static_cast<std::size_t>(j) * W];
+        double* row = &e_tab_[static_cast<std::size_t>(j) * tw_];
         const double wf = std::max(0.0, m - warm_[j] - 1);
         const double x = wf * xf_[j] + (m - 1) * xb_[j];
         const std::vector<StageTimes>& t = costs_->middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp).t;
@@ -62,9 +82,33 @@ void Walker::fill_tables() {
             for (int l = 0; l <= L_; ++l) row[l] = e_[j] * l + x;
         else if (lmin_ > 0)
             row[0] = x;  // not read (the merge starts at one layer), but not left unset
-        tabs_[j] = row;
     }
-    integer_bottleneck_suffixes(tabs_, caps_, L_, ibe_suf_, ib_merged_, ib_scratch_, lmin_);
+}
+
+// Caps below the memory caps that every plan able to enter the top K respects: a stage holding l
+// layers makes every plan of the configuration at least its family-C bound with that stage's
+// F+B and steady-state term at l and the cheapest fill of the other stages (the fill of all
+// stages with this one at its least, less its least). Values whose bound the threshold cuts are
+// above the cap (docs/search.md, "Caps from the threshold").
+bool Walker::threshold_caps() {
+    const int S = static_cast<int>(cfg_.size());
+    const double add = sends_ + cfg_[0].r.dp_min + suf_opt_[0];
+    bool tighter = false;
+    for (int j = 0; j < S; ++j) {
+        const double* c = costs_->middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp).c.data();
+        const double x = xf_[j] + xb_[j];
+        const double* e = &e_tab_[static_cast<std::size_t>(j) * tw_];
+        const double least = c[lmin_] + x;
+        int l = std::min(tcap_[j], L_);
+        while (l > lmin_at(j, S)) {
+            const int others = L_ - l + lmin_;
+            const double fill = others >= 0 ? fill_tab_[static_cast<std::size_t>(others)] : kInf;
+            if (!cut(c[l] + x + e[l] + fill - least + add)) break;
+            --l;
+        }
+        if (l < tcap_[j]) tcap_[j] = l, tighter = true;
+    }
+    return tighter;
 }
 
 // Smallest bottleneck F+B any split of cfg_ within the memory caps can have: stage j holds at

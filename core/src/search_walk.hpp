@@ -228,6 +228,9 @@ private:
     std::vector<CfgStage> cfg_;
     std::vector<int> cap_;
     std::vector<long long> suf_cap_;
+    // caps_ below the memory caps from the threshold (threshold_caps), and their suffix sums
+    std::vector<int> tcap_;
+    std::vector<long long> tsuf_cap_;
     // The whole-layer suffix tables below, row k at k * tw_: tw_ = L + 1, or 0 where a
     // configuration goes without them (suffix_table_entries_max) and each is one row of zeros.
     std::size_t tw_ = 0;
@@ -320,6 +323,9 @@ private:
     void count_config(MbsCtx& c);
     bool config_caps();
     void fill_tables();
+    void fill_rows();
+    void steady_rows();
+    bool threshold_caps();
     double integer_bottleneck();
     // tabs_/caps_: every stage's F+B table (the middle-position one, plus the first and last
     // stages' extra) and cap (at most L); false when one table decreases somewhere (the integer
