@@ -226,11 +226,9 @@ private:
     // the configuration being split (search_split.cpp)
     MbsCtx* ctx_ = nullptr;
     std::vector<CfgStage> cfg_;
-    std::vector<int> cap_;
-    std::vector<long long> suf_cap_;
-    // caps_ below the memory caps from the threshold (threshold_caps), and their suffix sums
-    std::vector<int> tcap_;
-    std::vector<long long> tsuf_cap_;
+    // per stage: its memory cap, and the cap from the threshold (threshold_caps, at most that); suffix sums
+    std::vector<int> cap_, tcap_;
+    std::vector<long long> suf_cap_, tsuf_cap_;
     // The whole-layer suffix tables below, row k at k * tw_: tw_ = L + 1, or 0 where a
     // configuration goes without them (suffix_table_entries_max) and each is one row of zeros.
     std::size_t tw_ = 0;

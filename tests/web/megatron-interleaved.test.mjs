@@ -12,17 +12,24 @@ import { megatronArgs, pipelineLayout, accountForFlags } from '../../web/megatro
 
 const llama = (M) => JSON.parse(M.presets()).models.find((m) => m.id === 'llama3-8b');
 
+// A llama3-8b plan on the H100 preset: estimated by the core, exported, and run through `sh -n`
+// and the stub launcher, both of which must pass.
+function exportAndRun(M, plan, training, options = {}) {
+  const est = JSON.parse(M.estimate(JSON.stringify({ model: 'llama3-8b', cluster: 'dgx-h100-16', training }), JSON.stringify(plan)));
+  assert.ok(!est.error, JSON.stringify(est.error));
+  const r = megatronArgs(est, { model: llama(M), training }, { cluster: homog(M), modelId: 'llama3-8b', ...options });
+  const { check, run, args } = runStub(r.text);
+  assert.equal(check.status, 0, check.stderr);
+  assert.equal(run.status, 0, run.stderr);
+  return { est, r, args };
+}
+
 test('an interleaved plan with even stages: --num-virtual-stages-per-pipeline-rank, the older flag in the notes; sh -n and the stub pass', async () => {
   const M = await loadModule();
   const training = { global_batch_size: 64, distributed_optimizer: true };
   const plan = { micro_batch_size: 8, num_micro_batches: 8, schedule: 'interleaved-1f1b', virtual_stages: 2,
     stages: Array.from({ length: 4 }, () => ({ group: 0, num_layers: 8, tp: 2, dp: 2 })) };
-  const est = JSON.parse(M.estimate(JSON.stringify({ model: 'llama3-8b', cluster: 'dgx-h100-16', training }), JSON.stringify(plan)));
-  assert.ok(!est.error, JSON.stringify(est.error));
-  const r = megatronArgs(est, { model: llama(M), training }, { cluster: homog(M), modelId: 'llama3-8b', tokens: 1e11 });
-  const { check, run, args } = runStub(r.text);
-  assert.equal(check.status, 0, check.stderr);
-  assert.equal(run.status, 0, run.stderr);
+  const { r, args } = exportAndRun(M, plan, training, { tokens: 1e11 });
   assert.equal(argOf(args, '--pipeline-model-parallel-size'), '4');
   assert.equal(argOf(args, '--num-virtual-stages-per-pipeline-rank'), '2');
   assert.equal(argOf(args, '--pipeline-model-parallel-layout'), undefined);
@@ -37,12 +44,7 @@ test('an interleaved plan with uneven stages: the layout lists every virtual sta
   const layers = [10, 6, 8, 8];
   const plan = { micro_batch_size: 8, num_micro_batches: 8, schedule: 'interleaved-1f1b', virtual_stages: 2,
     stages: layers.map((n) => ({ group: 0, num_layers: n, tp: 2, dp: 2 })) };
-  const est = JSON.parse(M.estimate(JSON.stringify({ model: 'llama3-8b', cluster: 'dgx-h100-16', training }), JSON.stringify(plan)));
-  assert.ok(!est.error, JSON.stringify(est.error));
-  const r = megatronArgs(est, { model: llama(M), training }, { cluster: homog(M), modelId: 'llama3-8b' });
-  const { check, run, args } = runStub(r.text);
-  assert.equal(check.status, 0, check.stderr);
-  assert.equal(run.status, 0, run.stderr);
+  const { est, r, args } = exportAndRun(M, plan, training);
   const layout = argOf(args, '--pipeline-model-parallel-layout');
   assert.equal(layout, 'Ettttt|ttt|tttt|tttt|ttttt|ttt|tttt|ttttL');
   const parts = layout.split('|');
@@ -106,12 +108,7 @@ test('chunks that are Megatron-Core\'s account-for split: the two flags, no layo
   const cl = [[0, ...Array(V - 1).fill(1)], [...Array(V - 1).fill(1), 0]];
   const plan = { micro_batch_size: 8, num_micro_batches: 8, schedule: 'interleaved-1f1b', virtual_stages: V,
     stages: cl.map((cs) => ({ group: 0, num_layers: 16, tp: 2, dp: 4, chunk_layers: cs })) };
-  const est = JSON.parse(M.estimate(JSON.stringify({ model: 'llama3-8b', cluster: 'dgx-h100-16', training }), JSON.stringify(plan)));
-  assert.ok(!est.error, JSON.stringify(est.error));
-  const r = megatronArgs(est, { model: llama(M), training }, { cluster: homog(M), modelId: 'llama3-8b' });
-  const { check, run, args } = runStub(r.text);
-  assert.equal(check.status, 0, check.stderr);
-  assert.equal(run.status, 0, run.stderr);
+  const { r, args } = exportAndRun(M, plan, training);
   assert.ok(args.includes('--account-for-embedding-in-pipeline-split'));
   assert.ok(args.includes('--account-for-loss-in-pipeline-split'));
   assert.equal(argOf(args, '--num-virtual-stages-per-pipeline-rank'), String(V));
