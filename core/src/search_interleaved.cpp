@@ -210,18 +210,33 @@ void Walker::ilv_run(MbsCtx& c) {
         vsched_ = V;
         const int U = L_ / V;
         ucap_.assign(S, U);
+        umem_.assign(S, U);
         usuf_.assign(S + 1, 0);
+        umsuf_.assign(S + 1, 0);
         iva_.assign(S + 1, 0);
+        // Caps from the threshold (docs/search.md, "Bounds of interleaved plans"): family A through
+        // stage j after the least path into it, one chunk of the cheapest size on every stage
+        // before it; the chunk counts it cuts are above every plan that can enter the top K
+        double into = 0;
+        for (int j = 0; j < S && !exhaustive_; ++j) {
+            const Table& tb = *itab_[j];
+            ucap_[j] = umem_[j] = std::min(U, cap_[j] / V);
+            while (ucap_[j] > 1 && cut(into + m * V * tb.c[ucap_[j]] + tail0)) --ucap_[j];
+            if (ucap_[j] < umem_[j]) ++stats.threshold_capped;
+            double least = kInf;
+            for (int u = 1; u <= std::max(1, ucap_[j]); ++u) least = std::min(least, tb.c[u]);
+            into += least + sf_[j] + sb_[j + 1];
+        }
         for (int j = S - 1; j >= 0; --j) {
-            if (!exhaustive_) ucap_[j] = std::min(U, cap_[j] / V);
             usuf_[j] = usuf_[j + 1] + ucap_[j];
+            umsuf_[j] = umsuf_[j + 1] + umem_[j];
             // the LP at each stage's chunk rate over the chunks it can hold (set_chunk_rates)
             double a = kInf;
             for (int u = 1; u <= ucap_[j]; ++u) a = std::min(a, itab_[j]->c[u] / u);
             iva_[j] = a < kInf ? lp_step(iva_[j + 1], a / V, m * a) : iva_[j + 1];
         }
         if (usuf_[0] < U) {
-            ++stats.infeasible["memory"];
+            ++(umsuf_[0] < U ? stats.infeasible["memory"] : stats.pruned);
             continue;
         }
         inofit_.assign(S, std::numeric_limits<int>::max());
@@ -272,7 +287,9 @@ void Walker::ilv_dfs(int k, int R, const IlvPrefix& pre) {
     const int lo = static_cast<int>(std::max<long long>(1, R - usuf_[k + 1]));
     const int hi = std::min(R - (S - k - 1), ucap_[k]);
     if (lo > hi) {
-        ++stats.infeasible["memory"];
+        // memory, or the caps from the threshold
+        const bool memory = std::max<long long>(1, R - umsuf_[k + 1]) > std::min(R - (S - k - 1), umem_[k]);
+        ++(memory ? stats.infeasible["memory"] : stats.pruned);
         return;
     }
     if (exhaustive_) {

@@ -348,7 +348,9 @@ private:
     // ---- interleaved 1F1B (search_interleaved.cpp) ----
     int vsched_ = 1;  // virtual stages of the split being searched (1: 1F1B)
     std::vector<double> iva_;   // LP coverage rate of each suffix, phi = a / V
-    std::vector<int> ucap_;     // per stage: most chunks of V layers it holds
+    std::vector<int> ucap_;     // per stage: most chunks of V layers it holds (memory, then the threshold)
+    std::vector<int> umem_;     // ... by memory alone, and its suffix sums (the reason of a dead end)
+    std::vector<long long> umsuf_;
     // per stage: the fewest layers a costed split found it not to fit (its memory depends on its
     // own layers alone at a given V), or INT_MAX
     std::vector<int> inofit_;

@@ -1,11 +1,14 @@
-// Caps from the threshold (docs/search.md, "Caps from the threshold"): the split walk lowers a
-// stage's cap below its memory cap where the stage's family-C bound at more layers reaches the
-// threshold. The caps must never lose a plan of the top K: the pruned search against the
-// exhaustive one on random dense and MoE scenarios, with the caps lowered in many of them.
+// Caps from the threshold (docs/search.md, "Bounds", caps from the threshold, and "Bounds of
+// interleaved plans"): the split walk lowers a stage's cap below its memory cap where the stage's
+// family-C bound at more layers reaches the threshold, the interleaved walk where its family A
+// does. The caps must never lose a plan of the top K: the pruned search against the exhaustive one
+// on random dense, MoE and deep interleaved scenarios, with the caps lowered in many of them.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <random>
 
+#include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"
 #include "search_random.hpp"
@@ -57,4 +60,34 @@ TEST_CASE("caps from the threshold: none with --exhaustive, and the same plans w
         if (one.stats.threshold_capped > 0) ++with_caps;
     }
     CHECK(with_caps > 0);
+}
+
+TEST_CASE("with chunk caps from the threshold the interleaved walk returns the exhaustive top-K plan for plan on 100 deep random models",
+          "[search][differential][threshold-caps][interleaved]") {
+    SearchOptions pruned = quiet(3, false, 1), exhaustive = quiet(3, true, 1);
+    pruned.schedule = exhaustive.schedule = "interleaved-1f1b";
+    int checked = 0, capped = 0, feasible = 0;
+    for (std::uint64_t seed = 1; checked < 100; ++seed) {
+        std::mt19937_64 rng(seed);
+        Json j = random_scenario(rng);
+        j["model"]["num_layers"] = std::array<int, 4>{16, 24, 32, 48}[rng() % 4];
+        Scenario sc = parse_scenario(j);
+        if (search_space_size(sc, false, "interleaved-1f1b").plans > 2e5) continue;
+        INFO("seed " << seed << ": " << j.dump());
+        const SearchResult pr = search(sc, pruned), ex = search(sc, exhaustive);
+        REQUIRE(pr.stats.complete);
+        REQUIRE(ex.stats.complete);
+        REQUIRE(pr.plans.size() == ex.plans.size());
+        for (std::size_t k = 0; k < pr.plans.size(); ++k) {
+            REQUIRE(pr.plans[k].iteration_time_s == ex.plans[k].iteration_time_s);
+            REQUIRE(to_json(pr.plans[k].plan).dump() == to_json(ex.plans[k].plan).dump());
+        }
+        capped += pr.stats.threshold_capped > 0;
+        feasible += !pr.plans.empty();
+        ++checked;
+    }
+    INFO("caps lowered in " << capped << " of " << checked << ", feasible " << feasible);
+    // 75 feasible, the caps lowered in all 75
+    CHECK(feasible >= 50);
+    CHECK(capped >= checked / 2);
 }
