@@ -214,19 +214,7 @@ void Walker::ilv_run(MbsCtx& c) {
         usuf_.assign(S + 1, 0);
         umsuf_.assign(S + 1, 0);
         iva_.assign(S + 1, 0);
-        // Caps from the threshold (docs/search.md, "Bounds of interleaved plans"): family A through
-        // stage j after the least path into it, one chunk of the cheapest size on every stage
-        // before it; the chunk counts it cuts are above every plan that can enter the top K
-        double into = 0;
-        for (int j = 0; j < S && !exhaustive_; ++j) {
-            const Table& tb = *itab_[j];
-            ucap_[j] = umem_[j] = std::min(U, cap_[j] / V);
-            while (ucap_[j] > 1 && cut(into + m * V * tb.c[ucap_[j]] + tail0)) --ucap_[j];
-            if (ucap_[j] < umem_[j]) ++stats.threshold_capped;
-            double least = kInf;
-            for (int u = 1; u <= std::max(1, ucap_[j]); ++u) least = std::min(least, tb.c[u]);
-            into += least + sf_[j] + sb_[j + 1];
-        }
+        if (!exhaustive_) ilv_caps(V, U, tail0);
         for (int j = S - 1; j >= 0; --j) {
             usuf_[j] = usuf_[j + 1] + ucap_[j];
             umsuf_[j] = umsuf_[j + 1] + umem_[j];

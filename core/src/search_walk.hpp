@@ -351,6 +351,9 @@ private:
     std::vector<int> ucap_;     // per stage: most chunks of V layers it holds (memory, then the threshold)
     std::vector<int> umem_;     // ... by memory alone, and its suffix sums (the reason of a dead end)
     std::vector<long long> umsuf_;
+    void ilv_caps(int V, int U, double tail0);  // ucap_ from the threshold (search_interleaved_caps.cpp)
+    std::vector<double> ibase_, ifill_;
+    std::vector<const double*> ibase_p_;
     // per stage: the fewest layers a costed split found it not to fit (its memory depends on its
     // own layers alone at a given V), or INT_MAX
     std::vector<int> inofit_;
