@@ -127,6 +127,33 @@ inline SearchResult require_pruned_equals_exhaustive(const Scenario& sc, const S
     return pr;
 }
 
+// Both searches' plans, rank by rank: the same plan and the same time to the bit.
+inline void require_same_plans(const SearchResult& a, const SearchResult& b) {
+    REQUIRE(a.plans.size() == b.plans.size());
+    for (std::size_t k = 0; k < a.plans.size(); ++k) {
+        INFO("rank " << k << ": " << a.plans[k].iteration_time_s << " s against " << b.plans[k].iteration_time_s << " s");
+        REQUIRE(a.plans[k].iteration_time_s == b.plans[k].iteration_time_s);
+        REQUIRE(to_json(a.plans[k].plan).dump() == to_json(b.plans[k].plan).dump());
+    }
+}
+
+// The differential check of an interleaved-only search of scenario j made deep (16, 24, 32 or 48
+// layers, drawn from rng): false when its space is over 2e5 plans (too dear for the exhaustive
+// reference); else both searches complete with the same plans, rank by rank, in pr and ex.
+inline bool deep_interleaved_matches(Json j, std::mt19937_64& rng, const SearchOptions& pruned, const SearchOptions& exhaustive, SearchResult& pr,
+                                     SearchResult& ex) {
+    j["model"]["num_layers"] = std::array<int, 4>{16, 24, 32, 48}[rng() % 4];
+    const Scenario sc = parse_scenario(j);
+    if (search_space_size(sc, false, "interleaved-1f1b").plans > 2e5) return false;
+    INFO(j.dump());
+    pr = search(sc, pruned);
+    ex = search(sc, exhaustive);
+    REQUIRE(pr.stats.complete);
+    REQUIRE(ex.stats.complete);
+    require_same_plans(pr, ex);
+    return true;
+}
+
 // A wider space's search result against a narrower search of the same scenario: never slower;
 // true when faster, or when the narrower search finds no plan.
 inline bool wider_is_better(const Scenario& sc, const SearchResult& wide, const SearchOptions& narrow) {

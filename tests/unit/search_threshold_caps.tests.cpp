@@ -19,6 +19,8 @@ using search_test::quiet;
 using search_test::random_moe_scenario;
 using search_test::random_scenario;
 using search_test::require_pruned_equals_exhaustive;
+using search_test::deep_interleaved_matches;
+using search_test::require_same_plans;
 
 TEST_CASE("with caps from the threshold the pruned search returns the exhaustive top-K on 300 random scenarios", "[search][differential][threshold-caps]") {
     const bool moe = GENERATE(false, true);
@@ -52,11 +54,7 @@ TEST_CASE("caps from the threshold: none with --exhaustive, and the same plans w
         const SearchResult two = search(sc, quiet(3, false, 2));
         const SearchResult ex = search(sc, quiet(3, true));
         CHECK(ex.stats.threshold_capped == 0);
-        REQUIRE(one.plans.size() == two.plans.size());
-        for (std::size_t k = 0; k < one.plans.size(); ++k) {
-            CHECK(one.scores[k] == two.scores[k]);
-            CHECK(to_json(one.plans[k].plan) == to_json(two.plans[k].plan));
-        }
+        require_same_plans(one, two);
         if (one.stats.threshold_capped > 0) ++with_caps;
     }
     CHECK(with_caps > 0);
@@ -69,19 +67,9 @@ TEST_CASE("with chunk caps from the threshold the interleaved walk returns the e
     int checked = 0, capped = 0, feasible = 0;
     for (std::uint64_t seed = 1; checked < 100; ++seed) {
         std::mt19937_64 rng(seed);
-        Json j = random_scenario(rng);
-        j["model"]["num_layers"] = std::array<int, 4>{16, 24, 32, 48}[rng() % 4];
-        Scenario sc = parse_scenario(j);
-        if (search_space_size(sc, false, "interleaved-1f1b").plans > 2e5) continue;
-        INFO("seed " << seed << ": " << j.dump());
-        const SearchResult pr = search(sc, pruned), ex = search(sc, exhaustive);
-        REQUIRE(pr.stats.complete);
-        REQUIRE(ex.stats.complete);
-        REQUIRE(pr.plans.size() == ex.plans.size());
-        for (std::size_t k = 0; k < pr.plans.size(); ++k) {
-            REQUIRE(pr.plans[k].iteration_time_s == ex.plans[k].iteration_time_s);
-            REQUIRE(to_json(pr.plans[k].plan).dump() == to_json(ex.plans[k].plan).dump());
-        }
+        INFO("seed " << seed);
+        SearchResult pr, ex;
+        if (!deep_interleaved_matches(random_scenario(rng), rng, pruned, exhaustive, pr, ex)) continue;
         capped += pr.stats.threshold_capped > 0;
         feasible += !pr.plans.empty();
         ++checked;
