@@ -111,8 +111,9 @@ struct SearchStats {
     // was searched, and evaluate_stages calls made to fill the per-stage cost cache.
     std::int64_t configurations = 0;
     std::int64_t cost_probes = 0;
-    // Stage caps that the threshold lowered below the memory caps (docs/search.md, "Caps from the
-    // threshold"), once per stage of each configuration split.
+    // Stage caps that the threshold lowered below the memory caps (docs/search.md, "Bounds" and
+    // "Bounds of interleaved plans"), once per stage of each 1F1B configuration split and of each
+    // V of its interleaved walk (diagnostic).
     std::int64_t threshold_capped = 0;
 };
 
