@@ -1,5 +1,5 @@
 // Internal to calibration (core/src/calibrate*.cpp): the parameters it fits, the working state
-// shared by the selection and the Levenberg-Marquardt fit.
+// shared by the selection (calibrate_select.cpp) and the Levenberg-Marquardt fit (calibrate_fit.cpp).
 #pragma once
 
 #include <cmath>
@@ -85,6 +85,14 @@ struct Work {
     std::vector<double> residuals() const;
     std::vector<double> elasticity(const Candidate& c);
 };
+
+// (calibrate_select.cpp)
+// One selection round: keeps `chosen` and adds, most sensitive first, each candidate that fewer
+// than `num_runs` chosen parameters leave room for and whose elasticity column keeps a norm of
+// min_independent_sensitivity once the chosen columns are projected out (Gram-Schmidt). Sets
+// every candidate's status, reason and sensitivity; returns whether it added any.
+bool select_parameters(const std::vector<std::vector<double>>& columns, std::size_t num_runs, const std::vector<std::string>& labels,
+                       std::vector<std::size_t>& chosen, std::vector<FittedParameter>& info);
 
 double sum_sq(const std::vector<double>& v);
 double dot(const std::vector<double>& a, const std::vector<double>& b);

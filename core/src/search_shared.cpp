@@ -1,11 +1,11 @@
-// What the walkers of one search share (search_walk.hpp, `Shared`): the deadlines of the time
+// What the walkers of one search share (search_shared.hpp, `Shared`): the deadlines of the time
 // limit and the memory cap, the stop flag and the progress report (docs/search.md, "Results,
 // time limit, threads, memory").
 #include <algorithm>
 #include <mutex>
 
 #include "poseidon/estimate.hpp"
-#include "search_walk.hpp"
+#include "search_shared.hpp"
 
 namespace poseidon::detail {
 

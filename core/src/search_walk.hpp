@@ -6,7 +6,8 @@
 //   search_split.cpp          the layer split of one configuration: its bounds and the ridge walk
 //   search_interleaved.cpp    the same split under interleaved 1F1B (search_interleaved_leaf.cpp ends it)
 //   search_eval.cpp           a complete plan: memory fit, the DAG, the top-K list
-// The driver (search_driver.cpp) builds the micro-batch-size contexts and runs the walks.
+// The driver (search_driver.cpp) builds the micro-batch-size contexts and runs the walks; what the
+// walkers share is in search_shared.hpp.
 // Internal to core/src.
 #pragma once
 
@@ -28,66 +29,11 @@
 #include "search_bounds.hpp"
 #include "search_costs.hpp"
 #include "search_ridge.hpp"
+#include "search_shared.hpp"
 #include "search_space.hpp"
 #include "search_topk.hpp"
 
 namespace poseidon::detail {
-
-using Clock = std::chrono::steady_clock;
-inline double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-// A lower bound is a sum computed in another order than the DAG's longest path; a branch is cut
-// only when its bound exceeds the threshold by this relative margin, far above rounding
-// (docs/search.md, "Soundness").
-inline constexpr double kBoundSlack = 1e-9;
-
-// What the walkers of one search share: options, the top-K list, the clock, the stop flag, the
-// memory account and the progress report. Every member may be used from any walker's thread.
-struct Shared {
-    Shared(const Scenario& s, const SearchOptions& o);
-
-    const Scenario& sc;
-    SearchOptions opt;
-    TopK top;
-    // When sc is a split of the user's scenario (options.group_blocks): the user's scenario, and
-    // per group of sc the user's group it is part of; plans enter the top K in the user's groups.
-    const Scenario* origin = nullptr;
-    std::vector<int> group_map;
-    Clock::time_point t0;
-    // Time limit (docs/search.md, "Time limit"): the walk stops at soft_s once it has a plan,
-    // and at hard_s without one; the rest of the limit is for the result.
-    double soft_s = 0, hard_s = 0;
-    std::int64_t cap_bytes = 0;              // memory cap
-    std::atomic<std::int64_t> bytes{0};      // cost caches and contexts alive
-    std::atomic<bool> stop{false};
-    enum Why : int { kRunning = 0, kTime, kCancelled, kMemory, kError };
-    std::atomic<int> why{kRunning};
-    std::atomic<std::int64_t> evaluated{0}, pruned{0};  // progress counts, flushed by the walkers
-    std::atomic<double> last_report_s{0};
-
-    // soft_s less the time the result will take to list the plans found so far (0.1 ms a stage)
-    double soft_deadline() const;
-    // options.prune_above_s, a few ulps higher: a plan of another slice that ties it may still rank
-    // first by the tie-break, and its key, recomputed here, must not be cut by rounding.
-    double prune_above = kInf;
-    // Lowers prune_above to `key` (relaxed the same way).
-    void bound_above(double key) {
-        if (key < kInf) prune_above = std::min(prune_above, key * (1 + 8 * std::numeric_limits<double>::epsilon()));
-    }
-    double threshold() const { return std::min(top.threshold(), prune_above); }
-    bool cut(double bound) const { return bound * (1 - kBoundSlack) >= threshold(); }
-    void halt(Why w);
-    // Stops the search past the time limit or the memory cap; reports progress every 0.25 s.
-    void check_clock();
-    // Calls opt.on_progress (one thread at a time); `periodic`: skipped if another thread just
-    // reported; `may_cancel`: a false answer stops the search.
-    void report(double t, bool periodic = false, bool may_cancel = true);
-
-private:
-    std::mutex report_m_;
-    Found best_;  // the plan best_estimate_ is of (under report_m_)
-    std::optional<Estimate> best_estimate_;
-};
 
 // A run of stages of one group option: the option's stages first .. first + count - 1, all with
 // TP index tpi (-1: not chosen yet). A group option's stages start as one run; choosing TP per

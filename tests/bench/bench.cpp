@@ -5,7 +5,7 @@
 //   poseidon_bench space                 size of the search space for the preset clusters (--tp-per-stage in brackets)
 //   poseidon_bench stage-tp              one TP per group (default) vs --tp-per-stage: best time, search time
 //   poseidon_bench threads [--max-threads N] [--reps R]  wall time (best of R) with 1, 2, 4, ... threads,
-//                                        speed-up, same plans
+//                                        speed-up, same plans (bench_threads.cpp)
 //   poseidon_bench sweep [--limit S]     issue 11's sweep: 1-4 types x 64..4096 GPUs x 24..128 layers
 //   poseidon_bench shape TYPES GPUS LAYERS [--limit S]  one sweep shape: when the best plan improved
 //   poseidon_bench megatron-sweep [--limit S] [--recompute R] [--moe]  issue 37's 36 shapes with Megatron-Core's
@@ -36,6 +36,7 @@ using namespace poseidon;
 
 void group_blocks_bench(double limit, int threads);  // bench_blocks.cpp
 void challenge_bench(double seconds, int threads);   // bench_challenge.cpp
+void threads_bench(double limit, int max_threads, int reps);  // bench_threads.cpp
 
 // (declared in bench_sweep.hpp)
 Json even_groups(int gpus, int types, const char* const devices[], const double nic_GBps[]) {
@@ -314,57 +315,6 @@ void schedule() {
 // The parallel search (docs/search.md, "Threads"): wall seconds of complete searches (top 3,
 // baselines off) with 1, 2, 4, ... threads, the speed-up over one, and whether every thread count
 // returned the same plans with the same scores.
-void threads(double limit, int max_threads, int reps) {
-    std::vector<std::pair<std::string, Json>> cases;
-    for (int g : {64, 256, 1024}) cases.push_back({"llama-70b-shape (80 l), " + std::to_string(g) + " GPUs, 4 types", scale_scenario(g, 4, 80, 1024)});
-    cases.push_back({"llama-70b-shape (80 l), 1024 GPUs, 3 types", scale_scenario(1024, 3, 80, 1024)});
-    cases.push_back({"llama-70b-shape (128 l), 1024 GPUs, 4 types", scale_scenario(1024, 4, 128, 1024)});
-    const std::pair<const char*, const char*> per_stage[] = {
-        {"opt-350m, sailor-mit-mix, 64, --tp-per-stage", R"({"model":"opt-350m","training":{"global_batch_size":64},"cluster":"sailor-mit-mix"})"},
-        {"llama2-13b, mixed-a100-v100, 256, --tp-per-stage", R"({"model":"llama2-13b","training":{"global_batch_size":256},"cluster":"mixed-a100-v100"})"}};
-    for (const auto& [name, text] : per_stage) cases.push_back({name, Json::parse(text)});
-    std::vector<int> counts;
-    for (int t = 1; t <= max_threads; t *= 2) counts.push_back(t);
-    if (counts.back() != max_threads) counts.push_back(max_threads);
-    std::printf("| scenario |");
-    for (int t : counts) std::printf(" %d thread%s s |", t, t == 1 ? "" : "s");
-    std::printf(" speed-up at %d | same plans |\n|---|", counts.back());
-    for (std::size_t k = 0; k <= counts.size(); ++k) std::printf("---|");
-    std::printf("---|\n");
-    for (const auto& [name, j] : cases) {
-        Scenario sc = parse_scenario(j);
-        std::vector<double> wall;
-        SearchResult first;
-        bool same = true, complete = true;
-        for (int t : counts) {
-            SearchOptions o;
-            o.time_limit_s = limit;
-            o.baselines = false;
-            o.threads = t;
-            o.tp_per_stage = name.find("--tp-per-stage") != std::string::npos;
-            SearchResult r;
-            double best = 1e300;
-            for (int rep = 0; rep < std::max(1, reps); ++rep) {
-                const auto w0 = std::chrono::steady_clock::now();
-                r = search(sc, o);
-                best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count());
-            }
-            wall.push_back(best);
-            complete = complete && r.stats.complete;
-            if (t == 1) {
-                first = std::move(r);
-                continue;
-            }
-            same = same && r.plans.size() == first.plans.size();
-            for (std::size_t k = 0; same && k < r.plans.size(); ++k) same = r.plans[k].plan == first.plans[k].plan && r.scores[k] == first.scores[k];
-        }
-        std::printf("| %s |", name.c_str());
-        for (double w : wall) std::printf(" %.2f |", w);
-        std::printf(" %.2fx | %s%s |\n", wall.front() / std::max(1e-9, wall.back()), same ? "yes" : "NO", complete ? "" : " (time limit)");
-        std::fflush(stdout);
-    }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -391,7 +341,7 @@ int main(int argc, char** argv) {
         if (what == "compare" || what == "all") compare(limit);
         if (what == "scale" || what == "all") scale(limit);
         if (what == "stage-tp" || what == "all") stage_tp();
-        if (what == "threads" || what == "all") threads(limit, max_threads, reps);
+        if (what == "threads" || what == "all") threads_bench(limit, max_threads, reps);
         const SweepOptions so{limit_given ? limit : 2, g_threads, g_schedule, g_node_counts, moe};
         if (what == "sweep") sweep_bench(so);
         if (what == "shape" && argc > 4) shape_bench(std::stoi(argv[2]), std::stoi(argv[3]), std::stoi(argv[4]), so);
