@@ -63,18 +63,18 @@ test('schedule, node counts, batch tolerance and overlap switches: fields that r
   await settled(page);
   assert.ok(!('group_blocks' in ((await hashPayload(page)).o ?? {})));
   assert.ok(!('split_nodes' in ((await hashPayload(page)).o ?? {})));
-  // stages with no block: in the link, and the plan is one the search found with them allowed
-  await page.check('[data-path="options.empty_stages"]');
-  payload = await withPlan();
-  assert.equal(payload.o.empty_stages, true);
-  await page.uncheck('[data-path="options.empty_stages"]');
-  await settled(page);
-  assert.ok(!('empty_stages' in ((await hashPayload(page)).o ?? {})));
-  await page.check('[data-path="options.mixed_stages"]');
-  payload = await withPlan();
-  assert.equal(payload.o.mixed_stages, true);
-  await page.uncheck('[data-path="options.mixed_stages"]');
-  await settled(page);
+  // a switch of the search: in the link with the plan the search found with it on, and gone
+  // from the link once off
+  const toggleOption = async (name) => {
+    const box = `[data-path="options.${name}"]`;
+    await page.check(box);
+    assert.equal((await withPlan()).o[name], true);
+    await page.uncheck(box);
+    await settled(page);
+    assert.ok(!(name in ((await hashPayload(page)).o ?? {})));
+  };
+  await toggleOption('empty_stages');  // stages with no block
+  await toggleOption('mixed_stages');
   // a batch tolerance travels as a training setting; the plan then trains a batch within it
   await page.fill('[data-path="training.global_batch_tolerance"]', '0.1');
   payload = await withPlan();
