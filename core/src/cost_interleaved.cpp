@@ -3,7 +3,9 @@
 // chunks is costed as a block range of its own (the plan's chunk_layers, Megatron-Core's pipeline
 // layout, or an even split) and the activations follow the interleaved order.
 #include <algorithm>
+#include <optional>
 
+#include "block_cost.hpp"
 #include "poseidon/combined_1f1b.hpp"
 #include "poseidon/cost_model.hpp"
 #include "poseidon/expert_parallel.hpp"
@@ -67,12 +69,15 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
             double working_GiB = 0;   // the re-materialised block (full or named-module recompute): one per GPU, not per chunk
             // The loss's and the dispatcher's buffers live while one pass runs: the largest chunk's.
             double temporary_sum_GiB = 0;
+            // the chunks' blocks are alike: one block costed for all of them (block_cost.hpp)
+            std::optional<detail::BlockCost> blk;
             for (int c = 0; c < V; ++c) {
                 StagePosition pos{c * p + s, p * V, m, st.dp() * st.cp, held[c]};
                 const CpLink cpl = cp_link(sc.cluster.groups[rs.group], rs.tp, st.cp);
                 pos.cp = st.cp, pos.cp_bw_GBps = cpl.bw_GBps, pos.cp_latency_s = cpl.latency_s;
                 set_expert_grid(pos, sc.cluster.groups[rs.group], st);
-                const ReplicaCost rc = replica_cost(sc, d, rs.tp, rs.samples, blocks[c], pos);
+                if (!blk) blk = detail::block_cost(sc, d, rs.tp, rs.samples, pos);
+                const ReplicaCost rc = detail::replica_cost_of(sc, d, rs.tp, rs.samples, blocks[c], pos, *blk);
                 chunk_params[c] = std::max(chunk_params[c], rc.params_per_gpu);
                 working_GiB = rc.recompute_working_GiB;  // the chunks' blocks are alike
                 dynamic.activations_GiB += rc.memory.activations_GiB;

@@ -1,5 +1,6 @@
 // One replica of a stage (docs/model.md, "Compute"): FLOPs and bytes of its blocks, embedding and
 // head, timed with the device rates and the stack's costs; its memory is memory_model.cpp's.
+#include "block_cost.hpp"
 #include "poseidon/combined_1f1b.hpp"
 #include "poseidon/cost_model.hpp"
 #include "poseidon/gemm_shape.hpp"
@@ -98,10 +99,15 @@ void fold_blocking_sends(const Stack& stack, std::vector<StageTimes>& times) {
     }
 }
 
-ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int samples, int num_layers, const StagePosition& pos) {
+namespace detail {
+
+// One block of the replica: everything of replica_cost that the layer count and the stage's
+// place in the pipeline do not change (block_cost.hpp).
+BlockCost block_cost(const Scenario& sc, const Device& d, int tp, int samples, const StagePosition& pos) {
     const ModelSpec& m = sc.model;
     const Training& tr = sc.training;
-    ReplicaCost rc;
+    BlockCost blk;
+    ReplicaCost& rc = blk.partial;
     // With context parallelism each rank holds s / cp tokens of its replica's samples and the
     // attention of those queries against all keys: per rank, exactly the work of samples / cp
     // whole sequences (causal load balancing), so b stands for that.
@@ -113,7 +119,7 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     // MoE: the MLP split over TP is the dense FFN or the shared experts; the routed experts run on
     // the expert grid (expert_parallel.cpp)
     const double t = tp, s = m.seq_length, h = m.hidden_size, f = variants ? avg.dense_ffn : m.ffn_hidden_size, a = m.num_attention_heads;
-    const double V = m.vocab_size, kv_ratio = static_cast<double>(m.num_kv_heads) / m.num_attention_heads;
+    const double kv_ratio = static_cast<double>(m.num_kv_heads) / m.num_attention_heads;
     const double e = bytes_per_element(tr.precision);
     const double flops_rate = effective_peak_flops(d, tr);
     const double mem_rate = effective_memory_bw(d);
@@ -285,7 +291,6 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     double layer_bwd = bwd_local + bwd_tp + ep_bwd + recompute + recompute_tp;
     double layer_fwd_tp = fwd_tp, layer_bwd_tp = bwd_tp + recompute_tp;
     const bool some_blocks = tr.recompute == Recompute::full && tr.recompute_num_layers > 0;
-    const double recomputed = some_blocks ? std::min(tr.recompute_num_layers, num_layers) : num_layers;
     if (tr.overlap_moe_expert_parallel_comm && moe_share > 0)
         rc.ep_pair_save_s = ep_pair_save_s({layer_fwd - moe_fwd - ep_fwd, moe_fwd, ep_fwd}, {layer_bwd - moe_bwd - ep_bwd, moe_bwd, ep_bwd}, kappa);
 
@@ -307,76 +312,14 @@ ReplicaCost replica_cost(const Scenario& sc, const Device& d, int tp, int sample
     const double plain_bwd = some_blocks && !measured_bwd ? layer_bwd - recompute - recompute_tp : layer_bwd;
     const double plain_bwd_tp = some_blocks && !measured_bwd ? bwd_tp : layer_bwd_tp;
 
-    // The schedule's fixed cost of one micro-batch pass on a stage (docs/model.md, "Software stacks").
-    const double pass_s = host_free ? 0.0 : tr.stack.pass_overhead_us * 1e-6;
-    rc.layer_forward_s = layer_fwd;
-    const double blocks_bwd = recomputed * layer_bwd + (num_layers - recomputed) * plain_bwd;
-    rc.layer_backward_s = num_layers > 0 ? blocks_bwd / num_layers : layer_bwd;
-    // (a measured block keeps the analytic saving, never more than either pass)
-    rc.ep_pair_save_s = std::min({rc.ep_pair_save_s, layer_fwd, layer_bwd});
-    rc.pair_layers = num_layers;
-    rc.forward_s = num_layers * layer_fwd + pass_s;
-    rc.backward_s = blocks_bwd + pass_s;
-    rc.forward_tp_comm_s = num_layers * layer_fwd_tp;
-    rc.backward_tp_comm_s = recomputed * layer_bwd_tp + (num_layers - recomputed) * plain_bwd_tp;
-    rc.forward_ep_comm_s = num_layers * ep_fwd;
-    rc.backward_ep_comm_s = num_layers * ep_bwd + recomputed * recompute_ep;
-
-    if (pos.first()) {
-        // Embedding gather, position add and dropout (memory bound, about 6 accesses of T x h;
-        // 4 and one kernel fewer without dropout); the vocab-parallel embedding all-reduces its
-        // output over TP (Megatron VocabParallelEmbedding). Backward: the scatter-add of the
-        // gradient into the table.
-        double emb_tp = tp > 1 ? one_allreduce_s : 0.0;
-        double emb = (hidden_dropout ? 6 : 4) * T * h * e / mem_rate + (hidden_dropout ? 3 : 2) * kernel_s + emb_tp;
-        double emb_bwd = 3 * T * h * e / mem_rate + 3 * kernel_s;
-        CostSource sf, sb;
-        measured(ProfileField::embedding_forward, emb, &emb_tp, sf);
-        measured(ProfileField::embedding_backward, emb_bwd, nullptr, sb);
-        rc.sources.embedding_forward = sf;
-        rc.sources.embedding_backward = sb;
-        rc.forward_s += emb;
-        rc.backward_s += emb_bwd;
-        rc.forward_tp_comm_s += emb_tp;
-    }
-    if (pos.last()) {
-        // Final norm, the LM head GEMM (T x h x V/t; twice in the backward) and the vocab-parallel
-        // cross-entropy over fp32 logits: conversion, max, exp, sum and normalisation passes
-        // (about 20 B per logit forward, 14 B backward).
-        const double logits = T * V / t;
-        // on the padded vocabulary (docs/model.md, "GEMM efficiency by shape")
-        double head_gemm = gemm_s(1, T, padded_vocab_shard(V, t), h);
-        double head_tp = tp > 1 ? one_allreduce_s : 0.0;  // input gradient of the column-parallel head
-        double head_fwd = head_gemm + 20.0 * logits / mem_rate + 2 * Tr * h * e / mem_rate + 6 * kernel_s;
-        double head_bwd = 2 * head_gemm + 14.0 * logits / mem_rate + 4 * Tr * h * e / mem_rate + 6 * kernel_s + head_tp;
-        CostSource sf, sb;
-        measured(ProfileField::head_forward, head_fwd, nullptr, sf);
-        measured(ProfileField::head_backward, head_bwd, &head_tp, sb);
-        rc.sources.head_forward = sf;
-        rc.sources.head_backward = sb;
-        rc.forward_s += head_fwd;
-        rc.backward_s += head_bwd;
-        rc.backward_tp_comm_s += head_tp;
-        rc.head_wgrad_s = head_gemm * (1 + m.mtp_layers);  // the MTP passes call the same head
-        if (m.mtp_layers > 0) {
-            // The MTP modules run on the last stage beside the head (Megatron-Core builds them
-            // there: the layout's "m" before "L"; DeepSeek-V3 arXiv 2412.19437 sec. 2.2): each is
-            // one more block (costed as the average block), the column-parallel projection of
-            // [embedding; hidden] to h, and another pass through the shared head and loss.
-            // (The block method recomputes decoder blocks only: an MTP block then keeps its own.)
-            const double k = m.mtp_layers;
-            const double proj = linear_s(T, h / t, 2 * h);
-            rc.forward_s += k * (layer_fwd + proj + head_fwd);
-            rc.backward_s += k * ((some_blocks ? plain_bwd : layer_bwd) + 2 * proj + head_bwd);
-            rc.forward_tp_comm_s += k * layer_fwd_tp;
-            rc.backward_tp_comm_s += k * ((some_blocks ? plain_bwd_tp : layer_bwd_tp) + head_tp);
-            rc.forward_ep_comm_s += k * ep_fwd;
-            rc.backward_ep_comm_s += k * (ep_bwd + (some_blocks ? 0.0 : recompute_ep));
-        }
-    }
-
-    replica_memory(sc, d, tp, samples, num_layers, pos, rc);
-    return rc;
+    blk.timer = timer;
+    blk.T = T, blk.Tr = Tr, blk.mem_rate = mem_rate, blk.kernel_s = kernel_s, blk.e = e, blk.one_allreduce_s = one_allreduce_s;
+    blk.hidden_dropout = hidden_dropout, blk.host_free = host_free, blk.some_blocks = some_blocks;
+    blk.layer_fwd = layer_fwd, blk.layer_bwd = layer_bwd, blk.layer_fwd_tp = layer_fwd_tp, blk.layer_bwd_tp = layer_bwd_tp;
+    blk.plain_bwd = plain_bwd, blk.plain_bwd_tp = plain_bwd_tp;
+    blk.ep_fwd = ep_fwd, blk.ep_bwd = ep_bwd, blk.recompute_ep = recompute_ep;
+    return blk;
 }
 
+}  // namespace detail
 }  // namespace poseidon

@@ -9,12 +9,10 @@ namespace poseidon::detail {
 
 Costs::Costs(const Scenario& sc, std::int64_t mbs, std::int64_t m, std::atomic<std::int64_t>* account, bool empty_stages)
     : sc_(sc), mbs_(mbs), m_(m), L_(sc.model.num_layers), l_min_(empty_stages ? 0 : 1), account_(account), middle_(std::make_shared<Tables>()) {
-    plan_.micro_batch_size = mbs;
-    plan_.num_micro_batches = m;
 }
 
 Costs::Costs(const Costs& base)
-    : sc_(base.sc_), mbs_(base.mbs_), m_(base.m_), L_(base.L_), l_min_(base.l_min_), account_(base.account_), middle_(base.middle_), owner_(false), plan_(base.plan_),
+    : sc_(base.sc_), mbs_(base.mbs_), m_(base.m_), L_(base.L_), l_min_(base.l_min_), account_(base.account_), middle_(base.middle_), owner_(false),
       pos_(base.pos_), fits_(base.fits_), extra_(base.extra_), links_(base.links_) {
     grow(static_cast<std::int64_t>(pos_.size()) * kTimesBytes + static_cast<std::int64_t>(fits_.size() + extra_.size()) * kFitBytes +
          static_cast<std::int64_t>(links_.size()) * kLinkBytes);
@@ -26,18 +24,25 @@ Costs::~Costs() {
 
 const std::vector<StageEval>& Costs::probe(const std::vector<ProbeStage>& ps, bool whole_pipeline) {
     ++probes_;
-    plan_.stages.resize(ps.size());
-    placement_.resize(ps.size());
+    auto [it, fresh] = buffers_.try_emplace(ps.size());
+    ProbeBuffers& b = it->second;
+    if (fresh) {
+        b.plan.micro_batch_size = mbs_;
+        b.plan.num_micro_batches = m_;
+        b.plan.stages.resize(ps.size());
+        b.placement.resize(ps.size());
+    }
     for (std::size_t i = 0; i < ps.size(); ++i) {
         const ProbeStage& p = ps[i];
         const int width = replica_gpus(sc_, p.tp), dp = p.size / width;
-        set_search_stage(sc_, plan_.stages[i], p.g, p.size, p.tp, p.layers, mbs_);
-        auto& reps = placement_[i].replicas;
+        set_search_stage(sc_, b.plan.stages[i], p.g, p.size, p.tp, p.layers, mbs_);
+        auto& reps = b.placement[i].replicas;
         reps.resize(dp);
         for (int r = 0; r < dp; ++r) reps[r] = ReplicaPlacement{p.g, p.first_gpu + r * width, width};
     }
-    out_ = evaluate_stages(sc_, plan_, placement_, nullptr, whole_pipeline);
-    return out_;
+    b.links.clear();
+    evaluate_stages_into(sc_, b.plan, b.placement, &b.links, whole_pipeline, b.out);
+    return b.out;
 }
 
 const Table& Costs::middle(int g, int size, int tp) {

@@ -155,9 +155,16 @@ private:
     std::shared_ptr<Tables> middle_;  // written only by the cache that created it
     bool owner_ = true;
     Tables own_;  // a copy's middle tables that its base did not have (not expected)
-    Plan plan_;
-    std::vector<StagePlacement> placement_;
-    std::vector<StageEval> out_;
+    // A probe's plan, placement, results and links, kept for their storage: one set per probe
+    // size, since the tables' probes of a hundred stages alternate with probes of one to three,
+    // and allocating the stages' vectors again was a quarter of a small search's time.
+    struct ProbeBuffers {
+        Plan plan;
+        std::vector<StagePlacement> placement;
+        std::vector<StageEval> out;
+        PlacementLinks links;
+    };
+    std::unordered_map<std::size_t, ProbeBuffers> buffers_;
     std::vector<ProbeStage> scratch_;
     std::unordered_map<std::uint64_t, StageTimes> pos_;  // first/last/only stages, key with l
     std::unordered_map<std::uint64_t, FitMemo> fits_;

@@ -14,6 +14,7 @@
 
 #include "poseidon/search.hpp"
 #include "search_bounds.hpp"
+#include "search_costs.hpp"
 #include "search_topk.hpp"
 
 namespace poseidon::detail {

@@ -3,6 +3,7 @@
 // links of stage_links.cpp together per stage.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "poseidon/combined_1f1b.hpp"
@@ -10,6 +11,7 @@
 #include "poseidon/expert_parallel.hpp"
 #include "poseidon/error.hpp"
 #include "poseidon/profile.hpp"
+#include "block_cost.hpp"
 #include "stage_links.hpp"
 
 namespace poseidon {
@@ -134,22 +136,46 @@ const Device& replica_device(const Group& g, int tp, Device& buffer) {
     return *device;
 }
 
-std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, const std::vector<StagePlacement>& placement, PlacementLinks* links_in,
+std::vector<StageEval> evaluate_stages(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement, PlacementLinks* links,
                                        bool whole_pipeline) {
+    std::vector<StageEval> out;
+    evaluate_stages_into(sc, plan, placement, links, whole_pipeline, out);
+    return out;
+}
+
+void evaluate_stages_into(const Scenario& sc_in, const Plan& plan, const std::vector<StagePlacement>& placement, PlacementLinks* links_in,
+                          bool whole_pipeline, std::vector<StageEval>& out) {
     const bool measured_links = profile_has_links(sc_in);
-    const Scenario measured_sc = measured_links ? with_measured_links(sc_in) : Scenario{};
-    const Scenario& sc = measured_links ? measured_sc : sc_in;
+    std::optional<Scenario> measured_sc;
+    if (measured_links) measured_sc = with_measured_links(sc_in);
+    const Scenario& sc = measured_links ? *measured_sc : sc_in;
     const Profile* profile = sc.profile ? &*sc.profile : nullptr;
     const int S = static_cast<int>(plan.stages.size());
-    std::vector<StageEval> out(S);
+    // The search's probes call this a hundred stages at a time: every stage's vectors keep their
+    // storage from the call before (allocating them was a quarter of a small search's time).
+    out.resize(S);
+    for (StageEval& ev : out) {
+        std::vector<ReplicaCost> rcs = std::move(ev.replica_costs);
+        std::vector<StageTimes> chunks = std::move(ev.chunk_times);
+        rcs.clear(), chunks.clear();
+        ev = StageEval{};
+        ev.replica_costs = std::move(rcs);
+        ev.chunk_times = std::move(chunks);
+    }
     PlacementLinks local;
     PlacementLinks& links = links_in ? *links_in : local;
     if (!links.filled()) detail::fill_links(sc, plan, placement, links);
     // the combined 1F1B (merges_passes): the times keep a reserve of each pass's saving, which
     // a single 1F1B stage's first forward and last backward take back (after their chains)
     const bool merged = merges_passes(sc), only_stage = S == 1 && plan.virtual_stages == 1;
+    // A stage of the same replicas and grids as the one before has its blocks (block_cost.hpp):
+    // the cost tables' probes are a hundred such stages, one per layer count.
+    std::vector<detail::BlockCost> blocks;
     for (int s = 0; s < S; ++s) {
         const StagePlan& st = plan.stages[s];
+        const bool same_blocks = s > 0 && st.replicas == plan.stages[s - 1].replicas && st.cp == plan.stages[s - 1].cp &&
+                                 st.ep == plan.stages[s - 1].ep && st.etp == plan.stages[s - 1].etp;
+        if (!same_blocks) blocks.clear();
         StageEval& ev = out[s];
         // the gradients and the sharded states of a stage span its dp x cp ranks (Megatron's dp_cp group)
         StagePosition pos{s, S, plan.num_micro_batches, st.dp() * st.cp};
@@ -165,7 +191,8 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
             const CpLink cpl = cp_link(g, rs.tp, st.cp);
             pos.cp_bw_GBps = cpl.bw_GBps, pos.cp_latency_s = cpl.latency_s;
             set_expert_grid(pos, g, st);
-            ReplicaCost rc = replica_cost(sc, d, rs.tp, rs.samples, st.num_layers, pos);
+            if (k == blocks.size()) blocks.push_back(detail::block_cost(sc, d, rs.tp, rs.samples, pos));
+            ReplicaCost rc = detail::replica_cost_of(sc, d, rs.tp, rs.samples, st.num_layers, pos, blocks[k]);
             if (k == 0 || rc.forward_s + rc.backward_s > ev.times.forward_s + ev.times.backward_s) {
                 ev.times.take_compute(rc);
                 ev.slowest_replica = static_cast<int>(k);
@@ -268,7 +295,6 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc_in, const Plan& plan, 
     // After the chunks' buckets were cut from dp_sync_s: the tied-embedding all-reduce follows
     // the whole gradient synchronisation.
     if (whole_pipeline && links.embedding_sync_s > 0) add_embedding_sync(out.front().times, out.back().times, links.embedding_sync_s);
-    return out;
 }
 
 void add_embedding_sync(StageTimes& first, StageTimes& last, double s) {

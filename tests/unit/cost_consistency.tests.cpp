@@ -1,9 +1,12 @@
 // Places where the time and memory parts of the cost model must agree with each other and with
 // docs/model.md: the host-dispatch floor of a backward whose TP traffic is hidden, the fp32
-// softmax of a stack that has one under fp32 training, and flash attention's fp32 statistics.
+// softmax of a stack that has one under fp32 training, flash attention's fp32 statistics, and
+// evaluate_stages against replica_cost stage by stage (it costs a run of alike stages' block once).
 #include <catch2/catch.hpp>
 
+#include "poseidon/context_parallel.hpp"
 #include "poseidon/cost_model.hpp"
+#include "poseidon/expert_parallel.hpp"
 #include "poseidon/scenario.hpp"
 
 using namespace poseidon;
@@ -71,4 +74,53 @@ TEST_CASE("flash attention's log-sum-exp statistics are 4 B per head and token w
     const Scenario sc = one_a100_node("");
     const double stats_GiB = 4.0 * sc.model.num_attention_heads * sc.model.seq_length * 1 / 2 / (1024.0 * 1024 * 1024);
     CHECK(working_GiB("fp32") == Approx(2 * (working_GiB("bf16") - stats_GiB) + stats_GiB).epsilon(1e-12));
+}
+
+TEST_CASE("evaluate_stages costs every stage as replica_cost does, though alike stages share their block, whatever its output held before", "[model][stages]") {
+    // Mixtral 8x7B on an expert grid with selective recompute: three alike stages (one block
+    // costed for all three), then a stage of two replicas, then one like the first three again.
+    const Scenario sc = parse_scenario_text(R"({"model": "mixtral-8x7b", "cluster": "dgx-h100-16",
+        "training": {"global_batch_size": 16, "sequence_parallel": true, "distributed_optimizer": true, "recompute": "selective"}})");
+    const Plan plan = parse_plan_text(R"({"micro_batch_size": 2, "num_micro_batches": 8, "stages": [
+        {"group": 0, "num_layers": 7, "tp": 2, "dp": 1, "ep": 2}, {"group": 0, "num_layers": 6, "tp": 2, "dp": 1, "ep": 2},
+        {"group": 0, "num_layers": 6, "tp": 2, "dp": 1, "ep": 2}, {"group": 0, "num_layers": 8, "tp": 1, "dp": 2, "ep": 2},
+        {"group": 0, "num_layers": 5, "tp": 2, "dp": 1, "ep": 2}]})",
+                                      sc);
+    const auto placement = place_plan(sc, plan);
+    // what the output held: an interleaved plan's stages, with chunk times and more replicas
+    const Plan other = parse_plan_text(R"({"micro_batch_size": 4, "num_micro_batches": 4, "schedule": "interleaved-1f1b", "virtual_stages": 2,
+        "stages": [{"group": 0, "num_layers": 16, "tp": 2, "dp": 4, "ep": 8}, {"group": 0, "num_layers": 16, "tp": 2, "dp": 4, "ep": 8}]})",
+                                       sc);
+    std::vector<StageEval> reused;
+    evaluate_stages_into(sc, other, place_plan(sc, other), nullptr, true, reused);
+    REQUIRE(!reused.front().chunk_times.empty());
+    evaluate_stages_into(sc, plan, placement, nullptr, true, reused);
+    const std::vector<StageEval> fresh = evaluate_stages(sc, plan, placement);
+    REQUIRE(reused.size() == plan.stages.size());
+    for (std::size_t s = 0; s < plan.stages.size(); ++s) {
+        INFO("stage " << s);
+        const StagePlan& st = plan.stages[s];
+        const Group& g = sc.cluster.groups[0];
+        StagePosition pos{static_cast<int>(s), static_cast<int>(plan.stages.size()), plan.num_micro_batches, st.dp() * st.cp};
+        const CpLink cpl = cp_link(g, st.replicas[0].tp, st.cp);
+        pos.cp = st.cp, pos.cp_bw_GBps = cpl.bw_GBps, pos.cp_latency_s = cpl.latency_s;
+        set_expert_grid(pos, g, st);
+        const ReplicaCost alone = replica_cost(sc, g.device, st.replicas[0].tp, st.replicas[0].samples, st.num_layers, pos);
+        const StageEval* both[] = {&fresh[s], &reused[s]};
+        for (const StageEval* ev : both) {
+            REQUIRE(ev->replica_costs.size() == 1);
+            CHECK(ev->replica_costs[0].forward_s == alone.forward_s);
+            CHECK(ev->replica_costs[0].backward_s == alone.backward_s);
+            CHECK(ev->replica_costs[0].forward_ep_comm_s == alone.forward_ep_comm_s);
+            CHECK(ev->replica_costs[0].memory.total_GiB() == alone.memory.total_GiB());
+            CHECK(ev->chunk_times.empty());
+        }
+        CHECK(reused[s].times.forward_s == fresh[s].times.forward_s);
+        CHECK(reused[s].times.backward_s == fresh[s].times.backward_s);
+        CHECK(reused[s].times.dp_sync_s == fresh[s].times.dp_sync_s);
+        CHECK(reused[s].times.optimizer_s == fresh[s].times.optimizer_s);
+        CHECK(reused[s].times.send_forward_s == fresh[s].times.send_forward_s);
+        CHECK(reused[s].memory.total_GiB() == fresh[s].memory.total_GiB());
+        CHECK(reused[s].fits == fresh[s].fits);
+    }
 }

@@ -331,6 +331,10 @@ struct PlacementLinks {
 // configuration).
 std::vector<StageEval> evaluate_stages(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement,
                                        PlacementLinks* links = nullptr, bool whole_pipeline = true);
+// The same into `out`, whose stages' vectors keep their storage (the search's cost cache calls it
+// for every probe).
+void evaluate_stages_into(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement, PlacementLinks* links,
+                          bool whole_pipeline, std::vector<StageEval>& out);
 
 // The tied-embedding all-reduce `s` joins the first and the last stage's gradient synchronisation
 // (dp_sync_s), and is recorded apart in their embedding_sync_s (docs/model.md, "Data parallelism").
