@@ -5,7 +5,10 @@
 // them (evaluate_stages_into) each count is a few multiplications. Internal to core/src.
 #pragma once
 
+#include <algorithm>
+
 #include "poseidon/cost_model.hpp"
+#include "poseidon/profile.hpp"
 #include "poseidon/recompute_modules.hpp"
 
 namespace poseidon::detail {
@@ -23,6 +26,17 @@ struct BlockCost {
     double plain_bwd = 0, plain_bwd_tp = 0;  // a block that does not recompute (some_blocks)
     double ep_fwd = 0, ep_bwd = 0, recompute_ep = 0;
 };
+
+// A measured profile replaces the analytic `value` where it has the field (docs/model.md,
+// "Measured profiles"); the TP share of a measured time, for the breakdown, stays the analytic
+// estimate of the collectives it contains, capped at the measured time.
+inline void apply_measured(const DeviceProfile* prof, int tp, int samples, ProfileField field, double& value, double* tp_part, CostSource& src) {
+    const ProfiledValue pv = profile_lookup(prof, field, tp, samples);
+    src = pv.source;
+    if (pv.source == CostSource::analytic) return;
+    value = pv.value_s;
+    if (tp_part) *tp_part = std::min(*tp_part, value);
+}
 
 // Depends on the position only through its context- and expert-parallel fields (cp, its link,
 // ep, etp, ep_link), which a stage's group, TP and StagePlan fix.

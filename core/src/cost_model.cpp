@@ -294,17 +294,9 @@ BlockCost block_cost(const Scenario& sc, const Device& d, int tp, int samples, c
     if (tr.overlap_moe_expert_parallel_comm && moe_share > 0)
         rc.ep_pair_save_s = ep_pair_save_s({layer_fwd - moe_fwd - ep_fwd, moe_fwd, ep_fwd}, {layer_bwd - moe_bwd - ep_bwd, moe_bwd, ep_bwd}, kappa);
 
-    // ---- measured profile: replaces the analytic numbers where it has them (docs/model.md,
-    // "Measured profiles"). The TP share of a measured time, for the breakdown, is the analytic
-    // estimate of the collectives it contains, capped at the measured time. ----
+    // ---- measured profile: replaces the analytic numbers where it has them (apply_measured) ----
     const DeviceProfile* prof = find_device_profile(sc.profile ? &*sc.profile : nullptr, d);
-    auto measured = [&](ProfileField field, double& value, double* tp_part, CostSource& src) {
-        ProfiledValue pv = profile_lookup(prof, field, tp, samples);
-        src = pv.source;
-        if (pv.source == CostSource::analytic) return;
-        value = pv.value_s;
-        if (tp_part) *tp_part = std::min(*tp_part, value);
-    };
+    auto measured = [&](ProfileField field, double& value, double* tp_part, CostSource& src) { apply_measured(prof, tp, samples, field, value, tp_part, src); };
     measured(ProfileField::layer_forward, layer_fwd, &layer_fwd_tp, rc.sources.layer_forward);
     measured(ProfileField::layer_backward, layer_bwd, &layer_bwd_tp, rc.sources.layer_backward);
     // (a measured block is what was measured, recomputing or not: it stands for every block)
