@@ -149,18 +149,22 @@ bool Walker::searched_before(const MbsCtx& c) const {
 // whose GPUs are taken in stage order, the halves then share one node (docs/search.md, step 2).
 void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out) {
     const bool open_half = halves_.open(used);
+    // counted here and added once: tens of millions of options are refused on the four-type
+    // shapes, and a lookup in the string-keyed counts each time was a quarter of their search
+    std::int64_t over_limit = 0, short_of_memory = 0;
     for (int g : c.group_order) {
         if ((used >> g) & 1) continue;
         if (!halves_.may_place(g, used, sc_.cluster.group_origin)) continue;
+        const long long others = hostable(c, used | (std::uint64_t{1} << g), true);  // the same for every option of g
         for (int oi = 0; oi < static_cast<int>(c.opts[g].size()); ++oi) {
             tick();
             const OptInfo& info = c.opts[g][oi];
             if (S + info.o.count > c.smax) {
-                ++stats.infeasible["stages over limit"];
+                ++over_limit;
                 continue;
             }
-            if (hostable(c, used | (std::uint64_t{1} << g), true) + static_cast<long long>(info.o.count) * info.cap < L_) {
-                ++stats.infeasible["memory"];
+            if (others + static_cast<long long>(info.o.count) * info.cap < L_) {
+                ++short_of_memory;
                 continue;
             }
             double b = 0, key = 0, order = 0;
@@ -183,9 +187,9 @@ void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out)
             out.push_back({b, g, oi, key, order});
         }
     }
-    if (!blocks_.empty() && !open_half) {
+    if (!blocks_.empty() && !open_half) {  // the layout may stop here
         if (hostable(c, used, false) < L_)
-            ++stats.infeasible["memory"];
+            ++short_of_memory;
         else {
             double b = 0, key = 0;
             if (!exhaustive_) {
@@ -197,6 +201,8 @@ void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out)
             out.push_back({b, -1, -1, key, b});
         }
     }
+    if (over_limit) stats.infeasible["stages over limit"] += over_limit;
+    if (short_of_memory) stats.infeasible["memory"] += short_of_memory;
     if (!exhaustive_) std::stable_sort(out.begin(), out.end(), [](const Child& x, const Child& y) { return x.key < y.key; });
 }
 
