@@ -24,6 +24,8 @@ Costs::~Costs() {
 
 const std::vector<StageEval>& Costs::probe(const std::vector<ProbeStage>& ps, bool whole_pipeline) {
     ++probes_;
+    // (a bound on what the buffers keep: a search probes a few dozen sizes at most)
+    if (buffers_.size() >= kProbeSizesKept && !buffers_.contains(ps.size())) buffers_.clear();
     auto [it, fresh] = buffers_.try_emplace(ps.size());
     ProbeBuffers& b = it->second;
     if (fresh) {

@@ -165,6 +165,7 @@ private:
         PlacementLinks links;
     };
     std::unordered_map<std::size_t, ProbeBuffers> buffers_;
+    static constexpr std::size_t kProbeSizesKept = 64;
     std::vector<ProbeStage> scratch_;
     std::unordered_map<std::uint64_t, StageTimes> pos_;  // first/last/only stages, key with l
     std::unordered_map<std::uint64_t, FitMemo> fits_;
