@@ -18,6 +18,7 @@ struct BlockCost {
     // (before its cap) and the sources of the block's passes; the rest is filled per layer count.
     ReplicaCost partial;
     GemmTimer timer;
+    const DeviceProfile* prof = nullptr;  // the device's measured profile, if the scenario has one (of sc.profile)
     double T = 0, Tr = 0;  // tokens of the replica's micro-batch; of its replicated ops
     double mem_rate = 0, kernel_s = 0, e = 2, one_allreduce_s = 0;
     bool hidden_dropout = false, host_free = false;

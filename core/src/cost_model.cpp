@@ -305,6 +305,7 @@ BlockCost block_cost(const Scenario& sc, const Device& d, int tp, int samples, c
     const double plain_bwd_tp = some_blocks && !measured_bwd ? bwd_tp : layer_bwd_tp;
 
     blk.timer = timer;
+    blk.prof = prof;
     blk.T = T, blk.Tr = Tr, blk.mem_rate = mem_rate, blk.kernel_s = kernel_s, blk.e = e, blk.one_allreduce_s = one_allreduce_s;
     blk.hidden_dropout = hidden_dropout, blk.host_free = host_free, blk.some_blocks = some_blocks;
     blk.layer_fwd = layer_fwd, blk.layer_bwd = layer_bwd, blk.layer_fwd_tp = layer_fwd_tp, blk.layer_bwd_tp = layer_bwd_tp;

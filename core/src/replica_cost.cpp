@@ -5,7 +5,6 @@
 
 #include "block_cost.hpp"
 #include "poseidon/gemm_shape.hpp"
-#include "poseidon/profile.hpp"
 
 namespace poseidon {
 namespace detail {
@@ -22,8 +21,7 @@ ReplicaCost replica_cost_of(const Scenario& sc, const Device& d, int tp, int sam
     const double ep_fwd = blk.ep_fwd, ep_bwd = blk.ep_bwd, recompute_ep = blk.recompute_ep;
     auto gemm_s = [&](double batch, double M, double N, double K) { return blk.timer.gemm_s(batch, M, N, K); };
     auto linear_s = [&](double M, double N, double K) { return blk.timer.linear_s(M, N, K); };
-    const DeviceProfile* prof = find_device_profile(sc.profile ? &*sc.profile : nullptr, d);
-    auto measured = [&](ProfileField field, double& value, double* tp_part, CostSource& src) { apply_measured(prof, tp, samples, field, value, tp_part, src); };
+    auto measured = [&](ProfileField field, double& value, double* tp_part, CostSource& src) { apply_measured(blk.prof, tp, samples, field, value, tp_part, src); };
     // full recompute of the first recompute_num_layers blocks only (Megatron-Core's block method)
     const double recomputed = some_blocks ? std::min(tr.recompute_num_layers, num_layers) : num_layers;
 
