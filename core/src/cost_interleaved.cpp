@@ -25,18 +25,20 @@ namespace {
 // first stage holds 1 + (p-1)/(pV) times the non-interleaved activations). Unequal chunks (a
 // layout): the passes the order holds where their bytes peak, a pass of chunk c holding what one
 // more micro-batch in flight adds to that chunk's activations (docs/model.md, "Interleaved 1F1B").
-std::vector<double> held_micro_batches(const Scenario& sc, const Plan& plan, int s, const std::vector<int>& blocks, const Device& d,
-                                       const ReplicaSet& rs) {
+std::vector<double> held_micro_batches(const Scenario& sc, const Plan& plan, int s, const std::vector<int>& blocks, const std::vector<double>& shares,
+                                       const Device& d, const ReplicaSet& rs) {
     const int p = static_cast<int>(plan.stages.size()), V = plan.virtual_stages;
     const std::int64_t m = plan.num_micro_batches;
     const int G = plan.microbatch_group_size, extra = merges_passes(sc) ? 1 : 0;
-    if (std::all_of(blocks.begin(), blocks.end(), [&](int b) { return b == blocks[0]; }))
+    const bool alike = std::all_of(shares.begin(), shares.end(), [&](double x) { return x == shares[0]; });
+    if (alike && std::all_of(blocks.begin(), blocks.end(), [&](int b) { return b == blocks[0]; }))
         return std::vector<double>(V, static_cast<double>(interleaved_in_flight(s, p, V, m, G, extra)) / V);
     std::vector<double> pass_bytes(V);
     for (int c = 0; c < V; ++c) {
         ReplicaCost one, none;
         StagePosition with{c * p + s, p * V, m, plan.stages[s].dp() * plan.stages[s].cp, 1.0};
         with.cp = plan.stages[s].cp, with.ep = plan.stages[s].ep, with.etp = plan.stages[s].etp;
+        with.prefix_share = shares[c];
         StagePosition without = with;
         without.in_flight = 0.0;
         replica_memory(sc, d, rs.tp, rs.samples, blocks[c], with, one);
@@ -49,13 +51,19 @@ std::vector<double> held_micro_batches(const Scenario& sc, const Plan& plan, int
 
 }  // namespace
 
-void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval>& stages, const PlacementLinks& links) {
+void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval>& stages, const PlacementLinks& links, const std::vector<int>& leading) {
     const int p = static_cast<int>(plan.stages.size()), V = plan.virtual_stages;
     const std::int64_t m = plan.num_micro_batches;
     for (int s = 0; s < p; ++s) {
         const StagePlan& st = plan.stages[s];
         StageEval& ev = stages[s];
         const std::vector<int> blocks = chunk_blocks(st, V);
+        // each chunk's share of the model's leading dense blocks (-1: a model without them)
+        std::vector<double> shares(V, -1.0);
+        for (int c = 0; c < V; ++c) {
+            const int k = leading[static_cast<std::size_t>(c) * p + s];
+            if (k >= 0) shares[c] = prefix_share_of(k, blocks[c]);
+        }
         ev.chunk_times.assign(V, StageTimes{});
         std::vector<double> chunk_cost(V, -1.0), chunk_params(V, 0.0);
         double worst_headroom = 1e300;
@@ -64,22 +72,26 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
             const Group& g = sc.cluster.groups[rs.group];
             Device buffer;
             const Device& d = replica_device(g, rs.tp, buffer);
-            const std::vector<double> held = held_micro_batches(sc, plan, s, blocks, d, rs);
+            const std::vector<double> held = held_micro_batches(sc, plan, s, blocks, shares, d, rs);
             MemoryBreakdown dynamic;  // activations, temporaries and allocator over the chunks
-            double working_GiB = 0;   // the re-materialised block (full or named-module recompute): one per GPU, not per chunk
+            // the re-materialised block (full or named-module recompute): one per GPU, not per chunk
+            double working_sum_GiB = 0, working_max_GiB = 0;
             // The loss's and the dispatcher's buffers live while one pass runs: the largest chunk's.
             double temporary_sum_GiB = 0;
-            // the chunks' blocks are alike: one block costed for all of them (block_cost.hpp)
+            // chunks of alike blocks: one block costed for all of them (block_cost.hpp)
             std::optional<detail::BlockCost> blk;
+            double blk_share = 0;
             for (int c = 0; c < V; ++c) {
                 StagePosition pos{c * p + s, p * V, m, st.dp() * st.cp, held[c]};
                 const CpLink cpl = cp_link(sc.cluster.groups[rs.group], rs.tp, st.cp);
                 pos.cp = st.cp, pos.cp_bw_GBps = cpl.bw_GBps, pos.cp_latency_s = cpl.latency_s;
                 set_expert_grid(pos, sc.cluster.groups[rs.group], st);
-                if (!blk) blk = detail::block_cost(sc, d, rs.tp, rs.samples, pos);
+                pos.prefix_share = shares[c];
+                if (!blk || blk_share != shares[c]) blk = detail::block_cost(sc, d, rs.tp, rs.samples, pos), blk_share = shares[c];
                 const ReplicaCost rc = detail::replica_cost_of(sc, d, rs.tp, rs.samples, blocks[c], pos, *blk);
                 chunk_params[c] = std::max(chunk_params[c], rc.params_per_gpu);
-                working_GiB = rc.recompute_working_GiB;  // the chunks' blocks are alike
+                working_sum_GiB += rc.recompute_working_GiB;
+                working_max_GiB = std::max(working_max_GiB, rc.recompute_working_GiB);
                 dynamic.activations_GiB += rc.memory.activations_GiB;
                 temporary_sum_GiB += rc.memory.temporary_GiB;
                 dynamic.temporary_GiB = std::max(dynamic.temporary_GiB, rc.memory.temporary_GiB);
@@ -90,7 +102,8 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
                 }
             }
             // Each chunk's cost counted the block it re-materialises; the GPU runs one pass at a time.
-            const double extra_GiB = (V - 1) * working_GiB;
+            const bool alike = std::all_of(shares.begin(), shares.end(), [&](double x) { return x == shares[0]; });
+            const double extra_GiB = alike ? (V - 1) * working_max_GiB : working_sum_GiB - working_max_GiB;
             dynamic.activations_GiB -= extra_GiB;
             dynamic.allocator_GiB -= sc.training.stack.allocator_reserve_fraction * (extra_GiB + temporary_sum_GiB - dynamic.temporary_GiB);
             // The whole-stage cost of evaluate_stages holds the parameters; the dynamic part is the chunks'.

@@ -111,11 +111,11 @@ BlockCost block_cost(const Scenario& sc, const Device& d, int tp, int samples, c
     // With context parallelism each rank holds s / cp tokens of its replica's samples and the
     // attention of those queries against all keys: per rank, exactly the work of samples / cp
     // whole sequences (causal load balancing), so b stands for that.
-    // MoE, MLA, windows, MTP: each block costs the model's average block (docs/model.md,
+    // MoE, MLA, windows, MTP: each block costs the average block of the stage's own (docs/model.md,
     // "Expert parallelism")
     const bool variants = m.has_block_variants();
     const double b = static_cast<double>(samples) / std::max(1, pos.cp);
-    const BlockAverage avg = variants ? average_block(m, b) : BlockAverage{};
+    const BlockAverage avg = variants ? average_block(m, b, pos.prefix_share) : BlockAverage{};
     // MoE: the MLP split over TP is the dense FFN or the shared experts; the routed experts run on
     // the expert grid (expert_parallel.cpp)
     const double t = tp, s = m.seq_length, h = m.hidden_size, f = variants ? avg.dense_ffn : m.ffn_hidden_size, a = m.num_attention_heads;
@@ -164,7 +164,7 @@ BlockCost block_cost(const Scenario& sc, const Device& d, int tp, int samples, c
     const double g = m.gated_mlp ? 2.0 : 1.0;
     double attn_linear = 0;
     if (variants)
-        for (const GemmShape& x : attention_gemms(m, T, t)) attn_linear += x.count * linear_s(x.M, x.N, x.K);
+        for (const GemmShape& x : attention_gemms(m, T, t, variants ? avg.router_share : -1.0)) attn_linear += x.count * linear_s(x.M, x.N, x.K);
     else
         attn_linear = linear_s(T, (h + 2 * kv) / t, h)  // QKV
                       + linear_s(T, h, h / t);          // attention projection

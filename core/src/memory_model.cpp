@@ -28,10 +28,10 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     const ModelSpec& m = sc.model;
     const Training& tr = sc.training;
     // context parallelism: each rank holds s / cp tokens of every sample (replica_cost);
-    // MoE, MLA, windows, MTP: the average block (docs/model.md, "Expert parallelism")
+    // MoE, MLA, windows, MTP: the average of the stage's blocks (docs/model.md, "Expert parallelism")
     const bool variants = m.has_block_variants();
     const double b = static_cast<double>(samples) / std::max(1, pos.cp);
-    const BlockAverage avg = variants ? average_block(m, b) : BlockAverage{};
+    const BlockAverage avg = variants ? average_block(m, b, pos.prefix_share) : BlockAverage{};
     const double t = tp, s = m.seq_length, h = m.hidden_size, f = variants ? avg.dense_ffn : m.ffn_hidden_size, a = m.num_attention_heads;
     const double V = m.vocab_size, kv_ratio = static_cast<double>(m.num_kv_heads) / m.num_attention_heads;
     const double e = bytes_per_element(tr.precision);
@@ -40,7 +40,7 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
 
     // ---- parameters held by one GPU ----
     // (the routed experts split over ep x etp rather than TP: expert_parallel.cpp)
-    const double lp = layer_params(m);
+    const double lp = variants ? avg.params : layer_params(m);
     const double vec_per_layer = (m.bias ? 2 * (2.0 * h) + h + h : 2 * h);  // replicated norms and row-parallel biases (approx.)
     const double routed = variants ? avg.routed_params : 0.0;
     const double expert_shards = static_cast<double>(std::max(1, pos.ep)) * std::max(1, pos.etp);

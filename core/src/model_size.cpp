@@ -4,7 +4,7 @@
 // transformer's closed forms (at the end), which those models replace with their average block.
 #include <algorithm>
 
-#include "poseidon/cost_model.hpp"
+#include "poseidon/model_size.hpp"
 
 namespace poseidon {
 
@@ -142,11 +142,12 @@ double block_forward_flops(const ModelSpec& m, int block, double samples) {
 
 namespace {
 
-BlockAverage average_block_of(const ModelSpec& m, double samples) {
+// The average of blocks [first, end).
+BlockAverage average_block_of(const ModelSpec& m, double samples, int first, int end) {
     BlockAverage avg;
-    const double L = m.num_layers;
+    const double L = end - first;
     // the blocks only: the MTP modules sit on the last stage (mtp_module_routed_params, replica_cost)
-    for (int i = 0; i < m.num_layers; ++i) {
+    for (int i = first; i < end; ++i) {
         const MlpCounts mlp = mlp_counts(m, moe_block(m, i));
         const bool win = windowed(m, i);
         avg.params += block_param_counts(m, i).total / L;
@@ -183,20 +184,39 @@ bool same_blocks(const ModelSpec& a, const ModelSpec& b) {
 
 }  // namespace
 
+int leading_dense_blocks(const ModelSpec& m) {
+    if (!m.is_moe()) return 0;
+    int F = 0;
+    while (F < m.num_layers && !moe_block(m, F)) ++F;
+    return F < m.num_layers ? F : 0;
+}
+
 // Every replica_cost of a model with block variants needs the average block, and the sums walk
 // every block: the search scores millions of candidates, so the sums for one sample are kept per
 // thread and scaled (every FLOP term is linear in the samples; the parameter terms do not depend
 // on them).
-BlockAverage average_block(const ModelSpec& m, double samples) {
+BlockAverage average_block(const ModelSpec& m, double samples, double prefix_share) {
     thread_local ModelSpec key;
-    thread_local BlockAverage unit;
+    thread_local BlockAverage unit, prefix, body;
+    thread_local int F = 0;
     thread_local bool filled = false;
     if (!filled || !same_blocks(key, m)) {
         key = m;
-        unit = average_block_of(m, 1);
+        unit = average_block_of(m, 1, 0, m.num_layers);
+        F = leading_dense_blocks(m);
+        if (F > 0) prefix = average_block_of(m, 1, 0, F), body = average_block_of(m, 1, F, m.num_layers);
         filled = true;
     }
     BlockAverage avg = unit;
+    if (F > 0 && prefix_share >= 0) {
+        // a stage's own blocks: its share of the leading dense blocks, the rest at the average of
+        // the blocks after them (docs/model.md, "Parameters and FLOPs")
+        const double w = std::clamp(prefix_share, 0.0, 1.0), v = 1 - w;
+        for (auto f : {&BlockAverage::params, &BlockAverage::active_ffn, &BlockAverage::forward_flops, &BlockAverage::matmul_flops,
+                       &BlockAverage::core_causal_flops, &BlockAverage::core_counted_flops, &BlockAverage::routed_copies, &BlockAverage::router_share,
+                       &BlockAverage::dense_ffn, &BlockAverage::dense_block_ffn, &BlockAverage::shared_ffn, &BlockAverage::routed_params})
+            avg.*f = w * prefix.*f + v * body.*f;
+    }
     avg.forward_flops *= samples;
     avg.matmul_flops *= samples;
     avg.core_causal_flops *= samples;
@@ -210,7 +230,7 @@ MlaUpProjections mla_up_projections(const ModelSpec& m, double tokens, double tp
             {tokens, a * (m.qk_nope_head_dim + m.v_head_dim) / tp, static_cast<double>(m.kv_lora_rank)}};
 }
 
-std::vector<GemmShape> attention_gemms(const ModelSpec& m, double tokens, double tp) {
+std::vector<GemmShape> attention_gemms(const ModelSpec& m, double tokens, double tp, double router_share) {
     const double h = m.hidden_size, a = m.num_attention_heads, t = tp, T = tokens;
     std::vector<GemmShape> g;
     if (m.mla) {
@@ -229,8 +249,8 @@ std::vector<GemmShape> attention_gemms(const ModelSpec& m, double tokens, double
         g.push_back({T, (a * d + 2.0 * m.num_kv_heads * d) / t, h});
         g.push_back({T, h, a * d / t});
     }
-    const BlockAverage avg = average_block(m, 1);
-    if (avg.router_share > 0) g.push_back({T, static_cast<double>(m.num_experts), h, avg.router_share});
+    const double share = router_share >= 0 ? router_share : average_block(m, 1).router_share;
+    if (share > 0) g.push_back({T, static_cast<double>(m.num_experts), h, share});
     return g;
 }
 

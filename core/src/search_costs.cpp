@@ -22,7 +22,7 @@ Costs::~Costs() {
     if (account_) account_->fetch_sub(bytes_, std::memory_order_relaxed);
 }
 
-const std::vector<StageEval>& Costs::probe(const std::vector<ProbeStage>& ps, bool whole_pipeline) {
+const std::vector<StageEval>& Costs::probe(const std::vector<ProbeStage>& ps, bool whole_pipeline, LeadingBlocks rule) {
     ++probes_;
     // (a bound on what the buffers keep: a search probes a few dozen sizes at most)
     if (buffers_.size() >= kProbeSizesKept && !buffers_.contains(ps.size())) buffers_.clear();
@@ -43,7 +43,7 @@ const std::vector<StageEval>& Costs::probe(const std::vector<ProbeStage>& ps, bo
         for (int r = 0; r < dp; ++r) reps[r] = ReplicaPlacement{p.g, p.first_gpu + r * width, width};
     }
     b.links.clear();
-    evaluate_stages_into(sc_, b.plan, b.placement, &b.links, whole_pipeline, b.out);
+    evaluate_stages_into(sc_, b.plan, b.placement, &b.links, whole_pipeline, b.out, rule);
     return b.out;
 }
 
@@ -60,29 +60,60 @@ const Table& Costs::middle(int g, int size, int tp) {
 }
 
 Table& Costs::build_middle(Table& tb, int g, int size, int tp) {
-    grow(static_cast<std::int64_t>(table_bytes(L_)));
-    tb.t.assign(L_ + 1, StageTimes{});
+    const bool lead = leading_dense_blocks(sc_.model) > 0;
+    grow(static_cast<std::int64_t>(table_bytes(L_)) * (lead ? 2 : 1));
     // one probe per 256 layer counts: the counts as middle stages between two one-layer stages
-    constexpr int chunk = 256;
-    for (int l0 = 1; l0 <= L_; l0 += chunk) {
-        const int l1 = std::min(L_, l0 + chunk - 1);
-        scratch_.clear();
-        scratch_.push_back({g, size, tp, 1, 0});
-        for (int l = l0; l <= l1; ++l) scratch_.push_back({g, size, tp, l, 0});
-        scratch_.push_back({g, size, tp, 1, 0});
-        const auto& ev = probe(scratch_);
-        for (int l = l0; l <= l1; ++l) {
-            StageTimes t = ev[l - l0 + 1].times;
-            t.send_forward_s = t.send_backward_s = 0;
-            tb.t[l] = t;
+    auto probe_all = [&](std::vector<StageTimes>& out, LeadingBlocks rule) {
+        out.assign(L_ + 1, StageTimes{});
+        constexpr int chunk = 256;
+        for (int l0 = 1; l0 <= L_; l0 += chunk) {
+            const int l1 = std::min(L_, l0 + chunk - 1);
+            scratch_.clear();
+            scratch_.push_back({g, size, tp, 1, 0});
+            for (int l = l0; l <= l1; ++l) scratch_.push_back({g, size, tp, l, 0});
+            scratch_.push_back({g, size, tp, 1, 0});
+            const auto& ev = probe(scratch_, false, rule);
+            for (int l = l0; l <= l1; ++l) {
+                StageTimes t = ev[l - l0 + 1].times;
+                t.send_forward_s = t.send_backward_s = 0;
+                out[l] = t;
+            }
+        }
+        if (l_min_ == 0) {
+            // a stage of no layer between two of one: what it still costs (its sends are the links')
+            scratch_.assign({{g, size, tp, 1, 0}, {g, size, tp, 0, 0}, {g, size, tp, 1, 0}});
+            out[0] = probe(scratch_, false, rule)[1].times;
+            out[0].send_forward_s = out[0].send_backward_s = 0;
+        }
+    };
+    probe_all(tb.t, LeadingBlocks::on_first_stage);
+    std::vector<StageTimes> exact;
+    if (lead) {
+        // the bounds' table: each time the lesser of a middle stage's and of a stage that begins
+        // with the leading dense blocks (as the first stage does)
+        exact = tb.t;
+        std::vector<StageTimes> begins;
+        probe_all(begins, LeadingBlocks::on_every_stage);
+        for (int l = 0; l <= L_; ++l) {
+            StageTimes& t = tb.t[l];
+            const StageTimes& o = begins[l];
+            for (double StageTimes::*f : {&StageTimes::forward_s, &StageTimes::backward_s, &StageTimes::forward_tp_comm_s, &StageTimes::backward_tp_comm_s,
+                                          &StageTimes::dp_sync_s, &StageTimes::optimizer_s, &StageTimes::last_backward_extra_s,
+                                          &StageTimes::first_forward_extra_s})
+                t.*f = std::min(t.*f, o.*f);
         }
     }
-    if (l_min_ == 0) {
-        // a stage of no layer between two of one: what it still costs (its sends are the links')
-        scratch_.assign({{g, size, tp, 1, 0}, {g, size, tp, 0, 0}, {g, size, tp, 1, 0}});
-        tb.t[0] = probe(scratch_)[1].times;
-        tb.t[0].send_forward_s = tb.t[0].send_backward_s = 0;
+    if (lead) {
+        auto body = std::make_shared<Table>();
+        body->t = std::move(exact);
+        finish_table(*body);
+        tb.body = std::move(body);
     }
+    finish_table(tb);
+    return tb;
+}
+
+void Costs::finish_table(Table& tb) const {
     tb.c.assign(L_ + 1, 0);
     tb.monotone = true;
     for (int l = l_min_; l <= L_; ++l) {
@@ -107,11 +138,10 @@ Table& Costs::build_middle(Table& tb, int g, int size, int tp) {
         r.dp_min = std::min(r.dp_min, tb.t[0].dp_sync_s);
         r.opt_min = std::min(r.opt_min, tb.t[0].optimizer_s);
     }
-    return tb;
 }
 
 const StageTimes& Costs::times(int g, int size, int tp, Pos pos, int l) {
-    if (pos == kMiddle) return middle(g, size, tp).t[l];
+    if (pos == kMiddle) return middle(g, size, tp).of_stage(1).t[l];
     auto it = pos_.find(stage_key(g, size, tp, pos, l));
     if (it != pos_.end()) return it->second;
     scratch_.clear();
@@ -133,7 +163,8 @@ const PosExtra& Costs::pos_extra(int g, int size, int tp, Pos pos) {
     if (pos == kMiddle) return none;
     const std::uint64_t key = stage_key(g, size, tp, pos);
     if (auto it = extra_.find(key); it != extra_.end()) return it->second;
-    const Table& mid = middle(g, size, tp);
+    // (against the table the bounds take for a stage at that position: Table::of_stage)
+    const Table& mid = middle(g, size, tp).of_stage(pos == kLast ? 1 : 0);
     const StageTimes lo = times(g, size, tp, pos, l_min_), hi = times(g, size, tp, pos, L_);
     auto extra = [](double at_lo, double mid_lo, double at_hi, double mid_hi) {
         const double d_lo = at_lo - mid_lo, d_hi = at_hi - mid_hi;

@@ -51,10 +51,19 @@ struct Rates {
 // Middle-stage costs of one (group, stage size, TP) for every layer count, built once per
 // micro-batch size and then only read (shared by the walkers of a parallel search).
 struct Table {
-    std::vector<StageTimes> t;  // by layer count
+    // by layer count: bounds of a stage anywhere in the pipeline. For a model with leading dense
+    // blocks each time is the lesser of a stage of the blocks after them (a middle stage's, in
+    // `body`) and of a stage that begins with them, which the first stage holds (docs/search.md,
+    // "Bounds": A1, every stage costs at least a middle stage of as many layers); otherwise the
+    // middle stage's (`body` null).
+    std::vector<StageTimes> t;
     std::vector<double> c;      // forward + backward by layer count
     Rates rates;
     bool monotone = false;  // c never decreases with the layer count
+    std::shared_ptr<const Table> body;
+    // The table of stage j of a pipeline: after the first stage, which holds the leading dense
+    // blocks, every stage's own.
+    const Table& of_stage(int j) const { return j > 0 && body ? *body : *this; }
 };
 inline std::size_t table_bytes(int L) { return static_cast<std::size_t>(L + 1) * (sizeof(StageTimes) + sizeof(double)); }
 
@@ -97,7 +106,10 @@ public:
     // evaluate_stages on a plan of these stages (homogeneous, one replica set each); a probe is
     // no pipeline, so its first and last stage exchange no tied-embedding gradient unless
     // whole_pipeline.
-    const std::vector<StageEval>& probe(const std::vector<ProbeStage>& ps, bool whole_pipeline = false);
+    // The model's leading dense blocks on the probe's first stage (LeadingBlocks::on_first_stage),
+    // or on every stage for the middle tables' bounds.
+    const std::vector<StageEval>& probe(const std::vector<ProbeStage>& ps, bool whole_pipeline = false,
+                                        LeadingBlocks rule = LeadingBlocks::on_first_stage);
     // Middle-position costs for every layer count, and the rates derived from them.
     const Table& middle(int g, int size, int tp);
     // Stage times at a position; first/last/only stages are probed on first use.
@@ -177,6 +189,7 @@ private:
         if (account_) account_->fetch_add(b, std::memory_order_relaxed);
     }
     Table& build_middle(Table& tb, int g, int size, int tp);
+    void finish_table(Table& tb) const;  // c, monotone and rates from t
 };
 
 }  // namespace poseidon::detail

@@ -194,7 +194,7 @@ void Walker::ilv_run(MbsCtx& c) {
     itab_.resize(S);
     for (int j = 0; j < S; ++j) {
         iopt_ = std::max(iopt_, cfg_[j].r.opt_min);
-        itab_[j] = &costs_->middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp);
+        itab_[j] = &costs_->middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp).of_stage(j);
         mono = mono && itab_[j]->monotone;
     }
     // every family-A path ends at stage 0's last pass, which its gradient sync follows
@@ -272,7 +272,8 @@ void Walker::ilv_dfs(int k, int R, const IlvPrefix& pre) {
         return;
     }
     const int V = vsched_;
-    const int lo = static_cast<int>(std::max<long long>(1, R - usuf_[k + 1]));
+    // (the first chunk of the first stage holds the model's leading dense blocks: lmin_at)
+    const int lo = static_cast<int>(std::max<long long>(k == 0 ? std::max(1, lead_) : 1, R - usuf_[k + 1]));
     const int hi = std::min(R - (S - k - 1), ucap_[k]);
     if (lo > hi) {
         // memory, or the caps from the threshold

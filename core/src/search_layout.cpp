@@ -14,6 +14,7 @@ Walker::Walker(Shared& sh, bool exhaustive, bool alone)
       G_(static_cast<int>(sh.sc.cluster.groups.size())),
       lmin_(sh.opt.empty_stages ? 0 : 1),
       lmin_mid_(middle_may_be_empty(sh.sc, sh.opt.empty_stages) ? 0 : 1),
+      lead_(leading_dense_blocks(sh.sc.model)),
       halves_(node_halves(sh.sc.cluster)),
       exhaustive_(exhaustive),
       alone_(alone) {}

@@ -124,7 +124,10 @@ private:
     // holds no parameters, 1 where the stack cannot build such a stage (stage_needs_parameters).
     // The bounds take lmin_ for every stage (a relaxation where a middle stage needs one).
     int lmin_ = 1, lmin_mid_ = 1;
-    int lmin_at(int j, int S) const { return j == 0 || j == S - 1 ? lmin_ : lmin_mid_; }
+    // The first stage holds at least the model's leading dense blocks (docs/search.md, "The
+    // space"), so that every stage's blocks follow from its position (the cost cache's probes).
+    int lead_ = 0;
+    int lmin_at(int j, int S) const { return j == 0 ? std::max(lmin_, lead_) : j == S - 1 ? lmin_ : lmin_mid_; }
     std::vector<int> suf_lmin_;  // per stage j of cfg_: the least layers stages j.. hold
     NodeHalves halves_;  // the two halves of a node (options.split_nodes) are placed one after the other
     bool exhaustive_, alone_;

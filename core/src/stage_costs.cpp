@@ -144,7 +144,7 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc, const Plan& plan, con
 }
 
 void evaluate_stages_into(const Scenario& sc_in, const Plan& plan, const std::vector<StagePlacement>& placement, PlacementLinks* links_in,
-                          bool whole_pipeline, std::vector<StageEval>& out) {
+                          bool whole_pipeline, std::vector<StageEval>& out, LeadingBlocks rule) {
     const bool measured_links = profile_has_links(sc_in);
     std::optional<Scenario> measured_sc;
     if (measured_links) measured_sc = with_measured_links(sc_in);
@@ -171,15 +171,27 @@ void evaluate_stages_into(const Scenario& sc_in, const Plan& plan, const std::ve
     // A stage of the same replicas and grids as the one before has its blocks (block_cost.hpp):
     // the cost tables' probes are a hundred such stages, one per layer count.
     std::vector<detail::BlockCost> blocks;
+    // a model with leading dense blocks: each stage's share of them (stage_blocks.cpp)
+    const bool prefix = leading_dense_blocks(sc.model) > 0;
+    const std::vector<int> leading = prefix ? leading_blocks_per_chunk(sc.model, plan, rule) : std::vector<int>{};
+    double share_before = -1;
     for (int s = 0; s < S; ++s) {
         const StagePlan& st = plan.stages[s];
+        double share = -1;
+        if (prefix) {
+            int k = 0;
+            for (int c = 0; c < std::max(1, plan.virtual_stages); ++c) k += leading[static_cast<std::size_t>(c) * S + s];
+            share = prefix_share_of(k, st.num_layers);
+        }
         const bool same_blocks = s > 0 && st.replicas == plan.stages[s - 1].replicas && st.cp == plan.stages[s - 1].cp &&
-                                 st.ep == plan.stages[s - 1].ep && st.etp == plan.stages[s - 1].etp;
+                                 st.ep == plan.stages[s - 1].ep && st.etp == plan.stages[s - 1].etp && share == share_before;
+        share_before = share;
         if (!same_blocks) blocks.clear();
         StageEval& ev = out[s];
         // the gradients and the sharded states of a stage span its dp x cp ranks (Megatron's dp_cp group)
         StagePosition pos{s, S, plan.num_micro_batches, st.dp() * st.cp};
         pos.cp = st.cp;
+        pos.prefix_share = share;
         double worst_headroom = 1e300;
         double max_params = 0;
         double opt_s = 0;
@@ -291,7 +303,7 @@ void evaluate_stages_into(const Scenario& sc_in, const Plan& plan, const std::ve
         ev.times.send_backward_s = links.send_backward_s[s];
         if (merged) reserve_pair_savings(ev.times, only_stage);
     }
-    if (plan.virtual_stages > 1) evaluate_chunks(sc, plan, out, links);
+    if (plan.virtual_stages > 1) evaluate_chunks(sc, plan, out, links, prefix ? leading : std::vector<int>(static_cast<std::size_t>(S) * plan.virtual_stages, -1));
     // After the chunks' buckets were cut from dp_sync_s: the tied-embedding all-reduce follows
     // the whole gradient synchronisation.
     if (whole_pipeline && links.embedding_sync_s > 0) add_embedding_sync(out.front().times, out.back().times, links.embedding_sync_s);

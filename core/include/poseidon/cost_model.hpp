@@ -9,80 +9,11 @@
 #include "poseidon/context_parallel.hpp"
 #include "poseidon/fsdp.hpp"
 #include "poseidon/low_precision.hpp"
+#include "poseidon/model_size.hpp"
 #include "poseidon/profile.hpp"
 #include "poseidon/types.hpp"
 
 namespace poseidon {
-
-// ---- Model arithmetic (device independent) ----
-
-// Parameters of one transformer block, unsharded.
-double layer_params(const ModelSpec& m);
-// Parameters of the whole model (embedding, blocks, final norm, LM head unless tied).
-double model_params(const ModelSpec& m);
-// Model FLOPs of one training iteration without recomputation: 3 x forward (Narayanan et al. 2021).
-double model_flops_per_iteration(const ModelSpec& m, std::int64_t global_batch_size);
-// Forward matmul FLOPs of one block for `samples` sequences (Korthikanti et al. 2022, eq. in sec. 3).
-double layer_forward_flops(const ModelSpec& m, double samples);
-// ... its matrix products only (QKV, projection, MLP), without the attention scores
-double layer_matmul_flops(const ModelSpec& m, double samples);
-
-// ---- Models whose blocks differ (core/src/model_size.cpp; docs/model.md, "Parameters and FLOPs
-// of MoE, MLA and windowed models"): the functions above then return the average block of the
-// num_layers blocks; the MTP modules sit on the last pipeline stage ----
-
-struct ParamCounts {
-    double total = 0;   // every parameter held (all routed experts)
-    double active = 0;  // those one token uses (top_k routed + shared experts, router)
-};
-// Block `block` in [0, num_layers), or an MTP module for block >= num_layers.
-ParamCounts block_param_counts(const ModelSpec& m, int block);
-// The routed experts' parameters of one MTP module (0 unless it is an MoE block).
-double mtp_module_routed_params(const ModelSpec& m);
-// The whole model: blocks, MTP modules, embedding, final norm, LM head unless tied.
-ParamCounts model_param_counts(const ModelSpec& m);
-// Forward FLOPs of that block for `samples` sequences: the active experts' GEMMs, the attention
-// scores counted in full (s^2, or s x window on a windowed block) as MFU counts them.
-double block_forward_flops(const ModelSpec& m, int block, double samples);
-
-// The average block (sums over the num_layers blocks / num_layers), for the interim rule that
-// every block of a stage costs the model's average block; an MTP module costs one more such block
-// on the last stage, with its projection and its pass through the head.
-struct BlockAverage {
-    double params = 0;              // parameters held, all experts
-    double active_ffn = 0;          // MLP inner width a token passes through (top_k x expert + shared)
-    double forward_flops = 0;       // counted as block_forward_flops
-    double matmul_flops = 0;        // ... without the attention scores
-    double core_causal_flops = 0;   // the attention scores and values the causal kernels compute
-    double core_counted_flops = 0;
-    double routed_copies = 0;       // top_k token copies entering the experts, per token
-    double router_share = 0;        // blocks with a router, per block
-    double dense_ffn = 0;           // width of the MLP split over TP: the dense FFN, or the shared experts of a MoE block
-    double dense_block_ffn = 0, shared_ffn = 0;  // dense_ffn's two parts: the dense blocks' FFN, the MoE blocks' shared experts
-    double routed_params = 0;       // parameters of the routed experts (all of them), per block
-};
-BlockAverage average_block(const ModelSpec& m, double samples);
-// The linear layers of the average block other than its MLP, per GPU of a TP group: M x N x K,
-// `count` per block.
-struct GemmShape {
-    double M = 0, N = 0, K = 0, count = 1;
-};
-std::vector<GemmShape> attention_gemms(const ModelSpec& m, double tokens, double tp);
-// MLA's up projections (column-parallel): the latent queries to the heads' queries (with
-// q_lora_rank > 0), the latent keys and values to the heads' keys (no-RoPE part) and values.
-struct MlaUpProjections {
-    GemmShape q, kv;
-};
-MlaUpProjections mla_up_projections(const ModelSpec& m, double tokens, double tp);
-// Attention activations saved per token for the backward, in elements (Q, K, V, context, MLA latents).
-double attention_saved_width(const ModelSpec& m);
-// The attention's widths per token, in elements over all heads: queries, keys, values and the
-// context (MLA: the up-projected heads, keys as wide as the queries; head_dim where it is not
-// hidden / heads). What context parallelism exchanges.
-struct AttentionWidths {
-    double q = 0, k = 0, v = 0, out = 0;
-};
-AttentionWidths attention_widths(const ModelSpec& m);
 
 // ---- One data-parallel replica of a stage ----
 
@@ -160,6 +91,9 @@ struct StagePosition {
     double cp_latency_s = 0;
     int ep = 1, etp = 1;            // expert-parallel and expert tensor-parallel sizes of the stage
     int edp = 0;                    // the stage's expert data-parallel ranks, GPUs / (ep x etp); 0: tp x dp_total / (ep x etp)
+    // Of the replica's blocks, the share that are the model's leading dense blocks (stage_blocks.cpp);
+    // < 0: every block is the model's average block
+    double prefix_share = -1;
     struct EpLinkRef {
         double intra_bw_GBps = 0, inter_bw_GBps = 0, latency_s = 0;  // per GPU, one direction
         double frac_intra = 0, frac_inter = 0;  // of the dispatched tokens: to GPUs of this NVLink domain, beyond it
@@ -333,8 +267,13 @@ std::vector<StageEval> evaluate_stages(const Scenario& sc, const Plan& plan, con
                                        PlacementLinks* links = nullptr, bool whole_pipeline = true);
 // The same into `out`, whose stages' vectors keep their storage (the search's cost cache calls it
 // for every probe).
+// Where a plan's stages hold the model's leading dense blocks (leading_dense_blocks): where the
+// stages' layer counts put them (a pipeline), or, for the search's probes, whose stages are not
+// one pipeline, on the first stage whatever the counts, or on every stage (each as if it began
+// the model: the search's lower bounds, docs/search.md "Bounds").
+enum class LeadingBlocks { by_layers, on_first_stage, on_every_stage };
 void evaluate_stages_into(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement, PlacementLinks* links,
-                          bool whole_pipeline, std::vector<StageEval>& out);
+                          bool whole_pipeline, std::vector<StageEval>& out, LeadingBlocks rule = LeadingBlocks::by_layers);
 
 // The tied-embedding all-reduce `s` joins the first and the last stage's gradient synchronisation
 // (dp_sync_s), and is recorded apart in their embedding_sync_s (docs/model.md, "Data parallelism").
@@ -350,7 +289,14 @@ const Device& replica_device(const Group& g, int tp, Device& buffer);
 // sums over its chunks and its activations those of the interleaved order's passes in flight.
 // `stages` are evaluate_stages' results for the plan (their sends to neighbours are reused).
 // `links`: the wrap-around sends (evaluate_stages fills them).
-void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval>& stages, const PlacementLinks& links);
+// `leading`: leading_blocks_per_chunk of the plan.
+void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval>& stages, const PlacementLinks& links, const std::vector<int>& leading);
+// How many of the model's leading dense blocks each model chunk holds, by virtual stage c p + s
+// (one per stage without interleaving), under `rule`: by_layers where the layer counts put them
+// in Megatron-Core's order of chunks. core/src/stage_blocks.cpp.
+std::vector<int> leading_blocks_per_chunk(const ModelSpec& m, const Plan& plan, LeadingBlocks rule);
+// StagePosition::prefix_share of a replica holding `leading` of them among `blocks`.
+double prefix_share_of(int leading, int blocks);
 // The blocks of each of a stage's V chunks: its chunk_layers, else num_layers / V each.
 std::vector<int> chunk_blocks(const StagePlan& stage, int V);
 
