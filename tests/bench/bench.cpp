@@ -10,6 +10,7 @@
 //   poseidon_bench shape TYPES GPUS LAYERS [--limit S]  one sweep shape: when the best plan improved
 //   poseidon_bench megatron-sweep [--limit S] [--recompute R] [--moe]  issue 37's 36 shapes with Megatron-Core's
 //                                        usual settings, per recompute setting (bench_megatron_sweep.cpp)
+//   poseidon_bench megatron-oracle TYPES GPUS LAYERS [--limit S] [--recompute R] [--moe]  one shape, then with its K-th key given
 //   poseidon_bench blocks [--limit S]    one block per group (default) vs --group-blocks 2 and 3 (bench_blocks.cpp)
 //   poseidon_bench challenge [--limit S] a local search over the whole plan format against the search's
 //                                        best on issue 11's clusters (bench_challenge.cpp)
@@ -346,6 +347,7 @@ int main(int argc, char** argv) {
         if (what == "sweep") sweep_bench(so);
         if (what == "shape" && argc > 4) shape_bench(std::stoi(argv[2]), std::stoi(argv[3]), std::stoi(argv[4]), so);
         if (what == "megatron-sweep") megatron_sweep_bench(so, recompute);
+        if (what == "megatron-oracle" && argc > 4) megatron_oracle_bench(std::stoi(argv[2]), std::stoi(argv[3]), std::stoi(argv[4]), recompute.empty() ? "selective" : recompute, so);
         // the scenario of one shape, for `poseidon plan`: megatron-scenario TYPES GPUS LAYERS [--recompute R]
         if (what == "megatron-scenario" && argc > 4)
             std::printf("%s\n", megatron_scenario(std::stoi(argv[3]), std::stoi(argv[2]), std::stoi(argv[4]), recompute.empty() ? "selective" : recompute, moe).dump(1).c_str());

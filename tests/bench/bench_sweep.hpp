@@ -32,6 +32,8 @@ void shape_bench(int types, int gpus, int layers, const SweepOptions& so);
 // one table per recompute setting (`only`: just that one).
 poseidon::Json megatron_scenario(int gpus, int types, int layers, const std::string& recompute, bool moe = false);
 void megatron_sweep_bench(const SweepOptions& so, const std::string& only);
+// One shape searched twice: to its limit, then with the K-th key found given as prune_above_s.
+void megatron_oracle_bench(int types, int gpus, int layers, const std::string& recompute, const SweepOptions& so);
 
 // Two groups of one device each (`a_nodes` x `a_gpn` and `b_nodes` x `b_gpn` GPUs), `bw` GB/s between
 // nodes, model `model` with global batch `batch`: issue 11's mixed clusters.
