@@ -136,7 +136,11 @@ void search_mixed(const Scenario& sc, const SearchOptions& opt, TopK& top, Searc
         if (fresh) {
             Device buffer;
             const Device& d = replica_device(sc.cluster.groups[g], tp, buffer);
-            const ReplicaCost rc = replica_cost(sc, d, tp, s, sc.model.num_layers, StagePosition{0, 1, 1, 1, -1});
+            // (one stage: it holds the leading dense blocks, if any)
+            StagePosition only{0, 1, 1, 1, -1};
+            const int F = leading_dense_blocks(sc.model);
+            if (F > 0) only.prefix_share = prefix_share_of(F, sc.model.num_layers);
+            const ReplicaCost rc = replica_cost(sc, d, tp, s, sc.model.num_layers, only);
             it->second = rc.forward_s + rc.backward_s;
         }
         return it->second;

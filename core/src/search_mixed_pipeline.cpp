@@ -95,17 +95,31 @@ void search_mixed_pipelines(const Scenario& sc, const SearchOptions& opt, TopK& 
     // position (0 first, 1 middle, 2 last), made nondecreasing in l by a suffix minimum so that it
     // stays below every cost and the integer bottleneck applies
     std::map<std::array<int, 5>, std::vector<double>> tables;
+    // The model's leading dense blocks (docs/model.md, "Expert parallelism"): the first stage holds
+    // the first min(F, l) of its l blocks; a later one between none and min(F, l) of them (with
+    // empty stages before it, all), so its bounds take the cheaper of the two (the cost is linear
+    // in the share).
+    const int F = leading_dense_blocks(sc.model);
+    auto shares = [&](int pos, int l) -> std::array<double, 2> {
+        if (F == 0) return {-1.0, -1.0};
+        if (pos == 0) return {prefix_share_of(std::min(F, l), l), prefix_share_of(std::min(F, l), l)};
+        return {0.0, prefix_share_of(std::min(F, l), l)};
+    };
     auto table = [&](int g, int tp, int s, int S, int pos) -> const std::vector<double>& {
         auto [it, fresh] = tables.try_emplace({g, tp, s, S, pos});
         if (fresh) {
             Device buffer;
             const Device& d = replica_device(sc.cluster.groups[g], tp, buffer);
-            const StagePosition at{pos == 0 ? 0 : pos == 2 ? S - 1 : 1, S, 1, 1, -1};
+            StagePosition at{pos == 0 ? 0 : pos == 2 ? S - 1 : 1, S, 1, 1, -1};
             std::vector<double>& t = it->second;
             t.assign(L + 1, 0.0);
             for (int l = 1; l <= L; ++l) {
-                const ReplicaCost rc = replica_cost(sc, d, tp, s, l, at);
-                t[l] = rc.forward_s + rc.backward_s;
+                t[l] = kInf;
+                for (const double share : shares(pos, l)) {
+                    at.prefix_share = share;
+                    const ReplicaCost rc = replica_cost(sc, d, tp, s, l, at);
+                    t[l] = std::min(t[l], rc.forward_s + rc.backward_s);
+                }
             }
             for (int l = L - 1; l >= 1; --l) t[l] = std::min(t[l], t[l + 1]);
         }
@@ -121,7 +135,14 @@ void search_mixed_pipelines(const Scenario& sc, const SearchOptions& opt, TopK& 
         if (fresh) {
             Device buffer;
             const Device& d = replica_device(sc.cluster.groups[g], tp, buffer);
-            auto fits = [&](int l) { return replica_cost(sc, d, tp, s, l, StagePosition{j, S, m, dp, -1}).memory.total_GiB() <= d.memory_GiB; };
+            auto fits = [&](int l) {
+                StagePosition at{j, S, m, dp, -1};
+                for (const double share : shares(pos, l)) {
+                    at.prefix_share = share;
+                    if (replica_cost(sc, d, tp, s, l, at).memory.total_GiB() <= d.memory_GiB) return true;
+                }
+                return false;
+            };
             int lo = 0, hi = L;  // fits(lo) or lo == 0; !fits(hi + 1)
             if (fits(L)) lo = L;
             else

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <random>
 
+#include "../../core/src/search_driver.hpp"
 #include "poseidon/cost_model.hpp"
 #include "poseidon/estimate.hpp"
 #include "poseidon/json_util.hpp"
@@ -112,4 +113,25 @@ TEST_CASE("the search keeps the leading dense blocks on the first stage and retu
     CHECK(feasible >= 50);
     CHECK(interleaved >= 25);
     CHECK(pruned_evals < exhaustive_evals);
+}
+
+TEST_CASE("with stages that mix GPU types the search keeps the exhaustive top-K of a model with leading dense blocks", "[search][differential][moe][blocks][mixed]") {
+    int checked = 0, feasible = 0;
+    std::int64_t pruned_evals = 0, exhaustive_evals = 0;
+    SearchOptions pruned = search_test::quiet(3), exhaustive = search_test::quiet(3, true);
+    pruned.mixed_stages = exhaustive.mixed_stages = true;
+    for (std::uint64_t seed = 12400; checked < 40; ++seed) {
+        std::mt19937_64 rng(seed);
+        Json j = search_test::random_moe_scenario(rng, seed);
+        const int L = j["model"]["num_layers"].get<int>();
+        if (L < 3) continue;
+        j["model"]["first_dense_layers"] = std::min(1 + static_cast<int>(seed % 3), L - 1);
+        const Scenario sc = parse_scenario(j);
+        if (search_space_size(sc).plans > 2e5 || detail::mixed_space_size(sc, pruned) > 2e4) continue;
+        INFO("seed " << seed << ": " << to_json(sc).dump());
+        const SearchResult pr = search_test::require_pruned_equals_exhaustive(sc, pruned, exhaustive, pruned_evals, exhaustive_evals);
+        feasible += !pr.plans.empty();
+        ++checked;
+    }
+    CHECK(feasible >= 20);
 }
