@@ -58,12 +58,12 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
         const StagePlan& st = plan.stages[s];
         StageEval& ev = stages[s];
         const std::vector<int> blocks = chunk_blocks(st, V);
-        // each chunk's share of the model's leading dense blocks (-1: a model without them)
-        std::vector<double> shares(V, -1.0);
-        for (int c = 0; c < V; ++c) {
-            const int k = leading[static_cast<std::size_t>(c) * p + s];
-            if (k >= 0) shares[c] = prefix_share_of(k, blocks[c]);
-        }
+        // each chunk's share of the model's leading dense blocks (-1: a model without them; the
+        // search times splits one after another, so the storage is kept)
+        thread_local std::vector<double> shares;
+        shares.assign(V, -1.0);
+        if (!leading.empty())
+            for (int c = 0; c < V; ++c) shares[c] = prefix_share_of(leading[static_cast<std::size_t>(c) * p + s], blocks[c]);
         ev.chunk_times.assign(V, StageTimes{});
         std::vector<double> chunk_cost(V, -1.0), chunk_params(V, 0.0);
         double worst_headroom = 1e300;

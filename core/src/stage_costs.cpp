@@ -303,7 +303,7 @@ void evaluate_stages_into(const Scenario& sc_in, const Plan& plan, const std::ve
         ev.times.send_backward_s = links.send_backward_s[s];
         if (merged) reserve_pair_savings(ev.times, only_stage);
     }
-    if (plan.virtual_stages > 1) evaluate_chunks(sc, plan, out, links, prefix ? leading : std::vector<int>(static_cast<std::size_t>(S) * plan.virtual_stages, -1));
+    if (plan.virtual_stages > 1) evaluate_chunks(sc, plan, out, links, leading);
     // After the chunks' buckets were cut from dp_sync_s: the tied-embedding all-reduce follows
     // the whole gradient synchronisation.
     if (whole_pipeline && links.embedding_sync_s > 0) add_embedding_sync(out.front().times, out.back().times, links.embedding_sync_s);

@@ -289,7 +289,7 @@ const Device& replica_device(const Group& g, int tp, Device& buffer);
 // sums over its chunks and its activations those of the interleaved order's passes in flight.
 // `stages` are evaluate_stages' results for the plan (their sends to neighbours are reused).
 // `links`: the wrap-around sends (evaluate_stages fills them).
-// `leading`: leading_blocks_per_chunk of the plan.
+// `leading`: leading_blocks_per_chunk of the plan (empty: a model without leading dense blocks).
 void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval>& stages, const PlacementLinks& links, const std::vector<int>& leading);
 // How many of the model's leading dense blocks each model chunk holds, by virtual stage c p + s
 // (one per stage without interleaving), under `rule`: by_layers where the layer counts put them
