@@ -64,6 +64,7 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
         shares.assign(V, -1.0);
         if (!leading.empty())
             for (int c = 0; c < V; ++c) shares[c] = prefix_share_of(leading[static_cast<std::size_t>(c) * p + s], blocks[c]);
+        const bool alike = std::all_of(shares.begin(), shares.end(), [&](double x) { return x == shares[0]; });
         ev.chunk_times.assign(V, StageTimes{});
         std::vector<double> chunk_cost(V, -1.0), chunk_params(V, 0.0);
         double worst_headroom = 1e300;
@@ -102,7 +103,6 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
                 }
             }
             // Each chunk's cost counted the block it re-materialises; the GPU runs one pass at a time.
-            const bool alike = std::all_of(shares.begin(), shares.end(), [&](double x) { return x == shares[0]; });
             const double extra_GiB = alike ? (V - 1) * working_max_GiB : working_sum_GiB - working_max_GiB;
             dynamic.activations_GiB -= extra_GiB;
             dynamic.allocator_GiB -= sc.training.stack.allocator_reserve_fraction * (extra_GiB + temporary_sum_GiB - dynamic.temporary_GiB);

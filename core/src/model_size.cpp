@@ -210,7 +210,7 @@ BlockAverage average_block(const ModelSpec& m, double samples, double prefix_sha
     BlockAverage avg = unit;
     if (F > 0 && prefix_share >= 0) {
         // a stage's own blocks: its share of the leading dense blocks, the rest at the average of
-        // the blocks after them (docs/model.md, "Parameters and FLOPs")
+        // the blocks after them (docs/model.md, "Expert parallelism")
         const double w = std::clamp(prefix_share, 0.0, 1.0), v = 1 - w;
         for (auto f : {&BlockAverage::params, &BlockAverage::active_ffn, &BlockAverage::forward_flops, &BlockAverage::matmul_flops,
                        &BlockAverage::core_causal_flops, &BlockAverage::core_counted_flops, &BlockAverage::routed_copies, &BlockAverage::router_share,

@@ -87,11 +87,11 @@ Table& Costs::build_middle(Table& tb, int g, int size, int tp) {
         }
     };
     probe_all(tb.t, LeadingBlocks::on_first_stage);
-    std::vector<StageTimes> exact;
     if (lead) {
-        // the bounds' table: each time the lesser of a middle stage's and of a stage that begins
-        // with the leading dense blocks (as the first stage does)
-        exact = tb.t;
+        // the middle stages' own table, and the bounds' table: each time the lesser of a middle
+        // stage's and of a stage that begins with the leading dense blocks (as the first stage does)
+        auto body = std::make_shared<Table>();
+        body->t = tb.t;
         std::vector<StageTimes> begins;
         probe_all(begins, LeadingBlocks::on_every_stage);
         for (int l = 0; l <= L_; ++l) {
@@ -102,10 +102,6 @@ Table& Costs::build_middle(Table& tb, int g, int size, int tp) {
                                           &StageTimes::first_forward_extra_s})
                 t.*f = std::min(t.*f, o.*f);
         }
-    }
-    if (lead) {
-        auto body = std::make_shared<Table>();
-        body->t = std::move(exact);
         finish_table(*body);
         tb.body = std::move(body);
     }

@@ -1,4 +1,4 @@
-// Which blocks a stage holds (docs/model.md, "Parameters and FLOPs"): a model whose first blocks
+// Which blocks a stage holds (docs/model.md, "Expert parallelism"): a model whose first blocks
 // are dense before its MoE blocks (DeepSeek-V3's first_dense_layers) has them on the stage, or
 // the model chunk, that holds the first blocks; every other block is costed at the average of the
 // blocks after them.
