@@ -45,8 +45,7 @@ TEST_CASE("each stage holds the parameters of its own blocks: the leading dense 
         // the whole model, once
         CHECK(params_of(e, 0) + params_of(e, 1) + params_of(e, 2) == Approx(model_param_counts(m).total).epsilon(1e-12));
         // a dense block neither dispatches tokens nor waits for their counts: the middle stage of two
-        // dense and two MoE blocks is faster than the last stage's three MoE blocks without the head's
-        // share... and than a stage of four MoE blocks
+        // dense and two MoE blocks is faster than a middle stage of four MoE blocks (blocks 3-6)
         const Plan later = parse_plan_text(R"({"micro_batch_size": 1, "num_micro_batches": 4, "stages": [
             {"group": 0, "num_layers": 3, "tp": 1, "dp": 1}, {"group": 0, "num_layers": 4, "tp": 1, "dp": 1},
             {"group": 0, "num_layers": 1, "tp": 1, "dp": 1}]})", sc);
