@@ -24,8 +24,8 @@ export const COMPARE_FIGURES = [
   ['total_usd', 'total cost', (e, c) => c?.totalUsd ?? null, 'low', 'usd'],
   ['stages', 'stages (PP)', (e) => (e.stages || []).length, null, 'int'],
   ['schedule', 'schedule (model chunks per stage)', (e) => scheduleLabel(e), null, 'text'],
-  // a search that freed the precision or FSDP: each plan's choice (empty on both sides otherwise)
-  ['choices', 'precision, FSDP (searched)', (e) => planChoicesText(e.plan) || null, null, 'text'],
+  // a search that freed the precision, FSDP or recomputation: each plan's choice (empty on both sides otherwise)
+  ['choices', 'training choices (searched)', (e) => planChoicesText(e.plan) || null, null, 'text'],
   ['tp_dp', 'TP × DP per stage', (e) => stageSummary(e, '×').join(', '), null, 'text'],
   ['layers', 'layers per stage', (e) => (e.stages || []).map((s) => s.num_layers).join(' / '), null, 'text'],
   ['devices', 'devices per stage', (e) => (e.stages || []).map(devicesOf).join(' / '), null, 'text'],
@@ -109,7 +109,7 @@ export function comparePairs(a, b) {
  */
 export function equivalentPlans(plans) {
   const shape = (p) => JSON.stringify([p?.plan?.micro_batch_size, p?.plan?.num_micro_batches, p?.plan?.schedule ?? '1f1b', p?.plan?.virtual_stages ?? 1,
-    p?.plan?.precision ?? null, p?.plan?.fsdp ?? null, (p?.plan?.stages || []).map((st) => [st.group, st.tp, st.dp, st.replicas ?? null])]);
+    p?.plan?.precision ?? null, p?.plan?.fsdp ?? null, p?.plan?.recompute ?? null, p?.plan?.recompute_num_layers ?? null, (p?.plan?.stages || []).map((st) => [st.group, st.tp, st.dp, st.replicas ?? null])]);
   const shapes = plans.map(shape);
   return plans.map((p, i) => {
     for (let k = 0; k < i; k++) {

@@ -1,6 +1,7 @@
 // Exports of a result: plan JSON, CSV of the top plans, Chrome trace (Megatron-LM arguments: megatron.js).
 // Pure functions over the result JSON (no DOM, no wasm), so node tests can import them.
 import { withExchanges } from './render/exchanges.js';
+import { hasTrainingChoice } from './plan-choices.js';
 
 export const KINDS = ['forward', 'backward', 'ep_a2a', 'send_forward', 'send_backward', 'dp_sync', 'grad_bucket', 'param_gather', 'embedding_sync', 'optimizer'];
 export const COMM_KINDS = new Set(['send_forward', 'send_backward', 'dp_sync', 'grad_bucket', 'param_gather', 'embedding_sync']);
@@ -105,10 +106,10 @@ export function topPlansCsv(plans) {
     // micro_batch_size is the plan's, summed over a stage's replicas; Megatron's --micro-batch-size
     // is one replica's share
     (p.stages || []).map((s) => s.samples_per_replica ?? (s.dp > 0 ? p.plan?.micro_batch_size / s.dp : '')).join(' ')]);
-  // a search that freed the precision or FSDP: each plan's choice, in two more columns
-  if (plans.some((p) => typeof p.plan?.precision === 'string' || typeof p.plan?.fsdp === 'boolean')) {
-    head.push('precision', 'fsdp');
-    plans.forEach((p, i) => rows[i].push(p.plan?.precision ?? '', typeof p.plan?.fsdp === 'boolean' ? p.plan.fsdp : ''));
+  // a search that freed the precision, FSDP or recomputation: each plan's choice, in four more columns
+  if (plans.some((p) => hasTrainingChoice(p.plan))) {
+    head.push('precision', 'fsdp', 'recompute', 'recompute_num_layers');
+    plans.forEach((p, i) => rows[i].push(p.plan?.precision ?? '', typeof p.plan?.fsdp === 'boolean' ? p.plan.fsdp : '', p.plan?.recompute ?? '', p.plan?.recompute_num_layers ?? ''));
   }
   return [head, ...rows].map((r) => r.map(csvCell).join(',')).join('\n') + '\n';
 }

@@ -89,11 +89,15 @@ export const SEARCH_FIELDS = [
   // with 2+ blocks: a node may also be two blocks of half its GPUs (unequal stage sizes in one node)
   { key: 'split_nodes', kind: 'bool', label: 'half-node blocks (with 2+ blocks per group)', def: false, omitDefault: true },
   // 1F1B stages may hold no block: only the embedding, only the head, or only forwarding (docs/search.md)
-  // the precision and Megatron-FSDP left to the search (docs/search.md, "Precision and FSDP as choices"):
+  // the precision and Megatron-FSDP left to the search (docs/search.md, "Training choices"):
   // each plan then carries the one it trains with
   { key: 'precisions', kind: 'select', label: 'precision (searched: each plan says which it trains in)',
     options: [['fixed', 'as under Training'], ['bf16,fp8', 'bf16 or fp8'], ['any', 'bf16 or any low precision all GPUs run']], def: 'fixed', omitDefault: true },
   { key: 'fsdp', kind: 'select', label: 'Megatron-FSDP (searched: each plan says whether)', options: [['fixed', 'as under Training'], ['any', 'with or without']], def: 'fixed', omitDefault: true },
+  // the recomputation left to the search: "blocks" adds Megatron-Core's block method for the first
+  // 1, 2, 4 or 8 blocks of each stage (options.recompute_num_layers; state.js searchOptions)
+  { key: 'recompute', kind: 'select', label: 'activation recomputation (searched: each plan says which)',
+    options: [['fixed', 'as under Training'], ['any', 'none, selective or full'], ['blocks', 'none, selective, full or the first 1/2/4/8 blocks of each stage']], def: 'fixed', omitDefault: true },
   { key: 'empty_stages', kind: 'bool', label: 'stages with no block (1F1B: embedding or head only, or pass-through)', def: false, omitDefault: true },
 ];
 /** human labels for the device keys a custom device shows (docs/formats.md, "device") */

@@ -109,10 +109,15 @@ export function scenario() {
   return sc;
 }
 
+/** the block counts the recompute select's "blocks" searches */
+export const RECOMPUTE_BLOCK_CHOICES = [1, 2, 4, 8];
+
 export function searchOptions() {
   const o = cleanObject(state.options);
   // the precision select's "bf16,fp8" is the core's list (options.precisions); "any" stays a word
   if (typeof o.precisions === 'string' && o.precisions !== 'any') o.precisions = o.precisions.split(',');
+  // the recompute select's "blocks" is "any" with the block counts (options.recompute_num_layers)
+  if (o.recompute === 'blocks') Object.assign(o, { recompute: 'any', recompute_num_layers: RECOMPUTE_BLOCK_CHOICES });
   return o;
 }
 

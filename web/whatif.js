@@ -14,7 +14,7 @@ export const WHATIF_TIME_LIMIT_S = 5;
 
 /**
  * the search options of a what-if job, from the user's (their time limit if shorter, TP per stage,
- * and the precision and FSDP they left to the search, so that each what-if's plan is chosen as the
+ * and the precision, FSDP and recomputation they left to the search, so that each what-if's plan is chosen as the
  * top plans were)
  */
 export function whatIfOptions(user = {}) {
@@ -23,6 +23,8 @@ export function whatIfOptions(user = {}) {
     tp_per_stage: Boolean(user.tp_per_stage) };
   if (user.precisions !== undefined) o.precisions = user.precisions;
   if (user.fsdp === 'any') o.fsdp = 'any';
+  if (user.recompute !== undefined) o.recompute = user.recompute;
+  if (user.recompute_num_layers !== undefined) o.recompute_num_layers = user.recompute_num_layers;
   return o;
 }
 

@@ -98,6 +98,18 @@ poseidon::Json option_number(const std::string& s, const std::string& flag) {
     return v;
 }
 
+poseidon::Json comma_list(const std::string& s, bool numbers, const std::string& flag) {
+    poseidon::Json list = poseidon::Json::array();
+    for (std::size_t at = 0;;) {
+        const std::size_t comma = s.find(',', at);
+        const std::string part = s.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+        list.push_back(numbers ? option_number(part, flag) : poseidon::Json(part));
+        if (comma == std::string::npos) break;
+        at = comma + 1;
+    }
+    return list;
+}
+
 std::vector<std::string> split_option_values(const std::vector<std::string>& args) {
     static const std::set<std::string> switches = {"--json", "--exhaustive", "--tp-per-stage", "--split-nodes", "--empty-stages", "--mixed-stages"};
     std::vector<std::string> out;

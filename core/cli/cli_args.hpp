@@ -25,6 +25,9 @@ double parse_double(const std::string& s, const std::string& flag);
 // An option's value as JSON: a whole number typed without a point or exponent stays an integer, so
 // a message about it echoes what was typed ("2000000", not "2000000.0").
 poseidon::Json option_number(const std::string& s, const std::string& flag);
+// "a,b,c" as a JSON array of its parts, as strings or, with numbers, as option_number reads each
+// (a list option: --precision, --recompute, --recompute-num-layers).
+poseidon::Json comma_list(const std::string& s, bool numbers, const std::string& flag);
 // "--option=value" as "--option", "value", for every verb and option; a switch given a value is a
 // usage error.
 std::vector<std::string> split_option_values(const std::vector<std::string>& args);

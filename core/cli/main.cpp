@@ -31,7 +31,7 @@ using namespace poseidon_cli;
 
 constexpr const char* usage = R"(usage:
   poseidon estimate SCENARIO.json --plan PLAN.json [--json]
-  poseidon plan SCENARIO.json [--top K] [--exhaustive] [--time-limit SECONDS] [--tp-per-stage] [--schedule any|1f1b|interleaved-1f1b] [--node-counts halving|all] [--group-blocks 1-4] [--split-nodes] [--empty-stages] [--mixed-stages] [--threads N] [--memory-cap GIB] [--precision any|P,P...] [--fsdp fixed|any] [--json]
+  poseidon plan SCENARIO.json [--top K] [--exhaustive] [--time-limit SECONDS] [--tp-per-stage] [--schedule any|1f1b|interleaved-1f1b] [--node-counts halving|all] [--group-blocks 1-4] [--split-nodes] [--empty-stages] [--mixed-stages] [--threads N] [--memory-cap GIB] [--precision any|P,P...] [--fsdp fixed|any] [--recompute fixed|any|R,R...] [--recompute-num-layers N,N...] [--json]
   poseidon presets [devices|models|clusters|stacks|profiles] [--json]
   poseidon calibrate SCENARIO.json --runs RUNS.json --out CALIBRATED.json [--json]
   poseidon version                    (or --version; help, --help or -h prints this)
@@ -140,20 +140,15 @@ int cmd_plan(const std::vector<std::string>& args) {
         else if (a == "--precision") {
             // "any" or a comma-separated list (options.precisions)
             const std::string v = option_value(args, i);
-            if (v == "any") {
-                options["precisions"] = v;
-            } else {
-                poseidon::Json list = poseidon::Json::array();
-                for (std::size_t at = 0;;) {
-                    const std::size_t comma = v.find(',', at);
-                    list.push_back(v.substr(at, comma == std::string::npos ? std::string::npos : comma - at));
-                    if (comma == std::string::npos) break;
-                    at = comma + 1;
-                }
-                options["precisions"] = list;
-            }
+            options["precisions"] = v == "any" ? poseidon::Json(v) : comma_list(v, false, "--precision");
         } else if (a == "--fsdp")
             options["fsdp"] = option_value(args, i);
+        else if (a == "--recompute") {
+            // "fixed", "any" or a comma-separated list (options.recompute)
+            const std::string v = option_value(args, i);
+            options["recompute"] = v == "any" || v == "fixed" ? poseidon::Json(v) : comma_list(v, false, "--recompute");
+        } else if (a == "--recompute-num-layers")
+            options["recompute_num_layers"] = comma_list(option_value(args, i), true, "--recompute-num-layers");
         else if (a == "--mixed-stages")
             options["mixed_stages"] = true;
         else if (a == "--split-nodes")
@@ -180,7 +175,8 @@ int cmd_plan(const std::vector<std::string>& args) {
         static const std::pair<const char*, const char*> flags[] = {
             {"options.top", "--top"},           {"options.time_limit_s", "--time-limit"}, {"options.schedule", "--schedule"},
             {"options.node_counts", "--node-counts"}, {"options.group_blocks", "--group-blocks"}, {"options.threads", "--threads"},
-            {"options.memory_cap_GiB", "--memory-cap"}, {"options.precisions", "--precision"}, {"options.fsdp", "--fsdp"}};
+            {"options.memory_cap_GiB", "--memory-cap"}, {"options.precisions", "--precision"}, {"options.fsdp", "--fsdp"},
+            {"options.recompute", "--recompute"}, {"options.recompute_num_layers", "--recompute-num-layers"}};
         std::vector<poseidon::Problem> problems = e.problems();
         for (auto& pr : problems)
             for (const auto& [path, flag] : flags)
@@ -215,7 +211,7 @@ int cmd_plan(const std::vector<std::string>& args) {
             auto same_stages = [](const poseidon::Estimate& a, const poseidon::Estimate& b) {
                 if (a.plan.micro_batch_size != b.plan.micro_batch_size || a.plan.num_micro_batches != b.plan.num_micro_batches ||
                     a.plan.virtual_stages != b.plan.virtual_stages || a.plan.stages.size() != b.plan.stages.size() || a.plan.precision != b.plan.precision ||
-                    a.plan.fsdp != b.plan.fsdp)
+                    a.plan.fsdp != b.plan.fsdp || a.plan.recompute != b.plan.recompute || a.plan.recompute_num_layers != b.plan.recompute_num_layers)
                     return false;
                 for (std::size_t s = 0; s < a.plan.stages.size(); ++s)
                     if (a.plan.stages[s].replicas != b.plan.stages[s].replicas) return false;
@@ -240,6 +236,8 @@ int cmd_plan(const std::vector<std::string>& args) {
                 if (p.plan.virtual_stages > 1) std::printf(", interleaved V %d", p.plan.virtual_stages);
                 if (p.plan.precision) std::printf(", %s", poseidon::to_string(*p.plan.precision).c_str());
                 if (p.plan.fsdp) std::printf(", %s", *p.plan.fsdp ? "FSDP" : "no FSDP");
+                if (p.plan.recompute) std::printf(", recompute %s", poseidon::to_string(*p.plan.recompute).c_str());
+                if (p.plan.recompute_num_layers) std::printf(" of %d", *p.plan.recompute_num_layers);
                 for (std::size_t j = 0; j < k; ++j)
                     if (same_stages(result.plans[j], p)) {
                         std::printf(" (#%zu's stages, another split)", j + 1);

@@ -132,7 +132,7 @@ Estimate estimate_in(const Scenario& sc, const Plan& plan, bool detailed);
 
 Estimate estimate(const Scenario& sc, const Plan& plan, bool detailed) {
     // a plan that carries its own precision or FSDP choice trains in that scenario
-    if (plan.precision || plan.fsdp) return estimate_in(scenario_for_plan(sc, plan), plan, detailed);
+    if (plan.has_training_choice()) return estimate_in(scenario_for_plan(sc, plan), plan, detailed);
     return estimate_in(sc, plan, detailed);
 }
 

@@ -36,9 +36,15 @@ std::string to_text(const Scenario& sc, const Estimate& e) {
     o << "plan         " << e.plan.stages.size() << (e.plan.stages.size() == 1 ? " stage" : " stages") << ", micro-batch " << e.plan.micro_batch_size << " x " << e.plan.num_micro_batches;
     if (e.plan.virtual_stages > 1) o << ", interleaved 1F1B with " << e.plan.virtual_stages << " chunks per stage";
     if (e.plan.microbatch_group_size > 0) o << ", micro-batch group " << e.plan.microbatch_group_size;
-    // the training choices a search made (plan.precision, plan.fsdp)
+    // the training choices a search made (plan.precision, plan.fsdp, plan.recompute)
     if (e.plan.precision) o << ", " << to_string(*e.plan.precision) << (*e.plan.precision == sc.training.precision ? "" : " (training.precision " + to_string(sc.training.precision) + ")");
     if (e.plan.fsdp) o << ", " << (*e.plan.fsdp ? "Megatron-FSDP" : "no FSDP") << (*e.plan.fsdp == sc.training.fsdp ? "" : std::string(" (training.fsdp ") + (sc.training.fsdp ? "true" : "false") + ")");
+    if (e.plan.recompute) {
+        const int n = e.plan.recompute_num_layers.value_or(0);
+        o << ", recompute " << to_string(*e.plan.recompute) << (n > 0 ? " of " + std::to_string(n) + (n == 1 ? " block" : " blocks") + (e.plan.virtual_stages > 1 ? " per model chunk" : " per stage") : "");
+        if (*e.plan.recompute != sc.training.recompute || (sc.training.recompute == Recompute::full && n != sc.training.recompute_num_layers))
+            o << " (training.recompute " << to_string(sc.training.recompute) << (sc.training.recompute == Recompute::full && sc.training.recompute_num_layers > 0 ? " of " + std::to_string(sc.training.recompute_num_layers) : "") << ")";
+    }
     o << "\n";
     // the plan's own chunk layout (blocks per chunk, stage by stage), as Megatron-Core's layout runs it
     bool layout = false;

@@ -251,7 +251,7 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path, cons
         throw InputError(path, "is a whole search result (it has a \"plans\" array); expected one plan: the value of plans[k].plan, e.g. plans[0].plan for the best");
     ObjectReader r(j, path, problems);
     if (!r.ok()) problems.throw_if_any();
-    r.reject_unknown({"micro_batch_size", "num_micro_batches", "schedule", "virtual_stages", "microbatch_group_size", "stages", "notes", "precision", "fsdp"});
+    r.reject_unknown({"micro_batch_size", "num_micro_batches", "schedule", "virtual_stages", "microbatch_group_size", "stages", "notes", "precision", "fsdp", "recompute", "recompute_num_layers"});
     r.string("notes", false);
     auto mbs = r.integer("micro_batch_size", true, 1, max_global_batch_size);
     auto nmb = r.integer("num_micro_batches", true, 1, max_num_micro_batches);
@@ -265,6 +265,15 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path, cons
     // a searched choice (docs/formats.md, "Plan"): in place of training.precision / training.fsdp
     if (auto v = r.choice("precision", false, {"bf16", "fp16", "fp32", "fp8", "fp8-delayed", "fp8-blockwise", "mxfp8", "nvfp4"})) plan.precision = precision_from_string(*v);
     if (auto v = r.boolean("fsdp", false)) plan.fsdp = *v;
+    if (auto v = r.choice("recompute", false, {"none", "selective", "full"}))
+        plan.recompute = *v == "none" ? Recompute::none : *v == "selective" ? Recompute::selective : Recompute::full;
+    if (auto v = r.integer("recompute_num_layers", false, 1, max_num_layers)) {
+        if (plan.recompute == Recompute::full)
+            plan.recompute_num_layers = static_cast<int>(*v);
+        else
+            problems.add(r.path_of("recompute_num_layers"), "needs \"recompute\": \"full\" in the plan (Megatron-Core's --recompute-method block recomputes the first N blocks of each stage); the plan's recompute is " +
+                                                                std::string(plan.recompute ? "\"" + to_string(*plan.recompute) + "\"" : "not given"));
+    }
     const Json* stages = r.get("stages");
     if (!stages) {
         problems.add(path + ".stages", "is missing; expected an array of 1 to " + std::to_string(max_stages) + " stages");
@@ -357,6 +366,8 @@ Json to_json(const Plan& plan) {
     if (plan.microbatch_group_size != 0) j["microbatch_group_size"] = plan.microbatch_group_size;
     if (plan.precision) j["precision"] = to_string(*plan.precision);
     if (plan.fsdp) j["fsdp"] = *plan.fsdp;
+    if (plan.recompute) j["recompute"] = to_string(*plan.recompute);
+    if (plan.recompute_num_layers) j["recompute_num_layers"] = *plan.recompute_num_layers;
     return j;
 }
 

@@ -56,11 +56,18 @@ void check_precision_support(const Scenario& sc, Precision p, Problems& problems
 }
 
 Scenario scenario_for_plan(const Scenario& sc, const Plan& plan, const std::string& path) {
-    if (!plan.precision && !plan.fsdp) return sc;
+    if (!plan.has_training_choice()) return sc;
     Scenario out = sc;
     Training& t = out.training;
     if (plan.precision) t.precision = *plan.precision;
     if (plan.fsdp) t.fsdp = *plan.fsdp;
+    if (plan.recompute) {
+        // the scenario's named modules go with its selective recomputation; a choice of selective
+        // over another recomputes what --recompute-activations does (the attention core)
+        if (*plan.recompute == Recompute::selective && t.recompute != Recompute::selective) t.recompute_modules = RecomputeModules{};
+        t.recompute = *plan.recompute;
+        t.recompute_num_layers = t.recompute == Recompute::full ? plan.recompute_num_layers.value_or(0) : 0;
+    }
     // the user asked for the low-precision gather where it exists; a bf16 candidate, or one
     // without sharded states, trains without it (the rule parse_scenario enforces)
     t.fp8_param_gather = sc.training.fp8_param_gather && is_low_precision(t.precision) && (t.distributed_optimizer || t.fsdp);

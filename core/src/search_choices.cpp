@@ -1,5 +1,5 @@
-// Training choices left to the search (docs/search.md, "Precision and FSDP as choices"): the
-// precision and Megatron-FSDP are searched as the grids are, once per choice, each search the
+// Training choices left to the search (docs/search.md, "Training choices"): the precision,
+// Megatron-FSDP and the recomputation are searched as the grids are, once per choice, each search the
 // whole pruned search with that choice's costs, bounded by the top K of the choices before it
 // (as a slice is by the others': docs/search.md, "Shards"), so pruned = exhaustive holds per choice
 // and for the merge. Without such options run_grid_set runs alone, untouched.
@@ -26,14 +26,40 @@ int speed_rank(Precision p) {
     return 8;
 }
 
-std::string choice_text(const std::optional<Precision>& p, const std::optional<bool>& fsdp) {
-    std::string t = p ? to_string(*p) : std::string();
-    if (fsdp) t += (t.empty() ? "" : " ") + std::string(*fsdp ? "with FSDP" : "without FSDP");
+// Fewest recomputed activations first: where a plan fits with less recomputation it runs faster.
+int recompute_rank(const TrainingChoice& c) {
+    if (!c.recompute) return 0;
+    switch (*c.recompute) {
+        case Recompute::none: return 0;
+        case Recompute::selective: return 1;
+        case Recompute::full: return c.recompute_num_layers > 0 ? 2 : 3;
+    }
+    return 4;
+}
+
+std::string choice_text(const TrainingChoice& c) {
+    std::string t = c.precision ? to_string(*c.precision) : std::string();
+    const auto add = [&t](const std::string& part) { t += (t.empty() ? "" : " ") + part; };
+    if (c.fsdp) add(*c.fsdp ? "with FSDP" : "without FSDP");
+    if (c.recompute) add("recompute " + to_string(*c.recompute) + (c.recompute_num_layers > 0 ? " of " + std::to_string(c.recompute_num_layers) + (c.recompute_num_layers == 1 ? " block" : " blocks") : ""));
     return t;
+}
+
+// The recomputations searched: options.recomputes, then full of each N of
+// options.recompute_num_layers; empty where the scenario's alone is.
+std::vector<std::pair<std::optional<Recompute>, int>> recompute_choices(const Scenario& sc, const SearchOptions& options) {
+    std::vector<std::pair<std::optional<Recompute>, int>> out;
+    if (options.recomputes.empty() && options.recompute_num_layers.empty()) return {{std::nullopt, 0}};
+    // block counts alone are searched beside the scenario's own recomputation
+    if (options.recomputes.empty()) out.push_back({sc.training.recompute, sc.training.recompute == Recompute::full ? sc.training.recompute_num_layers : 0});
+    for (Recompute r : options.recomputes) out.push_back({r, 0});
+    for (int n : options.recompute_num_layers)
+        if (std::find(out.begin(), out.end(), std::pair<std::optional<Recompute>, int>{Recompute::full, n}) == out.end()) out.push_back({Recompute::full, n});
+    return out;
 }
 }  // namespace
 
-std::vector<std::pair<std::optional<Precision>, std::optional<bool>>> training_choices(const Scenario& sc, const SearchOptions& options) {
+std::vector<TrainingChoice> training_choices(const Scenario& sc, const SearchOptions& options) {
     std::vector<Precision> precisions;
     if (options.any_precision) {
         // every precision the whole cluster trains in with the stack; fp16 and fp32 only when named
@@ -56,27 +82,41 @@ std::vector<std::pair<std::optional<Precision>, std::optional<bool>>> training_c
     // without FSDP first: where a plan fits without it, it trains faster (no per-block gathers)
     std::vector<std::optional<bool>> fsdps{std::nullopt};
     if (options.fsdp == "any") fsdps = {false, true};
-    std::vector<std::pair<std::optional<Precision>, std::optional<bool>>> out;
+    const auto recomputes = recompute_choices(sc, options);
+    std::vector<TrainingChoice> out;
     for (const auto& f : fsdps)
-        for (const auto& p : ps) out.push_back({p, f});
+        for (const auto& p : ps) {
+            const std::size_t first = out.size();
+            for (const auto& [r, n] : recomputes) out.push_back({p, f, r, n});
+            std::stable_sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(), [](const TrainingChoice& a, const TrainingChoice& b) {
+                return std::make_pair(recompute_rank(a), a.recompute_num_layers) < std::make_pair(recompute_rank(b), b.recompute_num_layers);
+            });
+        }
     return out;
+}
+
+void apply(const TrainingChoice& c, Plan& plan) {
+    plan.precision = c.precision;
+    plan.fsdp = c.fsdp;
+    plan.recompute = c.recompute;
+    plan.recompute_num_layers.reset();
+    if (c.recompute_num_layers > 0) plan.recompute_num_layers = c.recompute_num_layers;
 }
 
 SearchRun run_grids(const Scenario& sc, const SearchOptions& options, const std::function<SearchRun(const Scenario&, const SearchOptions&)>& run_one) {
     const auto choices = training_choices(sc, options);
-    if (choices.size() == 1 && !choices[0].first && !choices[0].second) return run_grid_set(sc, options, run_one);
+    if (choices.size() == 1 && !choices[0].precision && !choices[0].fsdp && !choices[0].recompute) return run_grid_set(sc, options, run_one);
     std::string list;
-    for (const auto& [precision, fsdp] : choices) list += (list.empty() ? "" : ", ") + choice_text(precision, fsdp);
+    for (const auto& c : choices) list += (list.empty() ? "" : ", ") + choice_text(c);
     SearchRun out = run_in_turn(
         choices.size(), options,
         [&](std::size_t i, SearchOptions o) {
             Plan choice;
-            choice.precision = choices[i].first;
-            choice.fsdp = choices[i].second;
+            apply(choices[i], choice);
             return run_grid_set(scenario_for_plan(sc, choice, "options"), o, run_one);
         },
-        [&](std::size_t i, Plan& plan) { plan.precision = choices[i].first, plan.fsdp = choices[i].second; });
-    out.stats.notes.push_back("training choices searched: " + list + "; each plan carries its own (plan.precision, plan.fsdp)");
+        [&](std::size_t i, Plan& plan) { apply(choices[i], plan); });
+    out.stats.notes.push_back("training choices searched: " + list + "; each plan carries its own (plan.precision, plan.fsdp, plan.recompute)");
     return out;
 }
 

@@ -88,7 +88,7 @@ SearchRun run_search(const Scenario& sc, const SearchOptions& options, int threa
 // dense model's run_search itself.
 SearchRun run_parallel_grids(const Scenario& sc, const SearchOptions& options, int threads);
 // The same with `run_one` searching one grid (search_shard: one slice of it).
-// With the training choices of options.precisions and options.fsdp (search_choices.cpp): once
+// With the training choices of options.precisions, options.fsdp and options.recompute (search_choices.cpp): once
 // per choice, its plans carrying it, the top K merged.
 SearchRun run_grids(const Scenario& sc, const SearchOptions& options, const std::function<SearchRun(const Scenario&, const SearchOptions&)>& run_one);
 // One search per variant in turn (the grids, the training choices; search_grids.cpp): each bounded
@@ -98,9 +98,19 @@ SearchRun run_in_turn(std::size_t n, const SearchOptions& options, const std::fu
                       const std::function<void(std::size_t, Plan&)>& tag = {});
 // The grids of one training choice (search_grids.cpp).
 SearchRun run_grid_set(const Scenario& sc, const SearchOptions& options, const std::function<SearchRun(const Scenario&, const SearchOptions&)>& run_one);
-// The training choices searched: (precision, fsdp) pairs, each empty where the scenario's holds;
-// the fastest-looking first. Throws InputError for a precision the cluster or stack cannot run.
-std::vector<std::pair<std::optional<Precision>, std::optional<bool>>> training_choices(const Scenario& sc, const SearchOptions& options);
+// One training choice: each part empty where the scenario's holds; recompute_num_layers > 0 only
+// with recompute full (the block method).
+struct TrainingChoice {
+    std::optional<Precision> precision;
+    std::optional<bool> fsdp;
+    std::optional<Recompute> recompute;
+    int recompute_num_layers = 0;
+};
+// The training choices searched, the fastest-looking first. Throws InputError for a precision the
+// cluster or stack cannot run.
+std::vector<TrainingChoice> training_choices(const Scenario& sc, const SearchOptions& options);
+// The plan trains in choice c (Plan::precision, fsdp, recompute, recompute_num_layers).
+void apply(const TrainingChoice& c, Plan& plan);
 std::vector<std::pair<int, int>> expert_grids(const Scenario& sc);
 // The context-parallel sizes searched, largest first ({1} below kCpMinSeqLength tokens).
 inline constexpr int kCpMinSeqLength = 8192;

@@ -1,5 +1,6 @@
 // The search's JSON surface (docs/formats.md, "Plan output"): its options in, its result out.
 #include <algorithm>
+#include <cmath>
 
 #include "poseidon/json_util.hpp"
 #include "poseidon/search.hpp"
@@ -10,6 +11,9 @@ namespace poseidon {
 
 // options.precisions: "any" or a list of distinct precision names
 void read_search_precisions(const Json& j, const std::string& path, Problems& problems, SearchOptions& o);
+// options.recompute: "fixed", "any" or a list of distinct recompute names; options.recompute_num_layers
+void read_search_recomputes(const Json& j, const std::string& path, Problems& problems, SearchOptions& o);
+void read_search_recompute_num_layers(const Json& j, const std::string& path, Problems& problems, SearchOptions& o);
 
 SearchOptions parse_search_options(const Json& j) {
     Problems problems;
@@ -17,7 +21,8 @@ SearchOptions parse_search_options(const Json& j) {
     ObjectReader r(j, "options", problems);
     if (r.ok()) {
         r.reject_unknown({"top", "exhaustive", "time_limit_s", "baselines", "tp_per_stage", "threads", "memory_cap_GiB", "memory_cap_gib", "schedule", "node_counts",
-                          "group_blocks", "split_nodes", "empty_stages", "mixed_stages", "shard_index", "shard_count", "prune_above_s", "precisions", "fsdp"});
+                          "group_blocks", "split_nodes", "empty_stages", "mixed_stages", "shard_index", "shard_count", "prune_above_s", "precisions", "fsdp",
+                          "recompute", "recompute_num_layers"});
         if (auto v = r.integer("top", false, 1, 100)) o.top_k = static_cast<int>(*v);
         if (auto v = r.boolean("exhaustive", false)) o.exhaustive = *v;
         if (auto v = r.boolean("tp_per_stage", false)) o.tp_per_stage = *v;
@@ -49,6 +54,8 @@ SearchOptions parse_search_options(const Json& j) {
         if (auto v = r.number("prune_above_s", false, 0, false, 1e300)) o.prune_above_s = *v;
         if (const Json* p = r.get("precisions")) read_search_precisions(*p, r.path_of("precisions"), problems, o);
         if (auto v = r.choice("fsdp", false, {"fixed", "any"})) o.fsdp = *v;
+        if (const Json* v = r.get("recompute")) read_search_recomputes(*v, r.path_of("recompute"), problems, o);
+        if (const Json* v = r.get("recompute_num_layers")) read_search_recompute_num_layers(*v, r.path_of("recompute_num_layers"), problems, o);
     }
     problems.throw_if_any();
     return o;
@@ -73,6 +80,56 @@ void read_search_precisions(const Json& j, const std::string& path, Problems& pr
             problems.add(path + "[" + std::to_string(i) + "]", show(j[i]) + " is given twice; expected " + allowed);
         else
             o.precisions.push_back(*p);
+    }
+}
+
+void read_search_recomputes(const Json& j, const std::string& path, Problems& problems, SearchOptions& o) {
+    const char* allowed = "\"fixed\" (training.recompute), \"any\" (none, selective and full) or an array of 1 to 3 distinct of \"none\", \"selective\", \"full\"";
+    const auto named = [](const Json& v) -> std::optional<Recompute> {
+        if (!v.is_string()) return std::nullopt;
+        const std::string s = v.get<std::string>();
+        if (s == "none") return Recompute::none;
+        if (s == "selective") return Recompute::selective;
+        if (s == "full") return Recompute::full;
+        return std::nullopt;
+    };
+    o.recomputes.clear();
+    if (j.is_string() && (j.get<std::string>() == "fixed" || j.get<std::string>() == "any")) {
+        if (j.get<std::string>() == "any") o.recomputes = {Recompute::none, Recompute::selective, Recompute::full};
+        return;
+    }
+    if (!j.is_array() || j.empty() || j.size() > 3) {
+        problems.add(path, show(j) + " is not allowed; expected " + allowed);
+        return;
+    }
+    for (std::size_t i = 0; i < j.size(); ++i) {
+        const auto r = named(j[i]);
+        if (!r)
+            problems.add(path + "[" + std::to_string(i) + "]", show(j[i]) + " is not a recomputation; expected " + allowed);
+        else if (std::find(o.recomputes.begin(), o.recomputes.end(), *r) != o.recomputes.end())
+            problems.add(path + "[" + std::to_string(i) + "]", show(j[i]) + " is given twice; expected " + allowed);
+        else
+            o.recomputes.push_back(*r);
+    }
+}
+
+void read_search_recompute_num_layers(const Json& j, const std::string& path, Problems& problems, SearchOptions& o) {
+    const std::string allowed = "an array of 1 to 8 distinct block counts, each 1 to " + std::to_string(max_num_layers) +
+                                " (full recomputation of the first N blocks of each stage, one search per N)";
+    o.recompute_num_layers.clear();
+    if (!j.is_array() || j.empty() || j.size() > 8) {
+        problems.add(path, show(j) + " is not allowed; expected " + allowed);
+        return;
+    }
+    for (std::size_t i = 0; i < j.size(); ++i) {
+        const bool whole = j[i].is_number_integer() || (j[i].is_number_float() && j[i].get<double>() == std::floor(j[i].get<double>()));
+        const double v = j[i].is_number() ? j[i].get<double>() : 0;
+        if (!whole || v < 1 || v > max_num_layers)
+            problems.add(path + "[" + std::to_string(i) + "]", show(j[i]) + " is not allowed; expected " + allowed);
+        else if (std::find(o.recompute_num_layers.begin(), o.recompute_num_layers.end(), static_cast<int>(v)) != o.recompute_num_layers.end())
+            problems.add(path + "[" + std::to_string(i) + "]", show(j[i]) + " is given twice; expected " + allowed);
+        else
+            o.recompute_num_layers.push_back(static_cast<int>(v));
     }
 }
 

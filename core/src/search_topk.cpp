@@ -36,9 +36,11 @@ bool plan_less(const Plan& a, const Plan& b) {
         const auto gy = std::make_tuple(b.stages[0].cp, b.stages[0].ep, b.stages[0].etp);
         if (gx != gy) return gx < gy;
     }
-    // the training choices a search freed (options.precisions, options.fsdp): one per plan
+    // the training choices a search freed (options.precisions, options.fsdp, options.recompute): one per plan
     if (a.precision != b.precision) return a.precision < b.precision;
-    return a.fsdp < b.fsdp;
+    if (a.fsdp != b.fsdp) return a.fsdp < b.fsdp;
+    if (a.recompute != b.recompute) return a.recompute < b.recompute;
+    return a.recompute_num_layers < b.recompute_num_layers;
 }
 
 namespace {

@@ -1,4 +1,4 @@
-// The precision and Megatron-FSDP as choices of the search (docs/search.md, "Precision and FSDP as
+// The precision and Megatron-FSDP as choices of the search (docs/search.md, "Training
 // choices"): the search with them free equals the top K of the searches with each fixed, pruned =
 // exhaustive, every plan carries its choice and estimate scores it in that choice, and a search
 // that frees nothing is the search of before.

@@ -1,5 +1,5 @@
-// The precision and FSDP left to the search, in headless Chromium (docs/search.md, "Precision and
-// FSDP as choices"; docs/web.md): the search options' two selects, each plan's choice in the top
+// The precision, FSDP and recomputation left to the search, in headless Chromium (docs/search.md,
+// "Training choices"; docs/web.md): the search options' selects, each plan's choice in the top
 // plans, the headline and the Megatron-LM command of the selected plan in its own precision, and
 // a link that opens that plan in it.
 //   POSEIDON_BUILD_WASM=build-wasm node --test tests/web/choices.test.mjs
@@ -44,6 +44,30 @@ test('precision and FSDP searched: each plan names its choice, the headline and 
   assert.match(await shared.page.textContent('[data-testid=context-line]'), / · fp8 · /);
   assert.equal((await hashPayload(shared.page)).p.precision, 'fp8');
   await assertClean(shared.page, shared.problems);
+});
+
+test('recomputation searched: each plan names its choice, the Megatron-LM command and the link follow the selected plan', async (t) => {
+  if (!searchWorks) { t.skip(searchSkipReason); return; }
+  // Llama 3 8B (seq 8192) on one DGX H100, the training recomputing every block: the search may
+  // pick none, selective, full or the first 1/2/4/8 blocks of each stage
+  const cluster = { name: 'one DGX H100', groups: [{ device: 'h100-sxm5-80gb', nodes: 1, gpus_per_node: 8, inter_node_bw_GBps: 50 }] };
+  const url = await link({ m: 'llama3-8b', c: { o: cluster }, t: { global_batch_size: 128, recompute: 'full', sequence_parallel: true, distributed_optimizer: true }, o: { top: 5, time_limit_s: 20, recompute: 'blocks' } });
+  const { page, problems } = await open(t, url);
+  await settled(page, 60000);
+  assert.equal(await page.inputValue('[data-path="options.recompute"]'), 'blocks');
+  const cells = await page.$$eval('[data-testid=top-plans] [data-testid=plan-choices]', (els) => els.map((e) => e.textContent));
+  t.diagnostic(`choices of the top plans: ${cells.join(' | ')}`);
+  assert.ok(cells.length >= 2);
+  for (const c of cells) assert.match(c, /^(no recompute|selective recompute|full recompute|recompute [1248] blocks?)$/);
+  // one stage that recomputes its first block fits and beats the rest (tests/unit/search_recompute.tests.cpp)
+  assert.equal(cells[0], 'recompute 1 block');
+  const payload = await hashPayload(page);
+  assert.equal(payload.p.recompute, 'full');
+  assert.equal(payload.p.recompute_num_layers, 1);
+  await Promise.all([page.waitForEvent('download'), page.click('#export-megatron')]);
+  await page.waitForSelector('#megatron:not([hidden])');
+  assert.match(await page.textContent('#megatron'), /--recompute-method block/);
+  await assertClean(page, problems);
 });
 
 test('a named precision a GPU cannot run is refused with the option, the group and the device', async (t) => {

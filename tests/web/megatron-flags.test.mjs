@@ -116,6 +116,26 @@ test('planTraining: the plan\'s precision and FSDP replace the training\'s; the 
   assert.equal(planScenario(sc, { precision: 'bf16' }).training.precision, 'bf16');
 });
 
+test('a plan that carries a searched recompute choice exports it and scores in it: the block count with full, the named modules with the scenario\'s selective only', () => {
+  const est = { plan: { micro_batch_size: 2, num_micro_batches: 8, virtual_stages: 1, recompute: 'full', recompute_num_layers: 2 },
+    stages: [{ tp: 1, dp: 8, gpus: 8, num_layers: 32, device: 'h100-sxm5-80gb', samples_per_replica: 1 }] };
+  const scenario = { model: 'llama3-8b', training: { global_batch_size: 16, recompute: 'selective', recompute_modules: ['core_attn', 'mlp'] } };
+  const flags = (e, sc = scenario) => megatronArgs(e, sc, {}).args.filter(([n]) => /^--recompute/.test(n));
+  assert.deepEqual(flags(est), [['--recompute-granularity', 'full'], ['--recompute-method', 'block'], ['--recompute-num-layers', 2]]);
+  assert.deepEqual(flags({ ...est, plan: { ...est.plan, recompute: 'none', recompute_num_layers: undefined } }), []);
+  // selective over the scenario's selective keeps its modules; over full, the attention core alone
+  assert.deepEqual(flags({ ...est, plan: { ...est.plan, recompute: 'selective', recompute_num_layers: undefined } }), [['--recompute-granularity', 'selective'], ['--recompute-modules', 'core_attn', 'mlp']]);
+  const full = { ...scenario, training: { global_batch_size: 16, recompute: 'full', recompute_num_layers: 4 } };
+  assert.deepEqual(flags({ ...est, plan: { ...est.plan, recompute: 'selective', recompute_num_layers: undefined } }, full), [['--recompute-activations']]);
+  assert.deepEqual(planTraining(full.training, { recompute: 'full' }), { global_batch_size: 16, recompute: 'full' });
+  assert.deepEqual(planTraining(scenario.training, { recompute: 'none' }), { global_batch_size: 16, recompute: 'none' });
+  assert.equal(planScenario(full, { recompute: 'none' }).training.recompute, 'none');
+  assert.equal(planChoicesText({ precision: 'fp8', recompute: 'full', recompute_num_layers: 1 }), 'fp8, recompute 1 block');
+  assert.equal(planChoicesText({ recompute: 'full' }), 'full recompute');
+  assert.equal(planChoicesText({ recompute: 'none', fsdp: true }), 'FSDP, no recompute');
+  assert.equal(planChoicesText({ recompute: 'selective' }), 'selective recompute');
+});
+
 test('selective recompute of named modules writes --recompute-modules with Megatron-Core\'s names; core_attn alone stays --recompute-activations', () => {
   // frontier-facts.md section 5: --recompute-granularity {full,selective}, --recompute-modules
   // (core_attn default; moe_act, layernorm, mla_up_proj, mlp, moe, shared_experts)

@@ -66,11 +66,12 @@ test('CSV, plan JSON, Megatron-LM args', () => {
   assert.match(csv[0], /^rank,iteration_time_s,tokens_per_s/);
   assert.match(csv[1], /^1,1,1000,0.5,16,true,2,8,4,2x4 2x4,12 12,a100 a100,1f1b,1,2 2$/);
   assert.match(csv[0], /,devices_per_stage,schedule,virtual_stages,samples_per_replica_per_stage$/);
-  // a search that freed the precision and FSDP: two more columns with each plan's choice
-  const chosen = topPlansCsv([{ ...est, plan: { ...est.plan, precision: 'fp8', fsdp: true } }, est]).trim().split('\n');
-  assert.match(chosen[0], /,samples_per_replica_per_stage,precision,fsdp$/);
-  assert.match(chosen[1], /,2 2,fp8,true$/);
-  assert.match(chosen[2], /,2 2,,$/);
+  // a search that freed the precision, FSDP or recomputation: four more columns with each plan's choice
+  const chosen = topPlansCsv([{ ...est, plan: { ...est.plan, precision: 'fp8', fsdp: true } }, { ...est, plan: { ...est.plan, recompute: 'full', recompute_num_layers: 2 } }, est]).trim().split('\n');
+  assert.match(chosen[0], /,samples_per_replica_per_stage,precision,fsdp,recompute,recompute_num_layers$/);
+  assert.match(chosen[1], /,2 2,fp8,true,,$/);
+  assert.match(chosen[2], /,2 2,,,full,2$/);
+  assert.match(chosen[3], /,2 2,,,,$/);
   // one replica's micro-batch, as the estimate gives it per stage (mixed replicas: the slowest's)
   assert.match(topPlansCsv([{ ...est, stages: est.stages.map((st, i) => ({ ...st, samples_per_replica: i + 1 })) }]).trim().split('\n')[1], /,1 2$/);
   // plans that differ only in their model chunks differ in the CSV

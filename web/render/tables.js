@@ -73,7 +73,7 @@ export function stagesTable(est, { sources = false } = {}) {
  */
 export function topPlansTable(plans, selected, onSelect, { order = null, costs = null, budget = false, equivalent = null, expanded = new Set(), onToggle = null } = {}) {
   const body = h('tbody', {});
-  // a search that freed the precision or FSDP: each plan's choice in its own column
+  // a search that freed the precision, FSDP or recomputation: each plan's choice in its own column
   const choices = plans.some((p) => planChoicesText(p.plan));
   const folded = (k) => plans.map((_, j) => j).filter((j) => equivalent?.[j] === k);
   for (const i of order ?? plans.map((_, k) => k)) {
@@ -114,7 +114,7 @@ export function topPlansTable(plans, selected, onSelect, { order = null, costs =
   }
   const head = [th('plan', 'plan'), th('iteration'), th('tokens/s'), th('MFU'), th('$ per 1M tokens', 'cost per 1M tokens'),
     budget ? th('days to train') : null, budget ? th('total cost', 'cost per 1M tokens') : null, th('GPUs', 'GPUs'), th('stages (PP)', 'PP'),
-    th('fits', 'fits'), choices ? th('precision, FSDP', 'precision') : null, th('micro-batch per replica'), th('TP × DP per stage', 'TP × DP'), th('layers per stage', 'PP'),
+    th('fits', 'fits'), choices ? th('training choices', 'precision') : null, th('micro-batch per replica'), th('TP × DP per stage', 'TP × DP'), th('layers per stage', 'PP'),
     th('pipeline micro-batch × count', 'pipeline micro-batch')];
   return h('table', { class: 'data', 'data-testid': 'top-plans' },
     h('caption', {}, 'Top plans (select one to show its stages, timeline and exports)'),

@@ -73,8 +73,9 @@ std::optional<Precision> precision_from_string(std::string_view s);
 void check_precision_support(const Scenario& sc, Problems& problems, const std::string& path = "scenario.training.precision");
 // The same for precision p in place of the scenario's (a plan's or a search option's), under `path`.
 void check_precision_support(const Scenario& sc, Precision p, Problems& problems, const std::string& path);
-// The scenario a plan trains in: training.precision and training.fsdp replaced by the plan's own
-// where a search chose them (Plan::precision, Plan::fsdp); the low-precision parameter all-gather
+// The scenario a plan trains in: training.precision, training.fsdp and training.recompute replaced
+// by the plan's own where a search chose them (Plan::precision, fsdp, recompute,
+// recompute_num_layers); the low-precision parameter all-gather
 // kept only where the plan's precision and sharding allow it. A precision the cluster or the
 // stack cannot run is refused under `path`.precision.
 Scenario scenario_for_plan(const Scenario& sc, const Plan& plan, const std::string& path = "plan");

@@ -79,7 +79,7 @@ struct SearchOptions {
     // An upper bound on the K-th ranking key of the whole search (e.g. the K-th key of plans other
     // slices found): plans and branches whose key is above it are pruned. Infinite: none.
     double prune_above_s = std::numeric_limits<double>::infinity();
-    // Training choices left to the search (docs/search.md, "Precision and FSDP as choices").
+    // Training choices left to the search (docs/search.md, "Training choices").
     // precisions: the precisions searched, each plan in each (empty: training.precision alone);
     // any_precision: bf16 and every low-precision recipe all groups' GPUs and the stack run.
     // fsdp "any": each plan with and without Megatron-FSDP; "fixed": training.fsdp. Plans of a
@@ -87,6 +87,12 @@ struct SearchOptions {
     std::vector<Precision> precisions;
     bool any_precision = false;
     std::string fsdp = "fixed";
+    // recomputes: the recomputations searched (empty: training.recompute alone; "any": none,
+    // selective, full); recompute_num_layers: more choices of full recomputation of the first N
+    // blocks of each stage (Megatron-Core's block method), one per N. Plans carry their choice
+    // (Plan::recompute, Plan::recompute_num_layers).
+    std::vector<Recompute> recomputes;
+    std::vector<int> recompute_num_layers;
 };
 
 // Interleaved plans of the search use V = 2 .. search_max_virtual_stages model chunks per stage,

@@ -341,11 +341,16 @@ struct Plan {
     int virtual_stages = 1;             // model chunks per stage (Megatron's virtual pipeline size); 1 for "1f1b"
     int microbatch_group_size = 0;      // interleaved order's micro-batches per chunk in a row; 0: the stage count (Megatron's default)
     std::vector<StagePlan> stages;
-    // What a search that freed them chose (options.precisions, options.fsdp; docs/search.md,
-    // "Precision and FSDP as choices"): the plan trains in this precision and with or without
-    // Megatron-FSDP in place of training.precision and training.fsdp. Empty: the scenario's.
+    // What a search that freed them chose (options.precisions, options.fsdp, options.recompute;
+    // docs/search.md, "Training choices"): the plan trains in this precision, with or without
+    // Megatron-FSDP and with this recomputation in place of training.precision, training.fsdp and
+    // training.recompute. Empty: the scenario's. recompute_num_layers goes with recompute full
+    // only (Megatron-Core's block method); with recompute set and it empty, every block.
     std::optional<Precision> precision;
     std::optional<bool> fsdp;
+    std::optional<Recompute> recompute;
+    std::optional<int> recompute_num_layers;
+    bool has_training_choice() const { return precision || fsdp || recompute; }
     bool operator==(const Plan&) const = default;
 };
 
