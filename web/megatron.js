@@ -80,7 +80,7 @@ function overlapFlags(training, { tp, pp = 2, stack, notes, unsupported }) {
   if (training.defer_embedding_wgrad_compute && pp > 1) {
     args.push(['--defer-embedding-wgrad-compute']);
     if (training.wgrad_deferral_limit > 0) args.push(['--wgrad-deferral-limit', training.wgrad_deferral_limit]);
-    notes.push('--defer-embedding-wgrad-compute: the planner keeps the deferred buffers on the last stage and, under 1F1B with every micro-batch deferred, runs the head\'s weight gradients at the flush; Megatron-Core requires --gradient-accumulation-fusion with it (its default).');
+    notes.push('--defer-embedding-wgrad-compute: the planner keeps the deferred buffers on the last stage and, with every micro-batch deferred, runs the head\'s weight gradients at the flush when every micro-batch is deferred; Megatron-Core requires --gradient-accumulation-fusion with it (its default).');
   } else if (training.defer_embedding_wgrad_compute) {
     notes.push('--defer-embedding-wgrad-compute is not written: Megatron-Core refuses it without pipeline parallelism, and the planner deferred nothing in this one-stage plan.');
   }

@@ -67,6 +67,7 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
         const bool alike = std::all_of(shares.begin(), shares.end(), [&](double x) { return x == shares[0]; });
         ev.chunk_times.assign(V, StageTimes{});
         std::vector<double> chunk_cost(V, -1.0), chunk_params(V, 0.0);
+        double head_wgrad_s = 0;  // the head chunk's weight GEMM, of the replica its times are
         double worst_headroom = 1e300;
         for (std::size_t k = 0; k < st.replicas.size(); ++k) {
             const ReplicaSet& rs = st.replicas[k];
@@ -100,6 +101,7 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
                 if (rc.forward_s + rc.backward_s > chunk_cost[c]) {
                     chunk_cost[c] = rc.forward_s + rc.backward_s;
                     ev.chunk_times[c].take_compute(rc);
+                    if (c == V - 1) head_wgrad_s = rc.head_wgrad_s;
                 }
             }
             // Each chunk's cost counted the block it re-materialises; the GPU runs one pass at a time.
@@ -116,6 +118,14 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
         }
         // (and the expert grid divides its GPUs, as evaluate_stages checked)
         ev.fits = worst_headroom >= 0 && st.expert_grid_divides();
+        // the deferred head weight gradients (docs/model.md, "Deferred head weight gradient"): out
+        // of every backward of the head's chunk, all at the flush after the stage's last pass
+        // (evaluate_stages marked the stage; the sweep runs the flush and holds the head's bucket)
+        if (ev.times.deferred_wgrad_s > 0) {
+            StageTimes& head = ev.chunk_times[V - 1];
+            head.backward_s -= head_wgrad_s;
+            head.deferred_wgrad_s = ev.times.deferred_wgrad_s = static_cast<double>(m) * head_wgrad_s;
+        }
         // Sends between consecutive virtual stages: chunk c of stage s feeds chunk c of s + 1, and
         // the last stage feeds chunk c + 1 of stage 0 (and gradients back the same links).
         // evaluate_stages has the sends to the stage's neighbours and the wrap-around ones (last

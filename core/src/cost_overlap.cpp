@@ -58,8 +58,9 @@ void set_grad_buckets(StageTimes& t, double sync_s, double backward_s, double pa
 bool defers_every_head_wgrad(const Training& tr, const Plan& plan) {
     // Megatron-Core refuses the deferral without a pipeline (model_parallel_config.py); with a
     // limit below the micro-batches the first `limit` backwards alone would be shorter, which the
-    // DAG's equal passes do not express: those keep the GEMM in each backward (a note says so)
-    return tr.defer_embedding_wgrad_compute && plan.stages.size() > 1 && plan.virtual_stages == 1 &&
+    // DAG's equal passes do not express: those keep the GEMM in each backward (a note says so).
+    // Under interleaving the head's chunk defers (evaluate_chunks, interleaved_sweep.hpp).
+    return tr.defer_embedding_wgrad_compute && plan.stages.size() > 1 &&
            (tr.wgrad_deferral_limit == 0 || tr.wgrad_deferral_limit >= plan.num_micro_batches);
 }
 

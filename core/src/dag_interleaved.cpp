@@ -64,7 +64,10 @@ DagResult evaluate_interleaved_dag(std::span<const StageTimes> chunks, std::span
             } else {
                 const double f = sw.bwd_fin[v * m + j], a = sw.has_stream[s] || sw.merged ? sw.bwd_start[v * m + j] : f - t.backward_s;
                 if (sw.has_stream[s] && !sw.merged) stretch[s] += (f - a) - t.backward_s;
-                r.timeline.push_back({s, NodeKind::backward, mb, a, f, u.chunk});
+                // the stage's last pass is drawn with the deferred head weight gradients' flush
+                // after it, as the 1F1B DAG draws its last backward (sw.finish_stage)
+                const bool flush = &u == &sw.order(s).back() && sw.last_end[s] > f;
+                r.timeline.push_back({s, NodeKind::backward, mb, a, flush ? sw.last_end[s] : f, u.chunk});
                 if (v > 0 && t.send_backward_s > 0) {
                     const double e = sw.send_b_fin[v * m + j];
                     r.timeline.push_back({s, NodeKind::send_backward, mb, e - t.send_backward_s, e, u.chunk});
@@ -110,6 +113,7 @@ DagResult evaluate_interleaved_dag(std::span<const StageTimes> chunks, std::span
         bd.pp_comm_s += send;
         bd.compute_s += mm * (t.forward_s + t.backward_s) - tp - send;
     }
+    bd.compute_s += chunks[static_cast<std::int64_t>(V - 1) * p + b].deferred_wgrad_s;
     const double total = r.iteration_time_s;
     const double tail = std::max(0.0, total - sw.last_end[b]);
     double opt = 0;

@@ -103,8 +103,12 @@ struct Sweep {
             for (int k = 0; k < t.param_gather_buckets; ++k) x = st.advance(std::max(x, ends[k]), r, kappa);
         } else if (!fwd && j == m - 1 && t.grad_buckets > 0) {
             const double r = (work - send) / t.grad_buckets;
+            // the head's chunk with its weight gradients deferred: its first bucket (the head's
+            // weights, the last parameters of the forward) waits for the flush (finish_stage)
+            const int held = t.deferred_wgrad_s > 0 ? 1 : 0;
             for (int k = 0; k < t.grad_buckets; ++k) {
                 x = st.advance(x, r, kappa);
+                if (k < held) continue;
                 const auto [a, b] = st.enqueue(x, t.grad_bucket_s);
                 buckets.push_back({s, c, k, a, b, true});
             }
@@ -162,6 +166,21 @@ struct Sweep {
         if (vf < PV - 1) send_forward(s, vf, jf, end, best);
         if (vb > 0) send_backward(s, vb, jb, end, best);
         return true;
+    }
+
+    // When stage s's compute ends: its last pass, then on the stage that holds the head with its
+    // weight gradients deferred the flush (beside the buckets, at their rate) and the head's bucket
+    // after it (docs/model.md, "Deferred head weight gradient").
+    double finish_stage(int s) {
+        const StageTimes& head = chunks[static_cast<std::int64_t>(V - 1) * p + s];
+        if (head.deferred_wgrad_s <= 0) return clock[s];
+        if (!has_stream[s]) return clock[s] + head.deferred_wgrad_s;
+        const double end = streams[s].advance(clock[s], head.deferred_wgrad_s, head.stream_slowdown);
+        if (head.grad_buckets > 0) {
+            const auto [a, b] = streams[s].enqueue(end, head.grad_bucket_s);
+            buckets.push_back({s, V - 1, 0, a, b, true});
+        }
+        return end;
     }
 
     // When stage s's gradients are synchronised: its stream's last bucket (then the tied-embedding
@@ -295,7 +314,8 @@ struct Sweep {
                 }
             }
             if (moved && pos[s] == ord.size()) {
-                last_end[s] = clock[s];
+                last_end[s] = finish_stage(s);
+                best = std::max(best, last_end[s]);
                 ++done;
             }
             return moved;

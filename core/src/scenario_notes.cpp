@@ -17,7 +17,7 @@ std::vector<std::string> scenario_notes(const Scenario& sc) {
         notes.push_back("training.tp_comm_overlap changes nothing with the " + (tr.stack.id.empty() ? tr.stack.name : tr.stack.id) +
                         " stack: its tp_comm_overlap_fraction is 0 (no Transformer Engine userbuffers)");
     if (tr.defer_embedding_wgrad_compute)
-        notes.push_back("training.defer_embedding_wgrad_compute: under 1F1B with every micro-batch deferred (wgrad_deferral_limit 0 or at least the micro-batches) the head's weight gradients leave each backward of the last stage and run at the flush; with a smaller limit, and under interleaving, they stay in each backward (the buffers count in memory either way); a one-stage plan defers nothing (Megatron-Core refuses the deferral without a pipeline)");
+        notes.push_back("training.defer_embedding_wgrad_compute: with every micro-batch deferred (wgrad_deferral_limit 0 or at least the micro-batches) the head's weight gradients leave each backward of the last stage (under interleaving, of its head chunk) and run at the flush; with a smaller limit they stay in each backward (the buffers count in memory either way); a one-stage plan defers nothing (Megatron-Core refuses the deferral without a pipeline)");
     if (tr.fsdp && (tr.overlap_grad_reduce || tr.overlap_param_gather))
         notes.push_back("training.overlap_grad_reduce and overlap_param_gather change nothing with fsdp: Megatron-FSDP overlaps its own per-block gathers and reduce-scatters");
     if (tr.recompute == Recompute::selective) {

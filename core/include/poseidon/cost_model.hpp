@@ -196,9 +196,10 @@ struct StageTimes {
     // with compute at rate 1 - stream_slowdown beside them (docs/model.md, "Overlap under
     // interleaving"); the step and ready fields and the extras stay 0 there.
     double stream_slowdown = 0;
-    // training.defer_embedding_wgrad_compute (1F1B, every micro-batch deferred): the head's
-    // weight gradients of all micro-batches at the flush, part of last_backward_extra_s
-    // (backward_s is then without them; defer_head_wgrad).
+    // training.defer_embedding_wgrad_compute (every micro-batch deferred): the head's weight
+    // gradients of all micro-batches at the flush, part of last_backward_extra_s (backward_s is
+    // then without them; defer_head_wgrad). Under interleaving the head chunk's times carry it too:
+    // the sweep runs the flush after the stage's last pass and its first bucket after that.
     double deferred_wgrad_s = 0;
     // combined_1f1b.hpp: merged pairs save pair_save_per_layer_s per block of the smaller pass;
     // forward_s and backward_s are less pair_reserve_s, which an unmerged pass takes back
@@ -325,7 +326,7 @@ int grad_bucket_count(double params, int dp = 1);
 // sync_s reduced in buckets during a last backward whose compute is backward_s, compute running
 // at rate 1 - slowdown while a bucket runs beside it (docs/model.md, "Overlap").
 void set_grad_buckets(StageTimes& t, double sync_s, double backward_s, double params, double slowdown, int dp = 1);
-// Megatron-Core's deferred head weight gradient under 1F1B (docs/model.md, "Deferred head weight
+// Megatron-Core's deferred head weight gradient (docs/model.md, "Deferred head weight
 // gradient"): whether every micro-batch's is deferred, and the flush of flush_s after the last
 // backward (t.backward_s already without one micro-batch's), before the gradient buckets left.
 bool defers_every_head_wgrad(const Training& tr, const Plan& plan);
