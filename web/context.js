@@ -1,4 +1,5 @@
-// What was planned, in one line: model, GPUs by type, global batch, precision, software stack.
+// What was planned, in one line: model, GPUs by type, global batch, precision (and recomputation),
+// software stack.
 // The headline and every export carry it, so that a plan seen out of the page (an embed, an
 // image, a trace, a plan file, a script) still says what it is a plan for.
 // Pure (no DOM), tested in node.
@@ -66,6 +67,14 @@ function stackName(stack) {
   return (typeof stack.name === 'string' && stack.name.trim()) || 'custom stack';
 }
 
+/** ", selective recompute", ", recompute 2 blocks per stage": the recomputation beside the precision, '' for none */
+function recomputeText(t) {
+  if (t.recompute === 'selective') return ', selective recompute';
+  if (t.recompute !== 'full') return '';
+  const n = t.recompute_num_layers;
+  return Number.isInteger(n) && n > 0 ? `, recompute ${n} ${n === 1 ? 'block' : 'blocks'} per stage` : ', full recompute';
+}
+
 /**
  * The parts of the context line of scenario sc: {model, gpus, batch, precision, stack}. presets:
  * the core's presets ({models, clusters, devices}), to name what the scenario gives by id.
@@ -78,7 +87,7 @@ export function contextParts(sc, presets) {
     model: modelName(sc?.model, presets),
     gpus: gpusByType(sc?.cluster, presets) || 'no GPUs',
     batch: `global batch ${gbs}${tol > 0 ? ` ± ${+(100 * tol).toFixed(2)} %` : ''}`,
-    precision: String(t.precision ?? 'bf16'),
+    precision: String(t.precision ?? 'bf16') + recomputeText(t),
     stack: stackName(t.stack),
   };
 }

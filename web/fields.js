@@ -97,7 +97,7 @@ export const SEARCH_FIELDS = [
   // the recomputation left to the search: "blocks" adds Megatron-Core's block method for the first
   // 1, 2, 4 or 8 blocks of each stage (options.recompute_num_layers; state.js searchOptions)
   { key: 'recompute', kind: 'select', label: 'activation recomputation (searched: each plan says which)',
-    options: [['fixed', 'as under Training'], ['any', 'none, selective or full'], ['blocks', 'none, selective, full or the first 1/2/4/8 blocks of each stage']], def: 'fixed', omitDefault: true },
+    options: [['fixed', 'as under Training'], ['any', 'none, selective or full'], ['blocks', 'none, selective, full or 1/2/4/8 blocks']], def: 'fixed', omitDefault: true },
   { key: 'empty_stages', kind: 'bool', label: 'stages with no block (1F1B: embedding or head only, or pass-through)', def: false, omitDefault: true },
 ];
 /** human labels for the device keys a custom device shows (docs/formats.md, "device") */

@@ -18,7 +18,7 @@ export function markModified() {
 export function onInputChanged() {
   inputsChanged();
 }
-subscribe('inputs', () => { markModified(); renderTf32Note(); });
+subscribe('inputs', () => { markModified(); renderTf32Note(); renderSearchedNote(); });
 
 export function renderModelForm() {
   presetOptions($('#model-preset'), state.presets.models, state.modelPreset, 'Custom model');
@@ -258,11 +258,25 @@ export function renderTf32Note() {
     : `TF32 only matters with precision fp32; with ${state.training.precision ?? 'bf16'} the matmuls already run on tensor cores${state.training.tf32 ? ', so this checkbox changes nothing' : ''}.`;
 }
 
+/** the training settings the Search box leaves to the search: say that each plan carries its own */
+export function renderSearchedNote() {
+  const note = $('#searched-note');
+  if (!note) return;
+  const o = state.options || {};
+  const searched = [o.precisions !== undefined && o.precisions !== 'fixed' ? 'precision' : null, o.fsdp === 'any' ? 'FSDP' : null,
+    o.recompute !== undefined && o.recompute !== 'fixed' ? 'recompute' : null].filter(Boolean);
+  note.hidden = searched.length === 0;
+  note.textContent = searched.length
+    ? `${searched.join(', ')}: left to the search (Search box), so each plan carries its own choice; the value here applies to the baselines and to plans loaded without one.`
+    : '';
+}
+
 export function renderSimpleForms() {
   renderFields($('#training-fields'), TRAINING_FIELDS, () => state.training, 'training', onInputChanged);
   renderStackField();
   renderTf32Note();
   renderFields($('#search-fields'), SEARCH_FIELDS, () => state.options, 'options', onInputChanged);
+  renderSearchedNote();
 }
 
 /** every form drawn anew (the boxes of profile, calibration and cost draw theirs on the store's 'forms') */

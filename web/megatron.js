@@ -310,12 +310,12 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
   const launcher = [
     ['--nnodes', nodes ? nodes.nnodes : need('NNODES', 'set the number of nodes')],
     ['--nproc_per_node', nodes ? nodes.nproc : need('NPROC_PER_NODE', 'set the GPUs per node')],
-    ['--node_rank', need('NODE_RANK', `set NODE_RANK to this node's rank${nodes ? `, 0 to ${nodes.nnodes - 1}` : ''}`)],
+    ['--node_rank', need('NODE_RANK', `set NODE_RANK to this node's rank${nodes ? (nodes.nnodes > 1 ? `, 0 to ${nodes.nnodes - 1}` : ', 0 on this one node') : ''}`)],
     ['--master_addr', need('MASTER_ADDR', "set MASTER_ADDR to node 0's address")],
     ['--master_port', '"${MASTER_PORT:-6000}"'],
   ];
   const head = [`# Megatron-LM launch for this plan (Poseidon${version ? ` ${version}` : ''}): ${world} GPU${world === 1 ? '' : 's'} = ${pp} pipeline stage${pp === 1 ? '' : 's'}`
-    + ` × ${tp === null ? 'TP per stage' : `TP ${tp}`} × ${dp === null ? 'DP per stage' : `DP ${dp}`}${devices.length ? ` on ${devices.join(' + ')}` : ''}.`];
+    + ` × ${tp === null ? 'TP per stage' : `TP ${tp}`}${cps.length === 1 ? (cps[0] > 1 ? ` × CP ${cps[0]}` : '') : ' × CP per stage'} × ${dp === null ? 'DP per stage' : `DP ${dp}`}${devices.length ? ` on ${devices.join(' + ')}` : ''}.`];
   if (context) head.push(`# Planned for ${context}.`);
   if (nodes && tp !== null && dp !== null) {
     // Megatron's rank order puts TP fastest, then CP, then DP, then PP: stage s holds ranks [s*tp*cp*dp, (s+1)*tp*cp*dp)

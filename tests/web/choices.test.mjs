@@ -55,12 +55,16 @@ test('recomputation searched: each plan names its choice, the Megatron-LM comman
   const { page, problems } = await open(t, url);
   await settled(page, 60000);
   assert.equal(await page.inputValue('[data-path="options.recompute"]'), 'blocks');
+  // the Training box says its recompute is left to the search
+  assert.match(await page.textContent('[data-testid=searched-note]'), /^recompute: left to the search/);
   const cells = await page.$$eval('[data-testid=top-plans] [data-testid=plan-choices]', (els) => els.map((e) => e.textContent));
   t.diagnostic(`choices of the top plans: ${cells.join(' | ')}`);
   assert.ok(cells.length >= 2);
   for (const c of cells) assert.match(c, /^(no recompute|selective recompute|full recompute|recompute [1248] blocks?)$/);
   // one stage that recomputes its first block fits and beats the rest (tests/unit/search_recompute.tests.cpp)
   assert.equal(cells[0], 'recompute 1 block');
+  // the headline's context line names the selected plan's recomputation, not the training's full
+  assert.match(await page.textContent('[data-testid=context-line]'), / · bf16, recompute 1 block per stage · /);
   const payload = await hashPayload(page);
   assert.equal(payload.p.recompute, 'full');
   assert.equal(payload.p.recompute_num_layers, 1);

@@ -316,7 +316,15 @@ test('web/ has no import circle (issue 36 item 12: one store, views subscribe)',
   }
 });
 
-import { replicaSamples } from '../../web/render/tables.js';
+import { fitsText, replicaSamples } from '../../web/render/tables.js';
+
+test('the top plans\' fits column warns, as the memory panel does, where a stage is above 90 % of its memory', () => {
+  const st = (mem, cap = 80) => ({ memory_GiB: mem, memory_capacity_GiB: cap });
+  assert.equal(fitsText({ memory_fits: true, stages: [st(40), st(72)] }), 'yes');
+  assert.equal(fitsText({ memory_fits: true, stages: [st(40), st(79.92)] }), 'yes, 99.9 %');
+  assert.equal(fitsText({ memory_fits: false, stages: [st(90)] }), 'no');
+  assert.equal(fitsText({ memory_fits: true }), 'yes');
+});
 
 test('a mixed stage shows its samples per replica with runs of equal replicas counted', () => {
   const a100 = { device: 'a100-sxm4-40gb', samples: 6 }, v100 = { device: 'v100-sxm2-16gb', samples: 2 };

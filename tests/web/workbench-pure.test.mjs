@@ -250,6 +250,12 @@ test('context line: model, GPUs by type, global batch, precision and stack of a 
   // what the core defaults: bf16, megatron-core; no scenario, no line
   assert.match(contextLine({ model: 'llama3-8b', cluster, training: { global_batch_size: 8 } }, PRESETS), /^Llama 3 8B · .* · global batch 8 · bf16 · megatron-core$/);
   assert.equal(contextLine(null, PRESETS), '');
+  // the recomputation beside the precision, none left out (a searched choice reaches it through planScenario)
+  const rc = (training) => contextParts({ model: 'llama3-8b', cluster, training: { global_batch_size: 8, ...training } }, PRESETS).precision;
+  assert.equal(rc({ recompute: 'none' }), 'bf16');
+  assert.equal(rc({ recompute: 'selective', precision: 'fp8' }), 'fp8, selective recompute');
+  assert.equal(rc({ recompute: 'full' }), 'bf16, full recompute');
+  assert.equal(rc({ recompute: 'full', recompute_num_layers: 1 }), 'bf16, recompute 1 block per stage');
   assert.equal(shortDeviceName('AMD Instinct MI300X 192GB'), 'MI300X 192GB');
   assert.equal(shortDeviceName('NVIDIA GeForce RTX 4090 24GB'), 'RTX 4090 24GB');
 });

@@ -1,5 +1,5 @@
-// Stage diagram of one estimate: a box per pipeline stage, width by layers, colour by device,
-// with GPUs, TP x DP and a memory bar against capacity.
+// Stage diagram of one estimate: a box per pipeline stage, wider with more layers, colour by
+// device, with GPUs, TP x (CP x) DP and a memory bar against capacity.
 import { h, fmt, fmtTime } from '../dom.js';
 import { deviceColors, stageDevices } from './colors.js';
 import { memoryLevel } from './memory.js';
@@ -27,7 +27,7 @@ export function stageDiagram(est) {
     const mixed = Array.isArray(st.replicas) && new Set(st.replicas.map((r) => `${r.device}/${r.tp}`)).size > 1;
     const parallel = mixed
       ? st.replicas.map((r) => `${r.count ?? 1}× ${r.device} TP ${r.tp}`).join(' + ')
-      : `TP ${st.tp} × DP ${st.dp}`;
+      : `TP ${st.tp}${st.cp > 1 ? ` × CP ${st.cp}` : ''} × DP ${st.dp}`;
     // MoE: the stage's expert grid and its token exchange per micro-batch (docs/formats.md, "Estimate output")
     const experts = Number.isInteger(st.ep)
       ? h('div', { class: 'muted', title: 'expert-parallel size × expert tensor-parallel size; dispatch + combine per micro-batch (forward and backward)' },

@@ -5,8 +5,16 @@ import { sourceSummary } from '../profile.js';
 import { gloss } from '../glossary.js';
 import { formatCost, formatDays, formatDuration, unpricedNote } from '../cost.js';
 import { planChoicesText } from '../plan-choices.js';
+import { WARN_SHARE } from './memory.js';
 
 const th = (label, term = label) => h('th', { scope: 'col', title: gloss(term) }, label);
+
+/** "yes", "no", or "yes, 99.9 %" where a stage's GPUs are above 90 % of their memory (the memory panel's warning) */
+export function fitsText(p) {
+  if (!p.memory_fits) return 'no';
+  const share = Math.max(0, ...(p.stages || []).map((st) => (st.memory_capacity_GiB > 0 ? st.memory_GiB / st.memory_capacity_GiB : 0)));
+  return share > WARN_SHARE ? `yes, ${(100 * share).toFixed(1)} %` : 'yes';
+}
 
 /** a mixed stage's samples per replica, runs of equal replicas counted: "16×6 + 16×2" */
 export function replicaSamples(replicas) {
@@ -105,7 +113,7 @@ export function topPlansTable(plans, selected, onSelect, { order = null, costs =
       (p.plan?.virtual_stages ?? 1) > 1
         ? h('td', { class: 'pp', title: `interleaved 1F1B: ${p.plan.virtual_stages} model chunks per stage` }, `${(p.stages || []).length} × ${p.plan.virtual_stages} chunks`)
         : h('td', { class: 'pp' }, String((p.stages || []).length)),
-      h('td', {}, p.memory_fits ? 'yes' : 'no'),
+      h('td', { class: 'fits', title: 'the fullest stage\'s memory per GPU against its capacity, shown above 90 %' }, fitsText(p)),
       choices ? h('td', { class: 'choices', 'data-testid': 'plan-choices' }, planChoicesText(p.plan) || '–') : null,
       h('td', { class: 'mb-replica' }, replicaMicroBatch(p)),
       h('td', {}, stageSummary(p, '×').join(', ')),
