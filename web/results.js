@@ -13,7 +13,7 @@ import { hasMeasuredSource } from './profile.js';
 import { hasBreakdown } from './explain.js';
 import { contextLine } from './context.js';
 import { planScenario } from './plan-choices.js';
-import { formatCost, formatDuration, sortPlans, tokensPhrase, trainingCost, unpricedNote } from './cost.js';
+import { formatCost, formatDuration, parseTokens, sortPlans, tokensPhrase, trainingCost, unpricedNote } from './cost.js';
 import { scheduleLabel } from './exports.js';
 import { costOptions, clusterOfResult } from './cost-ui.js';
 import { equivalentPlans } from './compare.js';
@@ -73,11 +73,15 @@ export function bestSummary(est, { partial = false, label = 'Best plan', sc = st
     !partial && stockCheck(est, sc).ok ? h('span', { class: 'badge', 'data-testid': 'stock-badge', title: 'its Megatron-LM command (Exports) runs on stock Megatron-LM as planned' }, 'runs on stock Megatron-LM') : '');
   const c = costOf(est, sc);
   const o = costOptions();
+  // a token budget typed but not a number: say why the days and the total are missing
+  const typed = String(state.budget?.tokens ?? '').trim();
+  const badTokens = typed !== '' && Number.isNaN(parseTokens(typed));
   el.append(h('span', { class: 'costline', 'data-testid': 'cost-summary', 'data-partial': String(c.partial), title: unpricedNote(c) },
     o.tokens ? `${tokensPhrase(o.tokens)} in ${formatDuration(c.seconds)} · ` : '',
     `${formatCost(c)} per 1M tokens`, o.tokens ? ` · ${formatCost(c, 'totalUsd')} in all` : '',
     ` (${fmtInt(c.gpus)} GPU${c.gpus === 1 ? '' : 's'} at ${formatCost(c, 'usdPerHour')}/hour${c.partial ? `; no price for ${(c.missingLabels ?? c.missing).join(', ')}, not counted` : ''}`
-    + `${c.invalid?.length ? `; the price of ${c.invalid.join(', ')} is not a valid price: fix it under Time to train and cost` : ''})`));
+    + `${c.invalid?.length ? `; the price of ${c.invalid.join(', ')} is not a valid price: fix it under Time to train and cost` : ''}`
+    + `${badTokens ? `; the token budget "${typed.slice(0, 40)}" is not a number of tokens, so no time to train or total: fix it under Time to train and cost` : ''})`));
   if (est.memory_fits === false && est.problems?.length) el.append(h('div', { class: 'muted' }, est.problems.join('; ')));
 }
 

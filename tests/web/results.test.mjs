@@ -78,6 +78,8 @@ test('time to train and cost: days and dollars from a token budget and prices; s
   await page.waitForFunction((s) => document.querySelector('[data-testid=cost-summary]').textContent.includes(s), `$${Math.round(total).toLocaleString('en-US')} in all`);
   await page.fill('#f-budget-tokens', 'lots');
   await page.waitForFunction(() => /^"lots" is not a number of tokens; expected/.test(document.querySelector('[data-error-for="budget.tokens"]').textContent));
+  // the headline says why it shows no time to train and no total
+  await page.waitForFunction(() => /the token budget "lots" is not a number of tokens, so no time to train or total/.test(document.querySelector('[data-testid=cost-summary]').textContent));
   // a price that is not one: its value and what is allowed, next to it
   const price = await page.$eval('#price-table input', (i) => i.id);
   const typed = await page.inputValue(`#${price}`);
