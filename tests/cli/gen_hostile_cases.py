@@ -170,6 +170,9 @@ case("a search result entry as the plan", DS, d({"iteration_time_s": 1.0, "plan"
 case("interleaved without virtual_stages", DS, d(with_(P, schedule="interleaved-1f1b")), "plan.virtual_stages", "is missing")
 case("micro_batch_size 1e999", DS, SP.replace('"micro_batch_size": 8', '"micro_batch_size": 1e999'), "plan.micro_batch_size", "overflows")
 case("plan notes is a number", DS, d(with_(P, notes=1)), "plan.notes", "expected a string")
+case("plan recompute misspelled", DS, d(with_(P, recompute="fulll")), "plan.recompute", "full")
+case("plan recompute_num_layers without full", DS, d(with_(P, recompute="selective", recompute_num_layers=2)), "plan.recompute_num_layers", 'needs "recompute": "full"')
+case("plan recompute_num_layers 0", DS, d(with_(P, recompute="full", recompute_num_layers=0)), "plan.recompute_num_layers")
 case("sequence parallel tp does not divide seq_length", d(with_(model(seq_length=513), training={"global_batch_size": 64, "sequence_parallel": True})), SP, "plan.stages[0].tp", "does not divide seq_length 513")
 M16 = with_(MODEL, num_layers=16)
 case("stages x micro-batches beyond the DAG limit",
