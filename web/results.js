@@ -70,7 +70,7 @@ export function bestSummary(est, { partial = false, label = 'Best plan', sc = st
     est.memory_fits === false ? ' · does not fit in memory' : '',
     partial ? h('span', { class: 'partial' }, ' (best so far)') : '',
     // the Megatron-LM command of this plan needs nothing stock Megatron-LM lacks (stock.js)
-    !partial && stockCheck(est, sc).ok ? h('span', { class: 'badge', 'data-testid': 'stock-badge', title: 'its Megatron-LM command (Exports) runs on stock Megatron-LM as planned' }, 'runs on stock Megatron-LM') : '');
+    stockBadge(est, sc, partial));
   const c = costOf(est, sc);
   const o = costOptions();
   // a token budget typed but not a number: say why the days and the total are missing
@@ -83,6 +83,19 @@ export function bestSummary(est, { partial = false, label = 'Best plan', sc = st
     + `${c.invalid?.length ? `; the price of ${c.invalid.join(', ')} is not a valid price: fix it under Time to train and cost` : ''}`
     + `${badTokens ? `; the token budget "${typed.slice(0, 40)}" is not a number of tokens, so no time to train or total: fix it under Time to train and cost` : ''})`));
   if (est.memory_fits === false && est.problems?.length) el.append(h('div', { class: 'muted' }, est.problems.join('; ')));
+}
+
+/**
+ * "runs on stock Megatron-LM" where its Megatron-LM command needs nothing stock Megatron-LM lacks
+ * (stock.js); a layout that needs Megatron-Core's experimental --pipeline-model-parallel-layout says so
+ */
+function stockBadge(est, sc, partial) {
+  if (partial) return '';
+  const check = stockCheck(est, sc);
+  if (!check.ok) return '';
+  return h('span', { class: 'badge', 'data-testid': 'stock-badge', 'data-layout': String(check.layout),
+    title: `its Megatron-LM command (Exports) runs on stock Megatron-LM as planned${check.layout ? ', with Megatron-Core\'s --pipeline-model-parallel-layout for its uneven layer split (experimental in Megatron-Core)' : ''}` },
+  check.layout ? 'runs on stock Megatron-LM (layout flag)' : 'runs on stock Megatron-LM');
 }
 
 /** the stale mark: the result stays visible, dimmed, with a line that says why and what comes next */

@@ -15,13 +15,17 @@ export function stackOf(training) {
   return st && typeof st === 'object' ? st : null;
 }
 
-/** {ok, why: [what stock Megatron-LM cannot run as planned]} for an estimate of the result on screen */
+/**
+ * {ok, why: [what stock Megatron-LM cannot run as planned], layout} for an estimate of the result on
+ * screen; layout: the command needs Megatron-Core's --pipeline-model-parallel-layout (in stock
+ * Megatron-Core, and experimental there), which the badge then names
+ */
 export function stockCheck(est, sc = state.resultScenario) {
-  if (!est?.plan || !Array.isArray(est.stages) || !sc) return { ok: false, why: ['no plan'] };
+  if (!est?.plan || !Array.isArray(est.stages) || !sc) return { ok: false, why: ['no plan'], layout: false };
   const model = typeof sc.model === 'string' ? byId(state.presets.models, sc.model) : sc.model;
   const r = megatronArgs(est, { model, training: sc.training }, { modelId: typeof sc.model === 'string' ? sc.model : null, stack: stackOf(sc.training) });
-  if (!r.ok) return { ok: false, why: r.reasons };
-  return { ok: r.unsupported.length === 0, why: r.unsupported };
+  if (!r.ok) return { ok: false, why: r.reasons, layout: false };
+  return { ok: r.unsupported.length === 0, why: r.unsupported, layout: r.args.some(([n]) => n === '--pipeline-model-parallel-layout') };
 }
 
 /**

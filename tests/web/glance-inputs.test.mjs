@@ -138,6 +138,12 @@ test('stock Megatron-LM: the badge on plans its command runs as planned, and one
   const stack = presets.stacks.find((s) => s.id === (scenario.training.stack ?? 'megatron-core'));
   const stock = (est) => { const r = megatronArgs(est, { model, training: scenario.training }, { modelId: scenario.model, stack }); return r.ok && !r.unsupported.length; };
   assert.equal(await page.locator('#best-plan [data-testid=stock-badge]').count(), stock(result.plans[0]) ? 1 : 0, 'the badge says whether the best plan runs on stock Megatron-LM');
+  // an uneven split's badge names the layout flag it needs
+  if (stock(result.plans[0])) {
+    const layout = megatronArgs(result.plans[0], { model, training: scenario.training }, { modelId: scenario.model, stack }).args.some(([n]) => n === '--pipeline-model-parallel-layout');
+    assert.equal(await page.getAttribute('#best-plan [data-testid=stock-badge]', 'data-layout'), String(layout));
+    assert.equal(/\(layout flag\)$/.test(await page.textContent('#best-plan [data-testid=stock-badge]')), layout);
+  }
   await page.click('[data-testid=stock-best]');
   await page.waitForFunction(() => document.querySelector('[data-testid=stock-status]').textContent.length > 0);
   const status = await page.textContent('[data-testid=stock-status]');
