@@ -183,7 +183,7 @@ TEST_CASE("wgrad_deferral_limit needs the deferral, and is an integer from 0", "
 }
 
 TEST_CASE("with the deferral the pruned search returns the exhaustive top-K, each plan scored as estimate scores it", "[search][differential][deferred-wgrad]") {
-    int checked = 0, deferred = 0;
+    int checked = 0, deferred = 0, interleaved = 0;
     std::int64_t pruned_evals = 0, exhaustive_evals = 0;
     for (std::uint64_t seed = 13000; checked < 30; ++seed) {
         std::mt19937_64 rng(seed);
@@ -199,10 +199,39 @@ TEST_CASE("with the deferral the pruned search returns the exhaustive top-K, eac
             const Estimate e = estimate(sc, pr.plans[k].plan);
             REQUIRE(e.iteration_time_s == pr.scores[k]);
             deferred += e.stages.back().times.deferred_wgrad_s > 0;
+            interleaved += e.stages.back().times.deferred_wgrad_s > 0 && e.plan.virtual_stages > 1;
         }
         ++checked;
     }
-    INFO(deferred << " listed plans defer their head's weight gradients");
+    INFO(deferred << " listed plans defer their head's weight gradients, " << interleaved << " of them interleaved");
     CHECK(deferred >= 15);
     CHECK(pruned_evals < exhaustive_evals);
+}
+
+TEST_CASE("with the deferral the pruned interleaved search returns the exhaustive top-K, each plan scored as estimate scores it", "[search][differential][deferred-wgrad][interleaved]") {
+    int checked = 0, deferred = 0;
+    std::int64_t pruned_evals = 0, exhaustive_evals = 0;
+    for (std::uint64_t seed = 13500; checked < 25; ++seed) {
+        std::mt19937_64 rng(seed);
+        Json j = search_test::random_scenario(rng);
+        j["training"]["defer_embedding_wgrad_compute"] = true;
+        if (seed % 2 == 0) j["training"]["distributed_optimizer"] = true, j["training"]["overlap_grad_reduce"] = true;
+        const Scenario sc = parse_scenario(j);
+        if (search_space_size(sc, false).plans > 3e4) continue;
+        INFO("seed " << seed << ": " << to_json(sc).dump());
+        SearchOptions pruned = search_test::quiet(3), exhaustive = search_test::quiet(3, true);
+        pruned.schedule = exhaustive.schedule = "interleaved-1f1b";
+        const SearchResult pr = search_test::require_pruned_equals_exhaustive(sc, pruned, exhaustive, pruned_evals, exhaustive_evals);
+        if (pr.plans.empty()) continue;
+        for (std::size_t k = 0; k < pr.plans.size(); ++k) {
+            const Estimate e = estimate(sc, pr.plans[k].plan);
+            REQUIRE(e.iteration_time_s == pr.scores[k]);
+            REQUIRE(e.plan.virtual_stages > 1);
+            deferred += e.stages.back().chunk_times.back().deferred_wgrad_s > 0;
+        }
+        ++checked;
+    }
+    INFO(deferred << " listed interleaved plans defer their head's weight gradients");
+    CHECK(deferred >= 50);
+    CHECK(pruned_evals <= exhaustive_evals);
 }
