@@ -8,21 +8,22 @@
 
 namespace poseidon {
 
-namespace {
-
-double norm_params(const ModelSpec& m) { return (m.bias ? 2.0 : 1.0) * m.hidden_size; }  // LayerNorm weight and bias; RMSNorm weight
-
 bool moe_block(const ModelSpec& m, int block) {
     return m.is_moe() && block >= 0 && block < static_cast<int>(m.moe_blocks.size()) && m.moe_blocks[static_cast<std::size_t>(block)] != 0;
 }
-// an MTP module's block is of the last block's kind (DeepSeek-V3: MoE)
-bool mtp_is_moe(const ModelSpec& m) { return moe_block(m, m.num_layers - 1); }
 
 bool windowed(const ModelSpec& m, int block) {
     if (m.sliding_window <= 0 || m.sliding_window >= m.seq_length) return false;
     if (m.sliding_window_blocks.empty()) return true;
     return block >= 0 && block < static_cast<int>(m.sliding_window_blocks.size()) && m.sliding_window_blocks[static_cast<std::size_t>(block)] != 0;
 }
+
+namespace {
+
+double norm_params(const ModelSpec& m) { return (m.bias ? 2.0 : 1.0) * m.hidden_size; }  // LayerNorm weight and bias; RMSNorm weight
+
+// an MTP module's block is of the last block's kind (DeepSeek-V3: MoE)
+bool mtp_is_moe(const ModelSpec& m) { return moe_block(m, m.num_layers - 1); }
 
 double head_dim_of(const ModelSpec& m) { return m.head_dim > 0 ? m.head_dim : static_cast<double>(m.hidden_size) / m.num_attention_heads; }
 double qk_head_dim(const ModelSpec& m) { return m.mla ? m.qk_nope_head_dim + m.qk_rope_head_dim : head_dim_of(m); }

@@ -3,8 +3,11 @@
 // the model chunk, that holds the first blocks; every other block is costed at the average of the
 // blocks after them.
 #include <algorithm>
+#include <cmath>
 
 #include "poseidon/cost_model.hpp"
+#include "poseidon/json_util.hpp"
+#include "poseidon/model_size.hpp"
 
 namespace poseidon {
 
@@ -32,5 +35,43 @@ std::vector<int> leading_blocks_per_chunk(const ModelSpec& m, const Plan& plan, 
 }
 
 double prefix_share_of(int leading, int blocks) { return blocks > 0 ? static_cast<double>(leading) / blocks : 0.0; }
+
+std::string block_mix_note(const ModelSpec& m, const Plan& plan) {
+    const int L = m.num_layers, F = leading_dense_blocks(m), body = L - F;
+    const int p = static_cast<int>(plan.stages.size()), V = std::max(1, plan.virtual_stages);
+    if (body <= 0 || p == 0) return "";
+    int moe = 0, win = 0;
+    for (int i = F; i < L; ++i) moe += moe_block(m, i), win += windowed(m, i);
+    const bool moe_varies = moe > 0 && moe < body, win_varies = win > 0 && win < body;
+    if (!moe_varies && !win_varies) return "";
+    std::vector<std::string> off;
+    int offset = 0;
+    // Megatron-Core's order of model chunks: chunk c of stage s is virtual stage c p + s
+    for (int c = 0; c < V; ++c)
+        for (int s = 0; s < p; ++s) {
+            const int n = V > 1 ? chunk_blocks(plan.stages[s], V)[static_cast<std::size_t>(c)] : plan.stages[s].num_layers;
+            const int a = std::max(offset, F), b = std::min(offset + n, L);
+            offset += n;
+            if (b <= a) continue;
+            int own_moe = 0, own_win = 0;
+            for (int i = a; i < b; ++i) own_moe += moe_block(m, i), own_win += windowed(m, i);
+            const double avg_moe = static_cast<double>(b - a) * moe / body, avg_win = static_cast<double>(b - a) * win / body;
+            std::string what;
+            if (moe_varies && std::abs(own_moe - avg_moe) >= 1.0 / 3) what = std::to_string(own_moe) + " MoE, costed as " + fixed_text(avg_moe, 2);
+            if (win_varies && std::abs(own_win - avg_win) >= 1.0 / 3)
+                what += (what.empty() ? "" : "; ") + std::to_string(own_win) + " windowed, costed as " + fixed_text(avg_win, 2);
+            if (what.empty()) continue;
+            off.push_back("stage " + std::to_string(s) + (V > 1 ? " chunk " + std::to_string(c) : "") + " (blocks " + std::to_string(a) + "-" + std::to_string(b - 1) +
+                          ": " + what + ")");
+        }
+    if (off.empty()) return "";
+    std::string list;
+    for (std::size_t i = 0; i < off.size() && i < 4; ++i) list += (i ? ", " : "") + off[i];
+    if (off.size() > 4) list += ", and " + std::to_string(off.size() - 4) + " more";
+    const std::string kinds = moe_varies && win_varies ? "MoE and dense, windowed and full attention" : moe_varies ? "MoE and dense" : "windowed and full attention";
+    return "the model's blocks" + std::string(F > 0 ? " after its leading dense ones" : "") + " are not all alike (" + kinds +
+           "): each stage is costed with their average for its blocks, so these, whose own blocks differ from that average, are approximate by up to a block's "
+           "difference in time and memory: " + list;
+}
 
 }  // namespace poseidon

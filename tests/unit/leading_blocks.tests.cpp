@@ -134,3 +134,27 @@ TEST_CASE("with stages that mix GPU types the search keeps the exhaustive top-K 
     }
     CHECK(feasible >= 20);
 }
+
+TEST_CASE("a note names the stages whose own blocks differ from the average of the blocks they are costed with", "[model][moe][blocks][notes]") {
+    // Llama 4 Maverick: block 0 dense (the leading dense block), then MoE at 1, 3, ..., 47: the
+    // blocks after block 0 are 24 MoE and 23 dense, 0.511 MoE a block
+    const Scenario sc = parse_scenario_text(R"({"model": "llama4-maverick", "training": {"global_batch_size": 64, "distributed_optimizer": true, "sequence_parallel": true, "recompute": "full"},)"
+                                            R"( "cluster": {"name": "h", "groups": [{"device": "h100-sxm5-80gb", "nodes": 16, "gpus_per_node": 8, "inter_node_bw_GBps": 50}]}})");
+    const auto plan_of = [&](const std::string& layers) {
+        return parse_plan_text(R"({"micro_batch_size": 8, "num_micro_batches": 8, "stages": [)" + layers + "]}", sc);
+    };
+    const auto stage = [](int l) { return R"({"group": 0, "num_layers": )" + std::to_string(l) + R"(, "tp": 2, "dp": 8, "ep": 8})"; };
+    // 13 / 11 / 12 / 12: stage 1 holds blocks 13-23, six MoE where the average gives it 11 x 24/47 = 5.62
+    const Plan odd = plan_of(stage(13) + "," + stage(11) + "," + stage(12) + "," + stage(12));
+    const std::string note = block_mix_note(sc.model, odd);
+    CHECK(note.find("stage 1 (blocks 13-23: 6 MoE, costed as 5.62)") != std::string::npos);
+    CHECK(note.find("stage 0") == std::string::npos);
+    CHECK(note.find("stage 2") == std::string::npos);
+    const Estimate e = estimate(sc, odd);
+    CHECK(std::find(e.notes.begin(), e.notes.end(), note) != e.notes.end());
+    // 25 / 23: blocks 1-24 hold 12 MoE (12.26 by the average), 25-47 hold 12 (11.74): within a third of a block
+    CHECK(block_mix_note(sc.model, plan_of(stage(25) + "," + stage(23))).empty());
+    // a model whose blocks are all alike has no such note
+    const Scenario dense = parse_scenario_text(R"({"model": "llama3-8b", "training": {"global_batch_size": 64}, "cluster": {"name": "h", "groups": [{"device": "h100-sxm5-80gb", "nodes": 1, "gpus_per_node": 8, "inter_node_bw_GBps": 50}]}})");
+    CHECK(block_mix_note(dense.model, parse_plan_text(R"({"micro_batch_size": 8, "num_micro_batches": 8, "stages": [{"group": 0, "num_layers": 15, "tp": 1, "dp": 4}, {"group": 0, "num_layers": 17, "tp": 1, "dp": 4}]})", dense)).empty());
+}

@@ -298,6 +298,11 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
 std::vector<int> leading_blocks_per_chunk(const ModelSpec& m, const Plan& plan, LeadingBlocks rule);
 // StagePosition::prefix_share of a replica holding `leading` of them among `blocks`.
 double prefix_share_of(int leading, int blocks);
+// Where the blocks after the leading dense ones are not all alike (MoE and dense, windowed and full
+// attention), each stage is costed with their average: a note naming the stages (model chunks)
+// whose own blocks differ from that average by a third of a block or more of a kind; "" when
+// none does (stage_blocks.cpp).
+std::string block_mix_note(const ModelSpec& m, const Plan& plan);
 // The blocks of each of a stage's V chunks: its chunk_layers, else num_layers / V each.
 std::vector<int> chunk_blocks(const StagePlan& stage, int V);
 

@@ -62,6 +62,9 @@ struct BlockAverage {
 // of a stage's own blocks, that share of them the leading dense blocks, the rest the blocks after
 // them (the MTP modules excepted); < 0: the whole model's average.
 BlockAverage average_block(const ModelSpec& m, double samples, double prefix_share = -1);
+// Whether block `block` (0-based) has routed experts, and whether its attention is windowed.
+bool moe_block(const ModelSpec& m, int block);
+bool windowed(const ModelSpec& m, int block);
 // An MoE model's first blocks before its first MoE block (DeepSeek-V3's first_dense_layers 3); 0
 // for a dense model and one whose first block is MoE.
 int leading_dense_blocks(const ModelSpec& m);
