@@ -61,7 +61,7 @@ std::string block_mix_note(const ModelSpec& m, const Plan& plan) {
             if (win_varies && std::abs(own_win - avg_win) >= 1.0 / 3)
                 what += (what.empty() ? "" : "; ") + std::to_string(own_win) + " windowed, costed as " + fixed_text(avg_win, 2);
             if (what.empty()) continue;
-            off.push_back("stage " + std::to_string(s) + (V > 1 ? " chunk " + std::to_string(c) : "") + " (blocks " + std::to_string(a) + "-" + std::to_string(b - 1) +
+            off.push_back("stage " + std::to_string(s) + (V > 1 ? " chunk " + std::to_string(c) : "") + (b - a == 1 ? " (block " + std::to_string(a) : " (blocks " + std::to_string(a) + "-" + std::to_string(b - 1)) +
                           ": " + what + ")");
         }
     if (off.empty()) return "";
