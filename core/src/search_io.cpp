@@ -1,6 +1,7 @@
 // The search's JSON surface (docs/formats.md, "Plan output"): its options in, its result out.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "poseidon/json_util.hpp"
 #include "poseidon/search.hpp"
@@ -61,76 +62,67 @@ SearchOptions parse_search_options(const Json& j) {
     return o;
 }
 
+namespace {
+
+// A list option of 1 to `most` distinct values: each element read by `one` (nullopt: not such a
+// value, `not_one` says what it is not), a repeat refused; the problems name the element's path.
+template <typename T, typename F>
+void read_distinct_list(const Json& j, const std::string& path, Problems& problems, std::size_t most, const std::string& allowed, const char* not_one, F one,
+                        std::vector<T>& out) {
+    out.clear();
+    if (!j.is_array() || j.empty() || j.size() > most) {
+        problems.add(path, show(j) + " is not allowed; expected " + allowed);
+        return;
+    }
+    for (std::size_t i = 0; i < j.size(); ++i) {
+        const std::optional<T> v = one(j[i]);
+        const std::string at = path + "[" + std::to_string(i) + "]";
+        if (!v)
+            problems.add(at, show(j[i]) + " " + not_one + "; expected " + allowed);
+        else if (std::find(out.begin(), out.end(), *v) != out.end())
+            problems.add(at, show(j[i]) + " is given twice; expected " + allowed);
+        else
+            out.push_back(*v);
+    }
+}
+
+}  // namespace
+
 void read_search_precisions(const Json& j, const std::string& path, Problems& problems, SearchOptions& o) {
     const char* allowed = "\"any\" or an array of 1 to 8 distinct precisions: \"bf16\", \"fp16\", \"fp32\", \"fp8\", \"fp8-delayed\", \"fp8-blockwise\", \"mxfp8\", \"nvfp4\"";
     if (j.is_string() && j.get<std::string>() == "any") {
         o.any_precision = true;
         return;
     }
-    if (!j.is_array() || j.empty() || j.size() > 8) {
-        problems.add(path, show(j) + " is not allowed; expected " + allowed);
-        return;
-    }
-    o.precisions.clear();
-    for (std::size_t i = 0; i < j.size(); ++i) {
-        const auto p = j[i].is_string() ? precision_from_string(j[i].get<std::string>()) : std::nullopt;
-        if (!p)
-            problems.add(path + "[" + std::to_string(i) + "]", show(j[i]) + " is not a precision; expected " + allowed);
-        else if (std::find(o.precisions.begin(), o.precisions.end(), *p) != o.precisions.end())
-            problems.add(path + "[" + std::to_string(i) + "]", show(j[i]) + " is given twice; expected " + allowed);
-        else
-            o.precisions.push_back(*p);
-    }
+    read_distinct_list(j, path, problems, 8, allowed, "is not a precision",
+                       [](const Json& v) { return v.is_string() ? precision_from_string(v.get<std::string>()) : std::nullopt; }, o.precisions);
 }
 
 void read_search_recomputes(const Json& j, const std::string& path, Problems& problems, SearchOptions& o) {
     const char* allowed = "\"fixed\" (training.recompute), \"any\" (none, selective and full) or an array of 1 to 3 distinct of \"none\", \"selective\", \"full\"";
-    const auto named = [](const Json& v) -> std::optional<Recompute> {
-        if (!v.is_string()) return std::nullopt;
-        const std::string s = v.get<std::string>();
-        if (s == "none") return Recompute::none;
-        if (s == "selective") return Recompute::selective;
-        if (s == "full") return Recompute::full;
-        return std::nullopt;
-    };
     o.recomputes.clear();
     if (j.is_string() && (j.get<std::string>() == "fixed" || j.get<std::string>() == "any")) {
         if (j.get<std::string>() == "any") o.recomputes = {Recompute::none, Recompute::selective, Recompute::full};
         return;
     }
-    if (!j.is_array() || j.empty() || j.size() > 3) {
-        problems.add(path, show(j) + " is not allowed; expected " + allowed);
-        return;
-    }
-    for (std::size_t i = 0; i < j.size(); ++i) {
-        const auto r = named(j[i]);
-        if (!r)
-            problems.add(path + "[" + std::to_string(i) + "]", show(j[i]) + " is not a recomputation; expected " + allowed);
-        else if (std::find(o.recomputes.begin(), o.recomputes.end(), *r) != o.recomputes.end())
-            problems.add(path + "[" + std::to_string(i) + "]", show(j[i]) + " is given twice; expected " + allowed);
-        else
-            o.recomputes.push_back(*r);
-    }
+    read_distinct_list(j, path, problems, 3, allowed, "is not a recomputation", [](const Json& v) -> std::optional<Recompute> {
+        const std::string s = v.is_string() ? v.get<std::string>() : std::string();
+        if (s == "none") return Recompute::none;
+        if (s == "selective") return Recompute::selective;
+        if (s == "full") return Recompute::full;
+        return std::nullopt;
+    }, o.recomputes);
 }
 
 void read_search_recompute_num_layers(const Json& j, const std::string& path, Problems& problems, SearchOptions& o) {
     const std::string allowed = "an array of 1 to 8 distinct block counts, each 1 to " + std::to_string(max_num_layers) +
                                 " (full recomputation of the first N blocks of each stage, one search per N)";
-    o.recompute_num_layers.clear();
-    if (!j.is_array() || j.empty() || j.size() > 8) {
-        problems.add(path, show(j) + " is not allowed; expected " + allowed);
-        return;
-    }
-    for (std::size_t i = 0; i < j.size(); ++i) {
-        const bool whole = j[i].is_number_integer() || (j[i].is_number_float() && j[i].get<double>() == std::floor(j[i].get<double>()));
-        const double v = j[i].is_number() ? j[i].get<double>() : 0;
-        if (!whole || v < 1 || v > max_num_layers)
-            problems.add(path + "[" + std::to_string(i) + "]", show(j[i]) + " is not allowed; expected " + allowed);
-        else if (std::find(o.recompute_num_layers.begin(), o.recompute_num_layers.end(), static_cast<int>(v)) != o.recompute_num_layers.end())
-            problems.add(path + "[" + std::to_string(i) + "]", show(j[i]) + " is given twice; expected " + allowed);
-        else
-            o.recompute_num_layers.push_back(static_cast<int>(v));
-    }
+    read_distinct_list(j, path, problems, 8, allowed, "is not allowed", [](const Json& v) -> std::optional<int> {
+        const bool whole = v.is_number_integer() || (v.is_number_float() && v.get<double>() == std::floor(v.get<double>()));
+        const double x = v.is_number() ? v.get<double>() : 0;
+        if (!whole || x < 1 || x > max_num_layers) return std::nullopt;
+        return static_cast<int>(x);
+    }, o.recompute_num_layers);
 }
 
 namespace {

@@ -29,11 +29,6 @@ Scenario hopper_and_ampere(bool ampere = true) {
                                (ampere ? R"(, {"device": "a100-sxm4-80gb", "nodes": 2, "gpus_per_node": 8, "inter_node_bw_GBps": 25})" : "") + "]}}");
 }
 
-// The ranking key of the search: seconds per global_batch_size samples.
-double key(const Scenario& sc, const Estimate& e) {
-    return e.iteration_time_s * static_cast<double>(sc.training.global_batch_size) / static_cast<double>(e.plan.micro_batch_size * e.plan.num_micro_batches);
-}
-
 }  // namespace
 
 TEST_CASE("with the precision and FSDP free the search returns the top K of the searches with each fixed, pruned = exhaustive", "[search][differential][choices]") {
@@ -54,31 +49,19 @@ TEST_CASE("with the precision and FSDP free the search returns the top K of the 
         }
         const SearchResult free = require_pruned_equals_exhaustive(sc, pruned, exhaustive, pruned_evals, exhaustive_evals);
         // each choice fixed in the scenario, its plans tagged, merged by (key, plan)
-        std::vector<RankedPlan> all;
+        std::vector<search_test::FixedChoice> runs;
         for (Precision p : {Precision::bf16, Precision::fp32})
             for (bool f : {false, true}) {
                 Scenario one = sc;
                 one.training.precision = p;
                 one.training.fsdp = f;
-                const SearchResult r = search(one, quiet(3, true));
-                REQUIRE(r.stats.complete);
-                for (std::size_t k = 0; k < r.plans.size(); ++k) {
-                    RankedPlan rp{key(one, r.plans[k]), r.scores[k], r.plans[k].plan};
-                    rp.plan.precision = p;
-                    rp.plan.fsdp = f;
-                    all.push_back(rp);
-                }
+                runs.push_back({one, [p, f](Plan& plan) { plan.precision = p, plan.fsdp = f; }});
             }
-        std::sort(all.begin(), all.end(), ranked_before);
-        REQUIRE(free.plans.size() == std::min<std::size_t>(3, all.size()));
-        for (std::size_t k = 0; k < free.plans.size(); ++k) {
-            REQUIRE(free.plans[k].plan == all[k].plan);
-            REQUIRE(free.scores[k] == all[k].iteration_time_s);
-            REQUIRE(free.plans[k].plan.precision);
-            REQUIRE(free.plans[k].plan.fsdp);
-            REQUIRE(free.plans[k].plan.virtual_stages == (*free.plans[k].plan.fsdp ? 1 : free.plans[k].plan.virtual_stages));
-            // the plan as listed is the plan estimate scores, in its own choice
-            REQUIRE(estimate(sc, free.plans[k].plan).iteration_time_s == free.plans[k].iteration_time_s);
+        search_test::require_free_is_merge_of_fixed(sc, free, runs);
+        for (const auto& e : free.plans) {
+            REQUIRE(e.plan.precision);
+            REQUIRE(e.plan.fsdp);
+            REQUIRE(e.plan.virtual_stages == (*e.plan.fsdp ? 1 : e.plan.virtual_stages));
         }
         if (!free.plans.empty()) {
             fp32_best += *free.plans[0].plan.precision == Precision::fp32;
@@ -125,7 +108,6 @@ TEST_CASE("a plan's precision and FSDP: read, written, estimated as the scenario
     REQUIRE(plan.fsdp == true);
     CHECK(to_json(plan)["precision"] == "fp8");
     CHECK(to_json(plan)["fsdp"] == true);
-    CHECK(parse_plan(to_json(plan), hopper) == plan);
     Scenario fixed = hopper;
     fixed.training.precision = Precision::fp8;
     fixed.training.fsdp = true;
@@ -133,9 +115,8 @@ TEST_CASE("a plan's precision and FSDP: read, written, estimated as the scenario
     bare.precision.reset();
     bare.fsdp.reset();
     CHECK_FALSE(to_json(bare).contains("precision"));
-    const Estimate a = estimate(hopper, plan), b = estimate(fixed, bare);
-    CHECK(a.iteration_time_s == b.iteration_time_s);
-    CHECK(a.stages[0].memory.total_GiB() == b.stages[0].memory.total_GiB());
+    search_test::check_choice_as_fixed(hopper, plan, fixed, bare);
+    const Estimate a = estimate(hopper, plan);
     // fp8 alone trains faster than bf16; FSDP's per-block gathers over 2 nodes cost more than it saves
     Plan fp8_only = bare;
     fp8_only.precision = Precision::fp8;

@@ -4,10 +4,13 @@
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <random>
 #include <string>
 
+#include "poseidon/estimate.hpp"
 #include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"
@@ -161,6 +164,48 @@ inline bool wider_is_better(const Scenario& sc, const SearchResult& wide, const 
     const SearchResult n = search(sc, narrow);
     if (!n.plans.empty()) REQUIRE(wide.plans[0].iteration_time_s <= n.plans[0].iteration_time_s);
     return n.plans.empty() || wide.plans[0].iteration_time_s < n.plans[0].iteration_time_s;
+}
+
+// One training choice fixed in the scenario, and how a plan of its search is tagged with it.
+struct FixedChoice {
+    Scenario sc;
+    std::function<void(Plan&)> tag;
+};
+
+// The top K of a search with training choices free (`free`) is the merge by (key, plan) of the
+// exhaustive searches with each choice fixed in the scenario, rank by rank the same plan and
+// score; each listed plan is the plan `estimate` scores in its own choice.
+inline void require_free_is_merge_of_fixed(const Scenario& sc, const SearchResult& free, const std::vector<FixedChoice>& fixed, std::size_t k = 3) {
+    std::vector<RankedPlan> all;
+    for (const FixedChoice& f : fixed) {
+        const SearchResult r = search(f.sc, quiet(static_cast<int>(k), true));
+        REQUIRE(r.stats.complete);
+        for (std::size_t i = 0; i < r.plans.size(); ++i) {
+            const Estimate& e = r.plans[i];
+            // the ranking key: seconds per global_batch_size samples
+            const double key = e.iteration_time_s * static_cast<double>(f.sc.training.global_batch_size) / static_cast<double>(e.plan.micro_batch_size * e.plan.num_micro_batches);
+            RankedPlan rp{key, r.scores[i], e.plan};
+            f.tag(rp.plan);
+            all.push_back(rp);
+        }
+    }
+    std::sort(all.begin(), all.end(), ranked_before);
+    REQUIRE(free.plans.size() == std::min(k, all.size()));
+    for (std::size_t i = 0; i < free.plans.size(); ++i) {
+        REQUIRE(free.plans[i].plan == all[i].plan);
+        REQUIRE(free.scores[i] == all[i].iteration_time_s);
+        REQUIRE(estimate(sc, free.plans[i].plan).iteration_time_s == free.plans[i].iteration_time_s);
+    }
+}
+
+// A plan that carries a training choice (plan.precision, fsdp, recompute) is written back as read,
+// and estimated as the plan without it (`bare`) in the scenario with it fixed (`fixed`): the same
+// iteration time and first stage's memory.
+inline void check_choice_as_fixed(const Scenario& sc, const Plan& plan, const Scenario& fixed, const Plan& bare) {
+    CHECK(parse_plan(to_json(plan), sc) == plan);
+    const Estimate a = estimate(sc, plan), b = estimate(fixed, bare);
+    CHECK(a.iteration_time_s == b.iteration_time_s);
+    CHECK(a.stages[0].memory.total_GiB() == b.stages[0].memory.total_GiB());
 }
 
 }  // namespace search_test

@@ -29,10 +29,6 @@ Scenario h100s(const std::string& training = "", const std::string& model = "gpt
                                std::to_string(nodes) + R"(, "gpus_per_node": 8, "inter_node_bw_GBps": 50}]}})");
 }
 
-double key(const Scenario& sc, const Estimate& e) {
-    return e.iteration_time_s * static_cast<double>(sc.training.global_batch_size) / static_cast<double>(e.plan.micro_batch_size * e.plan.num_micro_batches);
-}
-
 struct Fixed {
     Recompute recompute;
     int num_layers;
@@ -58,29 +54,20 @@ TEST_CASE("with the recomputation free the search returns the top K of the searc
         }
         const SearchResult free = require_pruned_equals_exhaustive(sc, pruned, exhaustive, pruned_evals, exhaustive_evals);
         // each choice fixed in the scenario, its plans tagged, merged by (key, plan)
-        std::vector<RankedPlan> all;
+        std::vector<search_test::FixedChoice> runs;
         for (const Fixed& f : fixed) {
             Scenario one = sc;
             one.training.recompute = f.recompute;
             one.training.recompute_num_layers = f.num_layers;
-            const SearchResult r = search(one, quiet(3, true));
-            REQUIRE(r.stats.complete);
-            for (std::size_t k = 0; k < r.plans.size(); ++k) {
-                RankedPlan rp{key(one, r.plans[k]), r.scores[k], r.plans[k].plan};
-                rp.plan.recompute = f.recompute;
-                if (f.num_layers > 0) rp.plan.recompute_num_layers = f.num_layers;
-                all.push_back(rp);
-            }
+            runs.push_back({one, [f](Plan& p) {
+                                p.recompute = f.recompute;
+                                if (f.num_layers > 0) p.recompute_num_layers = f.num_layers;
+                            }});
         }
-        std::sort(all.begin(), all.end(), ranked_before);
-        REQUIRE(free.plans.size() == std::min<std::size_t>(3, all.size()));
-        for (std::size_t k = 0; k < free.plans.size(); ++k) {
-            REQUIRE(free.plans[k].plan == all[k].plan);
-            REQUIRE(free.scores[k] == all[k].iteration_time_s);
-            REQUIRE(free.plans[k].plan.recompute);
-            REQUIRE(free.plans[k].plan.recompute_num_layers.has_value() == (*free.plans[k].plan.recompute == Recompute::full && free.plans[k].plan.recompute_num_layers.value_or(0) > 0));
-            // the plan as listed is the plan estimate scores, in its own choice
-            REQUIRE(estimate(sc, free.plans[k].plan).iteration_time_s == free.plans[k].iteration_time_s);
+        search_test::require_free_is_merge_of_fixed(sc, free, runs);
+        for (const auto& e : free.plans) {
+            REQUIRE(e.plan.recompute);
+            REQUIRE(e.plan.recompute_num_layers.has_value() == (*e.plan.recompute == Recompute::full && e.plan.recompute_num_layers.value_or(0) > 0));
         }
         if (!free.plans.empty()) {
             block_best += free.plans[0].plan.recompute_num_layers.has_value();
@@ -130,7 +117,6 @@ TEST_CASE("a plan's recompute and recompute_num_layers: read, written, estimated
     REQUIRE(plan.recompute_num_layers == 3);
     CHECK(to_json(plan)["recompute"] == "full");
     CHECK(to_json(plan)["recompute_num_layers"] == 3);
-    CHECK(parse_plan(to_json(plan), sc) == plan);
     Scenario fixed = sc;
     fixed.training.recompute = Recompute::full;
     fixed.training.recompute_num_layers = 3;
@@ -138,9 +124,8 @@ TEST_CASE("a plan's recompute and recompute_num_layers: read, written, estimated
     bare.recompute.reset();
     bare.recompute_num_layers.reset();
     CHECK_FALSE(to_json(bare).contains("recompute"));
-    const Estimate a = estimate(sc, plan), b = estimate(fixed, bare);
-    CHECK(a.iteration_time_s == b.iteration_time_s);
-    CHECK(a.stages[0].memory.total_GiB() == b.stages[0].memory.total_GiB());
+    search_test::check_choice_as_fixed(sc, plan, fixed, bare);
+    const Estimate a = estimate(sc, plan);
     // 3 of 12 blocks recomputed: slower than the scenario's selective, faster than every block
     Plan all_blocks = bare;
     all_blocks.recompute = Recompute::full;
