@@ -250,6 +250,10 @@ void Walker::ilv_run(MbsCtx& c) {
         // configuration, at its first split that gets timed (most configurations are cut before)
         iplace_.clear();
         ilinks_.clear();
+        // the suffix tables once the walk grows: most configurations' walks are cut within a few
+        // nodes, and the tables cost O(S U) merges each
+        isuf_ready_ = false;
+        isuf_children_ = 0;
         ilv_dfs(0, U, IlvPrefix{0, 0, dp0, iopt_});
     }
 }
@@ -292,7 +296,15 @@ void Walker::ilv_dfs(int k, int R, const IlvPrefix& pre) {
     const Table& tb = *itab_[k];
     const double pa = pre.pa, ma = pre.ma, tail = pre.tail();
     auto up_mono = [&](int u) { return std::max(ma, pa + m * (tb.monotone ? V * tb.c[u] : r.a * u * V)) + tail; };
-    auto down_mono = [&](int u) { return k + 1 < S ? std::max(ma, pa + static_cast<double>(R - u) * V / iva_[k + 1]) + tail : 0.0; };
+    // downward also the whole-chunk bounds of ilv_child through a later stage, with stage k at
+    // its least passes (ipa_, ipf_): the suffix's bottleneck grows with the chunks it holds
+    auto down_mono = [&](int u) {
+        if (k + 1 >= S) return 0.0;
+        if (!isuf_ready_) return std::max(ma, pa + static_cast<double>(R - u) * V / iva_[k + 1]) + tail;
+        const std::size_t at = (k + 1) * iw_ + (R - u);
+        const double a = std::max({ma, pa + static_cast<double>(R - u) * V / iva_[k + 1], pa - ipa_[k] + ia_suf_[at]}) + tail;
+        return std::max(a, pre.pf - ipf_[k] + ig_suf_[at] + pre.omax);
+    };
     walk_outward(
         center, lo, hi, [&] { return halted(); }, [&](int u) { return cut(up_mono(u)); }, [&](int u) { return cut(down_mono(u)); },
         [&](int u) { ilv_child(k, u, R, pre); }, stats.pruned);
@@ -350,8 +362,25 @@ void Walker::ilv_child(int k, int u, int R, const IlvPrefix& pre) {
     next.mg = std::max(pre.mg, pre.pf + static_cast<double>(ctx_->m) * chain + next.drain);
     next.pf = pre.pf + f0 + sf_[k];
     next.bprev = b0;
-    const double b = k + 1 < S ? std::max(next.ma, next.pa + static_cast<double>(R - u) * V / iva_[k + 1]) : next.ma;
-    if (cut(b + next.tail()) || cut(next.mg + next.omax)) {
+    const double rest = k + 1 < S ? static_cast<double>(R - u) * V / iva_[k + 1] : 0.0;
+    const double b = k + 1 < S ? std::max(next.ma, next.pa + rest) : next.ma;
+    // Through a later stage i (docs/search.md, "Bounds of interleaved plans", "Whole chunks in
+    // the suffix"): family A at the suffix's integer bottleneck (a_int); family G, whose drain
+    // passes the way down to stage k and then stage k's drain, G_i >= pa_i + m chain_i + (pf_k -
+    // pa_k) + drain_k (g_later), or ends with stage i's own sync (g_own). Without them the syncs
+    // of a pipeline's middle stages reach the walk only where such a stage is fixed.
+    double g_later = 0, a_int = 0, g_own = 0;
+    if (!isuf_ready_ && ++isuf_children_ == kIlvSuffixAfter) {
+        ilv_suffix_tables(V, static_cast<int>(L_ / V));
+        isuf_ready_ = true;
+    }
+    if (isuf_ready_ && k + 1 < S) {
+        const std::size_t at = (k + 1) * iw_ + (R - u);
+        a_int = ia_suf_[at] - ipa_[k + 1];
+        g_later = next.pa + std::max(rest, a_int) + (pre.pf - pre.pa) + next.drain;
+        g_own = next.pf + ig_suf_[at] - ipf_[k + 1];
+    }
+    if (cut(std::max(b, next.pa + a_int) + next.tail()) || cut(std::max({next.mg, g_later, g_own}) + next.omax)) {
         ++stats.pruned;
         return;
     }

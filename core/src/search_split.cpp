@@ -336,6 +336,9 @@ void Walker::child(int k, int l, int R, const SplitState& st) {
         // the way down to stage 0 and its sync that families A, C and E add
         double b = std::max({bA + n.dp0 + opt_lb, bB + opt_lb, bC + n.dp0 + opt_lb, bE + n.dp0 + opt_lb, bR + n.drain + opt_lb,
                              bD + opt_lb, n.mg + opt_lb});
+        // family E through stage ej_ while the walk has not reached it (echain_rows)
+        if (!last && k + 1 <= ej_ && ej_ < S && tw_ && !cut(b))
+            b = std::max(b, n.pa + efill_tab_[(k + 1) * tw_ + R2] + sends_from_[k + 1] + sends_from_[ej_] + n.dp0 + opt_lb);
         // family W of the windows ending here last: it costs a loop over them
         if (!cut(b) && k >= 1) b = std::max(b, family_w(k, st, t.forward_s, t.backward_s, rest) + n.drain + opt_lb);
         // family D from later stages (a loop over windows, as W): its turns stay in the state

@@ -42,6 +42,35 @@ void Walker::fill_tables() {
         ib_suf_.assign(static_cast<std::size_t>(S + 1) * W, 0.0);
     for (int j = 0; j < S; ++j) tabs_[j] = &e_tab_[static_cast<std::size_t>(j) * W];
     integer_bottleneck_suffixes(tabs_, caps_, L_, ibe_suf_, ib_merged_, ib_scratch_, lmin_);
+    echain_rows();
+}
+
+// Family E through the first stage whose warm-up leaves it two or more steady-state turns
+// (w_j <= m - 2): before the walk reaches that stage, the prefix bound has no family-E term. Its
+// paths weigh stage j's F+B m - w_j times and every later stage's twice (micro-batches 0 and
+// m - 1), so the suffix's least is a fill of those weights (fill_suffixes on scaled tables).
+void Walker::echain_rows() {
+    const int S = static_cast<int>(cfg_.size());
+    const std::int64_t m = ctx_->m;
+    ej_ = S;
+    for (int j = 0; j < S; ++j)
+        if (warm_[j] <= m - 2) {
+            ej_ = j;
+            break;
+        }
+    // (stage 0 itself: the walk fixes it first, and family E follows it from there)
+    if (ej_ == 0 || ej_ >= S) return;
+    const std::size_t W = tw_;
+    ewt_.resize(static_cast<std::size_t>(S) * W);
+    for (int j = 0; j < S; ++j) {
+        const double w = j < ej_ ? 1.0 : j == ej_ ? static_cast<double>(m - warm_[j]) : 2.0;
+        const double* c = costs_->middle(cfg_[j].g, cfg_[j].size, cfg_[j].tp).of_stage(j).c.data();
+        const double x = xf_[j] + xb_[j];
+        double* row = &ewt_[static_cast<std::size_t>(j) * W];
+        for (int l = 0; l <= L_; ++l) row[l] = w * (c[l] + x);
+        fill_tabs_[j] = row;
+    }
+    fill_suffixes(fill_tabs_, tcap_, L_, lmin_, efill_tab_, ib_merged_, ib_scratch_, fill_inc_);
 }
 
 // The cheapest F+B of every suffix holding R layers under the caps tcap_, from the middle tables

@@ -187,6 +187,10 @@ private:
     // [k * tw_ + R]: least max_i e_i l_i of stages k.. holding R whole layers (family C's
     // steady-state term in integers), and the tables e_i l it merges
     std::vector<double> ibe_suf_, e_tab_;
+    // [k * tw_ + R] for k <= ej_: the least weighted F+B of stages k.. holding R layers, stage ej_
+    // (the first with w <= m - 2; S: none) weighing m - w_ej, the later ones 2 (echain_rows)
+    std::vector<double> efill_tab_, ewt_;
+    int ej_ = 0;
     std::vector<const double*> fill_tabs_;  // fill_tables' inputs and scratch
     std::vector<double> fill_inc_;
     bool caps_exact_ = false;
@@ -272,6 +276,7 @@ private:
     void fill_tables();
     void fill_rows();
     void steady_rows();
+    void echain_rows();
     bool threshold_caps();
     double integer_bottleneck();
     // tabs_/caps_: every stage's F+B table (the middle-position one, plus the first and last
@@ -300,6 +305,15 @@ private:
     std::vector<int> ucap_;     // per stage: most chunks of V layers it holds (memory, then the threshold)
     std::vector<int> umem_;     // ... by memory alone, and its suffix sums (the reason of a dead end)
     std::vector<long long> umsuf_;
+    // per suffix k.. holding R chunks ([k * iw_ + R]): the integer bottleneck of m V c_j(u)
+    // (ia_suf_, family A) and of m V c_j(u) plus stage j's sync (ig_suf_, family G); their tables
+    std::size_t iw_ = 0;
+    std::vector<double> ia_suf_, ig_suf_, iha_, ihg_;
+    std::vector<double> ipa_, ipf_;  // the way to each stage at its least passes (families A and G)
+    bool isuf_ready_ = false;         // the tables above describe cfg_ at vsched_
+    std::int64_t isuf_children_ = 0;  // children of the walk at this V so far
+    static constexpr std::int64_t kIlvSuffixAfter = 64;  // ... before the tables are built
+    void ilv_suffix_tables(int V, int U);  // search_interleaved_suffix.cpp
     void ilv_caps(int V, int U, double tail0);  // ucap_ from the threshold (search_interleaved_caps.cpp)
     std::vector<double> ibase_, ifill_;
     std::vector<const double*> ibase_p_;
