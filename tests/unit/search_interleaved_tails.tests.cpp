@@ -19,7 +19,7 @@ using namespace poseidon;
 
 using search_test::quiet;
 using search_test::random_scenario;
-using search_test::deep_interleaved_matches;
+using search_test::deep_interleaved_runs;
 using search_test::require_same_plans;
 
 namespace {
@@ -81,21 +81,13 @@ TEST_CASE("with the chunk rates per V the pruned search returns the exhaustive t
           "[search][differential][schedule][interleaved]") {
     // many layers on few stages: chunks of many sizes, V up to 16, where the per-V chunk rates
     // (set_chunk_rates) differ most from the per-layer rate
-    int checked = 0, feasible = 0, large_v = 0;
-    std::int64_t pruned_evals = 0, exhaustive_evals = 0;
+    int feasible = 0, large_v = 0;
     SearchOptions pruned = quiet(5, false, 1), exhaustive = quiet(5, true, 1);
     pruned.schedule = exhaustive.schedule = "interleaved-1f1b";
-    for (std::uint64_t seed = 37800; checked < 80; ++seed) {
-        std::mt19937_64 rng(seed);
-        INFO("seed " << seed);
-        SearchResult pr, ex;
-        if (!deep_interleaved_matches(tail_scenario(rng), rng, pruned, exhaustive, pr, ex)) continue;
+    const auto [pruned_evals, exhaustive_evals] = deep_interleaved_runs(37800, 80, pruned, exhaustive, tail_scenario, [&](const SearchResult& pr) {
         for (const auto& e : pr.plans) large_v += e.plan.virtual_stages >= 4;
-        pruned_evals += pr.stats.evaluated;
-        exhaustive_evals += ex.stats.evaluated;
         feasible += !pr.plans.empty();
-        ++checked;
-    }
+    });
     INFO("feasible " << feasible << ", plans with V >= 4 in the top 5 " << large_v << ", evaluations " << pruned_evals << " / " << exhaustive_evals);
     CHECK(feasible >= 40);
     CHECK(large_v >= 40);

@@ -157,6 +157,26 @@ inline bool deep_interleaved_matches(Json j, std::mt19937_64& rng, const SearchO
     return true;
 }
 
+// deep_interleaved_matches on consecutive seeds from `seed` until `count` scenarios were checked,
+// each drawn by make(rng); each pruned result goes to each(pr). Returns the evaluations of the
+// pruned and of the exhaustive searches, summed.
+template <class Make, class Each>
+inline std::pair<std::int64_t, std::int64_t> deep_interleaved_runs(std::uint64_t seed, int count, const SearchOptions& pruned,
+                                                                   const SearchOptions& exhaustive, Make make, Each each) {
+    std::pair<std::int64_t, std::int64_t> evals{0, 0};
+    for (int checked = 0; checked < count; ++seed) {
+        std::mt19937_64 rng(seed);
+        INFO("seed " << seed);
+        SearchResult pr, ex;
+        if (!deep_interleaved_matches(make(rng), rng, pruned, exhaustive, pr, ex)) continue;
+        each(pr);
+        evals.first += pr.stats.evaluated;
+        evals.second += ex.stats.evaluated;
+        ++checked;
+    }
+    return evals;
+}
+
 // A wider space's search result against a narrower search of the same scenario: never slower;
 // true when faster, or when the narrower search finds no plan.
 inline bool wider_is_better(const Scenario& sc, const SearchResult& wide, const SearchOptions& narrow) {

@@ -15,7 +15,7 @@
 
 using namespace poseidon;
 
-using search_test::deep_interleaved_matches;
+using search_test::deep_interleaved_runs;
 using search_test::quiet;
 using search_test::random_scenario;
 using search_test::require_pruned_equals_exhaustive;
@@ -25,12 +25,10 @@ TEST_CASE("where the syncs of later stages outweigh the first stage's, the prune
     // one group on fast links, the others on slow ones: wherever the slow groups' stages stand,
     // their gradient syncs outweigh what stage 0's sync and the way down bound (family G through
     // a later stage, its own sync at the suffix's bottleneck)
-    int checked = 0, feasible = 0, interleaved_in_top = 0;
-    std::int64_t pruned_evals = 0, exhaustive_evals = 0;
+    int feasible = 0, interleaved_in_top = 0;
     SearchOptions pruned = quiet(3, false, 1), exhaustive = quiet(3, true, 1);
     pruned.schedule = exhaustive.schedule = "interleaved-1f1b";
-    for (std::uint64_t seed = 41000; checked < 80; ++seed) {
-        std::mt19937_64 rng(seed);
+    auto make = [](std::mt19937_64& rng) {
         Json j = random_scenario(rng);
         j["training"]["distributed_optimizer"] = false;
         j["training"].erase("recompute");
@@ -38,15 +36,12 @@ TEST_CASE("where the syncs of later stages outweigh the first stage's, the prune
         const std::size_t fast = rng() % groups.size();
         for (std::size_t g = 0; g < groups.size(); ++g)
             groups[g]["inter_node_bw_GBps"] = g == fast ? 100.0 : 0.2 + static_cast<double>(rng() % 20) / 10;
-        INFO("seed " << seed);
-        SearchResult pr, ex;
-        if (!deep_interleaved_matches(j, rng, pruned, exhaustive, pr, ex)) continue;
+        return j;
+    };
+    const auto [pruned_evals, exhaustive_evals] = deep_interleaved_runs(41000, 80, pruned, exhaustive, make, [&](const SearchResult& pr) {
         for (const auto& e : pr.plans) interleaved_in_top += e.plan.virtual_stages > 1;
-        pruned_evals += pr.stats.evaluated;
-        exhaustive_evals += ex.stats.evaluated;
         feasible += !pr.plans.empty();
-        ++checked;
-    }
+    });
     INFO("feasible " << feasible << ", interleaved plans in the top 3 " << interleaved_in_top << ", evaluations " << pruned_evals << " / "
                      << exhaustive_evals);
     CHECK(feasible >= 40);

@@ -19,7 +19,7 @@ using search_test::quiet;
 using search_test::random_moe_scenario;
 using search_test::random_scenario;
 using search_test::require_pruned_equals_exhaustive;
-using search_test::deep_interleaved_matches;
+using search_test::deep_interleaved_runs;
 using search_test::require_same_plans;
 
 TEST_CASE("with caps from the threshold the pruned search returns the exhaustive top-K on 300 random scenarios", "[search][differential][threshold-caps]") {
@@ -64,16 +64,12 @@ TEST_CASE("with chunk caps from the threshold the interleaved walk returns the e
           "[search][differential][threshold-caps][interleaved]") {
     SearchOptions pruned = quiet(3, false, 1), exhaustive = quiet(3, true, 1);
     pruned.schedule = exhaustive.schedule = "interleaved-1f1b";
-    int checked = 0, capped = 0, feasible = 0;
-    for (std::uint64_t seed = 1; checked < 100; ++seed) {
-        std::mt19937_64 rng(seed);
-        INFO("seed " << seed);
-        SearchResult pr, ex;
-        if (!deep_interleaved_matches(random_scenario(rng), rng, pruned, exhaustive, pr, ex)) continue;
+    const int checked = 100;
+    int capped = 0, feasible = 0;
+    deep_interleaved_runs(1, checked, pruned, exhaustive, random_scenario, [&](const SearchResult& pr) {
         capped += pr.stats.threshold_capped > 0;
         feasible += !pr.plans.empty();
-        ++checked;
-    }
+    });
     INFO("caps lowered in " << capped << " of " << checked << ", feasible " << feasible);
     // 75 feasible, the caps lowered in all 75
     CHECK(feasible >= 50);
