@@ -4,6 +4,8 @@
 // image, a trace, a plan file, a script) still says what it is a plan for.
 // Pure (no DOM), tested in node.
 
+import { recomputeWords } from './plan-choices.js';
+
 const byId = (list, id) => (list || []).find((x) => x.id === id);
 
 /** a device's name without the vendor and product-line words ("NVIDIA A100 SXM4 80GB" → "A100 SXM4 80GB") */
@@ -69,10 +71,9 @@ function stackName(stack) {
 
 /** ", selective recompute", ", recompute 2 blocks per stage": the recomputation beside the precision, '' for none */
 function recomputeText(t) {
-  if (t.recompute === 'selective') return ', selective recompute';
-  if (t.recompute !== 'full') return '';
-  const n = t.recompute_num_layers;
-  return Number.isInteger(n) && n > 0 ? `, recompute ${n} ${n === 1 ? 'block' : 'blocks'} per stage` : ', full recompute';
+  // no recomputation is the context line's silence, not "no recompute"
+  const words = t.recompute === 'none' ? '' : recomputeWords(t.recompute, t.recompute_num_layers, ' per stage');
+  return words ? `, ${words}` : '';
 }
 
 /**

@@ -39,10 +39,18 @@ export function planChoicesText(plan) {
   const parts = [];
   if (typeof plan?.precision === 'string') parts.push(plan.precision);
   if (typeof plan?.fsdp === 'boolean') parts.push(plan.fsdp ? 'FSDP' : 'no FSDP');
-  if (typeof plan?.recompute === 'string') {
-    const n = plan.recompute_num_layers;
-    parts.push(plan.recompute === 'none' ? 'no recompute' : plan.recompute === 'selective' ? 'selective recompute'
-      : Number.isInteger(n) ? `recompute ${n} ${n === 1 ? 'block' : 'blocks'}` : 'full recompute');
-  }
+  const recompute = recomputeWords(plan?.recompute, plan?.recompute_num_layers);
+  if (recompute) parts.push(recompute);
   return parts.join(', ');
+}
+
+/**
+ * A recomputation in words ('selective recompute', 'recompute 2 blocks' + per, 'full recompute',
+ * 'no recompute'); '' for anything else. n: recompute_num_layers (the block method's count).
+ */
+export function recomputeWords(recompute, n, per = '') {
+  if (recompute === 'none') return 'no recompute';
+  if (recompute === 'selective') return 'selective recompute';
+  if (recompute !== 'full') return '';
+  return Number.isInteger(n) && n > 0 ? `recompute ${n} ${n === 1 ? 'block' : 'blocks'}${per}` : 'full recompute';
 }
