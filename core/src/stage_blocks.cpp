@@ -11,26 +11,39 @@
 
 namespace poseidon {
 
+namespace {
+
+// Each model chunk's first block and block count, by virtual stage c p + s: Megatron-Core's order
+// of model chunks, chunk c of stage s after chunk c of stage s - 1, chunk c + 1 of stage 0 after
+// chunk c of the last stage.
+std::vector<std::pair<int, int>> chunk_block_ranges(const Plan& plan) {
+    const int p = static_cast<int>(plan.stages.size()), V = std::max(1, plan.virtual_stages);
+    std::vector<std::vector<int>> blocks(p);
+    for (int s = 0; s < p; ++s) blocks[s] = V > 1 ? chunk_blocks(plan.stages[s], V) : std::vector<int>{plan.stages[s].num_layers};
+    std::vector<std::pair<int, int>> r(static_cast<std::size_t>(p) * V);
+    int offset = 0;
+    for (int c = 0; c < V; ++c)
+        for (int s = 0; s < p; ++s) {
+            const int n = blocks[s][static_cast<std::size_t>(c)];
+            r[static_cast<std::size_t>(c) * p + s] = {offset, n};
+            offset += n;
+        }
+    return r;
+}
+
+}  // namespace
+
 std::vector<int> leading_blocks_per_chunk(const ModelSpec& m, const Plan& plan, LeadingBlocks rule) {
     const int p = static_cast<int>(plan.stages.size()), V = std::max(1, plan.virtual_stages);
     std::vector<int> k(static_cast<std::size_t>(p) * V, 0);
     const int F = leading_dense_blocks(m);
     if (F == 0 || p == 0) return k;
-    std::vector<std::vector<int>> blocks(p);
-    for (int s = 0; s < p; ++s) blocks[s] = V > 1 ? chunk_blocks(plan.stages[s], V) : std::vector<int>{plan.stages[s].num_layers};
-    if (rule != LeadingBlocks::by_layers) {
-        // the search's cost cache: the first chunk of the first (or of every) stage holds them
-        for (int s = 0; s < (rule == LeadingBlocks::on_every_stage ? p : 1); ++s) k[static_cast<std::size_t>(s)] = std::min(F, blocks[s][0]);
-        return k;
-    }
-    // Megatron-Core's order of model chunks: chunk c of stage s is virtual stage c p + s
-    int offset = 0;
-    for (int c = 0; c < V; ++c)
-        for (int s = 0; s < p; ++s) {
-            const int n = blocks[s][c];
-            k[static_cast<std::size_t>(c) * p + s] = std::clamp(F - offset, 0, n);
-            offset += n;
-        }
+    const std::vector<std::pair<int, int>> r = chunk_block_ranges(plan);
+    // the search's cost cache: the first chunk of the first (or of every) stage holds them
+    if (rule != LeadingBlocks::by_layers)
+        for (int s = 0; s < (rule == LeadingBlocks::on_every_stage ? p : 1); ++s) k[static_cast<std::size_t>(s)] = std::min(F, r[static_cast<std::size_t>(s)].second);
+    else
+        for (std::size_t i = 0; i < r.size(); ++i) k[i] = std::clamp(F - r[i].first, 0, r[i].second);
     return k;
 }
 
@@ -45,25 +58,22 @@ std::string block_mix_note(const ModelSpec& m, const Plan& plan) {
     const bool moe_varies = moe > 0 && moe < body, win_varies = win > 0 && win < body;
     if (!moe_varies && !win_varies) return "";
     std::vector<std::string> off;
-    int offset = 0;
-    // Megatron-Core's order of model chunks: chunk c of stage s is virtual stage c p + s
-    for (int c = 0; c < V; ++c)
-        for (int s = 0; s < p; ++s) {
-            const int n = V > 1 ? chunk_blocks(plan.stages[s], V)[static_cast<std::size_t>(c)] : plan.stages[s].num_layers;
-            const int a = std::max(offset, F), b = std::min(offset + n, L);
-            offset += n;
-            if (b <= a) continue;
-            int own_moe = 0, own_win = 0;
-            for (int i = a; i < b; ++i) own_moe += moe_block(m, i), own_win += windowed(m, i);
-            const double avg_moe = static_cast<double>(b - a) * moe / body, avg_win = static_cast<double>(b - a) * win / body;
-            std::string what;
-            if (moe_varies && std::abs(own_moe - avg_moe) >= 1.0 / 3) what = std::to_string(own_moe) + " MoE, costed as " + fixed_text(avg_moe, 2);
-            if (win_varies && std::abs(own_win - avg_win) >= 1.0 / 3)
-                what += (what.empty() ? "" : "; ") + std::to_string(own_win) + " windowed, costed as " + fixed_text(avg_win, 2);
-            if (what.empty()) continue;
-            off.push_back("stage " + std::to_string(s) + (V > 1 ? " chunk " + std::to_string(c) : "") + (b - a == 1 ? " (block " + std::to_string(a) : " (blocks " + std::to_string(a) + "-" + std::to_string(b - 1)) +
-                          ": " + what + ")");
-        }
+    const std::vector<std::pair<int, int>> r = chunk_block_ranges(plan);
+    for (std::size_t v = 0; v < r.size(); ++v) {
+        const int s = static_cast<int>(v) % p, c = static_cast<int>(v) / p;
+        const int a = std::max(r[v].first, F), b = std::min(r[v].first + r[v].second, L);
+        if (b <= a) continue;
+        int own_moe = 0, own_win = 0;
+        for (int i = a; i < b; ++i) own_moe += moe_block(m, i), own_win += windowed(m, i);
+        const double avg_moe = static_cast<double>(b - a) * moe / body, avg_win = static_cast<double>(b - a) * win / body;
+        std::string what;
+        if (moe_varies && std::abs(own_moe - avg_moe) >= 1.0 / 3) what = std::to_string(own_moe) + " MoE, costed as " + fixed_text(avg_moe, 2);
+        if (win_varies && std::abs(own_win - avg_win) >= 1.0 / 3)
+            what += (what.empty() ? "" : "; ") + std::to_string(own_win) + " windowed, costed as " + fixed_text(avg_win, 2);
+        if (what.empty()) continue;
+        off.push_back("stage " + std::to_string(s) + (V > 1 ? " chunk " + std::to_string(c) : "") + (b - a == 1 ? " (block " + std::to_string(a) : " (blocks " + std::to_string(a) + "-" + std::to_string(b - 1)) +
+                      ": " + what + ")");
+    }
     if (off.empty()) return "";
     std::string list;
     for (std::size_t i = 0; i < off.size() && i < 4; ++i) list += (i ? ", " : "") + off[i];
