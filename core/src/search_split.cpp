@@ -337,7 +337,7 @@ void Walker::child(int k, int l, int R, const SplitState& st) {
         double b = std::max({bA + n.dp0 + opt_lb, bB + opt_lb, bC + n.dp0 + opt_lb, bE + n.dp0 + opt_lb, bR + n.drain + opt_lb,
                              bD + opt_lb, n.mg + opt_lb});
         // family E through stage ej_ while the walk has not reached it (echain_rows)
-        if (!last && k + 1 <= ej_ && ej_ < S && tw_ && !cut(b))
+        if (!last && k + 1 <= ej_ && !cut(b))
             b = std::max(b, n.pa + efill_tab_[(k + 1) * tw_ + R2] + sends_from_[k + 1] + sends_from_[ej_] + n.dp0 + opt_lb);
         // family W of the windows ending here last: it costs a loop over them
         if (!cut(b) && k >= 1) b = std::max(b, family_w(k, st, t.forward_s, t.backward_s, rest) + n.drain + opt_lb);

@@ -16,6 +16,7 @@ void Walker::fill_tables() {
     const int W = L_ + 1;
     tcap_.assign(cap_.begin(), cap_.end());
     tsuf_cap_.assign(suf_cap_.begin(), suf_cap_.end());
+    ej_ = 0;  // (no family-E suffix table unless echain_rows builds one)
     if (static_cast<std::int64_t>(S + 1) * W > suffix_table_entries_max) {
         // one row of zeros each, read at stride 0: bounds of nothing, so the rates decide
         tw_ = 0;
@@ -52,14 +53,11 @@ void Walker::fill_tables() {
 void Walker::echain_rows() {
     const int S = static_cast<int>(cfg_.size());
     const std::int64_t m = ctx_->m;
-    ej_ = S;
-    for (int j = 0; j < S; ++j)
-        if (warm_[j] <= m - 2) {
-            ej_ = j;
-            break;
-        }
-    // (stage 0 itself: the walk fixes it first, and family E follows it from there)
-    if (ej_ == 0 || ej_ >= S) return;
+    int j0 = 0;
+    while (j0 < S && warm_[j0] > m - 2) ++j0;
+    // none, or stage 0 itself (the walk fixes it first, and family E follows it from there)
+    if (j0 == 0 || j0 >= S) return;
+    ej_ = j0;
     const std::size_t W = tw_;
     ewt_.resize(static_cast<std::size_t>(S) * W);
     for (int j = 0; j < S; ++j) {

@@ -188,7 +188,7 @@ private:
     // steady-state term in integers), and the tables e_i l it merges
     std::vector<double> ibe_suf_, e_tab_;
     // [k * tw_ + R] for k <= ej_: the least weighted F+B of stages k.. holding R layers, stage ej_
-    // (the first with w <= m - 2; S: none) weighing m - w_ej, the later ones 2 (echain_rows)
+    // (the first with w <= m - 2; 0: no table) weighing m - w_ej, the later ones 2 (echain_rows)
     std::vector<double> efill_tab_, ewt_;
     int ej_ = 0;
     std::vector<const double*> fill_tabs_;  // fill_tables' inputs and scratch
