@@ -21,6 +21,7 @@ import { wireWhatIf } from './whatif-ui.js';
 import './compare-ui.js'; // the comparison follows the top plans (it subscribes to the store)
 import { wireCostForm } from './cost-ui.js';
 import { GLOSSARY } from './glossary.js';
+import { installScrollHints } from './scroll-hint.js';
 
 function wireTheme() {
   const btn = $('#theme');
@@ -189,6 +190,7 @@ async function start() {
   // phones: the inputs start as closed sections under the results (an error opens its section)
   if (matchMedia('(max-width: 900px)').matches) for (const d of $$('details.sec')) d.open = false;
   renderGlossary();
+  installScrollHints();
   // the progress line is one line in the sticky summary: its full text is also its tooltip
   const progress = $('#progress');
   new MutationObserver(() => { progress.title = progress.textContent; }).observe(progress, { childList: true, characterData: true, subtree: true });

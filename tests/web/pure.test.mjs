@@ -335,8 +335,8 @@ test('a mixed stage shows its samples per replica with runs of equal replicas co
 
 import { fmtTime } from '../../web/dom.js';
 
-test('times read with their unit; no time at all reads 0, not a rounded 0.0 µs', () => {
-  assert.equal(fmtTime(0), '0');
+test('times read with their unit; no time at all reads 0 s, not a rounded 0.0 µs', () => {
+  assert.equal(fmtTime(0), '0 s');
   assert.equal(fmtTime(2e-6), '2.0 µs');
   assert.equal(fmtTime(0.0125), '12.50 ms');
   assert.equal(fmtTime(1.5), '1.500 s');
@@ -346,4 +346,15 @@ test('times read with their unit; no time at all reads 0, not a rounded 0.0 µs'
 test('an MoE stage\'s summary carries its expert grid; a dense one is unchanged', () => {
   assert.deepStrictEqual(stageSummary({ stages: [{ tp: 1, dp: 16, ep: 8, etp: 1 }, { tp: 2, dp: 8, ep: 4, etp: 2 }, { tp: 2, dp: 4 }, { tp: 2, dp: 4, cp: 2, ep: 1, etp: 1 }] }, '×'),
     ['1×16 ep8', '2×8 ep4/etp2', '2×4', '2×2cp×4']);
+});
+
+import { moreSide } from '../../web/scroll-hint.js';
+
+test('a scrolling box has more on the right until its last pixel is in view', () => {
+  assert.equal(moreSide(0, 300, 900), 'right');
+  assert.equal(moreSide(598, 300, 900), 'right');
+  assert.equal(moreSide(599, 300, 900), '', 'within a pixel of the end');
+  assert.equal(moreSide(600, 300, 900), '');
+  assert.equal(moreSide(599.5, 300, 900), '', 'a fractional scroll position at the end');
+  assert.equal(moreSide(0, 300, 300), '', 'a box that fits');
 });

@@ -44,6 +44,22 @@ test('layout: no horizontal page scroll with 34- and 64-stage plans at 1440, 390
   }
 });
 
+test('a table box that scrolls sideways fades its right edge until it is scrolled to the end', async (t) => {
+  const url = await link(longPlan('gpt3-175b', 96, 64).payload);
+  const { page, problems } = await open(t, url, PHONE);
+  await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent), null, { timeout: 60000 });
+  const box = '#stage-table';
+  await page.waitForFunction((sel) => document.querySelector(sel).dataset.more === 'right', box, { timeout: 5000 });
+  assert.notEqual(await page.$eval(box, (el) => getComputedStyle(el).maskImage || getComputedStyle(el).webkitMaskImage), 'none', 'the edge fades');
+  await page.$eval(box, (el) => { el.scrollLeft = el.scrollWidth; });
+  await page.waitForFunction((sel) => document.querySelector(sel).dataset.more === '', box, { timeout: 5000 });
+  assert.equal(await page.$eval(box, (el) => getComputedStyle(el).maskImage || getComputedStyle(el).webkitMaskImage), 'none', 'at the end nothing fades');
+  // a box whose table fits says nothing
+  await page.setViewportSize(DESKTOP);
+  await page.waitForFunction(() => document.querySelector('#baselines').dataset.more !== 'right', null, { timeout: 5000 });
+  await assertClean(page, problems);
+});
+
 test('layout: no horizontal page scroll at 390 px with a measured profile (the source column\'s screen-reader text stays in its box)', async (t) => {
   const url = await link({ m: demoScenario.model, c: demoScenario.cluster, t: demoScenario.training, f: 'llama3.2-1b-a100-illustrative', p: demoPlan });
   for (const page0 of [`${url}`, url.replace('index.html#', 'index.html?embed=1#')]) {
@@ -85,6 +101,9 @@ test('time to train and cost: days and dollars from a token budget and prices; s
   const typed = await page.inputValue(`#${price}`);
   await page.fill(`#${price}`, '-3');
   assert.match(await page.textContent(`#${price}-err`), /^-3 is out of range; expected US dollars per GPU-hour, a finite number >= 0/);
+  // under its input, not pressed against it
+  const gap = await page.evaluate((id) => document.getElementById(`${id}-err`).getBoundingClientRect().top - document.getElementById(id).getBoundingClientRect().bottom, price);
+  assert.ok(gap >= 2, `the message starts ${gap} px below the input`);
   await page.fill(`#${price}`, typed);
   assert.equal(await page.textContent(`#${price}-err`), '');
   await page.fill('#f-budget-tokens', '300B');
