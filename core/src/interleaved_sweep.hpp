@@ -62,6 +62,15 @@ struct Sweep {
     std::vector<double> sf, sb, fwd_fin, bwd_fin, send_f_fin, send_b_fin, fwd_start, bwd_start;
     std::vector<double> clock, link_f, link_b, last_end;
     std::vector<std::size_t> pos;
+    // trace (the search's lower DAG: no stream, no merged pairs, no pair reserve): every node's
+    // predecessor on its longest path, so that an early stop can hand back the path that crossed
+    // the cutoff (interleaved_certificate.cpp). Node ids: kind (forward, backward, forward send,
+    // backward send) * PV m + v m + j; -1: the start.
+    bool trace = false;
+    std::vector<std::int32_t> pred, clock_id, link_f_id, link_b_id;
+    int stop_stage = -1;       // the stage whose bound reached the cutoff
+    bool stop_before = false;  // ... before any pass ran
+    std::int32_t node_id(int kind, std::int64_t v, std::int64_t j) const { return static_cast<std::int32_t>((kind * static_cast<std::int64_t>(p) * V + v) * m + j); }
     bool merged = false;  // the chunks' merged_pairs: the combined 1F1B
     // overlap: per stage its stream and whether it has one (and carries the gradient sync), per
     // chunk its gathered buckets' ends, and every bucket for the timeline
@@ -119,14 +128,24 @@ struct Sweep {
     }
 
     // The activation of virtual stage v for micro-batch j, sent from `at` on stage s's link.
-    void send_forward(int s, std::int64_t v, std::int64_t j, double at, double& best) {
+    void send_forward(int s, std::int64_t v, std::int64_t j, double at, double& best, std::int32_t from = -1) {
+        if (trace) {
+            const std::int32_t id = node_id(2, v, j);
+            pred[id] = at >= link_f[s] ? from : link_f_id[s];
+            link_f_id[s] = id;
+        }
         const double sfin = std::max(at, link_f[s]) + chunks[v].send_forward_s;
         link_f[s] = sf[v * m + j] = sfin;
         if (detailed) send_f_fin[v * m + j] = sfin;
         best = std::max(best, sfin);
     }
     // The gradient of virtual stage v for micro-batch j, sent back from `at`.
-    void send_backward(int s, std::int64_t v, std::int64_t j, double at, double& best) {
+    void send_backward(int s, std::int64_t v, std::int64_t j, double at, double& best, std::int32_t from = -1) {
+        if (trace) {
+            const std::int32_t id = node_id(3, v, j);
+            pred[id] = at >= link_b[s] ? from : link_b_id[s];
+            link_b_id[s] = id;
+        }
         const double sfin = std::max(at, link_b[s]) + chunks[v].send_backward_s;
         link_b[s] = sb[v * m + j] = sfin;
         if (detailed) send_b_fin[v * m + j] = sfin;
@@ -212,6 +231,15 @@ struct Sweep {
         sync_on_stream.assign(p, 0);
         gather_end.assign(PV, {});
         buckets.clear();
+        stop_stage = -1;
+        stop_before = false;
+        if (trace) {
+            // every node a walk reaches gets its predecessor before the trace reads it: no fill
+            if (pred.size() < static_cast<std::size_t>(4 * PV * m)) pred.resize(static_cast<std::size_t>(4 * PV * m));
+            clock_id.assign(p, -1);
+            link_f_id.assign(p, -1);
+            link_b_id.assign(p, -1);
+        }
         for (int s = 0; s < p; ++s)
             for (int c = 0; c < V; ++c) {
                 const StageTimes& t = chunks[static_cast<std::int64_t>(c) * p + s];
@@ -246,7 +274,10 @@ struct Sweep {
             double before = 0;
             for (int s = 0; s < p; ++s) {
                 after[s] += sync0 + opt_max;
-                if (before + rest[s] + after[s] >= stop_at) return cutoff;
+                if (before + rest[s] + after[s] >= stop_at) {
+                    stop_stage = s, stop_before = true;
+                    return cutoff;
+                }
                 before += chunks[s].forward_s + chunks[s].send_forward_s;
             }
         }
@@ -278,9 +309,11 @@ struct Sweep {
                 const StageTimes& t = chunks[v];
                 double start = clock[s];
                 if (u.forward) {
+                    std::int32_t from = trace ? clock_id[s] : -1;
                     if (v > 0) {
                         const double in = sf[(v - 1) * m + j];
                         if (in < 0) break;
+                        if (trace && in > start) from = node_id(2, v - 1, j);
                         start = std::max(start, in);
                     }
                     if (j == 0 && u.chunk + 1 >= 2 && u.chunk + 1 < V) dispatch_gathers(s, u.chunk + 1, start);
@@ -288,18 +321,22 @@ struct Sweep {
                     clock[s] = f;
                     if (detailed) fwd_start[v * m + j] = start, fwd_fin[v * m + j] = f;
                     best = std::max(best, f);
-                    if (v < PV - 1) send_forward(s, v, j, f, best);
+                    if (trace) pred[clock_id[s] = node_id(0, v, j)] = from;
+                    if (v < PV - 1) send_forward(s, v, j, f, best, clock_id[s]);
                 } else {
+                    std::int32_t from = trace ? clock_id[s] : -1;
                     if (v < PV - 1) {
                         const double in = sb[(v + 1) * m + j];
                         if (in < 0) break;
+                        if (trace && in > start) from = node_id(3, v + 1, j);
                         start = std::max(start, in);
                     }
                     const double f = run_pass(s, v, start, false, j, t.backward_s + t.pair_reserve_s);
                     clock[s] = f;
                     if (detailed) bwd_start[v * m + j] = start, bwd_fin[v * m + j] = f;
                     best = std::max(best, f);
-                    if (v > 0) send_backward(s, v, j, f, best);
+                    if (trace) pred[clock_id[s] = node_id(1, v, j)] = from;
+                    if (v > 0) send_backward(s, v, j, f, best, clock_id[s]);
                 }
                 ++pos[s];
                 moved = true;
@@ -309,6 +346,7 @@ struct Sweep {
                     rest[s] -= u.forward ? t.forward_s : t.backward_s;
                     if (clock[s] + rest[s] + after[s] >= stop_at) {
                         aborted = true;
+                        stop_stage = s;
                         return false;
                     }
                 }

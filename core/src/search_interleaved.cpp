@@ -254,6 +254,7 @@ void Walker::ilv_run(MbsCtx& c) {
         // nodes, and the tables cost O(S U) merges each
         isuf_ready_ = false;
         isuf_children_ = 0;
+        ++icfg_epoch_;
         ilv_dfs(0, U, IlvPrefix{0, 0, dp0, iopt_});
     }
 }

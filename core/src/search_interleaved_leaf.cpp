@@ -10,6 +10,10 @@
 
 namespace poseidon::detail {
 
+// A walk of the lower DAG keeps its path when it stops for splits of at most this many passes per
+// direction (its trace holds 4 ints per pass): beyond, it runs untraced in arrays freed after it.
+constexpr std::int64_t kTracedPasses = std::int64_t{1} << 18;
+
 // Stage s of the configuration holding l layers, at its position: its gradient sync and optimizer
 // step depend on its parameters and replicas, not on the schedule (stage_costs.cpp computes both
 // before evaluate_chunks splits the stage into chunks), so the cache's 1F1B times hold the
@@ -30,12 +34,11 @@ double Walker::ilv_sync(int s, int l) {
     return sc_.training.overlap_grad_reduce ? emb : ilv_stage_times(s, l).dp_sync_s + emb;
 }
 
-// Family C of the interleaved DAG (interleaved_family_c, search_bounds.cpp) for the split
-// layers_, before it is costed: chunks cost at least the cache's middle chunks of as many layers
-// (A1; the first chunk of stage 0 and the last of stage S-1 the cache holds exactly), the sends
-// between neighbouring stages are the 1F1B plan's links, then stage 0's gradient sync and the
-// slowest optimizer step of the split's stages (ilv_sync, ilv_stage_times).
-double Walker::ilv_family_c() {
+// The chunk times of the split layers_ that its bounds take, before it is costed: chunks cost at
+// least the cache's middle chunks of as many layers (A1; the first chunk of stage 0 and the last
+// of stage S-1 the cache holds exactly); then stage 0's gradient sync and the slowest optimizer
+// step of the split's stages (ilv_sync, ilv_stage_times), which every path of the bounds ends with.
+void Walker::ilv_chunk_bounds() {
     const int S = static_cast<int>(cfg_.size()), V = vsched_;
     const std::size_t PV = static_cast<std::size_t>(S) * V;
     ifv_.resize(PV);
@@ -58,16 +61,22 @@ double Walker::ilv_family_c() {
     // every path of family C ends at stage 0's last pass: its gradient sync, then the slowest step
     double omax = iopt_;
     for (int s = 0; s < S; ++s) omax = std::max(omax, ilv_stage_times(s, layers_[s]).optimizer_s);
-    return interleaved_family_c(ifv_, ibv_, sf_, sb_, S, V, ctx_->m, iback_) + ilv_sync(0, layers_[0]) + omax;
+    ifc_tail_ = ilv_sync(0, layers_[0]) + omax;
 }
 
-// The interleaved DAG of the split layers_ on the times ilv_family_c put in ifv_ and ibv_, each at
+// Family C of the interleaved DAG (interleaved_family_c, search_bounds.cpp) on those times, the
+// sends between neighbouring stages the 1F1B plan's links.
+double Walker::ilv_family_c() {
+    return interleaved_family_c(ifv_, ibv_, sf_, sb_, static_cast<int>(cfg_.size()), vsched_, ctx_->m, iback_) + ifc_tail_;
+}
+
+// The interleaved DAG of the split layers_ on the times ilv_chunk_bounds put in ifv_ and ibv_, each at
 // most its chunk's, with the 1F1B plan's links between neighbouring stages (0 across the
 // wrap-around link), no bucket, each stage's gradient sync as far as it surely follows its last
 // pass (ilv_sync) and its optimizer step for its layers: every node at most the plan's, so its longest path is at most the plan's time (finishes are maxima
 // and sums, monotone in every duration; blocking sends folded as for the plan). Run with the cut
 // as cutoff, it returns at least that when the split cannot enter the top K.
-double Walker::ilv_lower_dag() {
+void Walker::ilv_lower_inputs() {
     const int S = static_cast<int>(cfg_.size()), V = vsched_;
     const std::size_t PV = static_cast<std::size_t>(S) * V;
     ilb_chunks_.assign(PV, StageTimes{});
@@ -85,8 +94,61 @@ double Walker::ilv_lower_dag() {
         ilb_stages_[s].dp_sync_s = ilv_sync(s, layers_[s]);
         ilb_stages_[s].optimizer_s = std::max(iopt_, ilv_stage_times(s, layers_[s]).optimizer_s);
     }
+}
+
+double Walker::ilv_lower_dag() {
+    const int S = static_cast<int>(cfg_.size()), V = vsched_;
     const double cut_at = sh_.threshold() * scale_ / (1 - kBoundSlack);
-    return interleaved_iteration_time_below(ilb_chunks_, ilb_stages_, V, ctx_->m, cut_at);
+    if (static_cast<std::int64_t>(S) * V * ctx_->m > kTracedPasses) return interleaved_iteration_time_below(ilb_chunks_, ilb_stages_, V, ctx_->m, cut_at);
+    // traced, so that a stopped walk leaves the path that stopped it (ilv_certified_cut)
+    Sweep& sw = ilb_sweep_;
+    sw.chunks = ilb_chunks_;
+    sw.stages = ilb_stages_;
+    sw.p = S, sw.V = V, sw.m = ctx_->m, sw.group = 0;
+    sw.detailed = false;
+    sw.trace = true;
+    sw.cutoff = cut_at;
+    const double T = sw.run();
+    // the oldest kept path gives way
+    if (sw.stop_stage >= 0 && certificate_of(sw, icert_[static_cast<std::size_t>(icert_next_)])) {
+        icert_epoch_[static_cast<std::size_t>(icert_next_)] = 0;
+        icert_next_ = (icert_next_ + 1) % static_cast<int>(icert_.size());
+    }
+    return T;
+}
+
+// Whether a kept path is already as long as the cut on this split's lower-DAG times: the DAG
+// would stop on it too. Most splits of a configuration that the walk cuts are cut by the same few
+// paths (a slow stage's warm-up, then the bottleneck's steady state), so a walk per split repeats
+// one (docs/search.md, "Paths that cut before"). Its passes at family C's chunk times (ifv_, ibv_,
+// the lower DAG's), its sends' share once per configuration, the tail family C took.
+bool Walker::ilv_certified_cut() {
+    const int S = static_cast<int>(cfg_.size()), V = vsched_;
+    // the sums run in another order than the walk's: a margin of rounding on top of the cut's
+    const double cut_at = sh_.threshold() * scale_ / (1 - kBoundSlack) * (1 + kBoundSlack);
+    for (std::size_t i = 0; i < icert_.size(); ++i) {
+        const PathCertificate& c = icert_[i];
+        if (!c.fits(S, V, ctx_->m)) continue;
+        if (icert_epoch_[i] != icfg_epoch_) {
+            if (isends_epoch_ != icfg_epoch_) {
+                // the lower DAG's chunks with every pass at 0 (ilv_lower_inputs)
+                const std::size_t PV = static_cast<std::size_t>(S) * V;
+                isends_.assign(PV, StageTimes{});
+                for (std::size_t v = 0; v < PV; ++v) {
+                    const std::size_t s = v % S;
+                    isends_[v].send_forward_s = v + 1 < PV && s + 1 < static_cast<std::size_t>(S) ? sf_[s] : 0.0;
+                    isends_[v].send_backward_s = v > 0 && s > 0 ? sb_[s] : 0.0;
+                }
+                fold_blocking_sends(sc_.training.stack, isends_);
+                isends_epoch_ = icfg_epoch_;
+            }
+            const StageTimes none{};
+            icert_sends_[i] = c.length(isends_, std::span<const StageTimes>(&none, 1));
+            icert_epoch_[i] = icfg_epoch_;
+        }
+        if (c.passes(ifv_, ibv_) + icert_sends_[i] + ifc_tail_ >= cut_at) return true;
+    }
+    return false;
 }
 
 // Whether ilv_lower_dag cuts the split. Where it seldom does (long walks of many micro-batches
@@ -96,6 +158,7 @@ double Walker::ilv_lower_dag() {
 // are the same.
 bool Walker::ilv_lower_cut() {
     if (ilb_runs_ >= 32 && 3 * ilb_cuts_ < ilb_runs_ && (++ilb_skipped_ & 15) != 0) return false;
+    ilv_lower_inputs();
     const bool cuts = cut(ilv_lower_dag());
     ++ilb_runs_;
     ilb_cuts_ += cuts;
@@ -108,7 +171,8 @@ bool Walker::ilv_lower_cut() {
 // Family C, then the DAG on its chunk times, cut it first without costing it.
 void Walker::ilv_leaf() {
     const int S = static_cast<int>(cfg_.size()), V = vsched_;
-    if (!exhaustive_ && (cut(ilv_family_c()) || ilv_lower_cut())) {
+    if (!exhaustive_) ilv_chunk_bounds();
+    if (!exhaustive_ && (ilv_certified_cut() || cut(ilv_family_c()) || ilv_lower_cut())) {
         ++stats.pruned;
         return;
     }

@@ -26,6 +26,7 @@
 
 #include "poseidon/dag.hpp"
 #include "poseidon/search.hpp"
+#include "interleaved_certificate.hpp"
 #include "search_bounds.hpp"
 #include "search_costs.hpp"
 #include "search_ridge.hpp"
@@ -360,17 +361,33 @@ private:
     double ilv_dp0_least() const;  // ilv_sync of stage 0 before its layers are fixed
     double ilv_dp0_block(const MbsCtx& c) const;  // the same below a layout node (blocks_)
     void ilv_leaf();
-    // Family C of the interleaved DAG for the split layers_ (a lower bound of its time).
+    // Family C of the interleaved DAG for the split layers_ (a lower bound of its time), on the
+    // chunk times and tail ilv_chunk_bounds puts in ifv_, ibv_ and ifc_tail_.
+    void ilv_chunk_bounds();
     double ilv_family_c();
     std::vector<double> ifv_, ibv_, iback_;  // its chunk times and backward path sums
     // The interleaved DAG on family C's chunk times (a lower bound of the split's time), run
     // only as far as it stays below the cut.
+    void ilv_lower_inputs();  // its chunk and stage times
     double ilv_lower_dag();
     std::vector<StageTimes> ilb_chunks_, ilb_stages_;
     // how often it ran and cut lately (halved every 256 runs): it costs about the plan's own walk,
     // so it runs while it cuts at least one split in three, and every 16th split regardless
     int ilb_runs_ = 0, ilb_cuts_ = 0, ilb_skipped_ = 0;
     bool ilv_lower_cut();
+    double ifc_tail_ = 0;  // ilv_family_c's stage-0 sync and slowest step
+    // The paths that stopped its last walks (interleaved_certificate.hpp), tried on the next
+    // splits before a walk: each a lower bound of any split of the same (p, V, m). Their sends'
+    // share is the configuration's (icert_epoch_ against icfg_epoch_, counted per configuration
+    // and V by ilv_run), on its sends alone (isends_).
+    Sweep ilb_sweep_;
+    std::array<PathCertificate, 4> icert_;
+    std::array<double, 4> icert_sends_{};
+    std::array<std::uint64_t, 4> icert_epoch_{};
+    std::uint64_t icfg_epoch_ = 1, isends_epoch_ = 0;
+    std::vector<StageTimes> isends_;
+    int icert_next_ = 0;
+    bool ilv_certified_cut();
 };
 
 }  // namespace poseidon::detail
