@@ -368,6 +368,7 @@ SearchStats Driver::stats() {
     switch (sh.why.load()) {
         case Shared::kTime: out.stopped_by = "time limit"; break;
         case Shared::kCancelled: out.stopped_by = "cancelled"; break;
+        case Shared::kBudget: out.stopped_by = "node budget"; break;
         case Shared::kMemory:
             out.stopped_by = "memory cap";
             out.notes.push_back("stopped: the cost caches reached the memory cap of " + gib(sh.cap_bytes));

@@ -46,9 +46,13 @@ struct Shared {
     std::int64_t cap_bytes = 0;              // memory cap
     std::atomic<std::int64_t> bytes{0};      // cost caches and contexts alive
     std::atomic<bool> stop{false};
-    enum Why : int { kRunning = 0, kTime, kCancelled, kMemory, kError };
+    enum Why : int { kRunning = 0, kTime, kCancelled, kMemory, kError, kBudget };
     std::atomic<int> why{kRunning};
     std::atomic<std::int64_t> evaluated{0}, pruned{0};  // progress counts, flushed by the walkers
+    std::atomic<std::int64_t> ticks{0};  // tree nodes of all walkers, counted every 256 (opt.node_budget)
+    void count_ticks(std::int64_t n) {
+        if (opt.node_budget > 0 && ticks.fetch_add(n, std::memory_order_relaxed) + n > opt.node_budget) halt(kBudget);
+    }
     std::atomic<double> last_report_s{0};
 
     // soft_s less the time the result will take to list the plans found so far (0.1 ms a stage)

@@ -156,7 +156,10 @@ private:
         sh_.check_clock();
     }
     void tick() {
-        if ((++ticks_ & 255) == 0) check();
+        if ((++ticks_ & 255) == 0) {
+            sh_.count_ticks(256);
+            check();
+        }
         if (dive_left_ >= 0 && --dive_left_ < 0) abort_ = true;
     }
     bool halted() const { return abort_ || sh_.stop.load(std::memory_order_relaxed); }

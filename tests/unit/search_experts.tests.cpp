@@ -45,6 +45,33 @@ TEST_CASE("with the expert grid the pruned search returns the exhaustive top-K o
     CHECK(pruned_evals < exhaustive_evals);
 }
 
+TEST_CASE("grids searched in two rounds (a few nodes each, then the ones stopped whole) return the exhaustive top-K", "[search][differential][moe][ep]") {
+    // every grid stopped after 512 tree nodes in the first round, where the default is a million:
+    // most of these small searches take a second round, which the sweep's large shapes take
+    SearchOptions pruned = quiet(3, false, 1), exhaustive = quiet(3, true, 1);
+    pruned.grid_first_round_nodes = 256;
+    SearchOptions in_turn = pruned;
+    in_turn.grid_first_round_nodes = 0;
+    std::int64_t pruned_evals = 0, exhaustive_evals = 0;
+    int checked = 0, second_round = 0;
+    for (std::uint64_t seed = 7000; checked < 40; ++seed) {
+        std::mt19937_64 rng(seed);
+        const Json j = search_test::random_moe_scenario(rng, seed, true);
+        const Scenario sc = parse_scenario(j);
+        if (search_space_size(sc, false).plans > 1e5) continue;
+        INFO("seed " << seed << ": " << to_json(sc).dump());
+        const SearchResult pr = require_pruned_equals_exhaustive(sc, pruned, exhaustive, pruned_evals, exhaustive_evals);
+        // the grids in turn, as before the rounds: the same plans, bit for bit
+        const SearchResult turn = search(sc, in_turn);
+        REQUIRE(turn.stats.complete);
+        search_test::require_same_plans(pr, turn);
+        second_round += pr.stats.pruned + pr.stats.evaluated != turn.stats.pruned + turn.stats.evaluated;
+        ++checked;
+    }
+    // a search whose counts differ from the grids' in turn walked some grid twice (16 of the 40)
+    CHECK(second_round >= 10);
+}
+
 TEST_CASE("a model whose experts fit only when sharded gets a plan with ep > 1", "[search][moe][ep]") {
     // Mixtral 8x7B on 16 H100: 46.7 B parameters; ep 1 holds every expert on every GPU
     const Scenario sc = parse_scenario_text(R"({"model": "mixtral-8x7b", "cluster": "dgx-h100-16",

@@ -79,6 +79,12 @@ struct SearchOptions {
     // An upper bound on the K-th ranking key of the whole search (e.g. the K-th key of plans other
     // slices found): plans and branches whose key is above it are pruned. Infinite: none.
     double prune_above_s = std::numeric_limits<double>::infinity();
+    // Tree nodes the walk may visit before it stops, incomplete ("node budget"; 0: no budget). The
+    // grids' first round sets it to grid_first_round_nodes (docs/search.md, "Expert parallelism":
+    // each grid of an MoE model or context-parallel size that many nodes first, then the ones it
+    // stopped whole; 0: the grids in turn). Neither is read from JSON.
+    std::int64_t node_budget = 0;
+    std::int64_t grid_first_round_nodes = std::int64_t{1} << 20;
     // Training choices left to the search (docs/search.md, "Training choices").
     // precisions: the precisions searched, each plan in each (empty: training.precision alone);
     // any_precision: bf16 and every low-precision recipe all groups' GPUs and the stack run.
