@@ -76,19 +76,24 @@ double Walker::ilv_family_c() {
 // pass (ilv_sync) and its optimizer step for its layers: every node at most the plan's, so its longest path is at most the plan's time (finishes are maxima
 // and sums, monotone in every duration; blocking sends folded as for the plan). Run with the cut
 // as cutoff, it returns at least that when the split cannot enter the top K.
-void Walker::ilv_lower_inputs() {
+void Walker::ilv_lower_chunks(std::vector<StageTimes>& chunks, bool passes) const {
     const int S = static_cast<int>(cfg_.size()), V = vsched_;
     const std::size_t PV = static_cast<std::size_t>(S) * V;
-    ilb_chunks_.assign(PV, StageTimes{});
+    chunks.assign(PV, StageTimes{});
     for (std::size_t v = 0; v < PV; ++v) {
         const std::size_t s = v % S;
-        StageTimes& t = ilb_chunks_[v];
-        t.forward_s = ifv_[v];
-        t.backward_s = ibv_[v];
+        StageTimes& t = chunks[v];
+        t.forward_s = passes ? ifv_[v] : 0.0;
+        t.backward_s = passes ? ibv_[v] : 0.0;
         t.send_forward_s = v + 1 < PV && s + 1 < static_cast<std::size_t>(S) ? sf_[s] : 0.0;
         t.send_backward_s = v > 0 && s > 0 ? sb_[s] : 0.0;
     }
-    fold_blocking_sends(sc_.training.stack, ilb_chunks_);
+    fold_blocking_sends(sc_.training.stack, chunks);
+}
+
+void Walker::ilv_lower_inputs() {
+    const int S = static_cast<int>(cfg_.size());
+    ilv_lower_chunks(ilb_chunks_, true);
     ilb_stages_.assign(S, StageTimes{});
     for (int s = 0; s < S; ++s) {
         ilb_stages_[s].dp_sync_s = ilv_sync(s, layers_[s]);
@@ -131,15 +136,7 @@ bool Walker::ilv_certified_cut() {
         if (!c.fits(S, V, ctx_->m)) continue;
         if (icert_epoch_[i] != icfg_epoch_) {
             if (isends_epoch_ != icfg_epoch_) {
-                // the lower DAG's chunks with every pass at 0 (ilv_lower_inputs)
-                const std::size_t PV = static_cast<std::size_t>(S) * V;
-                isends_.assign(PV, StageTimes{});
-                for (std::size_t v = 0; v < PV; ++v) {
-                    const std::size_t s = v % S;
-                    isends_[v].send_forward_s = v + 1 < PV && s + 1 < static_cast<std::size_t>(S) ? sf_[s] : 0.0;
-                    isends_[v].send_backward_s = v > 0 && s > 0 ? sb_[s] : 0.0;
-                }
-                fold_blocking_sends(sc_.training.stack, isends_);
+                ilv_lower_chunks(isends_, false);
                 isends_epoch_ = icfg_epoch_;
             }
             const StageTimes none{};

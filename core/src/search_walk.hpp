@@ -372,6 +372,8 @@ private:
     // The interleaved DAG on family C's chunk times (a lower bound of the split's time), run
     // only as far as it stays below the cut.
     void ilv_lower_inputs();  // its chunk and stage times
+    // its chunks: family C's passes (or every pass at 0) and the 1F1B plan's links, folded
+    void ilv_lower_chunks(std::vector<StageTimes>& chunks, bool passes) const;
     double ilv_lower_dag();
     std::vector<StageTimes> ilb_chunks_, ilb_stages_;
     // how often it ran and cut lately (halved every 256 runs): it costs about the plan's own walk,
