@@ -322,7 +322,7 @@ struct Sweep {
                     if (detailed) fwd_start[v * m + j] = start, fwd_fin[v * m + j] = f;
                     best = std::max(best, f);
                     if (trace) pred[clock_id[s] = node_id(0, v, j)] = from;
-                    if (v < PV - 1) send_forward(s, v, j, f, best, clock_id[s]);
+                    if (v < PV - 1) send_forward(s, v, j, f, best, trace ? clock_id[s] : -1);
                 } else {
                     std::int32_t from = trace ? clock_id[s] : -1;
                     if (v < PV - 1) {
@@ -336,7 +336,7 @@ struct Sweep {
                     if (detailed) bwd_start[v * m + j] = start, bwd_fin[v * m + j] = f;
                     best = std::max(best, f);
                     if (trace) pred[clock_id[s] = node_id(1, v, j)] = from;
-                    if (v > 0) send_backward(s, v, j, f, best, clock_id[s]);
+                    if (v > 0) send_backward(s, v, j, f, best, trace ? clock_id[s] : -1);
                 }
                 ++pos[s];
                 moved = true;
