@@ -124,7 +124,7 @@ SearchRun run_in_turn(std::size_t n, const SearchOptions& options, const std::fu
     // First round (first_round_ticks > 0): each variant for at most that many tree nodes, so that
     // a variant whose walk is long under a poor bound does not hold back one whose dive finds the
     // best plans (4 x 1024 x 128 of the MoE sweep: the fifth expert grid's dive finds a plan 3 %
-    // above the optimum in under a second, after 45 s of the grids before it under a bound 40 %
+    // above the optimum in under a second, after 45 s of the grids before it under a bound 37-52 %
     // above). Second round: the variants it stopped, whole, in turn, each bounded by the plans of
     // all the others. Every variant is searched whole once, so the merged top K is the same.
     std::vector<std::size_t> again;
