@@ -94,7 +94,7 @@ SearchRun run_grids(const Scenario& sc, const SearchOptions& options, const std:
 // One search per variant in turn (the grids, the training choices; search_grids.cpp): each bounded
 // by the top K of the ones before it and given the time they left, `tag` marking its plans; the
 // top K merged. With first_round_ticks > 0, first each for at most that many tree nodes, then
-// the ones it stopped whole, best plan first.
+// the ones it stopped whole, in turn, each bounded by the others' plans.
 SearchRun run_in_turn(std::size_t n, const SearchOptions& options, const std::function<SearchRun(std::size_t, SearchOptions)>& run_variant,
                       const std::function<void(std::size_t, Plan&)>& tag = {}, std::int64_t first_round_ticks = 0);
 // The grids of one training choice (search_grids.cpp).

@@ -7,7 +7,6 @@
 // grids, each with its own units.
 #include <algorithm>
 #include <array>
-#include <limits>
 
 #include "search_driver.hpp"
 
@@ -81,7 +80,7 @@ SearchRun run_in_turn(std::size_t n, const SearchOptions& options, const std::fu
     std::vector<std::vector<Found>> found_by(n);
     auto run_one = [&](std::size_t i, std::int64_t budget, bool again) {
         SearchOptions o = options;
-        o.prune_above_s = std::min(o.prune_above_s, top.threshold());
+        double bound = top.threshold();
         if (again) {
             // bounded by the others' plans, not its own: found again, their keys order its walk
             // (its dives seed the micro-batch sizes it walks first; under its own best key they
@@ -91,8 +90,9 @@ SearchRun run_in_turn(std::size_t n, const SearchOptions& options, const std::fu
             for (std::size_t j = 0; j < n; ++j)
                 if (j != i)
                     for (const Found& f : found_by[j]) others.insert(f.time, Plan(f.plan), f.dag_time);
-            o.prune_above_s = std::min(options.prune_above_s, others.threshold());
+            bound = others.threshold();
         }
+        o.prune_above_s = std::min(o.prune_above_s, bound);
         o.node_budget = budget;
         if (!first) {
             o.time_limit_s = options.time_limit_s - seconds_since(out.t0);

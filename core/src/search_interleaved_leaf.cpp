@@ -168,10 +168,12 @@ bool Walker::ilv_lower_cut() {
 // Family C, then the DAG on its chunk times, cut it first without costing it.
 void Walker::ilv_leaf() {
     const int S = static_cast<int>(cfg_.size()), V = vsched_;
-    if (!exhaustive_) ilv_chunk_bounds();
-    if (!exhaustive_ && (ilv_certified_cut() || cut(ilv_family_c()) || ilv_lower_cut())) {
-        ++stats.pruned;
-        return;
+    if (!exhaustive_) {
+        ilv_chunk_bounds();
+        if (ilv_certified_cut() || cut(ilv_family_c()) || ilv_lower_cut()) {
+            ++stats.pruned;
+            return;
+        }
     }
     for (int j = 0; j < S; ++j) iplan_.stages[j].num_layers = layers_[j];
     if (iplace_.empty()) iplace_ = place_plan(sc_, iplan_);
