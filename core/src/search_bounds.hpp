@@ -10,6 +10,20 @@
 
 namespace poseidon::detail {
 
+// One step of the LP recursion of the family A/B bounds: v -> max(v, v + (1 - v phi) / mu).
+inline double lp_step(double v, double phi, double mu) {
+    const double x = 1.0 - v * phi;
+    return x > 0 ? v + x / mu : v;
+}
+// k steps of lp_step with the same stage: while v < 1/phi each step is the affine map
+// v -> v* - (v* - v)(1 - phi/mu) with fixed point v* = 1/phi, which it never passes.
+inline double lp_steps(double v, double phi, double decay) {
+    if (v * phi >= 1) return v;
+    const double vs = 1 / phi;
+    return vs - (vs - v) * decay;
+}
+// lp_steps with the fixed point vs = 1/phi given (no division: the layout walk's hot loop).
+inline double lp_steps_to(double v, double vs, double decay) { return v >= vs ? v : vs - (vs - v) * decay; }
 // One stage of the family-C bound: `a` seconds per layer added to the path by the stage's
 // warm-up/drain share, `e` the steady-state seconds per layer (the stage's contribution when it is
 // the bottleneck), `cap` the most layers it can hold.

@@ -97,6 +97,7 @@ void Walker::run_task(const Task& t, std::int64_t dive_ticks, bool greedy) {
         stop_here(c, t.S, t.used);
     else
         layout_dfs(c, t.S, t.used);
+    split_deferred(c);
     dive_left_ = -1;
     greedy_ = false;
     abort_ = false;
@@ -257,7 +258,7 @@ void Walker::tp_dfs(MbsCtx& c, std::size_t bi, int S, std::uint64_t used) {
     if (bi == blocks_.size()) {
         if (searched_before(c)) return;
         build_config(c, S);
-        run_config(c);
+        split_or_defer(c, S);
         return;
     }
     const BlockSel run = blocks_[bi];

@@ -15,6 +15,7 @@ namespace poseidon::detail {
 // Counts the configuration cfg_ once: the dive records the ones it searches, and the full walk
 // counts only those the dive did not (docs/search.md, "Statistics").
 void Walker::count_config(MbsCtx& c) {
+    if (replay_) return;  // (split_deferred: counted when it was deferred)
     if (dive_left_ < 0 && c.dive_configs.empty()) {
         ++stats.configurations;
         return;

@@ -6,6 +6,7 @@
 //   search_split.cpp          the layer split of one configuration: its bounds and the ridge walk
 //   search_interleaved.cpp    the same split under interleaved 1F1B (search_interleaved_leaf.cpp ends it)
 //   search_eval.cpp           a complete plan: memory fit, the DAG, the top-K list
+//   search_deferred.cpp       configurations whose split is long, split again after the rest
 // The driver (search_driver.cpp) builds the micro-batch-size contexts and runs the walks; what the
 // walkers share is in search_shared.hpp.
 // Internal to core/src.
@@ -69,20 +70,6 @@ struct CfgStage {
     Rates r;
 };
 
-// One step of the LP recursion of the family A/B bounds: v -> max(v, v + (1 - v phi) / mu).
-inline double lp_step(double v, double phi, double mu) {
-    const double x = 1.0 - v * phi;
-    return x > 0 ? v + x / mu : v;
-}
-// k steps of lp_step with the same stage: while v < 1/phi each step is the affine map
-// v -> v* - (v* - v)(1 - phi/mu) with fixed point v* = 1/phi, which it never passes.
-inline double lp_steps(double v, double phi, double decay) {
-    if (v * phi >= 1) return v;
-    const double vs = 1 / phi;
-    return vs - (vs - v) * decay;
-}
-// lp_steps with the fixed point vs = 1/phi given (no division: the layout walk's hot loop).
-inline double lp_steps_to(double v, double vs, double decay) { return v >= vs ? v : vs - (vs - v) * decay; }
 // Upper bound on the LP coverage rate v of a suffix made of at most `n` stages of the groups not
 // in `used` (search_layout_bounds.cpp); cached in `cache`. `exact`: also within the suffix rates
 // per set of groups (MbsCtx::suf_a), else only the per-group summaries.
@@ -161,6 +148,7 @@ private:
             check();
         }
         if (dive_left_ >= 0 && --dive_left_ < 0) abort_ = true;
+        if (cfg_left_ >= 0 && --cfg_left_ < 0) abort_ = true;
     }
     bool halted() const { return abort_ || sh_.stop.load(std::memory_order_relaxed); }
 
@@ -251,6 +239,18 @@ private:
     long long scap_of(int j, int tpi) const;
     long long hostable_exact(std::size_t upto) const;
     void build_config(const MbsCtx& c, int S);
+    // Configurations deferred (search_deferred.cpp)
+    struct Deferred {
+        std::vector<BlockSel> blocks;
+        std::vector<std::vector<long long>> scap;
+        int S = 0;
+        bool one_cut = false;
+    };
+    std::vector<Deferred> deferred_;
+    std::int64_t cfg_left_ = -1;  // tree nodes left to the configuration being split; -1: no budget
+    bool replay_ = false;         // splitting a deferred configuration again (counted once)
+    void split_or_defer(MbsCtx& c, int S);
+    void split_deferred(MbsCtx& c);
 
     // ---- bounds of layouts and TP choices (search_layout_bounds.cpp) ----
     const Rates& rates_of(const MbsCtx& c, const BlockSel& b) const;
