@@ -46,7 +46,7 @@ const progress = (text) => setStatus({ progress: text });
 
 export function progressText(p, elapsed) {
   const best = p?.best ? ` · best ${fmtInt(p.best.tokens_per_s)} tokens/s (${fmtTime(p.best.iteration_time_s)})` : '';
-  return `Searching… evaluated ${fmtInt(p?.evaluated ?? 0)} · pruned ${fmtInt(p?.pruned ?? 0)}${best} · ${elapsed.toFixed(1)} s`;
+  return `Searching… evaluated ${fmtInt(p?.evaluated ?? 0)} plans · pruned ${fmtInt(p?.pruned ?? 0)} branches${best} · ${elapsed.toFixed(1)} s`;
 }
 
 /** An input changed (store.inputsChanged): the result on screen is stale, a search is scheduled. */
@@ -158,7 +158,7 @@ export async function runSearch({ live = false } = {}) {
     const s = result.stats || {};
     const on = s.workers > 1 ? ` on ${s.workers} workers` : '';
     // the line is cut at the summary's width on a phone: what matters most comes first
-    progress(`Done in ${fmtTime(s.elapsed_s)}${s.complete === false ? ' (time limit reached: best found so far)' : ''}: evaluated ${fmtInt(s.evaluated)} · pruned ${fmtInt(s.pruned)}${on}.`);
+    progress(`Done in ${fmtTime(s.elapsed_s)}${s.complete === false ? ' (time limit reached: best found so far)' : ''}: evaluated ${fmtInt(s.evaluated)} plans · pruned ${fmtInt(s.pruned)} branches${on}.`);
     // an explicit run moves the focus to the result if it was lost (the results view does it)
     showResult(result, sc, { stale: editedSince(t0), focus: !live });
     if (!result.plans?.length) requestAdvice(sc, token);
@@ -195,7 +195,7 @@ export function cancelSearch() {
       profiled: Boolean(sc?.profile) }, sc, { stale: edited });
   }
   setStale(state.stale, 'press Find plans');
-  progress(`Cancelled after ${fmtInt(p?.evaluated ?? 0)} evaluated${p?.best ? ': showing the best plan so far (incomplete)' : ''}.`
+  progress(`Cancelled after ${fmtInt(p?.evaluated ?? 0)} plans evaluated${p?.best ? ': showing the best plan so far (incomplete)' : ''}.`
     + (edited ? ' The inputs changed since it started: press Find plans to search them.' : ''));
 }
 

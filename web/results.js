@@ -64,7 +64,9 @@ export function bestSummary(est, { partial = false, label = 'Best plan', sc = st
       card(h('span', { class: 'tps', 'data-testid': 'best-tokens' }, `${fmtInt(est.tokens_per_s)} tokens/s`)),
       sep(), card(`iteration ${fmtTime(est.iteration_time_s)}`), sep(), card(abbr('MFU'), ` ${fmtPct(est.mfu)}`),
       sep(), card(`${est.num_gpus} GPU${est.num_gpus === 1 ? '' : 's'}`),
-      sep(), card(`${stages.length} stage${stages.length === 1 ? '' : 's'}`, (est.plan?.virtual_stages ?? 1) > 1 ? ` (${scheduleLabel(est)})` : ''),
+      sep(), card(`${stages.length} stage${stages.length === 1 ? '' : 's'}`,
+        // the schedule may wrap: "(interleaved 1F1B, 2 chunks per stage)" on one line widened a phone's page
+        (est.plan?.virtual_stages ?? 1) > 1 ? h('span', { class: 'schedule' }, ` (${scheduleLabel(est)})`) : ''),
       sep(), card(`micro-batch ${replicaMicroBatch(est)} per replica`)),
     trainedBatchNote(est, sc?.training),
     est.memory_fits === false ? ' · does not fit in memory' : '',

@@ -149,6 +149,26 @@ test('device colours are not timeline colours; lane labels are 11 px or more', a
 });
 
 
+test('a device keeps its colour from plan to plan: the colour of its cluster group, not its place in the plan', async () => {
+  const { DEVICE_COLORS, deviceColors } = await import('../../web/render/colors.js');
+  // the demo's plans #1 (A100 stages first) and #2 (V100 stages first) drew the two devices in swapped colours
+  const a100First = [{ device: 'A100', group: 0 }, { device: 'V100', group: 1 }];
+  const v100First = [{ device: 'V100', group: 1 }, { device: 'V100', group: 1 }, { device: 'A100', group: 0 }];
+  for (const stages of [a100First, v100First]) {
+    const c = deviceColors(stages);
+    assert.equal(c.get('A100'), DEVICE_COLORS[0]);
+    assert.equal(c.get('V100'), DEVICE_COLORS[1]);
+  }
+  assert.deepStrictEqual([...deviceColors(v100First).keys()], ['V100', 'A100'], 'the legend in order of appearance');
+  // a plan on group 1 alone: group 1's colour, as in the what-if chart
+  assert.equal(deviceColors([{ device: 'V100', group: 1 }]).get('V100'), DEVICE_COLORS[1]);
+  // mixed replicas: each device by its replica's group; no group known: colours in order
+  const mixed = deviceColors([{ device: 'A100+V100', replicas: [{ device: 'V100', group: 1 }, { device: 'A100', group: 0 }] }]);
+  assert.equal(mixed.get('A100'), DEVICE_COLORS[0]);
+  assert.equal(mixed.get('V100'), DEVICE_COLORS[1]);
+  assert.deepStrictEqual([...deviceColors([{ device: 'X' }, { device: 'Y' }]).values()], DEVICE_COLORS.slice(0, 2));
+});
+
 test('MoE plans: the all-to-all drawn on an "ep" lane inside each pass, block by block, summing to the stage\'s exchange time', async () => {
   const { withExchanges, EP_KIND } = await import('../../web/render/exchanges.js');
   const { stageResources } = await import('../../web/exports.js');

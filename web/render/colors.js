@@ -64,14 +64,33 @@ export function inkOn(hex) {
  */
 export const DEVICE_COLORS = ['#00429d', '#e7298a', '#d4a017', '#1b9e77', '#7b3294', '#93003a', '#a6cee3', '#c7e9c0'];
 
-/** device name → colour, in order of first appearance */
+/**
+ * device name → colour: the colour of the first cluster group (st.group, a replica's group) that
+ * holds the device, so a device keeps its colour from plan to plan (in order of first appearance
+ * the plans that start on the other device swapped the colours); a device with no group, or whose
+ * group's colour is taken, gets the next free one
+ */
 export function deviceColors(stages) {
-  const map = new Map();
+  const first = new Map(); // device name -> its lowest group index (Infinity: none known)
   for (const st of stages || []) {
-    const names = stageDevices(st);
-    for (const n of names) if (!map.has(n)) map.set(n, DEVICE_COLORS[map.size % DEVICE_COLORS.length]);
+    const reps = Array.isArray(st.replicas) && st.replicas.length ? st.replicas : null;
+    for (const n of stageDevices(st)) {
+      const groups = reps ? reps.filter((r) => r.device === n).map((r) => r.group) : [st.group];
+      const g = Math.min(...groups.filter(Number.isInteger), Infinity);
+      if (!first.has(n) || g < first.get(n)) first.set(n, g);
+    }
   }
-  return map;
+  const map = new Map();
+  const taken = new Set();
+  const byGroup = [...first].sort((a, b) => a[1] - b[1]);
+  for (const [n, g] of byGroup) {
+    let slot = Number.isFinite(g) ? g % DEVICE_COLORS.length : -1;
+    if (slot < 0 || taken.has(slot)) slot = [...DEVICE_COLORS.keys()].find((k) => !taken.has(k)) ?? map.size % DEVICE_COLORS.length;
+    taken.add(slot);
+    map.set(n, DEVICE_COLORS[slot]);
+  }
+  // the legend in order of first appearance, as before
+  return new Map([...first.keys()].map((n) => [n, map.get(n)]));
 }
 
 /** the device types of a stage (a stage with mixed replicas names them joined by '+') */

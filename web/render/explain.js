@@ -30,6 +30,8 @@ export function criticalPathView(est, { searching = false } = {}) {
     + 'so "exposed pipeline sends" can be 0 while the table below lists the sends each stage makes. After its last backward the bottleneck '
     + 'stage waits at the global gradient-norm barrier for the stage whose DP sync ends last: the DP sync and optimizer step in the bar are '
     + 'that stage\'s, which may be another stage than the bottleneck (compare the DP sync column below).');
+  // a number and its unit on one line ("1.63 ms", not "1.63" over "ms"): style.css, td.num
+  const num = (text) => h('td', { class: 'num' }, text);
   const maxBusy = Math.max(...cp.stages.map((s) => s.busy_s), 1e-12);
   const table = h('table', { class: 'data', 'data-testid': 'critical-table' },
     h('caption', {}, 'Per stage: busy time in one iteration (micro-batches × forward + backward), the longest bounds the iteration'),
@@ -41,9 +43,9 @@ export function criticalPathView(est, { searching = false } = {}) {
       bar1.style.width = `${(100 * s.busy_s / maxBusy).toFixed(1)}%`;
       return h('tr', { class: s.stage === cp.bottleneck ? 'bottleneck' : '', 'data-stage': s.stage },
         h('th', { scope: 'row' }, `${s.stage}${s.stage === cp.bottleneck ? ' (bottleneck)' : ''}`),
-        h('td', {}, s.device), h('td', {}, fmtTime(s.busy_s)), h('td', {}, fmtPct(s.share)),
+        h('td', {}, s.device), num(fmtTime(s.busy_s)), num(fmtPct(s.share)),
         h('td', { class: 'bar-cell', 'aria-hidden': 'true' }, bar1),
-        h('td', {}, fmtTime(s.forward_s)), h('td', {}, fmtTime(s.backward_s)), h('td', {}, fmtTime(s.send_s)), h('td', {}, fmtTime(s.dp_sync_s)));
+        num(fmtTime(s.forward_s)), num(fmtTime(s.backward_s)), num(fmtTime(s.send_s)), num(fmtTime(s.dp_sync_s)));
     })));
   return h('div', { class: 'explain', 'data-bottleneck': cp.bottleneck },
     cp.sentences.map((t) => h('p', {}, t)), bar, legend, note, scrollTable(table));

@@ -40,7 +40,7 @@ export function stageDiagram(est) {
         Array.isArray(chunks) ? h('span', { class: 'muted', title: 'layers per model chunk (chunk 0 first)' }, ` (chunks ${chunks.join('+')})`) : ''),
       h('div', {}, `${st.gpus} GPU${st.gpus === 1 ? '' : 's'} · ${parallel}`),
       experts,
-      h('div', { class: 'muted' }, `F ${fmtTime(st.forward_s)} · B ${fmtTime(st.backward_s)}`),
+      h('div', { class: 'muted', title: 'forward and backward time of one micro-batch' }, `F ${fmtTime(st.forward_s)} · B ${fmtTime(st.backward_s)}`),
       h('div', { class: 'mem', role: 'meter', 'aria-valuemin': 0, 'aria-valuemax': fmt(cap, 1), 'aria-valuenow': fmt(mem, 1),
         'aria-label': `memory ${fmt(mem, 1)} of ${fmt(cap, 1)} GiB` }, fill),
       h('div', { class: `mem-text${level === 'over' ? ' bad' : level === 'warn' ? ' warn' : ''}` }, `${fmt(mem, 1)} / ${fmt(cap, 1)} GiB`));

@@ -56,11 +56,11 @@ export function stagesTable(est, { sources = false } = {}) {
         h('td', {}, summary[i] ?? ''),
         h('td', {}, Number.isFinite(st.samples_per_replica) ? String(st.samples_per_replica) : replicaSamples(st.replicas)),
         h('td', {}, String(st.num_layers ?? '')),
-        h('td', {}, fmtTime(st.forward_s)),
-        h('td', {}, fmtTime(st.backward_s)),
-        h('td', {}, fmtTime(st.optimizer_s)),
-        h('td', {}, fmtTime(st.dp_sync_s)),
-        h('td', {}, `${fmt(st.memory_GiB, 1)} / ${fmt(st.memory_capacity_GiB, 1)} GiB`));
+        h('td', { class: 'num' }, fmtTime(st.forward_s)),
+        h('td', { class: 'num' }, fmtTime(st.backward_s)),
+        h('td', { class: 'num' }, fmtTime(st.optimizer_s)),
+        h('td', { class: 'num' }, fmtTime(st.dp_sync_s)),
+        h('td', { class: 'num' }, `${fmt(st.memory_GiB, 1)} / ${fmt(st.memory_capacity_GiB, 1)} GiB`));
       if (sources) {
         const src = sourceSummary(st.source);
         row.append(h('td', { class: 'source', 'data-source': st.source?.forward ?? 'analytic', title: src.detail }, src.text,
@@ -150,8 +150,8 @@ export function statsList(stats) {
   if (!stats) return h('p', {}, '');
   const inf = Object.entries(stats.infeasible || {});
   return h('dl', { class: 'stats' },
-    h('dt', {}, 'evaluated'), h('dd', {}, fmtInt(stats.evaluated)),
-    h('dt', {}, 'pruned'), h('dd', {}, fmtInt(stats.pruned)),
+    h('dt', {}, 'evaluated'), h('dd', {}, `${fmtInt(stats.evaluated)} complete plans`),
+    h('dt', {}, 'pruned'), h('dd', {}, `${fmtInt(stats.pruned)} branches cut by a lower bound`),
     h('dt', {}, 'infeasible'), h('dd', {}, inf.length ? inf.map(([k, v]) => `${k}: ${fmtInt(v)}`).join(', ') : 'none'),
     h('dt', {}, 'elapsed'), h('dd', {}, fmtTime(stats.elapsed_s)),
     h('dt', {}, 'complete'), h('dd', {}, stats.complete ? 'yes' : 'no (time limit or cancelled: best so far)'),

@@ -1,0 +1,65 @@
+// A first-impression review's layout fixes: an interleaved MoE plan's headline wraps on a phone
+// (its "(interleaved 1F1B, 2 chunks per stage)" widened the page to 431 px at 390), the memory
+// table's stage column wraps, a time and its unit stay on one line, a stage row that runs past the
+// edge fades there; on a desktop a device keeps
+// its colour when another plan is selected, and the stock Megatron-LM button sits at the left.
+//   POSEIDON_BUILD_WASM=build-wasm node --test tests/web/layout-review.test.mjs
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { useBrowser, assertClean, demoScenario, DESKTOP, PHONE } from './harness.mjs';
+
+const env = useBrowser({ viewport: PHONE });
+const shared = (page) => page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent), null, { timeout: 30000 });
+
+test('a phone: an interleaved MoE plan never widens the page; the memory table shows numbers, times keep their units', async (t) => {
+  if (!env.searchWorks) { t.skip(env.searchSkipReason); return; }
+  const sc = { ...demoScenario, model: 'qwen3-235b-a22b', cluster: 'h100-plus-gb200' };
+  const res = JSON.parse(env.M.plan(JSON.stringify(sc), JSON.stringify({ top: 5 })));
+  const est = res.plans?.find((p) => (p.plan.virtual_stages ?? 1) > 1);
+  if (!est) { t.skip('the search of Qwen3-235B on h100-plus-gb200 found no interleaved plan'); return; }
+  const { page, problems } = await env.open(t, await env.link({ m: sc.model, c: sc.cluster, t: sc.training, p: est.plan }));
+  await shared(page);
+  const m = await page.evaluate(() => {
+    const sched = document.querySelector('#best-plan .metric .schedule');
+    const row = document.querySelector('[data-testid=memory-table] tbody th[scope=row]');
+    const box = row.closest('.scroll-x') ?? row.closest('table');
+    return {
+      page: document.documentElement.scrollWidth, width: innerWidth, text: sched?.textContent ?? '',
+      schedRight: sched?.getBoundingClientRect().right ?? 0,
+      rowHead: row.getBoundingClientRect().width, box: box.getBoundingClientRect().width,
+      num: [...document.querySelectorAll('[data-testid=critical-table] td.num, [data-testid=stage-table] td.num')].map((td) => getComputedStyle(td).whiteSpace),
+    };
+  });
+  assert.match(m.text, /interleaved 1F1B/);
+  assert.ok(m.page <= m.width, `the page does not scroll sideways (${m.page} px wide at ${m.width})`);
+  assert.ok(m.schedRight <= m.width, 'the schedule wraps inside the screen');
+  assert.ok(m.rowHead < 0.6 * m.box, `the memory table's stage column leaves room for its numbers (${m.rowHead} of ${m.box} px)`);
+  assert.ok(m.num.length >= 8 && m.num.every((w) => w === 'nowrap'), 'times and memory stay on one line with their units');
+  await assertClean(page, problems);
+  // the default page's 5 stage boxes run past a phone's edge: the row's edge fades until it is scrolled to its end
+  const demo = await env.open(t, `${env.site.url}index.html`);
+  await demo.page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]')?.textContent ?? ''), null, { timeout: 60000 });
+  const more = () => demo.page.evaluate(() => document.querySelector('#stage-diagram ol.stages').dataset.more);
+  assert.equal(await more(), 'right', 'the stage row says more boxes lie past its edge');
+  await demo.page.evaluate(() => { const o = document.querySelector('#stage-diagram ol.stages'); o.scrollLeft = o.scrollWidth; });
+  await demo.page.waitForFunction(() => document.querySelector('#stage-diagram ol.stages').dataset.more === '');
+  await assertClean(demo.page, demo.problems);
+});
+
+test('a desktop: a device keeps its colour from plan to plan; the stock Megatron-LM button at the left of its row', async (t) => {
+  if (!env.searchWorks) { t.skip(env.searchSkipReason); return; }
+  const { page, problems } = await env.open(t, `${env.site.url}index.html`, { viewport: DESKTOP });
+  await page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]')?.textContent ?? ''), null, { timeout: 60000 });
+  const colours = () => page.$$eval('#stage-diagram ul.legend li', (lis) => Object.fromEntries(lis.map((li) => [li.textContent, li.querySelector('.swatch').style.backgroundColor])));
+  const first = await colours();
+  assert.equal(Object.keys(first).length, 2, 'the demo plan runs on both devices');
+  const rows = await page.locator('#top-plans tbody tr').count();
+  for (let i = 1; i < rows; i++) {
+    await page.locator('#top-plans tbody tr').nth(i).locator('button').first().click();
+    const now = await colours();
+    for (const [name, c] of Object.entries(now)) assert.equal(c, first[name], `plan #${i + 1}: ${name} in the colour of plan #1`);
+  }
+  const x = await page.evaluate(() => [document.querySelector('.stock-row').getBoundingClientRect().left, document.querySelector('#stock-best').getBoundingClientRect().left]);
+  assert.ok(Math.abs(x[0] - x[1]) < 2, `the button starts its row (${x})`);
+  await assertClean(page, problems);
+});
