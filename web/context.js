@@ -16,7 +16,9 @@ export function shortDeviceName(name) {
 /**
  * text with every device named as the inputs name it: names is [[what the core or a plan says (an
  * id, a full name), the page's name]], e.g. ["a100-sxm4-80gb", "A100 SXM4 80GB"]; whole names
- * only, the longest first (a custom device's name that holds a preset's stays as it is)
+ * only, the longest first (a custom device's name that holds a preset's stays as it is). A name
+ * with brackets of its own ("GB200 (Grace Blackwell, NVL72 rack)") that the text puts in brackets
+ * is set off by commas instead: "group 0, GB200 (Grace Blackwell, NVL72 rack): 1 -> 2 nodes".
  */
 export function renameDevices(text, names) {
   const usable = names.filter(([from, to]) => typeof from === 'string' && from && typeof to === 'string');
@@ -24,8 +26,12 @@ export function renameDevices(text, names) {
   const to = new Map(usable); // a later pair wins (a custom device over a preset of its id)
   const esc = (x) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const longestFirst = [...to.keys()].sort((a, b) => b.length - a.length);
-  const re = new RegExp(`(?<![\\w-])(?:${longestFirst.map(esc).join('|')})(?![\\w-])`, 'g');
-  return String(text).replace(re, (m) => to.get(m) ?? m);
+  const re = new RegExp(`( \\()?(?<![\\w-])(${longestFirst.map(esc).join('|')})(?![\\w-])(\\)([,:;.])?)?`, 'g');
+  return String(text).replace(re, (m, open, from, close, punct, at, all) => {
+    const name = to.get(from) ?? from;
+    if (!open || !close || !/[()]/.test(name)) return `${open ?? ''}${name}${close ?? ''}`;
+    return `, ${name}${punct ?? (at + m.length === all.length ? '' : ',')}`;
+  });
 }
 
 /** the label of a group's device: a preset's short name, a custom device's name, "<preset> (modified)" for {"base"} */

@@ -6,7 +6,7 @@
 // search reports through); this module draws them whenever they change.
 import { $, $$, h } from './dom.js';
 import { errors, normalisePath, problemsOf, showError, clearErrors, showCoreError, state, subscribe } from './store.js';
-import { inWords } from './words.js';
+import { detailText, inWords } from './words.js';
 
 export { normalisePath, problemsOf, showError, clearErrors, showCoreError };
 
@@ -27,12 +27,14 @@ function labelOf(input, path) {
 
 /**
  * A problem in a person's words, then the core's own line (its JSON path and words) as the
- * secondary detail: what a link or the CLI names (issue 36 item 9). label: the field's name, or
- * null next to the field itself.
+ * secondary detail: what a link or the CLI names (issue 36 item 9); only the path where the words
+ * already say the core's message (detailText). label: the field's name, or null next to the field
+ * itself; path: the path the detail names.
  */
-function said(pr, label, detail = problemText(pr)) {
+function said(pr, label, path = pr.path) {
   const words = inWords(pr, label);
-  return [h('span', { class: 'said' }, words), ' ', h('span', { class: 'detail' }, `(${detail})`)];
+  const detail = detailText(words, pr.message, path);
+  return [h('span', { class: 'said' }, words), ...(detail ? [' ', h('span', { class: 'detail' }, `(${detail})`)] : [])];
 }
 
 /** opens every collapsed section around an input (inputs collapse into sections on phones) */
@@ -125,15 +127,16 @@ export function markFieldErrors(problems) {
       ? pr.path.slice(base.length).replace(/^\./, '') : '';
     const err = document.getElementById(input.getAttribute('aria-describedby'));
     // in words (no name: it is next to its field; a part inside the field's value is named), the core's line after it
-    if (err) err.append(err.textContent ? '; ' : '', ...said(pr, rel ? '' : null, rel ? `${rel}: ${pr.message}` : problemText(pr)));
+    if (err) err.append(err.textContent ? '; ' : '', ...said(pr, rel ? '' : null, rel || pr.path));
     // the message may be about a relation with a sibling field ("24 does not divide hidden_size
     // 2305": the path names the heads, the user typed the hidden size): mark the fields it names too
     for (const other of relatedInputs(pr, input)) {
       other.setAttribute('aria-invalid', 'true');
       openAround(other);
       const e2 = document.getElementById(other.getAttribute('aria-describedby'));
-      const text = `${input.dataset.path.split('.').pop()}: ${pr.message}`;
-      if (e2 && !e2.textContent.includes(text)) e2.append(e2.textContent ? '; ' : '', h('span', { class: 'said' }, inWords(pr, labelOf(input, pr.path))), ' ', h('span', { class: 'detail' }, `(${text})`));
+      const words = inWords(pr, labelOf(input, pr.path));
+      const text = detailText(words, pr.message, input.dataset.path.split('.').pop());
+      if (e2 && !e2.textContent.includes(words)) e2.append(e2.textContent ? '; ' : '', h('span', { class: 'said' }, words), ...(text ? [' ', h('span', { class: 'detail' }, `(${text})`)] : []));
     }
     first ??= input;
   }

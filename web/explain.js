@@ -2,8 +2,10 @@
 // `breakdown` and per-stage times) and which GPUs of the cluster stay idle, and why.
 // Pure functions over the result JSON (no DOM), tested in node.
 
-// the sentences quote the numbers in the format of the legend and the tables below them
-import { fmtPct, fmtTime } from './dom.js';
+// the sentences quote the numbers in the format of the legend and the tables below them; a device's
+// name is set off by commas, never brackets: a name may hold brackets ("GB200 (Grace Blackwell, NVL72
+// rack)"), and brackets inside brackets read badly
+import { fmtInt, fmtPct, fmtTime } from './dom.js';
 
 /** the breakdown's parts (docs/model.md, "Breakdown"), in the order they are drawn */
 export const BREAKDOWN_PARTS = [
@@ -57,13 +59,13 @@ export function criticalPath(est) {
   const m = est.plan?.num_micro_batches ?? 0;
   const sentences = [];
   if (st) {
-    sentences.push(`Stage ${bn} (${st.device}) bounds the iteration: it is busy ${fmtTime(st.busy_s)} of ${fmtTime(T)} `
+    sentences.push(`Stage ${bn}, ${st.device}, bounds the iteration: it is busy ${fmtTime(st.busy_s)} of ${fmtTime(T)} `
       + `(${fmtPct(st.busy_s / T)}), ${m} micro-batch${m === 1 ? '' : 'es'} × ${fmtTime((st.forward_s || 0) + (st.backward_s || 0))} forward + backward.`);
     const next = stages.filter((x) => x.stage !== bn).sort((x, y) => y.busy_s - x.busy_s)[0];
     if (next) {
       sentences.push(next.busy_s >= 0.97 * st.busy_s
-        ? `Stage ${next.stage} (${next.device}) is nearly as busy (${fmtTime(next.busy_s)}): the layers are balanced between them.`
-        : `The next busiest stage, ${next.stage} (${next.device}), is busy ${fmtTime(next.busy_s)} (${fmtPct(next.busy_s / T)}).`);
+        ? `Stage ${next.stage}, ${next.device}, is nearly as busy (${fmtTime(next.busy_s)}): the layers are balanced between them.`
+        : `The next busiest is stage ${next.stage}, ${next.device}: busy ${fmtTime(next.busy_s)} (${fmtPct(next.busy_s / T)}).`);
     }
   }
   if (dominant && dominant.share >= 0.02) {
@@ -95,7 +97,7 @@ export function emptyStageSentences(est) {
   const out = [];
   stages.forEach((st, i) => {
     if (S < 2 || st.num_layers !== 0) return;
-    const who = `Stage ${st.index ?? i} (${st.device}) holds no transformer block`;
+    const who = `Stage ${st.index ?? i}, ${st.device}, holds no transformer block`;
     if (i === 0) out.push(`${who}: only the embedding.`);
     else if (i === S - 1) out.push(`${who}: only the output layer and the loss, and every stage before it runs one more micro-batch ahead (1F1B warm-up).`);
     else out.push(`${who}: it only forwards activations and gradients, and every stage before it runs one more micro-batch ahead (1F1B warm-up), which hides the round trip of slow sends.`);
@@ -139,7 +141,7 @@ export function idleReasons(est, cluster, result, trainingBatch) {
     reasons.push(`Each micro-batch has ${mbs} sample${mbs === 1 ? '' : 's'} and ${saturated.length === stages.length ? 'every stage' : `${saturated.length} of the ${stages.length} stages`} already split${saturated.length === stages.length || saturated.length === 1 ? 's' : ''} it into one sample per data-parallel replica: more replicas would need a larger micro-batch${trainingBatch ? ` (the global batch of ${trainingBatch} samples limits the choices)` : ''}.`);
   }
   for (const g of u.groups) {
-    if (g.total && !g.used) reasons.push(`Group ${g.group} (${g.device}) is not used at all: every plan the search found with it was slower (a slower device becomes the bottleneck stage) or did not fit.`);
+    if (g.total && !g.used) reasons.push(`Group ${g.group}, ${g.device}, is not used at all: every plan the search found with it was slower (a slower device becomes the bottleneck stage) or did not fit.`);
   }
   const plans = result?.plans || [];
   const more = plans.map((p, i) => ({ p, i })).filter(({ p }) => p !== est && p.num_gpus > u.used);
@@ -156,4 +158,15 @@ export function idleReasons(est, cluster, result, trainingBatch) {
   if (inf.length) reasons.push(`The search rejected layouts as infeasible: ${inf.map(([k, n]) => `${Number(n).toLocaleString('en-US')} for ${k}`).join(', ')}.`);
   reasons.push('The search ranks plans by iteration time only: it leaves GPUs idle whenever using them would not make the iteration faster.');
   return { ...u, reasons };
+}
+
+/**
+ * The status line when a search ends: its time and counts (stats: the result's). found: whether it
+ * found a plan; without one the line says so in a few words after the counts, and no more: the
+ * headline says what to do (see below what would make one fit), and the line does not repeat it.
+ */
+export function searchDoneText(s = {}, { found = true } = {}) {
+  const on = s.workers > 1 ? ` on ${s.workers} workers` : '';
+  const limit = s.complete === false ? (found ? ' (time limit reached: best found so far)' : ' (time limit reached)') : '';
+  return `Done in ${fmtTime(s.elapsed_s)}${limit}: evaluated ${fmtInt(s.evaluated ?? 0)} plans · pruned ${fmtInt(s.pruned ?? 0)} branches${on}${found ? '' : '; no plan fits'}.`;
 }

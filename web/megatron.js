@@ -306,7 +306,7 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
   if (!nodes) notes.push('The GPUs per node differ between the groups this plan uses (or do not divide the plan\'s GPUs): NNODES and NPROC_PER_NODE are placeholders.');
   // the comment with each stage's node ranks is written when one TP and one DP give Megatron's rank order
   const rankComment = Boolean(nodes) && tps.length === 1 && dps.length === 1;
-  if (devices.length > 1) notes.push(`The stages run on different device types (${devices.join(', ')}); torchrun starts them alike, and the layer split below is what balances them. Start the nodes so that each stage lands on its devices${rankComment ? ' (node ranks in the command\'s comment)' : ' (Megatron-LM places stage s on ranks s × TP × DP onwards, TP fastest; with TP or DP per stage, or no node count, there is none to give)'}.`);
+  if (devices.length > 1) notes.push(`The stages run on different device types: ${devices.join(', ')}. Torchrun starts them alike, and the layer split below is what balances them. Start the nodes so that each stage lands on its devices${rankComment ? ' (node ranks in the command\'s comment)' : ' (Megatron-LM places stage s on ranks s × TP × DP onwards, TP fastest; with TP or DP per stage, or no node count, there is none to give)'}.`);
   const launcher = [
     ['--nnodes', nodes ? nodes.nnodes : need('NNODES', 'set the number of nodes')],
     ['--nproc_per_node', nodes ? nodes.nproc : need('NPROC_PER_NODE', 'set the GPUs per node')],
@@ -323,7 +323,7 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
     const where = stages.map((st, s) => {
       const a = Math.floor((s * per) / nodes.nproc);
       const b = Math.floor(((s + 1) * per - 1) / nodes.nproc);
-      return `stage ${s} (${st.num_layers} layer${st.num_layers === 1 ? '' : 's'}, ${deviceName(st.device)}) on node rank${a === b ? ` ${a}` : `s ${a}-${b}`}`;
+      return `stage ${s}: ${st.num_layers} layer${st.num_layers === 1 ? '' : 's'} on ${deviceName(st.device)}, node rank${a === b ? ` ${a}` : `s ${a}-${b}`}`;
     });
     head.push(`# ${where.join('; ')}.`);
   }

@@ -4,7 +4,7 @@
 // goes into the store (store.js), and the views that subscribe there draw it.
 import { fmtInt, fmtTime } from './dom.js';
 import { cleanObject, isEmbed, scenario, searchOptions } from './state.js';
-import { hasBreakdown } from './explain.js';
+import { hasBreakdown, searchDoneText } from './explain.js';
 import { clearErrors, emit, perf, planUpdated, problemsOf, setAdvice, setResult, setSearchBest, setStale, setStatus, showCoreError, showError, state, subscribe } from './store.js';
 import { call, getPool, restartWorker } from './engine.js';
 import { PROBE_S, splitSearch } from './split-search.js';
@@ -155,13 +155,12 @@ export async function runSearch({ live = false } = {}) {
     result.profiled = Boolean(sc.profile);
     // inputs edited while it ran: the result is for the inputs before, and stays marked stale
     // until the search they scheduled replaces it
-    const s = result.stats || {};
-    const on = s.workers > 1 ? ` on ${s.workers} workers` : '';
     // the line is cut at the summary's width on a phone: what matters most comes first
-    progress(`Done in ${fmtTime(s.elapsed_s)}${s.complete === false ? ' (time limit reached: best found so far)' : ''}: evaluated ${fmtInt(s.evaluated)} plans · pruned ${fmtInt(s.pruned)} branches${on}.`);
+    const done = searchDoneText(result.stats || {}, { found: Boolean(result.plans?.length) });
+    progress(done);
     // an explicit run moves the focus to the result if it was lost (the results view does it)
     showResult(result, sc, { stale: editedSince(t0), focus: !live });
-    if (!result.plans?.length) requestAdvice(sc, token);
+    if (!result.plans?.length) requestAdvice(sc, token, done);
   } catch (e) {
     if (e.cancelled || token !== searchSeq) return;
     showError(`The planner engine failed: ${e.message}. It has been restarted; your inputs are kept.`);
@@ -221,12 +220,16 @@ export async function estimatePlan(plan, origin) {
   return null;
 }
 
-/** "No feasible plan": ask the core which changes make one fit (advice API), shown under the summary. */
-async function requestAdvice(sc, token) {
+/**
+ * "No feasible plan": ask the core which changes make one fit (advice API), shown under the summary.
+ * done: the search's status line, shown again when the advice is in (the headline says that no
+ * plan fits and where to look: the status line gives the counts, not the same words).
+ */
+async function requestAdvice(sc, token, done) {
   setAdvice({ pending: true });
   let res;
   try {
-    setStatus({ running: true, progress: 'No feasible plan: searching variants of the inputs that would make one fit…' });
+    setStatus({ running: true, progress: 'Searching variants of the inputs that would make a plan fit…' });
     res = await call({ type: 'advise', scenario: sc, options: { ...ADVICE_OPTIONS, tp_per_stage: Boolean(searchOptions().tp_per_stage) } });
   } catch (e) {
     if (e.cancelled || token !== searchSeq) return;
@@ -235,7 +238,7 @@ async function requestAdvice(sc, token) {
     if (token === searchSeq) setRunning(false);
   }
   if (token !== searchSeq || state.resultScenario !== sc) return;
-  progress(res?.error ? 'No feasible plan (the advice could not be computed).' : 'No feasible plan for these inputs: see what would make one fit.');
+  progress(res?.error ? `${done} The advice could not be computed.` : done);
   setAdvice(res);
 }
 

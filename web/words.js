@@ -80,3 +80,17 @@ export function inWords(problem, label = '') {
   const suggest = exp?.suggest ? ` Did you mean ${exp.suggest}?` : '';
   return `${text}.${enter === '.' ? '' : enter}${suggest}`;
 }
+
+/**
+ * The core's own line, shown in brackets after the words (`words`: what inWords made of the
+ * problem): its JSON path and message, or only the path where the words already say the message
+ * (a message inWords does not rephrase would read twice); '' with neither. `path`: the path to
+ * name (a problem's path, or its part inside the field next to it).
+ */
+export function detailText(words, message, path = '') {
+  const msg = String(message ?? '').trim();
+  const w = String(words ?? '');
+  const said = msg.replace(/\b[a-z]+(?:_[a-z0-9]+)+\b/g, (k) => keyWords(k));
+  if (!msg || w.includes(msg) || w.includes(said)) return path || '';
+  return path ? `${path}: ${msg}` : msg;
+}

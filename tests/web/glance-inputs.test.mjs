@@ -35,6 +35,17 @@ test('messages in a person\'s words next to the field and in the summary, the co
   assert.match(await page.textContent(`${err} .said`), /^0 is too small\. Enter a whole number from 1 to 100,000,000\.$/);
   await page.fill('[data-path="training.global_batch_size"]', '64');
   await page.waitForFunction(() => document.querySelector('[data-testid=error]').hidden, null, { timeout: 30000 });
+  // a message the page does not reword: said once, the detail names only its path
+  await page.selectOption('[data-path="training.precision"]', 'fp8');
+  await page.waitForFunction(() => /cannot run on/.test(document.querySelector('[data-testid=error]')?.textContent ?? ''), null, { timeout: 30000 });
+  const fp8 = await page.$$eval('[data-testid=error] .error-link', (bs) => bs.map((b) => [b.querySelector('.said').textContent, b.querySelector('.detail')?.textContent]));
+  assert.ok(fp8.length > 0);
+  for (const [said, detail] of fp8) {
+    assert.match(said, /^Precision: "fp8" cannot run on cluster\.groups\[\d\]/);
+    assert.equal(detail, '(training.precision)');
+  }
+  await page.selectOption('[data-path="training.precision"]', 'bf16');
+  await page.waitForFunction(() => document.querySelector('[data-testid=error]').hidden, null, { timeout: 30000 });
   await assertClean(page, problems);
 });
 
@@ -245,7 +256,7 @@ test('names, not ids: the advice table and the Megatron-LM notes name the device
   await demo.page.waitForSelector('#megatron-notes li');
   const notes = await demo.page.textContent('#megatron-notes');
   assert.match(notes, /--fp16, not --bf16: V100 SXM2 32GB has no BF16/);
-  assert.ok(notes.includes('different device types (A100 SXM4 80GB, V100 SXM2 32GB)'), notes);
+  assert.ok(notes.includes('different device types: A100 SXM4 80GB, V100 SXM2 32GB.'), notes);
   const ids = /a100-sxm4-80gb|v100-sxm2-32gb/;
   assert.doesNotMatch(notes, ids, 'no device id in the notes');
   assert.doesNotMatch(await demo.page.textContent('#megatron'), ids, 'nor in the command shown');

@@ -7,8 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { megatronArgs } from '../../web/exports.js';
 
-import { criticalPath, emptyStageSentences, gpuUsage, idleReasons, stageBusy, hasBreakdown, BREAKDOWN_PARTS } from '../../web/explain.js';
-import { contextLine, contextParts, gpusByType, shortDeviceName } from '../../web/context.js';
+import { criticalPath, emptyStageSentences, gpuUsage, idleReasons, stageBusy, hasBreakdown, BREAKDOWN_PARTS, searchDoneText } from '../../web/explain.js';
+import { contextLine, contextParts, gpusByType, renameDevices, shortDeviceName } from '../../web/context.js';
 import { parseTokens, formatTokens, trainingCost, sortPlans, priceOf, gpusByDevice, presetPrices, formatUsd, formatCost, unpricedNote, formatDuration,
   formatDays, tokensPhrase, MAX_TOKENS, TOKENS_RANGE_MESSAGE, tokensProblem, parsePrice, priceProblem } from '../../web/cost.js';
 import { pipelineLayout, nearestEvenSplit } from '../../web/megatron.js';
@@ -34,7 +34,7 @@ test('critical path: the bottleneck stage, the breakdown parts as shares, per-st
   assert.ok(Math.abs(cp.parts.reduce((a, p) => a + p.share, 0) - 1) < 1e-9);
   const busy = stageBusy(twoStage);
   assert.ok(Math.abs(busy[1].busy_s - 8 * 0.106) < 1e-12);
-  assert.match(cp.sentences[0], /^Stage 1 \(v100-sxm2-32gb\) bounds the iteration/);
+  assert.match(cp.sentences[0], /^Stage 1, v100-sxm2-32gb, bounds the iteration/);
   assert.match(cp.sentences.join(' '), /pipeline bubble/);
   assert.equal(criticalPath({ ...twoStage, breakdown: undefined }), null);
   // a DP-bound plan with tied embeddings: the sentence says how much is the embedding all-reduce
@@ -54,9 +54,9 @@ test('critical path: a stage without blocks is said to hold only the embedding, 
   const est = { ...twoStage, stages: [st(0, 0), st(1, 0), st(2, 12), st(3, 0)] };
   const s = emptyStageSentences(est);
   assert.equal(s.length, 3);
-  assert.match(s[0], /^Stage 0 \(a100-sxm4-80gb\) holds no transformer block: only the embedding\.$/);
-  assert.match(s[1], /^Stage 1 \(t4-16gb\) holds no transformer block: it only forwards activations/);
-  assert.match(s[2], /^Stage 3 .*only the output layer and the loss/);
+  assert.match(s[0], /^Stage 0, a100-sxm4-80gb, holds no transformer block: only the embedding\.$/);
+  assert.match(s[1], /^Stage 1, t4-16gb, holds no transformer block: it only forwards activations/);
+  assert.match(s[2], /^Stage 3, .*only the output layer and the loss/);
   assert.ok(criticalPath({ ...est, breakdown: { ...twoStage.breakdown, bottleneck_stage: 2 } }).sentences.some((x) => /forwards activations/.test(x)));
   assert.deepStrictEqual(emptyStageSentences({ ...twoStage, stages: [st(0, 0)] }), []);
 });
@@ -260,7 +260,7 @@ test('context line: model, GPUs by type, global batch, precision and stack of a 
   assert.equal(shortDeviceName('NVIDIA GeForce RTX 4090 24GB'), 'RTX 4090 24GB');
 });
 
-import { inWords, pathWords, expectedWords } from '../../web/words.js';
+import { inWords, pathWords, expectedWords, detailText } from '../../web/words.js';
 import { recordedRun, appendRun, RunsInputError } from '../../web/calibration.js';
 
 test('the core\'s messages in a person\'s words (issue 36 item 9)', () => {
@@ -280,6 +280,56 @@ test('the core\'s messages in a person\'s words (issue 36 item 9)', () => {
   assert.equal(pathWords('cluster.groups[1].nodes'), 'Group 1: nodes');
   assert.equal(pathWords('devices.custom-1.memory_GiB'), 'Custom device custom-1: memory (GiB)');
   assert.equal(expectedWords('a finite number > 0 and <= 1000000 (dense TFLOP/s), or "none"').words, 'a number above 0 and at most 1,000,000 (dense TFLOP/s)');
+});
+
+test('a message the words already say is not repeated in brackets: the detail names only the path', () => {
+  const fp8 = { path: 'training.precision', message: '"fp8" cannot run on cluster.groups[0] (v100-sxm2-32gb): the device has no fp8_tflops; every group trains in the one precision, so choose one all its GPUs run (bf16 runs everywhere)' };
+  const words = inWords(fp8, 'precision');
+  assert.ok(words.startsWith('Precision: "fp8" cannot run on cluster.groups[0]'), words);
+  assert.equal(detailText(words, fp8.message, fp8.path), 'training.precision');
+  assert.equal(detailText(inWords(fp8, null), fp8.message, fp8.path), 'training.precision', 'next to the field too');
+  // keys put in words by inWords still count as the same message
+  const heads = { path: 'model.num_attention_heads', message: '24 does not divide hidden_size 2305' };
+  assert.equal(detailText(inWords(heads), heads.message, heads.path), 'model.num_attention_heads');
+  // a reworded message keeps the core's line; no path: the message alone, or nothing
+  const gbs = { path: 'training.global_batch_size', message: '"abc" is a string; expected an integer in [1, 100000000]' };
+  assert.equal(detailText(inWords(gbs, null), gbs.message, gbs.path), `training.global_batch_size: ${gbs.message}`);
+  assert.equal(detailText('something else', 'the core says', ''), 'the core says');
+  assert.equal(detailText('X: the core says', 'the core says', ''), '');
+});
+
+test('device names with brackets are never put in brackets (no "Stage 0 (GB200 (…))")', () => {
+  const gb = 'GB200 (Grace Blackwell, NVL72 rack)';
+  const est = { ...twoStage, stages: twoStage.stages.map((st, i) => ({ ...st, device: i ? gb : 'H100 SXM5 80GB' })) };
+  const said = [...criticalPath(est).sentences, ...idleReasons(est, { groups: [...cluster16.groups, { device: gb, nodes: 1, gpus_per_node: 4 }] }).reasons];
+  assert.match(said[0], /^Stage 1, GB200 \(Grace Blackwell, NVL72 rack\), bounds the iteration/);
+  assert.match(said.join(' '), /Group 2, GB200 \(Grace Blackwell, NVL72 rack\), is not used at all/);
+  const empty = emptyStageSentences({ stages: [{ index: 0, num_layers: 0, device: gb }, { index: 1, num_layers: 4, device: gb }] });
+  assert.match(empty[0], /^Stage 0, GB200 \(Grace Blackwell, NVL72 rack\), holds no transformer block/);
+  for (const x of [...said, ...empty]) assert.doesNotMatch(x, /\([^()]*\(/, `nested brackets: ${x}`);
+  // the core's advice labels, renamed: a bracketed name in brackets is set off by commas
+  const names = [['gb200-186gb', gb], ['NVIDIA GB200 (Grace Blackwell, NVL72 rack)', gb], ['a100-sxm4-80gb', 'A100 SXM4 80GB']];
+  assert.equal(renameDevices('group 0 (NVIDIA GB200 (Grace Blackwell, NVL72 rack)): 18 -> 36 nodes', names), `group 0, ${gb}: 18 -> 36 nodes`);
+  assert.equal(renameDevices('stage 1 (gb200-186gb) is slow', names), `stage 1, ${gb}, is slow`);
+  assert.equal(renameDevices('on (gb200-186gb)', names), `on, ${gb}`);
+  assert.equal(renameDevices('group 1 (a100-sxm4-80gb): 2 -> 4 nodes', names), 'group 1 (A100 SXM4 80GB): 2 -> 4 nodes', 'a name without brackets keeps them');
+  // the Megatron-LM notes and the node-rank comment
+  const cluster = { groups: [{ device: 'h100', nodes: 1, gpus_per_node: 4 }, { device: 'gb200', nodes: 1, gpus_per_node: 4 }] };
+  const two = { ...twoStage, num_gpus: 8, plan: { ...twoStage.plan, stages: [{ group: 0, num_layers: 16, tp: 1, dp: 4 }, { group: 1, num_layers: 8, tp: 1, dp: 4 }] },
+    stages: [{ ...twoStage.stages[0], device: 'h100' }, { ...twoStage.stages[1], device: 'gb200', tp: 1, gpus: 4, replicas: undefined }] };
+  const m = megatronArgs(two, { model: { num_layers: 24, hidden_size: 1024, num_attention_heads: 16, vocab_size: 32000, seq_length: 1024 }, training: {} },
+    { cluster, deviceName: (d) => (d === 'gb200' ? gb : 'H100') });
+  for (const x of [...m.notes, ...m.text.split('\n').filter((l) => l.startsWith('#'))]) assert.doesNotMatch(x, /\([^()]*\(/, `nested brackets: ${x}`);
+  assert.match(m.notes.join(' '), /different device types: H100, GB200 \(Grace Blackwell, NVL72 rack\)\./);
+});
+
+test('the status line when a search ends gives its counts; without a plan it does not repeat the headline', () => {
+  const stats = { elapsed_s: 0.412, evaluated: 0, pruned: 1234, complete: true };
+  assert.equal(searchDoneText(stats, { found: false }), 'Done in 412.00 ms: evaluated 0 plans · pruned 1,234 branches; no plan fits.');
+  assert.doesNotMatch(searchDoneText(stats, { found: false }), /feasible|what would make/i);
+  assert.equal(searchDoneText({ ...stats, evaluated: 56, workers: 4, complete: false }),
+    'Done in 412.00 ms (time limit reached: best found so far): evaluated 56 plans · pruned 1,234 branches on 4 workers.');
+  assert.match(searchDoneText({ ...stats, complete: false }, { found: false }), /\(time limit reached\): .*; no plan fits\.$/);
 });
 
 test('record what this plan measured: a run from the plan on screen, refused values name their field (issue 36 item 8)', () => {

@@ -80,7 +80,7 @@ export function memoryBreakdown(est) {
       return h('th', { scope: 'col', title: c?.title ?? null }, t);
     }))),
     h('tbody', {}, rows.map((r) => h('tr', { class: r.level === 'ok' ? '' : r.level, 'data-level': r.level },
-      h('th', { scope: 'row' }, `${r.stage} (${r.device})`),
+      h('th', { scope: 'row' }, `${r.stage}, ${r.device}`),
       r.parts.map((p) => h('td', { 'data-component': p.key }, fmtFixed(p.GiB, 2))),
       hasOther ? h('td', {}, fmtFixed(r.other, 2)) : null,
       h('td', { 'data-component': 'total' }, fmtFixed(r.total, 2)),
