@@ -44,7 +44,7 @@ TEST_CASE("configurations deferred after a few nodes each still give the exhaust
     const std::string schedule = GENERATE(std::string("1f1b"), std::string("any"));
     SearchOptions deferring = quiet(3, false, 1), exhaustive = quiet(3, true, 1);
     deferring.schedule = exhaustive.schedule = schedule;
-    deferring.config_first_nodes = 8;  // the default is 262,144: these small splits take fewer
+    deferring.config_first_nodes = 8;  // the default is 524,288: these small splits take fewer
     std::int64_t pruned_evals = 0, exhaustive_evals = 0;
     int checked = 0, changed = 0;
     for (std::uint64_t seed = 9100; checked < 40; ++seed) {

@@ -88,7 +88,7 @@ struct SearchOptions {
     // Tree nodes a configuration's layer split may take before the walk defers it to the end of
     // its subtree, to be split again whole (docs/search.md, "Deferred configurations"; 0: none).
     // Not read from JSON.
-    std::int64_t config_first_nodes = std::int64_t{1} << 18;
+    std::int64_t config_first_nodes = std::int64_t{1} << 19;
     // Training choices left to the search (docs/search.md, "Training choices").
     // precisions: the precisions searched, each plan in each (empty: training.precision alone);
     // any_precision: bf16 and every low-precision recipe all groups' GPUs and the stack run.
