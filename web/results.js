@@ -70,9 +70,10 @@ export function bestSummary(est, { partial = false, label = 'Best plan', sc = st
       sep(), card(`micro-batch ${replicaMicroBatch(est)} per replica`)),
     trainedBatchNote(est, sc?.training),
     est.memory_fits === false ? ' · does not fit in memory' : '',
-    partial ? h('span', { class: 'partial' }, ' (best so far)') : '',
-    // the Megatron-LM command of this plan needs nothing stock Megatron-LM lacks (stock.js)
-    stockBadge(est, sc, partial));
+    // the Megatron-LM command of this plan needs nothing stock Megatron-LM lacks (stock.js); its place is
+    // kept for every plan shown (style.css, .badge-slot), so the summary keeps its height when a search ends
+    h('span', { class: 'badge-slot', 'data-testid': 'badge-slot' },
+      partial ? h('span', { class: 'partial' }, ' (best so far)') : '', stockBadge(est, sc, partial)));
   const c = costOf(est, sc);
   const o = costOptions();
   // a token budget typed but not a number: say why the days and the total are missing

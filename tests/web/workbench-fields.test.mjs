@@ -157,8 +157,8 @@ test('inputs: a config.json without the model keys is refused, the model kept; a
   // hidden size 2305: the core's path names the heads; the field the user typed in is marked too
   await page.fill('[data-path="model.hidden_size"]', '2305');
   await page.waitForFunction(() => document.querySelector('[data-error-for="model.hidden_size"]').textContent.length > 0, null, { timeout: 30000 });
-  assert.match(await page.textContent('[data-error-for="model.hidden_size"]'), /num_attention_heads: \d+ does not divide hidden_size 2305/);
-  assert.match(await page.textContent('[data-error-for="model.num_attention_heads"]'), /does not divide hidden_size 2305/);
+  assert.match(await page.textContent('[data-error-for="model.hidden_size"]'), /Attention heads: \d+ does not divide hidden size 2305.*\(num_attention_heads\)/);
+  assert.match(await page.textContent('[data-error-for="model.num_attention_heads"]'), /does not divide hidden size 2305/);
   for (const f of ['model.hidden_size', 'model.num_attention_heads']) assert.equal(await page.getAttribute(`[data-path="${f}"]`, 'aria-invalid'), 'true', f);
   assert.equal(await page.getAttribute('[data-path="model.num_layers"]', 'aria-invalid'), null, 'an unrelated field stays unmarked');
   await page.fill('[data-path="model.hidden_size"]', '2304');
