@@ -12,7 +12,7 @@ namespace poseidon::detail {
 // the configurations that lower the threshold lie.
 void Walker::split_or_defer(MbsCtx& c, int S) {
     const std::int64_t budget = sh_.opt.config_first_nodes;
-    if (exhaustive_ || dive_left_ >= 0 || replay_ || budget <= 0) {
+    if (exhaustive_ || dive_left_ >= 0 || budget <= 0) {
         run_config(c);
         return;
     }
@@ -26,12 +26,12 @@ void Walker::split_or_defer(MbsCtx& c, int S) {
     }
 }
 
-// The configurations deferred below the task just walked, in the order they came, each whole.
+// The configurations deferred below the task just walked, in the order they came, each whole
+// (run_task clears blocks_ after it).
 void Walker::split_deferred(MbsCtx& c) {
     if (deferred_.empty()) return;
     std::vector<Deferred> list;
     list.swap(deferred_);
-    const auto blocks = blocks_;
     replay_ = true;
     for (Deferred& d : list) {
         if (halted()) break;
@@ -45,7 +45,6 @@ void Walker::split_deferred(MbsCtx& c) {
     replay_ = false;
     caps_known_ = false;
     one_cut_ = false;
-    blocks_ = blocks;
 }
 
 }  // namespace poseidon::detail
