@@ -241,6 +241,49 @@ def attention_backends():
                         print(f"{backend} d{d} h{heads} s{s}: {r['error'][:80]}")
 
 
+def attention_sinks():
+    """GPT-OSS attention (64 query heads, 8 KV groups, head dim 64, learned sinks): cuDNN's fused
+    causal kernel beside Transformer Engine's unfused path (scores materialised, one sink logit per
+    head joined to each row's softmax), full causal and a 128-token sliding window."""
+    heads, groups, d = 64, 8, 64
+    for b, s in [(1, 4096), (4, 4096)]:
+        fwd_flops = 4 * b * heads * s * (s + 1) / 2 * d
+        attention(b, heads, s, d, backend="CUDNN_ATTENTION")
+        q = torch.randn(b, heads, s, d, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+        k = torch.randn(b, groups, s, d, device=DEV, dtype=torch.bfloat16, requires_grad=True)
+        v = torch.randn_like(k, requires_grad=True)
+        sink = torch.zeros(heads, device=DEV, dtype=torch.float32, requires_grad=True)
+        idx = torch.arange(s, device=DEV)
+        for window in [None, 128]:
+            mask = idx[None, :] > idx[:, None]
+            if window is not None:
+                mask = mask | (idx[None, :] <= idx[:, None] - window)
+
+            def unfused(i):
+                kk = k.repeat_interleave(heads // groups, dim=1)
+                vv = v.repeat_interleave(heads // groups, dim=1)
+                sc = torch.matmul(q, kk.transpose(-1, -2)) * d ** -0.5
+                sc = sc.masked_fill(mask, float("-inf"))
+                sk = sink.to(sc.dtype).view(1, heads, 1, 1).expand(b, heads, s, 1)
+                pr = torch.softmax(torch.cat([sc, sk], dim=-1), dim=-1)[..., :s]
+                return torch.matmul(pr, vv)
+            rec = {"section": "attention_sinks", "path": "unfused", "b": b, "heads": heads, "groups": groups,
+                   "s": s, "d": d, "window": window}
+            try:
+                with torch.no_grad():
+                    t_f = timed(unfused, 1, batches=3)
+                g = torch.randn(b, heads, s, d, device=DEV, dtype=torch.bfloat16)
+                t_fb = timed(lambda i: unfused(i).backward(g), 1, batches=3)
+                rec.update({"fwd_time_s": t_f, "fwd_bwd_time_s": t_fb,
+                            "causal_fwd_bwd_tflops": 3.5 * fwd_flops / t_fb / 1e12})
+                print(f"sinks unfused b{b} s{s} window {window}: fwd {t_f * 1e3:.2f} ms, f+b {t_fb * 1e3:.2f} ms")
+            except Exception as e:
+                rec["error"] = str(e)[:200]
+                print(f"sinks unfused b{b} window {window}: {rec['error'][:80]}")
+            emit(rec)
+            torch.cuda.empty_cache()
+
+
 def wgrad_accumulation():
     """The weight gradient as Megatron-Core computes it with --gradient-accumulation-fusion: the
     bf16 product accumulated into the fp32 main_grad by the GEMM (beta = 1), against a bf16 output,
@@ -277,6 +320,8 @@ def main():
             attention_backends()
         if "wgrad" in ONLY:
             wgrad_accumulation()
+        if "sinks" in ONLY:
+            attention_sinks()
         RESULTS.close()
         return
     emit({"section": "device", "name": PROPS.name, "sms": PROPS.multi_processor_count,
