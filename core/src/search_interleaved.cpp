@@ -273,7 +273,7 @@ void Walker::ilv_dfs(int k, int R, const IlvPrefix& pre) {
     tick();
     const int S = static_cast<int>(cfg_.size());
     if (k == S) {
-        ilv_leaf();
+        ilv_leaf(pre.tail());
         return;
     }
     const int V = vsched_;
@@ -319,6 +319,7 @@ void Walker::ilv_child(int k, int u, int R, const IlvPrefix& pre) {
         ilv_dfs(k + 1, R - u, pre);
         return;
     }
+    icerts_.changed(k);
     // A stage's memory under the interleaved schedule depends on its own layers alone (its chunks,
     // its position, V and m: cost_interleaved.cpp) and grows with them: once a costed split found
     // stage j not to fit with l layers (ilv_leaf), no split with at least l on stage j fits. A

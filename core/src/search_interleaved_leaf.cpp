@@ -115,37 +115,8 @@ double Walker::ilv_lower_dag() {
     sw.cutoff = cut_at;
     const double T = sw.run();
     // the oldest kept path gives way
-    if (sw.stop_stage >= 0 && certificate_of(sw, icert_[static_cast<std::size_t>(icert_next_)])) {
-        icert_epoch_[static_cast<std::size_t>(icert_next_)] = 0;
-        icert_next_ = (icert_next_ + 1) % static_cast<int>(icert_.size());
-    }
+    if (sw.stop_stage >= 0 && certificate_of(sw, icerts_.path[static_cast<std::size_t>(icerts_.next)])) ilv_cert_replaced();
     return T;
-}
-
-// Whether a kept path is already as long as the cut on this split's lower-DAG times: the DAG
-// would stop on it too. Most splits of a configuration that the walk cuts are cut by the same few
-// paths (a slow stage's warm-up, then the bottleneck's steady state), so a walk per split repeats
-// one (docs/search.md, "Paths that cut before"). Its passes at family C's chunk times (ifv_, ibv_,
-// the lower DAG's), its sends' share once per configuration, the tail family C took.
-bool Walker::ilv_certified_cut() {
-    const int S = static_cast<int>(cfg_.size()), V = vsched_;
-    // the sums run in another order than the walk's: a margin of rounding on top of the cut's
-    const double cut_at = sh_.threshold() * scale_ / (1 - kBoundSlack) * (1 + kBoundSlack);
-    for (std::size_t i = 0; i < icert_.size(); ++i) {
-        const PathCertificate& c = icert_[i];
-        if (!c.fits(S, V, ctx_->m)) continue;
-        if (icert_epoch_[i] != icfg_epoch_) {
-            if (isends_epoch_ != icfg_epoch_) {
-                ilv_lower_chunks(isends_, false);
-                isends_epoch_ = icfg_epoch_;
-            }
-            const StageTimes none{};
-            icert_sends_[i] = c.length(isends_, std::span<const StageTimes>(&none, 1));
-            icert_epoch_[i] = icfg_epoch_;
-        }
-        if (c.passes(ifv_, ibv_) + icert_sends_[i] + ifc_tail_ >= cut_at) return true;
-    }
-    return false;
 }
 
 // Whether ilv_lower_dag cuts the split. Where it seldom does (long walks of many micro-batches
@@ -165,10 +136,15 @@ bool Walker::ilv_lower_cut() {
 
 // A complete interleaved plan, costed and scored as `estimate` does (estimate.cpp): the stages
 // with their chunks (evaluate_stages), blocking sends folded into the chunks, the interleaved DAG.
-// Family C, then the DAG on its chunk times, cut it first without costing it.
-void Walker::ilv_leaf() {
+// The kept paths, family C, then the DAG on its chunk times, cut it first without costing it.
+// (tail: the prefix's, at most ilv_chunk_bounds' ifc_tail_)
+void Walker::ilv_leaf(double tail) {
     const int S = static_cast<int>(cfg_.size()), V = vsched_;
     if (!exhaustive_) {
+        if (ilv_cert_quick_cut(tail)) {
+            ++stats.pruned;
+            return;
+        }
         ilv_chunk_bounds();
         if (ilv_certified_cut() || cut(ilv_family_c()) || ilv_lower_cut()) {
             ++stats.pruned;

@@ -4,7 +4,8 @@
 //   search_layout.cpp         layouts and TP choices (the tree above a configuration)
 //   search_layout_bounds.cpp  the bounds that cut layouts and TP choices
 //   search_split.cpp          the layer split of one configuration: its bounds and the ridge walk
-//   search_interleaved.cpp    the same split under interleaved 1F1B (search_interleaved_leaf.cpp ends it)
+//   search_interleaved.cpp    the same split under interleaved 1F1B (search_interleaved_leaf.cpp ends it,
+//                             search_interleaved_certs.cpp keeps the paths that cut splits before)
 //   search_eval.cpp           a complete plan: memory fit, the DAG, the top-K list
 //   search_deferred.cpp       configurations whose split is long, split again after the rest
 // The driver (search_driver.cpp) builds the micro-batch-size contexts and runs the walks; what the
@@ -28,6 +29,7 @@
 #include "poseidon/dag.hpp"
 #include "poseidon/search.hpp"
 #include "interleaved_certificate.hpp"
+#include "search_interleaved_certs.hpp"
 #include "search_bounds.hpp"
 #include "search_costs.hpp"
 #include "search_ridge.hpp"
@@ -363,7 +365,7 @@ private:
     double ilv_sync(int s, int l);
     double ilv_dp0_least() const;  // ilv_sync of stage 0 before its layers are fixed
     double ilv_dp0_block(const MbsCtx& c) const;  // the same below a layout node (blocks_)
-    void ilv_leaf();
+    void ilv_leaf(double tail);
     // Family C of the interleaved DAG for the split layers_ (a lower bound of its time), on the
     // chunk times and tail ilv_chunk_bounds puts in ifv_, ibv_ and ifc_tail_.
     void ilv_chunk_bounds();
@@ -381,17 +383,12 @@ private:
     int ilb_runs_ = 0, ilb_cuts_ = 0, ilb_skipped_ = 0;
     bool ilv_lower_cut();
     double ifc_tail_ = 0;  // ilv_family_c's stage-0 sync and slowest step
-    // The paths that stopped its last walks (interleaved_certificate.hpp), tried on the next
-    // splits before a walk: each a lower bound of any split of the same (p, V, m). Their sends'
-    // share is the configuration's (icert_epoch_ against icfg_epoch_, counted per configuration
-    // and V by ilv_run), on its sends alone (isends_).
     Sweep ilb_sweep_;
-    std::array<PathCertificate, 4> icert_;
-    std::array<double, 4> icert_sends_{};
-    std::array<std::uint64_t, 4> icert_epoch_{};
-    std::uint64_t icfg_epoch_ = 1, isends_epoch_ = 0;
-    std::vector<StageTimes> isends_;
-    int icert_next_ = 0;
+    IlvCerts icerts_;  // the paths that stopped its last walks (search_interleaved_certs.hpp)
+    std::uint64_t icfg_epoch_ = 1;  // counted per configuration and V by ilv_run
+    double ilv_cert_sends(int i);
+    void ilv_cert_replaced();
+    bool ilv_cert_quick_cut(double tail);
     bool ilv_certified_cut();
 };
 

@@ -1,0 +1,89 @@
+// Kept paths of the interleaved lower DAG as bounds of complete splits (search_interleaved_certs.hpp;
+// docs/search.md, "Paths that cut before"). A path of the interleaved DAG of (p, V, m) is a path
+// of every split's DAG of that shape, and its length is linear in the chunk times, so a split's
+// least chunk times (A1: a chunk costs at least a middle chunk of as many layers) bound the
+// split's time from below.
+#include <span>
+
+#include "search_bounds.hpp"
+#include "search_walk.hpp"
+
+namespace poseidon::detail {
+
+// Path i's sends on the configuration's links, computed once per configuration (and V).
+double Walker::ilv_cert_sends(int i) {
+    IlvCerts& ic = icerts_;
+    const auto s = static_cast<std::size_t>(i);
+    if (ic.sends_epoch[s] != icfg_epoch_) {
+        if (ic.links_epoch != icfg_epoch_) {
+            ilv_lower_chunks(ic.links, false);
+            ic.links_epoch = icfg_epoch_;
+        }
+        const StageTimes none{};
+        ic.sends[s] = ic.path[s].length(ic.links, std::span<const StageTimes>(&none, 1));
+        ic.sends_epoch[s] = icfg_epoch_;
+    }
+    return ic.sends[s];
+}
+
+// A new path in the slot the oldest held.
+void Walker::ilv_cert_replaced() {
+    IlvCerts& ic = icerts_;
+    const auto i = static_cast<std::size_t>(ic.next);
+    ic.sends_epoch[i] = 0;
+    ++ic.gen[i];
+    ic.next = (ic.next + 1) % IlvCerts::kSlots;
+}
+
+// Whether a kept path is already as long as the cut on this split's lower-DAG times: the DAG
+// would stop on it too. Most splits of a configuration that the walk cuts are cut by the same few
+// paths (a slow stage's warm-up, then the bottleneck's steady state), so a walk per split repeats
+// one. Its passes at family C's chunk times (ifv_, ibv_, the lower DAG's), its sends' share once
+// per configuration, the tail family C took.
+bool Walker::ilv_certified_cut() {
+    const int S = static_cast<int>(cfg_.size()), V = vsched_;
+    // the sums run in another order than the walk's: a margin of rounding on top of the cut's
+    const double cut_at = sh_.threshold() * scale_ / (1 - kBoundSlack) * (1 + kBoundSlack);
+    for (int i = 0; i < IlvCerts::kSlots; ++i) {
+        const PathCertificate& c = icerts_.path[static_cast<std::size_t>(i)];
+        if (c.fits(S, V, ctx_->m) && c.passes(ifv_, ibv_) + ilv_cert_sends(i) + ifc_tail_ >= cut_at) return true;
+    }
+    return false;
+}
+
+// The same before ilv_chunk_bounds, on the split's middle-chunk times summed stage by stage as the
+// walk fixed them (IlvCerts::Sums) and a tail known before the last stage's step (stage 0's sync,
+// the slowest step of the others): each term at most ilv_certified_cut's, so what this cuts that
+// cuts too, at O(p) per new path and O(1) per split instead of O(p V).
+bool Walker::ilv_cert_quick_cut(double tail) {
+    const int S = static_cast<int>(cfg_.size()), V = vsched_;
+    const double cut_at = sh_.threshold() * scale_ / (1 - kBoundSlack) * (1 + kBoundSlack);
+    IlvCerts& ic = icerts_;
+    for (int i = 0; i < IlvCerts::kSlots; ++i) {
+        const auto si = static_cast<std::size_t>(i);
+        const PathCertificate& c = ic.path[si];
+        if (!c.fits(S, V, ctx_->m)) continue;
+        IlvCerts::Sums& s = ic.sums[si];
+        if (s.gen != ic.gen[si] || s.nf.size() != static_cast<std::size_t>(S)) {
+            const std::size_t PV = static_cast<std::size_t>(S) * V;
+            s.nf.assign(S, 0.0);
+            s.nb.assign(S, 0.0);
+            for (std::size_t v = 0; v < PV; ++v) {
+                s.nf[v % S] += c.count[v];
+                s.nb[v % S] += c.count[PV + v];
+            }
+            s.pre.assign(static_cast<std::size_t>(S) + 1, 0.0);
+            s.valid = 1;
+            s.gen = ic.gen[si];
+        }
+        for (int d = s.valid - 1; d < S; ++d) {
+            const StageTimes& t = itab_[d]->t[layers_[d] / V];
+            s.pre[d + 1] = s.pre[d] + s.nf[d] * t.forward_s + s.nb[d] * t.backward_s;
+        }
+        s.valid = S + 1;
+        if (s.pre[S] + ilv_cert_sends(i) + tail >= cut_at) return true;
+    }
+    return false;
+}
+
+}  // namespace poseidon::detail

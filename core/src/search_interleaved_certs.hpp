@@ -1,0 +1,42 @@
+// The paths that stopped the last walks of the interleaved lower DAG (interleaved_certificate.hpp),
+// kept as bounds of later splits of the same (p, V, m) (Walker::ilv_certified_cut; docs/search.md,
+// "Paths that cut before"). Internal to core/src.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "interleaved_certificate.hpp"
+#include "poseidon/dag.hpp"
+
+namespace poseidon::detail {
+
+struct IlvCerts {
+    static constexpr int kSlots = 4;
+    std::array<PathCertificate, kSlots> path;
+    int next = 0;  // the slot the next path takes (the oldest)
+    // each path's sends on the configuration's links (sends_epoch: the configuration they are of)
+    std::array<double, kSlots> sends{};
+    std::array<std::uint64_t, kSlots> sends_epoch{};
+    std::uint64_t links_epoch = 0;
+    std::vector<StageTimes> links;  // the configuration's chunks with sends only
+    // Per path, its passes per stage (nf, nb: the counts of the stage's chunks) and their length
+    // over the stages fixed so far at middle-chunk times (pre[k]: stages 0..k-1, for the split
+    // walked now up to pre[valid - 1]): at a complete split, with the tail, a lower bound of what
+    // ilv_certified_cut computes, in O(1) instead of O(p V).
+    struct Sums {
+        std::uint64_t gen = 0;  // the path's generation nf and nb are of
+        std::vector<double> nf, nb, pre;
+        int valid = 1;
+    };
+    std::array<std::uint64_t, kSlots> gen{};  // bumped when a slot takes a new path
+    std::array<Sums, kSlots> sums;
+    // stage k took a new layer count: the sums through it are stale
+    void changed(int k) {
+        for (Sums& s : sums) s.valid = std::min(s.valid, k + 1);
+    }
+};
+
+}  // namespace poseidon::detail
