@@ -11,6 +11,7 @@ import { touchProfileSelect, attachPresetProfile, attachProfileText, loadProfile
 import { loadRunsFile, removeCalibration, runCalibration } from './calibration-ui.js';
 import { wireRecord } from './record-run.js';
 import { wirePhoneBar } from './phone-bar.js';
+import { wireSummaryPin } from './summary-pin.js';
 import { revealPane, wirePhoneTabs } from './phone-tabs.js';
 import { clearErrors, showError } from './errors.js';
 import { cancelSearch, runSearch, setRunning } from './planner.js';
@@ -118,6 +119,7 @@ function wireInputs() {
   $('#phone-bar-cancel').addEventListener('click', cancelSearch);
   wirePhoneTabs();
   wirePhoneBar();
+  wireSummaryPin();
   $('#plan-file').addEventListener('change', (e) => { const f = e.target.files?.[0]; if (f) loadPlanFile(f); e.target.value = ''; });
   $('#scenario-file').addEventListener('change', (e) => { const f = e.target.files?.[0]; if (f) loadScenarioFile(f); e.target.value = ''; });
   document.addEventListener('dragover', (e) => e.preventDefault());

@@ -58,7 +58,8 @@ export function bestSummary(est, { partial = false, label = 'Best plan', sc = st
   // the headline metrics as cards (a line of text on a phone); the text reads as before: "… · iteration 1.2 s · …"
   const card = (...kids) => h('span', { class: 'metric' }, ...kids);
   const sep = () => h('span', { class: 'sep', 'aria-hidden': 'true' }, ' · ');
-  el.append(
+  // the headline is one block: pinned, it is cut to two lines, three on a phone (style.css, .summary.pinned)
+  el.append(h('span', { class: 'headline' },
     h('strong', { class: 'plan-label' }, `${label}: `),
     h('span', { class: 'metrics' },
       card(h('span', { class: 'tps', 'data-testid': 'best-tokens' }, `${fmtInt(est.tokens_per_s)} tokens/s`)),
@@ -73,7 +74,7 @@ export function bestSummary(est, { partial = false, label = 'Best plan', sc = st
     // the Megatron-LM command of this plan needs nothing stock Megatron-LM lacks (stock.js); its place is
     // kept for every plan shown (style.css, .badge-slot), so the summary keeps its height when a search ends
     h('span', { class: 'badge-slot', 'data-testid': 'badge-slot' },
-      partial ? h('span', { class: 'partial' }, ' (best so far)') : '', stockBadge(est, sc, partial)));
+      partial ? h('span', { class: 'partial' }, ' (best so far)') : '', stockBadge(est, sc, partial))));
   const c = costOf(est, sc);
   const o = costOptions();
   // a token budget typed but not a number: say why the days and the total are missing

@@ -1,8 +1,8 @@
 // Offline support: network first (so a deployed update is used at once), the cache when offline.
-const CACHE = 'poseidon-v19';
+const CACHE = 'poseidon-v20';
 const CORE = ['./', 'index.html', 'embed.html', 'embed.js', 'style.css', 'boot.js', 'main.js', 'worker.js', 'dom.js', 'share.js',
   'hf.js', 'exports.js', 'profile.js', 'calibration.js', 'state.js', 'store.js', 'engine.js', 'fields.js', 'forms.js', 'profile-ui.js',
-  'calibration-ui.js', 'record-run.js', 'errors.js', 'words.js', 'results.js', 'phone-bar.js', 'phone-tabs.js', 'planner.js', 'links.js', 'export-ui.js', 'explain.js', 'cost.js',
+  'calibration-ui.js', 'record-run.js', 'errors.js', 'words.js', 'results.js', 'phone-bar.js', 'phone-tabs.js', 'summary-pin.js', 'planner.js', 'links.js', 'export-ui.js', 'explain.js', 'cost.js',
   'cost-ui.js', 'glossary.js', 'megatron.js', 'megatron-layout.js', 'megatron-moe.js', 'stock.js', 'pool.js', 'split-search.js', 'whatif.js', 'whatif-ui.js', 'compare.js', 'compare-ui.js', 'scenario-file.js', 'json-text.js', 'context.js', 'plan-choices.js', 'scroll-hint.js',
   'render/colors.js', 'render/stages.js', 'render/tables.js', 'render/timeline.js', 'render/exchanges.js', 'render/memory.js', 'render/explain.js',
   'render/zoom.js', 'render/marks.js', 'render/scene.js', 'render/scaling.js', 'render/compare.js',

@@ -2,7 +2,8 @@
 // (its "(interleaved 1F1B, 2 chunks per stage)" widened the page to 431 px at 390), the memory
 // table's stage column wraps, a time and its unit stay on one line, a stage row that runs past the
 // edge fades there; on a desktop a device keeps
-// its colour when another plan is selected, and the stock Megatron-LM button sits at the left.
+// its colour when another plan is selected, and the stock Megatron-LM button sits at the left; the
+// pinned summary takes at most 15 % of a laptop's screen (it took a third of 1366 x 768) and moves nothing.
 //   POSEIDON_BUILD_WASM=build-wasm node --test tests/web/layout-review.test.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -63,3 +64,60 @@ test('a desktop: a device keeps its colour from plan to plan; the stock Megatron
   assert.ok(Math.abs(x[0] - x[1]) < 2, `the button starts its row (${x})`);
   await assertClean(page, problems);
 });
+
+const LAPTOP = { width: 1366, height: 768 };
+const searchDone = (page) => page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]')?.textContent ?? '')
+  && document.querySelector('#cancel').disabled, null, { timeout: 60000 });
+/** the summary and what is below it, in page coordinates */
+const summaryBox = (page) => page.evaluate(() => {
+  const s = document.querySelector('#summary');
+  const r = s.getBoundingClientRect();
+  const shown = (sel) => Boolean(document.querySelector(sel)?.getClientRects().length);
+  return { pinned: s.classList.contains('pinned'), top: r.top, height: r.height, scrollY,
+    below: document.querySelector('#results-body').getBoundingClientRect().top + scrollY,
+    context: shown('[data-testid=context-line]'), tokens: shown('[data-testid=best-tokens]'), cost: shown('[data-testid=cost-summary]'), progress: shown('#progress') };
+});
+
+for (const [label, viewport, share] of [['1366 x 768', LAPTOP, 0.15], ['phone', PHONE, 0.16]]) {
+  test(`${label}: the pinned summary is compact (at most ${share * 100} % of the screen), moves nothing below it, and leaves out only what its full form shows`, async (t) => {
+    if (!env.searchWorks) { t.skip(env.searchSkipReason); return; }
+    const { page, problems } = await env.open(t, `${env.site.url}index.html?nosw`, { viewport });
+    await searchDone(page);
+    const full = await summaryBox(page);
+    assert.ok(!full.pinned && full.context && full.tokens && full.cost, 'at the top: the full form, with what was planned');
+    // just past the pinning edge: the page stays where it was scrolled (it once jumped to the top there)
+    const edge = await page.evaluate(() => Math.ceil(document.querySelector('.summary-mark').getBoundingClientRect().top + scrollY) + 4);
+    await page.evaluate((y) => scrollTo(0, y), edge);
+    await page.waitForFunction(() => document.querySelector('#summary').classList.contains('pinned'));
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const pinned = await summaryBox(page);
+    t.diagnostic(`summary: ${full.height.toFixed(1)} px at the top, ${pinned.height.toFixed(1)} px pinned (${(100 * pinned.height / viewport.height).toFixed(1)} % of ${viewport.height})`);
+    assert.equal(pinned.scrollY, edge, 'pinning does not scroll the page');
+    assert.ok(pinned.height <= share * viewport.height, `the pinned summary is ${pinned.height} px high`);
+    assert.ok(Math.abs(pinned.below - full.below) <= 0.5, `pinning moves nothing below the summary (${full.below} then ${pinned.below})`);
+    assert.ok(!pinned.context && pinned.tokens && pinned.cost && pinned.progress, 'pinned: the headline, the cost and the status, not the context line');
+    // further down, while a search runs and after it: still compact, with Cancel in reach, and the page as if unpinned
+    await page.evaluate(() => document.querySelector('#timeline-h').scrollIntoView());
+    await page.evaluate(() => {
+      window.__cancel = [];
+      const bar = document.querySelector('#cancel-bar');
+      new MutationObserver(() => { if (!bar.hidden) window.__cancel.push(document.querySelector('#summary').classList.contains('pinned') && bar.getClientRects().length > 0); })
+        .observe(bar, { attributes: true, attributeFilter: ['hidden'] });
+      const sel = document.querySelector('#cluster-preset');
+      sel.value = 'dgx-h100-16';
+      sel.dispatchEvent(new Event('change', { bubbles: true }));
+    });
+    await page.waitForFunction(() => window.__cancel.length > 0, null, { timeout: 30000 });
+    await searchDone(page);
+    const after = await summaryBox(page);
+    assert.ok(after.pinned && after.top <= 44.5, 'still pinned at the top');
+    assert.ok(after.height <= share * viewport.height, `the pinned summary of the new plan is ${after.height} px high`);
+    assert.ok((await page.evaluate(() => window.__cancel)).every(Boolean), 'Cancel shows in the pinned summary while the search runs');
+    await page.evaluate(() => scrollTo(0, 0));
+    await page.waitForFunction(() => !document.querySelector('#summary').classList.contains('pinned'));
+    const top = await summaryBox(page);
+    assert.ok(top.context, 'back at the top, the full form');
+    assert.ok(Math.abs(top.below - after.below) <= 0.5, `the pinned summary kept the full form's place in the page (${after.below} pinned, ${top.below} full)`);
+    await assertClean(page, problems);
+  });
+}
