@@ -7,11 +7,13 @@ const uniq = (xs) => [...new Set(xs)];
 
 /**
  * layers per stage → the layout string of --pipeline-model-parallel-layout (E embedding, t layer,
- * L loss). With V virtual stages every stage's layers split into V chunks (the plan's chunk_layers
- * per stage where given, else V equal ones), listed as Megatron-Core wants: all stages of virtual
- * rank 0, then of virtual rank 1, ... (megatron-args.md). A chunk may be empty ("E" alone, "L" alone, "").
+ * m MTP layer, L loss). With V virtual stages every stage's layers split into V chunks (the plan's
+ * chunk_layers per stage where given, else V equal ones), listed as Megatron-Core wants: all stages
+ * of virtual rank 0, then of virtual rank 1, ... (megatron-args.md). A chunk may be empty ("E"
+ * alone, "L" alone, ""). The model's MTP layers go before the loss in the last chunk, where the
+ * core costs them (docs/formats.md, mtp_layers).
  */
-export function pipelineLayout(layers, virtual = 1, chunks = null) {
+export function pipelineLayout(layers, virtual = 1, chunks = null, mtp = 0) {
   const p = layers.length;
   const out = [];
   for (let v = 0; v < virtual; v++) {
@@ -19,7 +21,7 @@ export function pipelineLayout(layers, virtual = 1, chunks = null) {
       const first = v === 0 && i === 0;
       const last = v === virtual - 1 && i === p - 1;
       const n = Array.isArray(chunks?.[i]) ? chunks[i][v] : layers[i] / virtual;
-      out.push(`${first ? 'E' : ''}${'t'.repeat(n)}${last ? 'L' : ''}`);
+      out.push(`${first ? 'E' : ''}${'t'.repeat(n)}${last ? `${'m'.repeat(mtp)}L` : ''}`);
     }
   }
   return out.join('|');
@@ -61,16 +63,17 @@ export function nearestEvenSplit(numLayers, pp) {
 
 /**
  * layer-split flags for a plan's per-stage layer counts (and, interleaved, its chunk_layers per
- * stage or null): none (even), first/last flags, the account-for flags, or the layout
+ * stage or null; the model's MTP layers for the layout): none (even), first/last flags, the
+ * account-for flags, or the layout
  */
-export function splitFlags(layers, virtual, chunks = null) {
+export function splitFlags(layers, virtual, chunks = null, mtp = 0) {
   const pp = layers.length;
   if (virtual > 1 && chunks) {
     const per = layers.map((n, i) => (Array.isArray(chunks[i]) ? chunks[i] : Array(virtual).fill(n / virtual)));
     if (per.every((cs) => cs.every(Number.isInteger)) && uniq(per.flat()).length > 1) {
       const account = accountForFlags(per, virtual);
       if (account) return { flags: account, kind: 'account' };
-      return { flags: [['--pipeline-model-parallel-layout', pipelineLayout(layers, virtual, per)]], kind: 'layout', chunks: per };
+      return { flags: [['--pipeline-model-parallel-layout', pipelineLayout(layers, virtual, per, mtp)]], kind: 'layout', chunks: per };
     }
   }
   if (uniq(layers).length <= 1) return { flags: [], kind: 'even' };
@@ -85,7 +88,7 @@ export function splitFlags(layers, virtual, chunks = null) {
   if (virtual > 1) {
     // each chunk holds num_layers / V of its stage's blocks (docs/model.md, "Interleaved 1F1B")
     if (layers.some((n) => n % virtual)) return { flags: [], kind: 'unexpressed' };
-    return { flags: [['--pipeline-model-parallel-layout', pipelineLayout(layers, virtual)]], kind: 'layout' };
+    return { flags: [['--pipeline-model-parallel-layout', pipelineLayout(layers, virtual, null, mtp)]], kind: 'layout' };
   }
-  return { flags: [['--pipeline-model-parallel-layout', pipelineLayout(layers)]], kind: 'layout' };
+  return { flags: [['--pipeline-model-parallel-layout', pipelineLayout(layers, 1, null, mtp)]], kind: 'layout' };
 }

@@ -204,12 +204,12 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
   // an interleaved plan's blocks per chunk (docs/formats.md, "Plan": chunk_layers)
   const planStages = Array.isArray(plan.stages) ? plan.stages : [];
   const chunkLayers = planStages.some((st) => Array.isArray(st?.chunk_layers)) ? layers.map((_, i) => planStages[i]?.chunk_layers ?? null) : null;
-  const split = splitFlags(layers, virtual, chunkLayers);
+  const split = splitFlags(layers, virtual, chunkLayers, Number(model?.mtp_layers) > 0 ? Number(model.mtp_layers) : 0);
   const even = nearestEvenSplit(layers.reduce((a, b) => a + b, 0), pp);
   if (split.kind === 'first-last') notes.push(`The layers are split ${layers.join('/')}: expressed with --decoder-first/last-pipeline-num-layers (the middle stages are even).`);
-  if (split.kind === 'layout' && split.chunks) notes.push(`The model chunks hold uneven layers (${split.chunks.map((cs) => cs.join('+')).join(' / ')} per stage): the command uses Megatron-Core's --pipeline-model-parallel-layout (E embedding, t a transformer layer, L the loss; a chunk may hold only E or only L).`);
+  if (split.kind === 'layout' && split.chunks) notes.push(`The model chunks hold uneven layers (${split.chunks.map((cs) => cs.join('+')).join(' / ')} per stage): the command uses Megatron-Core's --pipeline-model-parallel-layout (E embedding, t a transformer layer, m an MTP layer, L the loss; a chunk may hold only E or only L).`);
   if (split.kind === 'layout' && !split.chunks) {
-    notes.push(`The layers are split unevenly (${layers.join('/')}). Megatron-LM's even split cannot express this; the command uses Megatron-Core's --pipeline-model-parallel-layout (experimental, recent Megatron-Core releases), one string with a | between stages (E embedding, t a transformer layer, L the loss).`);
+    notes.push(`The layers are split unevenly (${layers.join('/')}). Megatron-LM's even split cannot express this; the command uses Megatron-Core's --pipeline-model-parallel-layout (experimental, recent Megatron-Core releases), one string with a | between stages (E embedding, t a transformer layer, m an MTP layer, L the loss).`);
     notes.push(`Without that flag, the nearest even split is ${even.layers.join('/')} layers${even.flags.length ? ` (${even.flags.map((f) => f.join(' ')).join(' ')})` : ''}: replace the layout flag with ${even.flags.length ? 'those flags' : 'nothing'}; the plan's timing then changes (load it in the planner to see by how much).`);
   }
   if (split.kind === 'unexpressed') unsupported.push(`the layers are split ${layers.join('/')} with ${virtual} virtual stages, and not every stage's layers divide into ${virtual} equal chunks; write the layout for all virtual stages by hand (--pipeline-model-parallel-layout lists the stages of virtual rank 0, then 1, ...)`);

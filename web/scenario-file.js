@@ -16,7 +16,10 @@ const fail = (path, message) => { throw new ScenarioFileError(`${path}: ${messag
 const PRESET_ONLY = ['id', 'source', 'notes', 'price_usd_per_gpu_hour', 'price_source', 'price_as_of'];
 const withoutPresetKeys = (o) => Object.fromEntries(Object.entries(o).filter(([k]) => !PRESET_ONLY.includes(k)));
 
-/** a preset reference: "id", {"base": id, ...overrides} or an inline object → {preset, value} */
+/**
+ * a preset reference: "id", {"base": id, ...overrides} (or "preset" in place of "base", as the core
+ * reads it: docs/formats.md, "Preset references with overrides") or an inline object → {preset, value}
+ */
 function resolve(ref, list, path, what) {
   const ids = () => (list.length > 6 ? `${list.slice(0, 6).map((p) => p.id).join(', ')}, …` : list.map((p) => p.id).join(', '));
   if (typeof ref === 'string') {
@@ -25,11 +28,14 @@ function resolve(ref, list, path, what) {
     return { preset: ref, value: structuredClone(preset) };
   }
   if (!isObject(ref)) fail(path, `is ${kindOf(ref)}; a ${what} preset id or an object is expected`);
-  if ('base' in ref) {
-    const preset = typeof ref.base === 'string' ? list.find((p) => p.id === ref.base) : null;
-    if (!preset) fail(`${path}.base`, `${typeof ref.base === 'string' ? `"${ref.base.slice(0, 60)}"` : kindOf(ref.base)} is not a ${what} preset of this planner (${ids()})`);
-    const { base, ...overrides } = ref;
-    return { preset: base, value: { ...structuredClone(preset), ...structuredClone(overrides) } };
+  if ('base' in ref && 'preset' in ref) fail(`${path}.preset`, `${kindOf(ref.preset)} beside base ${kindOf(ref.base)}; expected one of the two (they mean the same)`);
+  if ('base' in ref || 'preset' in ref) {
+    const key = 'base' in ref ? 'base' : 'preset';
+    const id = ref[key];
+    const preset = typeof id === 'string' ? list.find((p) => p.id === id) : null;
+    if (!preset) fail(`${path}.${key}`, `${typeof id === 'string' ? `"${id.slice(0, 60)}"` : kindOf(id)} is not a ${what} preset of this planner (${ids()})`);
+    const { [key]: _, ...overrides } = ref;
+    return { preset: id, value: { ...structuredClone(preset), ...structuredClone(overrides) } };
   }
   return { preset: null, value: structuredClone(ref) };
 }
@@ -66,12 +72,14 @@ export function inputsFromScenario(text, presets, profileIds = []) {
     const path = `cluster.groups[${i}]`;
     if (!isObject(g)) fail(path, `is ${kindOf(g)}; a group object is expected`);
     if (!isObject(g.device)) return g; // a preset id (the core checks it) or a value the core refuses with its path
-    const dev = 'base' in g.device ? resolve(g.device, presets.devices || [], `${path}.device`, 'device').value : structuredClone(g.device);
+    const ref = 'base' in g.device || 'preset' in g.device;
+    const dev = ref ? resolve(g.device, presets.devices || [], `${path}.device`, 'device').value : structuredClone(g.device);
     const key = JSON.stringify(dev);
     if (!seen.has(key)) {
       const id = `custom-${seen.size + 1}`;
-      const clean = 'base' in g.device ? withoutPresetKeys(dev) : dev;
-      if (typeof clean.name !== 'string' || !clean.name) clean.name = `Custom ${seen.size + 1}${typeof g.device.base === 'string' ? ` (from ${g.device.base})` : ''}`;
+      const clean = ref ? withoutPresetKeys(dev) : dev;
+      const from = g.device.base ?? g.device.preset;
+      if (typeof clean.name !== 'string' || !clean.name) clean.name = `Custom ${seen.size + 1}${typeof from === 'string' ? ` (from ${from})` : ''}`;
       devices[id] = clean;
       seen.set(key, id);
     }

@@ -6,13 +6,17 @@
 // devices, and is also the version of any link whose inputs use what a format-2 page's engine does
 // not know (training.stack, training.tf32, a cluster group's intra_node_link / inter_node_link);
 // 4 adds "b", the time-to-train and cost inputs (token budget, prices per GPU-hour, idle GPUs billed).
+// 5 adds no field: it is the version of any link whose inputs or plan use what a format-4 page's
+// engine does not know (mixture-of-experts, MLA, windowed and MTP models, low precisions, context
+// parallelism, FSDP, NVLink domains, the searched choices and layouts: V5_KEYS), so that a format-4
+// page says the link is newer instead of handing its engine keys it would refuse.
 // A link is written with the lowest version that holds its payload (a link without a profile
 // stays v=1, readable by pages that only know version 1); this page reads every version up to
 // SHARE_VERSION.
 
 import { NonFiniteNumberError, parseJson } from './json-text.js';
 
-export const SHARE_VERSION = 4;
+export const SHARE_VERSION = 5;
 export const MAX_FRAGMENT_CHARS = 64 * 1024; // an encoded link longer than this is refused
 export const MAX_PAYLOAD_BYTES = 1024 * 1024; // inflated payload cap (a deflate bomb stops here)
 
@@ -61,12 +65,14 @@ async function pipe(bytes, stream, limit) {
 
 /** payload keys each version knows */
 const KEYS_V1 = ['v', 'app', 'm', 'c', 'd', 't', 'o', 'p'];
-const KEYS = { 1: new Set(KEYS_V1), 2: new Set([...KEYS_V1, 'f']), 3: new Set([...KEYS_V1, 'f', 'k']), 4: new Set([...KEYS_V1, 'f', 'k', 'b']) };
+const KEYS_V4 = [...KEYS_V1, 'f', 'k', 'b'];
+const KEYS = { 1: new Set(KEYS_V1), 2: new Set([...KEYS_V1, 'f']), 3: new Set([...KEYS_V1, 'f', 'k']), 4: new Set(KEYS_V4), 5: new Set(KEYS_V4) };
 
 /** training keys and cluster group keys that a format-3 link introduced (engines before them refuse them) */
 export const V3_TRAINING_KEYS = ['stack', 'tf32'];
 export const V3_GROUP_KEYS = ['intra_node_link', 'inter_node_link'];
 
+const isObj = (x) => x !== null && typeof x === 'object' && !Array.isArray(x);
 const present = (o, keys) => o !== null && typeof o === 'object' && keys.some((k) => o[k] !== undefined && o[k] !== null);
 
 /** true when the payload's inputs use a key that only format 3 pages know */
@@ -76,9 +82,64 @@ function usesV3Inputs(payload) {
   return Array.isArray(groups) && groups.some((g) => present(g, V3_GROUP_KEYS));
 }
 
+/**
+ * keys a format-4 page's engine did not know, by where they sit (docs/formats.md then and now):
+ * the scenario's model, training, stack, cluster groups and devices, the search options, the plan
+ * and its stages; and the precisions it knew
+ */
+export const V5_KEYS = {
+  model: ['attention', 'attention_dropout', 'first_dense_layers', 'head_dim', 'hidden_dropout', 'kv_lora_rank', 'moe_ffn_hidden_size', 'moe_layer_freq',
+    'moe_shared_expert_ffn_hidden_size', 'moe_top_k', 'mtp_layers', 'num_experts', 'num_shared_experts', 'q_lora_rank', 'qk_nope_head_dim', 'qk_rope_head_dim',
+    'rope_theta', 'sliding_window', 'sliding_window_pattern', 'v_head_dim'],
+  training: ['cp_comm_type', 'cuda_graph_impl', 'defer_embedding_wgrad_compute', 'fp8_param_gather', 'fsdp', 'fsdp_sharding', 'global_batch_tolerance',
+    'moe_imbalance', 'moe_shared_expert_overlap', 'moe_token_dispatcher', 'overlap_moe_expert_parallel_comm', 'recompute_modules', 'recompute_num_layers',
+    'wgrad_deferral_limit'],
+  stack: ['calibration', 'low_precision_recipes', 'master_weight_bytes_per_param', 'moe_sync_host_us', 'moe_sync_host_us_per_expert', 'moment_bytes_per_param',
+    'nccl_nvls'],
+  group: ['nvlink_domain_gpus'],
+  device: ['attention_flops_per_exp', 'fp8_tflops', 'low_precision_efficiency_ratio', 'mxfp8_tflops', 'nvfp4_tflops', 'price_as_of', 'price_source',
+    'price_usd_per_gpu_hour'],
+  options: ['empty_stages', 'fsdp', 'group_blocks', 'mixed_stages', 'node_counts', 'precisions', 'prune_above_s', 'recompute', 'recompute_num_layers',
+    'schedule', 'split_nodes'],
+  plan: ['fsdp', 'microbatch_group_size', 'precision', 'recompute', 'recompute_num_layers'],
+  stage: ['chunk_layers', 'cp', 'ep', 'etp'],
+};
+const V4_PRECISIONS = ['bf16', 'fp16', 'fp32'];
+/** presets a format-4 page did not ship (its engine refuses their ids) */
+export const V5_PRESETS = {
+  model: ['deepseek-v3', 'gpt-oss-120b', 'gpt-oss-20b', 'kimi-k2', 'llama4-maverick', 'llama4-scout', 'mixtral-8x22b', 'mixtral-8x7b', 'qwen3-235b-a22b',
+    'qwen3-30b-a3b'],
+  cluster: ['dgx-b200-32', 'dgx-b300-32', 'gb200-nvl72-256', 'gb200-nvl72-72', 'gb300-nvl72-72', 'h100-plus-gb200'],
+  device: ['b200-180gb', 'b300-288gb', 'gb200-186gb', 'gb300-288gb', 'mi325x-256gb', 'mi355x-288gb'],
+  stack: ['megatron-core-precision-aware', 'nemo1-apex-bf16'],
+};
+// a reference's preset id: the string itself, or {id} / {base} of an object
+const presetOf = (ref) => (typeof ref === 'string' ? ref : isObj(ref) ? (ref.id ?? ref.base ?? null) : null);
+
+// the overrides of a reference (a preset id has none; {id, o} or {o}), or an object as it is
+const fieldsOf = (ref) => (isObj(ref) ? (isObj(ref.o) ? ref.o : ref) : null);
+
+/** true when the payload's inputs or plan use a key that only format 5 pages know */
+function usesV5Inputs(p) {
+  if (present(fieldsOf(p.m), V5_KEYS.model) || V5_PRESETS.model.includes(presetOf(p.m))) return true;
+  const t = isObj(p.t) ? p.t : {};
+  if (present(t, V5_KEYS.training) || (typeof t.precision === 'string' && !V4_PRECISIONS.includes(t.precision))) return true;
+  if (present(fieldsOf(t.stack), V5_KEYS.stack) || V5_PRESETS.stack.includes(presetOf(t.stack))) return true;
+  if (V5_PRESETS.cluster.includes(presetOf(p.c))) return true;
+  const groups = fieldsOf(p.c)?.groups;
+  const newDevice = (d) => present(fieldsOf(d), V5_KEYS.device) || V5_PRESETS.device.includes(presetOf(d));
+  if (Array.isArray(groups) && groups.some((g) => present(g, V5_KEYS.group) || newDevice(g?.device))) return true;
+  for (const devices of [p.d, p.k]) if (isObj(devices) && Object.values(devices).some(newDevice)) return true;
+  if (isObj(p.k) && Object.keys(p.k).some((id) => V5_PRESETS.device.includes(id))) return true;
+  if (present(p.o, V5_KEYS.options)) return true;
+  if (!isObj(p.p)) return false;
+  return present(p.p, V5_KEYS.plan) || (Array.isArray(p.p.stages) && p.p.stages.some((s) => present(s, V5_KEYS.stage)));
+}
+
 /** the lowest link format that can hold the payload */
 export function payloadVersion(payload) {
   if (!payload) return 1;
+  if (usesV5Inputs(payload)) return 5;
   if (payload.b !== undefined && payload.b !== null) return 4;
   if ((payload.k !== undefined && payload.k !== null) || usesV3Inputs(payload)) return 3;
   return payload.f !== undefined && payload.f !== null ? 2 : 1;
@@ -126,8 +187,6 @@ export async function decodeShare(fragment) {
   }
   return validatePayload(payload, Number(v));
 }
-
-const isObj = (x) => x !== null && typeof x === 'object' && !Array.isArray(x);
 
 function checkRef(ref, what) {
   if (typeof ref === 'string') return;

@@ -9,7 +9,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadModule } from './load-module.mjs';
 import { ENV, runStub, argOf, homog } from './megatron-helpers.mjs';
-import { megatronArgs, deviceCaps } from '../../web/megatron.js';
+import { megatronArgs, deviceCaps, pipelineLayout } from '../../web/megatron.js';
+import { moeLayerFreq, sharedExpertWidth } from '../../web/megatron-moe.js';
+import { splitFlags } from '../../web/megatron-layout.js';
 import { renameDevices, shortDeviceName } from '../../web/context.js';
 
 test('the exported command passes sh -n and a stub launcher for the best plan on every preset cluster', async (t) => {
@@ -278,4 +280,45 @@ test('renameDevices: ids and full names become the names the inputs show, whole 
   assert.equal(renameDevices('(x.y)', [['x.y', 'X']]), '(X)', 'a name is matched as text, not as a pattern');
   assert.equal(renameDevices('xzy', [['x.y', 'X']]), 'xzy');
   assert.equal(renameDevices('nothing', []), 'nothing');
+});
+
+// Model flags of frontier-facts.md section 5 (Megatron-LM arguments.py at d96d76c068) for windowed attention.
+const WINDOW_FLAGS = new Set(['--window-size', '--window-attn-skip-freq']);
+
+test('what the planner costed is what the command builds: shared experts by count, the sliding window, the MTP layer in the layout', async () => {
+  const M = await loadModule();
+  const presets = JSON.parse(M.presets());
+  // a config.json gives DeepSeek-V3's shared expert as a count (hf.js): the width is the core's, count x the routed experts'
+  const ds = presets.models.find((m) => m.id === 'deepseek-v3');
+  const { moe_shared_expert_ffn_hidden_size: width, ...byCount } = ds;
+  assert.equal(sharedExpertWidth(byCount), width, 'one shared expert of the routed width');
+  assert.equal(sharedExpertWidth({ num_shared_experts: 2, moe_ffn_hidden_size: 768 }), 1536);
+  assert.equal(sharedExpertWidth({ num_experts: 8, moe_top_k: 2 }), 0);
+  const training = { global_batch_size: 64, distributed_optimizer: true };
+  const plan = { micro_batch_size: 16, num_micro_batches: 4, stages: [{ group: 0, num_layers: ds.num_layers, tp: 1, dp: 16, ep: 16 }] };
+  const est = JSON.parse(M.estimate(JSON.stringify({ model: { ...byCount, id: undefined }, cluster: 'dgx-h100-16', training }), JSON.stringify(plan)));
+  assert.ok(!est.error, JSON.stringify(est.error));
+  const r = megatronArgs(est, { model: byCount, training }, { cluster: homog(M), modelId: 'deepseek-v3' });
+  assert.equal(argOf(runStub(r.text).args, '--moe-shared-expert-intermediate-size'), String(width));
+  // GPT-OSS: a 128-token window on every other block
+  const oss = presets.models.find((m) => m.id === 'gpt-oss-120b');
+  const ossPlan = { micro_batch_size: 16, num_micro_batches: 4, stages: [{ group: 0, num_layers: oss.num_layers, tp: 1, dp: 16, ep: 16 }] };
+  const ossEst = JSON.parse(M.estimate(JSON.stringify({ model: 'gpt-oss-120b', cluster: 'dgx-h100-16', training }), JSON.stringify(ossPlan)));
+  assert.ok(!ossEst.error, JSON.stringify(ossEst.error));
+  const w = megatronArgs(ossEst, { model: oss, training }, { cluster: homog(M), modelId: 'gpt-oss-120b' });
+  const { check, run, args } = runStub(w.text);
+  assert.equal(check.status, 0, check.stderr);
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(argOf(args, '--window-size'), '127,0');
+  assert.equal(argOf(args, '--window-attn-skip-freq'), '2');
+  for (const a of args.filter((x) => x.startsWith('--window'))) assert.ok(WINDOW_FLAGS.has(a), a);
+  assert.match(w.notes.join(' '), /--window-size 127,0/);
+  // the MTP layer before the loss in the last chunk, also with virtual stages
+  assert.equal(pipelineLayout([2, 3], 1, null, 1), 'Ett|tttmL');
+  assert.equal(pipelineLayout([2, 2], 2, null, 2), 'Et|t|t|tmmL');
+  assert.equal(splitFlags([15, 16, 15, 15], 1, null, 1).flags[0][1].slice(-4), 'ttmL', 'DeepSeek-V3 split 15/16/15/15 with its MTP layer');
+  assert.equal(pipelineLayout([2, 3]), 'Ett|tttL', 'no MTP: as before');
+  // the first dense blocks also over a list of MoE blocks
+  assert.equal(moeLayerFreq({ num_layers: 4, moe_layer_freq: [1, 1, 0, 1], first_dense_layers: 1 }), '[0,1,0,1]');
+  assert.equal(moeLayerFreq({ num_layers: 4, moe_layer_freq: [1, 0, 1, 0] }), '[1,0,1,0]');
 });

@@ -194,6 +194,14 @@ test('scenario files: presets, {"base"} overrides, inline devices, profiles; err
   // name and notes are informational strings (docs/examples/amp-t4.scenario.json has both)
   assert.equal(inputsFromScenario(JSON.stringify({ name: 'AMP', notes: 'n', ...ok }), presets).modelPreset, 'gpt3-1.7b');
   refused({ ...ok, name: 5 }, /^name: is number 5; expected a string/);
+  // {"preset": id, ...} reads as {"base": id, ...}, as the core reads it
+  const viaPreset = inputsFromScenario(JSON.stringify({ ...ok, model: { preset: 'gpt3-1.7b', hidden_size: 2048 },
+    cluster: { name: 'c', groups: [{ device: { preset: 'a100-sxm4-80gb', memory_GiB: 40 }, nodes: 1 }] } }), presets);
+  assert.equal(viaPreset.modelPreset, 'gpt3-1.7b');
+  assert.deepStrictEqual(viaPreset.model, { ...presets.models[0], hidden_size: 2048 });
+  assert.deepStrictEqual(viaPreset.devices['custom-1'], { name: 'A100 80GB', memory_GiB: 40 });
+  refused({ ...ok, model: { preset: 'gpt5' } }, /^model\.preset: "gpt5" is not a model preset/);
+  refused({ ...ok, model: { preset: 'gpt3-1.7b', base: 'gpt3-1.7b' } }, /^model\.preset: .* beside base .*expected one of the two/);
 });
 
 test('every example scenario in docs/examples loads into the page inputs', () => {

@@ -21,7 +21,7 @@ test('share link round trip', async () => {
 const profile = { name: 'mine', devices: [{ device: 'a100-sxm4-80gb', points: [{ tp: 1, samples: 1, layer_forward_s: 0.006, layer_backward_s: 0.013 }] }] };
 
 test('share links with a profile: format 2, preset id or inline; format 1 links still open', async () => {
-  assert.equal(SHARE_VERSION, 4);
+  assert.equal(SHARE_VERSION, 5);
   for (const f of ['llama3.2-1b-a100-illustrative', { o: profile }, { o: [1, 2] }]) {
     const p = { ...payload, f };
     assert.equal(payloadVersion(p), 2);
@@ -36,7 +36,7 @@ test('share links with a profile: format 2, preset id or inline; format 1 links 
   for (const obj of [{ ...payload, v: 1, f: 'x' }, { ...payload, v: 2, f: 5 }, { ...payload, v: 2, f: { id: 'x' } }, { ...payload, v: 2, f: { o: {}, z: 1 } }, { ...payload, v: 2, f: [1] }]) {
     await assert.rejects(decodeShare(`v=${obj.v}&s=${await encodeShareRaw(obj)}`), ShareLinkError, JSON.stringify(obj.f));
   }
-  await assert.rejects(decodeShare(`v=5&s=${old}`), /newer version/);
+  await assert.rejects(decodeShare(`v=6&s=${old}`), /newer version/);
 });
 
 const calibrated = { 'a100-sxm4-80gb': { matmul_efficiency: 0.597843, framework_overhead_GiB: 0.594704,
@@ -191,4 +191,36 @@ test('share links format 4: the cost inputs ("b"); older formats still open; mal
     await assert.rejects(decodeShare(`v=4&s=${await encodeShareRaw({ ...payload, v: 4, b })}`), ShareLinkError, JSON.stringify(b));
   }
   await assert.rejects(decodeShare(`v=3&s=${await encodeShareRaw({ ...payload, v: 3, b: { t: '1T' } })}`), /unknown fields/);
+});
+
+test('share links format 5: inputs or a plan that a format-4 page\'s engine does not know; older formats still open', async () => {
+  const moe = { ...payload, m: { id: 'gpt3-1.7b', o: { num_experts: 8, moe_top_k: 2 } } };
+  const cases = [
+    moe,
+    { ...payload, m: { o: { name: 'mla', num_layers: 4, attention: 'mla' } } },
+    { ...payload, t: { global_batch_size: 64, precision: 'fp8' } },
+    { ...payload, t: { global_batch_size: 64, fsdp: true } },
+    { ...payload, t: { global_batch_size: 64, stack: { id: 'megatron-core', o: { nccl_nvls: false } } } },
+    { ...payload, c: { id: 'demo-mixed-16', o: { groups: [{ device: 'custom-1', nodes: 1, gpus_per_node: 4, nvlink_domain_gpus: 72 }] } } },
+    { ...payload, d: { 'custom-1': { name: 'x', peak_tflops: 100, memory_GiB: 40, fp8_tflops: 200 } } },
+    { ...payload, o: { top: 3, precisions: 'any' } },
+    { ...payload, p: { ...payload.p, stages: [{ group: 0, num_layers: 24, tp: 1, dp: 8, ep: 8 }] } },
+    { ...payload, p: { ...payload.p, precision: 'fp8' } },
+    { ...payload, m: 'deepseek-v3' },
+    { ...payload, c: 'gb200-nvl72-72' },
+    { ...payload, c: { id: 'demo-mixed-16', o: { groups: [{ device: 'b200-180gb', nodes: 1, gpus_per_node: 8 }] } } },
+    { ...payload, t: { global_batch_size: 64, stack: 'nemo1-apex-bf16' } },
+  ];
+  for (const p of cases) {
+    assert.equal(payloadVersion(p), 5, JSON.stringify(p.m ?? p));
+    const frag = await encodeShare(p);
+    assert.match(frag, /^v=5&s=/);
+    assert.deepStrictEqual(await decodeShare(frag), { ...p, v: 5 });
+  }
+  // what format 4 knew keeps its format: a dense link stays 1, cost inputs 4
+  assert.equal(payloadVersion(payload), 1);
+  assert.equal(payloadVersion({ ...payload, t: { global_batch_size: 64, precision: 'fp16', overlap_grad_reduce: true } }), 1);
+  assert.equal(payloadVersion({ ...payload, b: { t: '300B' } }), 4);
+  assert.equal(payloadVersion({ ...moe, b: { t: '300B' } }), 5, 'format 5 holds the cost inputs too');
+  for (const v of [1, 2, 3, 4]) assert.deepStrictEqual(await decodeShare(`v=${v}&s=${await encodeShareRaw({ ...payload, v })}`), { ...payload, v });
 });
