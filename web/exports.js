@@ -85,6 +85,16 @@ export function stageSummary(est, times = 'x') {
   });
 }
 
+/**
+ * the header of stageSummary's column over these estimates: "TP × DP", with CP where a stage has
+ * it and the expert grid where a stage has one ("TP × CP × DP, EP/ETP")
+ */
+export function gridHeader(ests) {
+  const stages = ests.flatMap((e) => e?.stages || []);
+  const cp = stages.some((st) => st.cp > 1), ep = stages.some((st) => st.ep > 1 || st.etp > 1);
+  return `TP × ${cp ? 'CP × ' : ''}DP${ep ? ', EP/ETP' : ''}`;
+}
+
 /** model chunks per pipeline stage (virtual stages): 1 for plain 1F1B */
 export const virtualStages = (est) => (Number.isInteger(est?.plan?.virtual_stages) && est.plan.virtual_stages > 1 ? est.plan.virtual_stages : 1);
 

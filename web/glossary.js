@@ -3,7 +3,7 @@
 
 export const GLOSSARY = {
   PP: 'Pipeline parallelism: the model\'s layers are cut into consecutive stages, each on its own GPUs; micro-batches flow through the stages (1F1B schedule: one forward, one backward alternately).',
-  TP: 'Tensor parallelism: each layer\'s matrices are split over TP GPUs of one node, which exchange partial results (all-reduce) inside every layer.',
+  TP: 'Tensor parallelism: each layer\'s matrices are split over TP GPUs of one NVLink domain (a node, or an NVL72 rack), which exchange partial results (all-reduce) inside every layer.',
   DP: 'Data parallelism: DP replicas of a stage each process different samples; their gradients are averaged (all-reduce) once per iteration.',
   'TP × DP': 'Per stage: TP GPUs per replica × DP replicas = the stage\'s GPUs. A stage with mixed replicas lists each replica set as TP×count; with context parallelism it reads TP×CPcp×DP (each replica is TP × CP GPUs that split every sequence); an MoE stage adds its expert grid, epN (and /etpM): the routed experts split over N of the same GPUs, each expert\'s FFN over M.',
   'micro-batch per replica': 'Samples one data-parallel replica processes per micro-batch: Megatron-LM\'s --micro-batch-size.',
@@ -11,7 +11,7 @@ export const GLOSSARY = {
   'global batch': 'Samples per iteration (one optimizer step), over all replicas and micro-batches.',
   iteration: 'One optimizer step: every micro-batch\'s forward and backward, the gradient sync and the optimizer.',
   'tokens/s': 'Training throughput: global batch × sequence length / iteration time.',
-  MFU: 'Model FLOPs utilisation: the model\'s training FLOPs per second (6 × parameters × tokens, plus attention) divided by the peak dense FLOP/s of the GPUs used. Recompute does not count as useful work.',
+  MFU: 'Model FLOPs utilisation: the model\'s training FLOPs per second (6 × parameters × tokens, plus attention; a mixture of experts counts its active parameters: the top-k routed and the shared experts) divided by the peak dense FLOP/s of the GPUs used. Recompute does not count as useful work.',
   bubble: 'Time a pipeline stage waits with nothing to compute: while the pipeline fills and drains, or behind a slower stage.',
   'DP sync': 'The data-parallel all-reduce of the gradients at the end of the iteration (partly hidden behind the last backwards).',
   bottleneck: 'The stage with the most work per iteration; the iteration cannot be shorter than its busy time.',

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { MEMORY_COMPONENTS, memoryRows, memoryLevel, WARN_SHARE } from '../../web/render/memory.js';
-import { chromeTrace, topPlansCsv, megatronArgs, planJson, stageSummary } from '../../web/exports.js';
+import { chromeTrace, topPlansCsv, megatronArgs, planJson, stageSummary, gridHeader } from '../../web/exports.js';
 import { modelFromHfConfig, HfConfigError } from '../../web/hf.js';
 import { inputsFromScenario, ScenarioFileError } from '../../web/scenario-file.js';
 import { PROFILE_PRESET_IDS, parseProfileText, ProfileInputError, clusterDeviceNames, profileMatch, profileDevices,
@@ -354,6 +354,11 @@ test('times read with their unit; no time at all reads 0 s, not a rounded 0.0 µ
 test('an MoE stage\'s summary carries its expert grid; a dense one is unchanged', () => {
   assert.deepStrictEqual(stageSummary({ stages: [{ tp: 1, dp: 16, ep: 8, etp: 1 }, { tp: 2, dp: 8, ep: 4, etp: 2 }, { tp: 2, dp: 4 }, { tp: 2, dp: 4, cp: 2, ep: 1, etp: 1 }] }, '×'),
     ['1×16 ep8', '2×8 ep4/etp2', '2×4', '2×2cp×4']);
+  // the column's header names what its cells hold
+  assert.equal(gridHeader([{ stages: [{ tp: 2, dp: 4 }] }]), 'TP × DP');
+  assert.equal(gridHeader([{ stages: [{ tp: 2, dp: 4 }] }, { stages: [{ tp: 2, dp: 2, cp: 2 }] }]), 'TP × CP × DP');
+  assert.equal(gridHeader([{ stages: [{ tp: 1, dp: 16, ep: 8 }] }]), 'TP × DP, EP/ETP');
+  assert.equal(gridHeader([{ stages: [{ tp: 2, dp: 4, cp: 2, ep: 1, etp: 2 }] }, null]), 'TP × CP × DP, EP/ETP');
 });
 
 import { moreSide } from '../../web/scroll-hint.js';

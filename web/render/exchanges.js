@@ -1,8 +1,10 @@
 // The expert-parallel all-to-all of an MoE plan as events on an "ep" lane of the timeline
 // (docs/web.md, "Timeline"). The core times each stage's token dispatch and combine per micro-batch
-// (stages[].forward_ep_comm_s, backward_ep_comm_s) inside its forward and backward passes: the
-// model does not overlap them with compute (docs/model.md, "Expert parallelism"), so the compute
-// stream waits while they run, and the core's timeline has one event per pass. This adds, per
+// (stages[].forward_ep_comm_s, backward_ep_comm_s) inside its forward and backward passes, and
+// its timeline has one event per pass. Without the overlap switches the compute stream waits while
+// they run (docs/model.md, "Expert parallelism"); with moe_shared_expert_overlap or
+// overlap_moe_expert_parallel_comm part of them runs beside compute (the shared experts, the
+// merged passes of two micro-batches), which this lane does not show apart. This adds, per
 // block of each pass, its two exchanges where they fall in the block: forward = attention and
 // router, dispatch, experts, combine; backward the reverse. The core keeps no split of a pass into
 // attention and expert compute, so a block's compute is drawn evenly around its exchanges: the

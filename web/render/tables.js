@@ -1,6 +1,6 @@
 // Tables over the plan() result: top plans, baselines, search statistics.
 import { h, fmt, fmtInt, fmtPct, fmtTime } from '../dom.js';
-import { stageSummary } from '../exports.js';
+import { gridHeader, stageSummary } from '../exports.js';
 import { sourceSummary } from '../profile.js';
 import { gloss } from '../glossary.js';
 import { formatCost, formatDays, formatDuration, unpricedNote } from '../cost.js';
@@ -40,7 +40,7 @@ export function replicaMicroBatch(est) {
  */
 export function stagesTable(est, { sources = false } = {}) {
   const stages = est?.stages || [];
-  const head = ['stage', 'devices', 'GPUs', 'TP × DP', 'micro-batch per replica', 'layers', 'forward', 'backward', 'optimizer', 'DP sync', 'memory / GPU'];
+  const head = ['stage', 'devices', 'GPUs', gridHeader([est]), 'micro-batch per replica', 'layers', 'forward', 'backward', 'optimizer', 'DP sync', 'memory / GPU'];
   if (sources) head.push('source');
   const summary = stageSummary(est || {}, '×');
   return h('table', { class: 'data', 'data-testid': 'stage-table' },
@@ -122,7 +122,7 @@ export function topPlansTable(plans, selected, onSelect, { order = null, costs =
   }
   const head = [th('plan', 'plan'), th('iteration'), th('tokens/s'), th('MFU'), th('$ per 1M tokens', 'cost per 1M tokens'),
     budget ? th('days to train') : null, budget ? th('total cost', 'cost per 1M tokens') : null, th('GPUs', 'GPUs'), th('stages (PP)', 'PP'),
-    th('fits', 'fits'), choices ? th('training choices', 'precision') : null, th('micro-batch per replica'), th('TP × DP per stage', 'TP × DP'), th('layers per stage', 'PP'),
+    th('fits', 'fits'), choices ? th('training choices', 'precision') : null, th('micro-batch per replica'), th(`${gridHeader(plans)} per stage`, 'TP × DP'), th('layers per stage', 'PP'),
     th('pipeline micro-batch × count', 'pipeline micro-batch')];
   return h('table', { class: 'data', 'data-testid': 'top-plans' },
     h('caption', {}, 'Top plans (select one to show its stages, timeline and exports)'),
