@@ -2,7 +2,7 @@
 // workbench.test.mjs): the search's schedule, node counts, blocks and stage options, the batch
 // tolerance, overlap and MoE switches reaching the search, the link and the Megatron command; the
 // NVLink domain per cluster group; a config.json without the model keys, an error about two fields,
-// and scenario files.   POSEIDON_BUILD_WASM=build-wasm node --test tests/web/workbench-fields.test.mjs
+// and scenario files; an MoE plan's expert fields, grid and memory.   POSEIDON_BUILD_WASM=build-wasm node --test tests/web/workbench-fields.test.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { workbenchHelpers } from './workbench-helpers.mjs';
@@ -193,5 +193,23 @@ test('inputs: a config.json without the model keys is refused, the model kept; a
     assert.equal(await page.inputValue('[data-path="model.num_layers"]'), '16');
     assert.equal(await page.inputValue('#f-group-0-device'), 'custom-1');
   }
+  await assertClean(page, problems);
+});
+
+test('an MoE plan on the page: the model form\'s expert fields, EP per stage in the strip and the table header, the memory panel\'s expert weights and dispatch buffers', async (t) => {
+  if (!searchWorks) { t.skip(searchSkipReason); return; }
+  const plan = { micro_batch_size: 16, num_micro_batches: 4, stages: [{ group: 0, num_layers: 24, tp: 1, dp: 8, ep: 8 }, { group: 0, num_layers: 24, tp: 1, dp: 8, ep: 8 }] };
+  const { page, problems } = await open(t, await env.link({ m: 'qwen3-30b-a3b', c: 'dgx-h100-16', t: { global_batch_size: 64, distributed_optimizer: true, recompute: 'selective' }, p: plan }));
+  await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
+  assert.equal(await page.inputValue('[data-path="model.num_experts"]'), '128');
+  assert.equal(await page.inputValue('[data-path="model.moe_top_k"]'), '8');
+  assert.equal(await page.inputValue('[data-path="model.moe_ffn_hidden_size"]'), '768');
+  // each stage box names its expert grid and its all-to-all time
+  const strip = await page.textContent('ol.stages');
+  assert.equal((strip.match(/EP 8 · all-to-all \d/g) || []).length, 2, strip);
+  assert.match(await page.textContent('[data-testid=stage-table] thead'), /TP × DP, EP\/ETP/);
+  assert.match(await page.textContent('[data-testid=stage-table] tbody'), /1×8 ep8/);
+  const moe = await page.textContent('[data-testid=moe-memory]');
+  assert.match(moe, /stage 0 expert weights \d+\.\d\d GiB \(EP 8\), dispatch buffers \d+\.\d\d GiB; stage 1 /);
   await assertClean(page, problems);
 });
