@@ -32,7 +32,7 @@ export const MODEL_FIELDS = [
   { key: 'moe_ffn_hidden_size', kind: 'int', label: 'expert FFN hidden size', hint: '= FFN hidden size' },
   { key: 'num_shared_experts', kind: 'int', label: 'shared experts', hint: '0' },
   { key: 'moe_shared_expert_ffn_hidden_size', kind: 'int', label: 'shared experts\' FFN size (sum)', hint: 'shared × expert size' },
-  { key: 'moe_layer_freq', kind: 'int', label: 'MoE every Nth block', hint: '1' },
+  { key: 'moe_layer_freq', kind: 'int', label: 'MoE blocks: every Nth (a list as imported: 1 = MoE)', hint: '1' },
   { key: 'first_dense_layers', kind: 'int', label: 'first dense blocks', hint: '0' },
   { key: 'mtp_layers', kind: 'int', label: 'multi-token prediction modules', hint: '0' },
 ];
