@@ -34,9 +34,10 @@ export function sharedExpertWidth(model) {
 // pattern is left to the user.
 function windowFlags(model, notes) {
   const w = Number(model.sliding_window);
-  if (!(w > 0)) return [];
-  const args = [['--window-size', `${w - 1},0`]];
   const pattern = model.sliding_window_pattern;
+  // pattern 1: every block has full attention, the window is never used (docs/formats.md)
+  if (!(w > 0) || pattern === 1) return [];
+  const args = [['--window-size', `${w - 1},0`]];
   if (Number.isInteger(pattern) && pattern > 1) args.push(['--window-attn-skip-freq', pattern]);
   else if (Array.isArray(pattern)) notes.push(`Which blocks use the ${w}-token window is a list here (sliding_window_pattern): give --window-attn-skip-freq your release's list form of it (1 marks a block with full attention).`);
   notes.push(`The ${w}-token sliding window is written as --window-size ${w - 1},0 (the window counts the token itself; Megatron-Core's (left, right) pair, as GPT-OSS's window_size (127,0)).`);

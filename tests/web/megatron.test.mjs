@@ -313,6 +313,11 @@ test('what the planner costed is what the command builds: shared experts by coun
   assert.equal(argOf(args, '--window-attn-skip-freq'), '2');
   for (const a of args.filter((x) => x.startsWith('--window'))) assert.ok(WINDOW_FLAGS.has(a), a);
   assert.match(w.notes.join(' '), /--window-size 127,0/);
+  // every block windowed (no pattern): the window alone; pattern 1, every block full: no window flag
+  const flagsOf = (model) => megatronArgs(ossEst, { model, training }, { cluster: homog(M), modelId: 'gpt-oss-120b' }).args.map(([n]) => n);
+  const { sliding_window_pattern: _, ...everyBlock } = oss;
+  assert.ok(flagsOf(everyBlock).includes('--window-size') && !flagsOf(everyBlock).includes('--window-attn-skip-freq'));
+  assert.ok(!flagsOf({ ...oss, sliding_window_pattern: 1 }).some((n) => n.startsWith('--window')));
   // the MTP layer before the loss in the last chunk, also with virtual stages
   assert.equal(pipelineLayout([2, 3], 1, null, 1), 'Ett|tttmL');
   assert.equal(pipelineLayout([2, 2], 2, null, 2), 'Et|t|t|tmmL');
