@@ -40,14 +40,16 @@ export function replicaMicroBatch(est) {
  */
 export function stagesTable(est, { sources = false } = {}) {
   const stages = est?.stages || [];
-  const head = ['stage', 'devices', 'GPUs', gridHeader([est]), 'micro-batch per replica', 'layers', 'forward', 'backward', 'optimizer', 'DP sync', 'memory / GPU'];
+  const grid = gridHeader([est]);
+  const head = ['stage', 'devices', 'GPUs', grid, 'micro-batch per replica', 'layers', 'forward', 'backward', 'optimizer', 'DP sync', 'memory / GPU'];
   if (sources) head.push('source');
   const summary = stageSummary(est || {}, '×');
   return h('table', { class: 'data', 'data-testid': 'stage-table' },
     h('caption', {}, sources
       ? 'Per stage: times per micro-batch (slowest replica) and where they come from (measured profile, interpolated between measured points, or the analytic model)'
       : 'Per stage: times per micro-batch (slowest replica), all from the analytic model'),
-    h('thead', {}, h('tr', {}, head.map((t) => th(t)))),
+    // the grid column keeps the glossary's TP × DP entry whatever its header names
+    h('thead', {}, h('tr', {}, head.map((t) => th(t, t === grid ? 'TP × DP' : t)))),
     h('tbody', {}, stages.map((st, i) => {
       const row = h('tr', {},
         h('th', { scope: 'row' }, String(st.index ?? i)),
