@@ -112,12 +112,20 @@ export function scenario() {
 /** the block counts the recompute select's "blocks" searches */
 export const RECOMPUTE_BLOCK_CHOICES = [1, 2, 4, 8];
 
+/** the search options that fix a grid size for every stage (docs/search.md, "Fixed grids") */
+export const GRID_SIZE_KEYS = ['cp_sizes', 'ep_sizes', 'etp_sizes'];
+
 export function searchOptions() {
   const o = cleanObject(state.options);
   // the precision select's "bf16,fp8" is the core's list (options.precisions); "any" stays a word
   if (typeof o.precisions === 'string' && o.precisions !== 'any') o.precisions = o.precisions.split(',');
   // the recompute select's "blocks" is "any" with the block counts (options.recompute_num_layers)
   if (o.recompute === 'blocks') Object.assign(o, { recompute: 'any', recompute_num_layers: RECOMPUTE_BLOCK_CHOICES });
+  // a fixed size's select ("2") is the core's list of one ([2]); a list from a file stays a list
+  for (const k of GRID_SIZE_KEYS) {
+    if (o[k] === 'searched') delete o[k];
+    else if (typeof o[k] === 'string' || typeof o[k] === 'number') o[k] = String(o[k]).split(',').map((x) => (/^\s*\d+\s*$/.test(x) ? Number(x) : x.trim()));
+  }
   return o;
 }
 

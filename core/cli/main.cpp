@@ -31,7 +31,7 @@ using namespace poseidon_cli;
 
 constexpr const char* usage = R"(usage:
   poseidon estimate SCENARIO.json --plan PLAN.json [--json]
-  poseidon plan SCENARIO.json [--top K] [--exhaustive] [--time-limit SECONDS] [--tp-per-stage] [--schedule any|1f1b|interleaved-1f1b] [--node-counts halving|all] [--group-blocks 1-4] [--split-nodes] [--empty-stages] [--mixed-stages] [--threads N] [--memory-cap GIB] [--precision any|P,P...] [--fsdp fixed|any] [--recompute fixed|any|R,R...] [--recompute-num-layers N,N...] [--json]
+  poseidon plan SCENARIO.json [--top K] [--exhaustive] [--time-limit SECONDS] [--tp-per-stage] [--schedule any|1f1b|interleaved-1f1b] [--node-counts halving|all] [--group-blocks 1-4] [--split-nodes] [--empty-stages] [--mixed-stages] [--threads N] [--memory-cap GIB] [--precision any|P,P...] [--fsdp fixed|any] [--recompute fixed|any|R,R...] [--recompute-num-layers N,N...] [--cp-sizes N,N...] [--ep-sizes N,N...] [--etp-sizes N,N...] [--json]
   poseidon presets [devices|models|clusters|stacks|profiles] [--json]
   poseidon calibrate SCENARIO.json --runs RUNS.json --out CALIBRATED.json [--json]
   poseidon version                    (or --version; help, --help or -h prints this)
@@ -149,6 +149,12 @@ int cmd_plan(const std::vector<std::string>& args) {
             options["recompute"] = v == "any" || v == "fixed" ? poseidon::Json(v) : comma_list(v, false, "--recompute");
         } else if (a == "--recompute-num-layers")
             options["recompute_num_layers"] = comma_list(option_value(args, i), true, "--recompute-num-layers");
+        else if (a == "--cp-sizes")
+            options["cp_sizes"] = comma_list(option_value(args, i), true, "--cp-sizes");
+        else if (a == "--ep-sizes")
+            options["ep_sizes"] = comma_list(option_value(args, i), true, "--ep-sizes");
+        else if (a == "--etp-sizes")
+            options["etp_sizes"] = comma_list(option_value(args, i), true, "--etp-sizes");
         else if (a == "--mixed-stages")
             options["mixed_stages"] = true;
         else if (a == "--split-nodes")
@@ -176,7 +182,8 @@ int cmd_plan(const std::vector<std::string>& args) {
             {"options.top", "--top"},           {"options.time_limit_s", "--time-limit"}, {"options.schedule", "--schedule"},
             {"options.node_counts", "--node-counts"}, {"options.group_blocks", "--group-blocks"}, {"options.threads", "--threads"},
             {"options.memory_cap_GiB", "--memory-cap"}, {"options.precisions", "--precision"}, {"options.fsdp", "--fsdp"},
-            {"options.recompute", "--recompute"}, {"options.recompute_num_layers", "--recompute-num-layers"}};
+            {"options.recompute", "--recompute"}, {"options.recompute_num_layers", "--recompute-num-layers"},
+            {"options.cp_sizes", "--cp-sizes"}, {"options.ep_sizes", "--ep-sizes"}, {"options.etp_sizes", "--etp-sizes"}};
         std::vector<poseidon::Problem> problems = e.problems();
         for (auto& pr : problems)
             for (const auto& [path, flag] : flags)

@@ -104,6 +104,7 @@ void apply(const TrainingChoice& c, Plan& plan) {
 }
 
 SearchRun run_grids(const Scenario& sc, const SearchOptions& options, const std::function<SearchRun(const Scenario&, const SearchOptions&)>& run_one) {
+    check_grid_options(sc, options);
     const auto choices = training_choices(sc, options);
     if (choices.size() == 1 && !choices[0].precision && !choices[0].fsdp && !choices[0].recompute) return run_grid_set(sc, options, run_one);
     std::string list;

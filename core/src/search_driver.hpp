@@ -112,10 +112,16 @@ struct TrainingChoice {
 std::vector<TrainingChoice> training_choices(const Scenario& sc, const SearchOptions& options);
 // The plan trains in choice c (Plan::precision, fsdp, recompute, recompute_num_layers).
 void apply(const TrainingChoice& c, Plan& plan);
-std::vector<std::pair<int, int>> expert_grids(const Scenario& sc);
-// The context-parallel sizes searched, largest first ({1} below kCpMinSeqLength tokens).
+// The expert grids (ep, etp) searched, largest first: options.ep_sizes x options.etp_sizes where
+// given (the other the search's own), else the search's own.
+std::vector<std::pair<int, int>> expert_grids(const Scenario& sc, const SearchOptions& options = {});
+// The context-parallel sizes searched, largest first: options.cp_sizes where given, else {1}
+// below kCpMinSeqLength tokens and the powers of two from it.
 inline constexpr int kCpMinSeqLength = 8192;
-std::vector<int> context_parallel_sizes(const Scenario& sc);
+std::vector<int> context_parallel_sizes(const Scenario& sc, const SearchOptions& options = {});
+// Throws InputError naming options.cp_sizes[i], ep_sizes[i] or etp_sizes[i] where the scenario
+// cannot run that size (the rules of a plan's stage keys, plan_format.cpp).
+void check_grid_options(const Scenario& sc, const SearchOptions& options);
 // A split of the cluster's groups: per group the node counts of the parts split off (none: whole),
 // first kHalvedNode when one node is used as two halves (options.split_nodes).
 using GroupSplit = std::vector<std::vector<int>>;

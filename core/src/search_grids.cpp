@@ -12,15 +12,32 @@
 
 namespace poseidon::detail {
 
-std::vector<std::pair<int, int>> expert_grids(const Scenario& sc) {
+std::vector<std::pair<int, int>> expert_grids(const Scenario& sc, const SearchOptions& options) {
     std::vector<std::pair<int, int>> grids;
     if (!sc.model.is_moe()) return {{1, 1}};
+    const int gpus = sc.cluster.num_gpus();
+    const int E = sc.model.num_experts;
+    if (!options.ep_sizes.empty() || !options.etp_sizes.empty()) {
+        // the sizes the user fixed (check_grid_options refused the ones that cannot be), each with
+        // the search's own sizes of the other kind: etp 1, or every ep the search tries
+        std::vector<int> eps = options.ep_sizes, etps = options.etp_sizes;
+        if (eps.empty())
+            for (int ep = 1; ep <= E && ep <= gpus; ep *= 2)
+                if (E % ep == 0) eps.push_back(ep);
+        if (etps.empty()) etps = {1};
+        for (int ep : eps)
+            for (int etp : etps)
+                if (static_cast<std::int64_t>(ep) * etp <= gpus) grids.push_back({ep, etp});
+        std::sort(grids.begin(), grids.end(), [](const auto& a, const auto& b) {
+            return std::make_pair(std::int64_t{a.first} * a.second, a.first) > std::make_pair(std::int64_t{b.first} * b.second, b.first);
+        });
+        return grids;
+    }
     // Megatron-Core's usual sizes: powers of two that divide the experts, up to the cluster
     // (a stage whose GPUs a size does not divide is refused as a candidate, stage_costs.cpp).
     // ETP 1, the Megatron-Bridge recipes' choice, except below.
-    const int gpus = sc.cluster.num_gpus();
-    for (int ep = 1; ep <= sc.model.num_experts && ep <= gpus; ep *= 2)
-        if (sc.model.num_experts % ep == 0) grids.push_back({ep, 1});
+    for (int ep = 1; ep <= E && ep <= gpus; ep *= 2)
+        if (E % ep == 0) grids.push_back({ep, 1});
     // Where ep reaches the experts of a model with few large ones (at most 16: Mixtral's 8, Llama 4
     // Scout's 16), each expert's FFN may be split further over etp GPUs of a node (Megatron-Core's
     // expert tensor parallelism), as their memory may need: etp 2, 4, 8 within the largest node.
@@ -28,7 +45,6 @@ std::vector<std::pair<int, int>> expert_grids(const Scenario& sc) {
     // splitting them only shrinks their GEMMs: not searched, to keep the search's budget.
     int node = 1;
     for (const Group& g : sc.cluster.groups) node = std::max(node, g.gpus_per_node);
-    const int E = sc.model.num_experts;
     if (!grids.empty() && grids.back().first == E && E <= 16)
         for (int etp = 2; etp <= 8 && etp <= node && static_cast<std::int64_t>(E) * etp <= gpus; etp *= 2)
             if (sc.model.moe_ffn_hidden_size % etp == 0) grids.push_back({E, etp});
@@ -43,7 +59,12 @@ SearchRun run_parallel_grids(const Scenario& sc, const SearchOptions& options, i
     return run_grids(sc, options, [threads](const Scenario& one, const SearchOptions& o) { return run_search(one, o, threads); });
 }
 
-std::vector<int> context_parallel_sizes(const Scenario& sc) {
+std::vector<int> context_parallel_sizes(const Scenario& sc, const SearchOptions& options) {
+    if (!options.cp_sizes.empty()) {
+        std::vector<int> sizes = options.cp_sizes;
+        std::sort(sizes.rbegin(), sizes.rend());
+        return sizes;
+    }
     // Context parallelism splits every sequence over cp ranks (Megatron-Core's
     // --context-parallel-size, one size for the whole model): searched where the sequence is long,
     // from 8,192 tokens (Megatron-Bridge's Llama 3.1 405B recipes run CP 2 at 8,192; shorter
@@ -62,10 +83,55 @@ std::vector<int> context_parallel_sizes(const Scenario& sc) {
     return sizes;
 }
 
-std::vector<std::array<int, 3>> search_grids(const Scenario& sc) {
+void check_grid_options(const Scenario& sc, const SearchOptions& options) {
+    Problems problems;
+    const ModelSpec& m = sc.model;
+    const int gpus = sc.cluster.num_gpus();
+    const auto at = [](const char* key, std::size_t i) { return std::string("options.") + key + "[" + std::to_string(i) + "]"; };
+    for (std::size_t i = 0; i < options.cp_sizes.size(); ++i) {
+        const int cp = options.cp_sizes[i];
+        if (cp == 1) continue;
+        // the rules a plan's stage cp is held to (plan_format.cpp), for the whole model
+        if (cp > gpus)
+            problems.add(at("cp_sizes", i), std::to_string(cp) + " is more than the cluster's " + std::to_string(gpus) + " GPUs");
+        else if (m.seq_length % (2 * cp) != 0)
+            problems.add(at("cp_sizes", i), std::to_string(cp) + " does not split seq_length " + std::to_string(m.seq_length) +
+                                                " into 2 x cp equal chunks; expected a cp with seq_length divisible by 2 cp");
+        else if (m.sliding_window > 0 && m.sliding_window < m.seq_length && sc.training.cp_comm_type == "p2p")
+            problems.add(at("cp_sizes", i), std::to_string(cp) + " with the model's sliding-window attention needs training.cp_comm_type \"a2a\" or \"all_gather\": "
+                                                "Transformer Engine's p2p ring does not run a window");
+    }
+    const auto dense = [&](const char* key, std::size_t i, int v) {
+        problems.add(at(key, i), std::to_string(v) + " needs a mixture-of-experts model (num_experts > 0); the model is dense: expected 1");
+    };
+    for (std::size_t i = 0; i < options.ep_sizes.size(); ++i) {
+        const int ep = options.ep_sizes[i];
+        if (ep == 1) continue;
+        if (!m.is_moe()) dense("ep_sizes", i, ep);
+        else if (m.num_experts % ep != 0)
+            problems.add(at("ep_sizes", i), std::to_string(ep) + " does not divide num_experts " + std::to_string(m.num_experts) +
+                                                "; every expert-parallel rank holds the same number of experts");
+        else if (ep > gpus)
+            problems.add(at("ep_sizes", i), std::to_string(ep) + " is more than the cluster's " + std::to_string(gpus) + " GPUs");
+    }
+    for (std::size_t i = 0; i < options.etp_sizes.size(); ++i) {
+        const int etp = options.etp_sizes[i];
+        if (etp == 1) continue;
+        if (!m.is_moe()) dense("etp_sizes", i, etp);
+        else if (m.moe_ffn_hidden_size % etp != 0)
+            problems.add(at("etp_sizes", i), std::to_string(etp) + " does not divide moe_ffn_hidden_size " + std::to_string(m.moe_ffn_hidden_size) +
+                                                 "; expert tensor parallelism splits each expert's FFN");
+    }
+    if (problems.empty() && m.is_moe() && (!options.ep_sizes.empty() || !options.etp_sizes.empty()) && expert_grids(sc, options).empty())
+        problems.add(options.etp_sizes.empty() ? "options.ep_sizes" : "options.etp_sizes",
+                     "no expert grid ep x etp fits the cluster's " + std::to_string(gpus) + " GPUs; expected ep x etp at most " + std::to_string(gpus));
+    problems.throw_if_any();
+}
+
+std::vector<std::array<int, 3>> search_grids(const Scenario& sc, const SearchOptions& options) {
     std::vector<std::array<int, 3>> out;
-    for (int cp : context_parallel_sizes(sc))
-        for (const auto& [ep, etp] : expert_grids(sc)) out.push_back({cp, ep, etp});
+    for (int cp : context_parallel_sizes(sc, options))
+        for (const auto& [ep, etp] : expert_grids(sc, options)) out.push_back({cp, ep, etp});
     return out;
 }
 
@@ -139,32 +205,35 @@ SearchRun run_in_turn(std::size_t n, const SearchOptions& options, const std::fu
 }
 
 SearchRun run_grid_set(const Scenario& sc, const SearchOptions& options, const std::function<SearchRun(const Scenario&, const SearchOptions&)>& run_one) {
-    const auto grids = search_grids(sc);
-    if (grids.size() == 1) return run_one(sc, options);
-    const auto egrids = expert_grids(sc);
-    const auto cps = context_parallel_sizes(sc);
-    SearchRun out = run_in_turn(
-        grids.size(), options,
-        [&](std::size_t i, SearchOptions o) {
-            const auto& [cp, ep, etp] = grids[i];
-            Scenario one = sc;
-            one.search_ep = ep, one.search_etp = etp, one.search_cp = cp;
-            // stages that mix GPU types are one-stage plans of the context-parallel size 1
-            if (cp > 1) o.mixed_stages = false;
-            return run_one(one, o);
-        },
-        {}, options.exhaustive ? 0 : options.grid_first_round_nodes);
-    if (egrids.size() > 1 || egrids[0] != std::pair<int, int>{1, 1}) {
+    const auto grids = search_grids(sc, options);
+    const auto egrids = expert_grids(sc, options);
+    const auto cps = context_parallel_sizes(sc, options);
+    const auto one_grid = [&](std::size_t i, SearchOptions o) {
+        const auto& [cp, ep, etp] = grids[i];
+        Scenario one = sc;
+        one.search_ep = ep, one.search_etp = etp, one.search_cp = cp;
+        // stages that mix GPU types are one-stage plans of the context-parallel size 1
+        if (cp > 1) o.mixed_stages = false;
+        return run_one(one, o);
+    };
+    SearchRun out = grids.size() == 1 ? one_grid(0, options) : run_in_turn(grids.size(), options, one_grid, {}, options.exhaustive ? 0 : options.grid_first_round_nodes);
+    const bool fixed_experts = !options.ep_sizes.empty() || !options.etp_sizes.empty();
+    if (egrids.size() > 1 || egrids[0] != std::pair<int, int>{1, 1} || (fixed_experts && sc.model.is_moe())) {
         std::string list;
         for (const auto& [ep, etp] : egrids) list += (list.empty() ? "" : ", ") + std::to_string(ep) + "x" + std::to_string(etp);
-        out.stats.notes.push_back("expert parallelism: " + std::to_string(egrids.size()) + " expert grids searched (ep x etp: " + list + "), every stage of a plan on the same one");
+        out.stats.notes.push_back("expert parallelism: " + std::to_string(egrids.size()) + (egrids.size() == 1 ? " expert grid" : " expert grids") +
+                                  " searched (ep x etp: " + list + (fixed_experts ? ", as options.ep_sizes and options.etp_sizes fix them" : "") +
+                                  "), every stage of a plan on the same one");
     }
-    if (cps.size() > 1) {
+    if (cps.size() > 1 || !options.cp_sizes.empty()) {
         std::string list;
         for (int cp : cps) list += (list.empty() ? "" : ", ") + std::to_string(cp);
-        out.stats.notes.push_back("context parallelism: cp " + list + " searched (seq_length " + std::to_string(sc.model.seq_length) +
-                                  " >= " + std::to_string(kCpMinSeqLength) + "), every stage of a plan with the same cp" +
-                                  (options.mixed_stages ? "; stages that mix GPU types with cp 1 only" : ""));
+        out.stats.notes.push_back("context parallelism: cp " + list + " searched (" +
+                                  (options.cp_sizes.empty() ? "seq_length " + std::to_string(sc.model.seq_length) + " >= " + std::to_string(kCpMinSeqLength)
+                                                            : std::string("as options.cp_sizes fixes them")) +
+                                  "), every stage of a plan with the same cp" +
+                                  (options.mixed_stages && cps.size() > 1 ? "; stages that mix GPU types with cp 1 only" : "") +
+                                  (options.mixed_stages && cps.size() == 1 && cps[0] > 1 ? "; no stages that mix GPU types (they run cp 1)" : ""));
     }
     return out;
 }

@@ -15,6 +15,8 @@ void read_search_precisions(const Json& j, const std::string& path, Problems& pr
 // options.recompute: "fixed", "any" or a list of distinct recompute names; options.recompute_num_layers
 void read_search_recomputes(const Json& j, const std::string& path, Problems& problems, SearchOptions& o);
 void read_search_recompute_num_layers(const Json& j, const std::string& path, Problems& problems, SearchOptions& o);
+// options.cp_sizes, ep_sizes, etp_sizes: 1 to 16 distinct sizes each
+void read_search_sizes(const Json& j, const std::string& path, Problems& problems, const char* what, std::int64_t most, std::vector<int>& out);
 
 SearchOptions parse_search_options(const Json& j) {
     Problems problems;
@@ -23,7 +25,7 @@ SearchOptions parse_search_options(const Json& j) {
     if (r.ok()) {
         r.reject_unknown({"top", "exhaustive", "time_limit_s", "baselines", "tp_per_stage", "threads", "memory_cap_GiB", "memory_cap_gib", "schedule", "node_counts",
                           "group_blocks", "split_nodes", "empty_stages", "mixed_stages", "shard_index", "shard_count", "prune_above_s", "precisions", "fsdp",
-                          "recompute", "recompute_num_layers"});
+                          "recompute", "recompute_num_layers", "cp_sizes", "ep_sizes", "etp_sizes"});
         if (auto v = r.integer("top", false, 1, 100)) o.top_k = static_cast<int>(*v);
         if (auto v = r.boolean("exhaustive", false)) o.exhaustive = *v;
         if (auto v = r.boolean("tp_per_stage", false)) o.tp_per_stage = *v;
@@ -57,6 +59,9 @@ SearchOptions parse_search_options(const Json& j) {
         if (auto v = r.choice("fsdp", false, {"fixed", "any"})) o.fsdp = *v;
         if (const Json* v = r.get("recompute")) read_search_recomputes(*v, r.path_of("recompute"), problems, o);
         if (const Json* v = r.get("recompute_num_layers")) read_search_recompute_num_layers(*v, r.path_of("recompute_num_layers"), problems, o);
+        if (const Json* v = r.get("cp_sizes")) read_search_sizes(*v, r.path_of("cp_sizes"), problems, "context-parallel sizes", max_tp, o.cp_sizes);
+        if (const Json* v = r.get("ep_sizes")) read_search_sizes(*v, r.path_of("ep_sizes"), problems, "expert-parallel sizes", max_total_gpus, o.ep_sizes);
+        if (const Json* v = r.get("etp_sizes")) read_search_sizes(*v, r.path_of("etp_sizes"), problems, "expert tensor-parallel sizes", max_tp, o.etp_sizes);
     }
     problems.throw_if_any();
     return o;
@@ -123,6 +128,16 @@ void read_search_recompute_num_layers(const Json& j, const std::string& path, Pr
         if (!whole || x < 1 || x > max_num_layers) return std::nullopt;
         return static_cast<int>(x);
     }, o.recompute_num_layers);
+}
+
+void read_search_sizes(const Json& j, const std::string& path, Problems& problems, const char* what, std::int64_t most, std::vector<int>& out) {
+    const std::string allowed = std::string("an array of 1 to 16 distinct ") + what + ", each 1 to " + std::to_string(most) + " (the search's own when absent)";
+    read_distinct_list(j, path, problems, 16, allowed, "is not allowed", [most](const Json& v) -> std::optional<int> {
+        const bool whole = v.is_number_integer() || (v.is_number_float() && v.get<double>() == std::floor(v.get<double>()));
+        const double x = v.is_number() ? v.get<double>() : 0;
+        if (!whole || x < 1 || x > static_cast<double>(most)) return std::nullopt;
+        return static_cast<int>(x);
+    }, out);
 }
 
 namespace {

@@ -168,7 +168,7 @@ std::int64_t walker_bytes(const Scenario& sc, std::int64_t m);
 // The grids the search runs one search each for, in its order: (cp, ep, etp) for every
 // context-parallel size and, within it, every expert grid (search_grids.cpp); one (1, 1, 1) for a
 // dense model at a short sequence.
-std::vector<std::array<int, 3>> search_grids(const Scenario& sc);
+std::vector<std::array<int, 3>> search_grids(const Scenario& sc, const SearchOptions& options = {});
 // GPUs of one data-parallel replica of a stage the search builds: tp x cp (its grid's
 // context-parallel size; Megatron's tp-cp rank order, place_plan).
 inline int replica_gpus(const Scenario& sc, int tp) { return tp * sc.search_cp; }

@@ -221,6 +221,9 @@ int files(const std::string& bin, const fs::path& work) {
         {"--precision unknown", {bin, "plan", s, "--precision", "bf16,fp9"}, "/dev/null", "--precision (options.precisions[1])", "\"fp9\" is not a precision"},
         {"--precision a GPU cannot run", {bin, "plan", s, "--precision", "bf16,nvfp4"}, "/dev/null", "--precision (options.precisions[1])", "\"nvfp4\" cannot run on cluster.groups[0]"},
         {"--fsdp unknown", {bin, "plan", s, "--fsdp", "yes"}, "/dev/null", "--fsdp (options.fsdp)", "\"yes\" is not allowed"},
+        {"--ep-sizes on a dense model", {bin, "plan", s, "--ep-sizes", "1,2"}, "/dev/null", "--ep-sizes (options.ep_sizes[1])", "2 needs a mixture-of-experts model"},
+        {"--cp-sizes zero", {bin, "plan", s, "--cp-sizes", "0"}, "/dev/null", "--cp-sizes (options.cp_sizes[0])", "0 is not allowed"},
+        {"--etp-sizes not a number", {bin, "plan", s, "--etp-sizes", "two"}, "/dev/null", "", "not a decimal number"},
         {"presets unknown kind", {bin, "presets", "gpus"}, "/dev/null", "", "unknown argument"},
         {"presets kind twice", {bin, "presets", "stacks", "stacks"}, "/dev/null", "", "stacks given twice"},
         // "--option=value" is "--option value" for every option; a switch takes no value
@@ -229,6 +232,19 @@ int files(const std::string& bin, const fs::path& work) {
         {"argument with invalid UTF-8", {bin, "estimate", s, "--plan", p, "--\xff\xfe"}, "/dev/null", "", "unknown option \"--\\xFF\\xFE\""},
     };
     for (const auto& c : cases) check_refusal(c.name, run(c.argv, c.stdin_path), c.path_sub, c.msg_sub);
+    {  // the expert grid fixed: every plan on it, and the note says so
+        const std::string moe = (work / "moe.json").string();
+        spit(moe, R"({"model": "mixtral-8x7b", "cluster": "dgx-h100-16", "training": {"global_batch_size": 64, "recompute": "full"}})");
+        Result r = run({bin, "plan", moe, "--top", "2", "--ep-sizes", "4", "--json"});
+        bool on_grid = r.rc == 0;
+        if (on_grid) {
+            const Json out = Json::parse(r.out);
+            for (const auto& p : out["plans"])
+                for (const auto& st : p["plan"]["stages"]) on_grid = on_grid && st.value("ep", 1) == 4;
+            on_grid = on_grid && out["stats"]["notes"].dump().find("ep x etp: 4x1, as options.ep_sizes and options.etp_sizes fix them") != std::string::npos;
+        }
+        if (!on_grid) fail("plan --ep-sizes 4", "expected every stage of every plan at ep 4 and the note naming the fixed grid", r);
+    }
     {  // the other plans' lines name their layers and say when they only move layers between equal stages
         const std::string splits = (work / "splits.json").string();
         spit(splits, R"({"model": "gpt2-xl-1.5b", "cluster": "metis-t4-a100", "training": {"global_batch_size": 128}})");

@@ -21,7 +21,7 @@ test('share link round trip', async () => {
 const profile = { name: 'mine', devices: [{ device: 'a100-sxm4-80gb', points: [{ tp: 1, samples: 1, layer_forward_s: 0.006, layer_backward_s: 0.013 }] }] };
 
 test('share links with a profile: format 2, preset id or inline; format 1 links still open', async () => {
-  assert.equal(SHARE_VERSION, 5);
+  assert.equal(SHARE_VERSION, 6);
   for (const f of ['llama3.2-1b-a100-illustrative', { o: profile }, { o: [1, 2] }]) {
     const p = { ...payload, f };
     assert.equal(payloadVersion(p), 2);
@@ -36,7 +36,7 @@ test('share links with a profile: format 2, preset id or inline; format 1 links 
   for (const obj of [{ ...payload, v: 1, f: 'x' }, { ...payload, v: 2, f: 5 }, { ...payload, v: 2, f: { id: 'x' } }, { ...payload, v: 2, f: { o: {}, z: 1 } }, { ...payload, v: 2, f: [1] }]) {
     await assert.rejects(decodeShare(`v=${obj.v}&s=${await encodeShareRaw(obj)}`), ShareLinkError, JSON.stringify(obj.f));
   }
-  await assert.rejects(decodeShare(`v=6&s=${old}`), /newer version/);
+  await assert.rejects(decodeShare(`v=7&s=${old}`), /newer version/);
 });
 
 const calibrated = { 'a100-sxm4-80gb': { matmul_efficiency: 0.597843, framework_overhead_GiB: 0.594704,
@@ -223,4 +223,19 @@ test('share links format 5: inputs or a plan that a format-4 page\'s engine does
   assert.equal(payloadVersion({ ...payload, b: { t: '300B' } }), 4);
   assert.equal(payloadVersion({ ...moe, b: { t: '300B' } }), 5, 'format 5 holds the cost inputs too');
   for (const v of [1, 2, 3, 4]) assert.deepStrictEqual(await decodeShare(`v=${v}&s=${await encodeShareRaw({ ...payload, v })}`), { ...payload, v });
+});
+
+test('share links format 6: search options that fix the context-parallel or expert grid sizes; format 5 and older still open', async () => {
+  const moe = { ...payload, m: { id: 'gpt3-1.7b', o: { num_experts: 8, moe_top_k: 2 } } };
+  for (const o of [{ top: 3, cp_sizes: '2' }, { ep_sizes: '8' }, { etp_sizes: [2] }, { ep_sizes: '4', precisions: 'any' }]) {
+    const p = { ...moe, o };
+    assert.equal(payloadVersion(p), 6, JSON.stringify(o));
+    const frag = await encodeShare(p);
+    assert.match(frag, /^v=6&s=/);
+    assert.deepStrictEqual(await decodeShare(frag), { ...p, v: 6 });
+  }
+  // without them a link keeps the format that holds the rest
+  assert.equal(payloadVersion({ ...moe, o: { top: 3 } }), 5);
+  assert.equal(payloadVersion({ ...payload, o: { top: 3 } }), 1);
+  for (const v of [1, 5]) assert.deepStrictEqual(await decodeShare(`v=${v}&s=${await encodeShareRaw({ ...payload, v })}`), { ...payload, v });
 });

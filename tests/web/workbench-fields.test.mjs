@@ -2,7 +2,7 @@
 // workbench.test.mjs): the search's schedule, node counts, blocks and stage options, the batch
 // tolerance, overlap and MoE switches reaching the search, the link and the Megatron command; the
 // NVLink domain per cluster group; a config.json without the model keys, an error about two fields,
-// and scenario files; an MoE plan's expert fields, grid and memory.   POSEIDON_BUILD_WASM=build-wasm node --test tests/web/workbench-fields.test.mjs
+// and scenario files; an MoE plan's expert fields, grid and memory; grid sizes fixed in the Search box.   POSEIDON_BUILD_WASM=build-wasm node --test tests/web/workbench-fields.test.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { workbenchHelpers } from './workbench-helpers.mjs';
@@ -212,4 +212,32 @@ test('an MoE plan on the page: the model form\'s expert fields, EP per stage in 
   const moe = await page.textContent('[data-testid=moe-memory]');
   assert.match(moe, /stage 0 expert weights \d+\.\d\d GiB \(EP 8\), dispatch buffers \d+\.\d\d GiB; stage 1 /);
   await assertClean(page, problems);
+});
+
+test('grid sizes fixed in the Search box: every plan on the expert-parallel size chosen, in the link (format 6); refused on a dense model at the select', async (t) => {
+  if (!searchWorks) { t.skip(searchSkipReason); return; }
+  const cluster = { o: { name: 'two DGX H100', groups: [{ device: 'h100-sxm5-80gb', nodes: 2, gpus_per_node: 8, inter_node_bw_GBps: 400 }] } };
+  const training = { global_batch_size: 64, distributed_optimizer: true, recompute: 'selective' };
+  const { page, problems } = await open(t, await env.link({ m: 'qwen3-30b-a3b', c: cluster, t: training, o: { ep_sizes: '4' } }));
+  await settled(page);
+  assert.equal(await page.inputValue('[data-path="options.ep_sizes"]'), '4');
+  const grids = async () => page.$$eval('[data-testid=top-plans] tbody tr', (rows) => rows.map((r) => r.textContent));
+  let rows = await grids();
+  assert.ok(rows.length >= 2, JSON.stringify(rows));
+  for (const r of rows) assert.match(r, /ep4/, r);
+  assert.match(await page.evaluate(() => location.hash), /^#v=6&/);
+  assert.equal((await hashPayload(page)).o.ep_sizes, '4');
+  // left to the search again: the link drops it and goes back to format 5 (an MoE model)
+  await page.selectOption('[data-path="options.ep_sizes"]', 'searched');
+  await settled(page);
+  await page.waitForFunction(() => /^#v=5&/.test(location.hash));
+  assert.ok(!('ep_sizes' in ((await hashPayload(page)).o ?? {})));
+  rows = await grids();
+  assert.ok(rows.some((r) => !/ep4/.test(r)), JSON.stringify(rows));
+  await assertClean(page, problems);
+  // a dense model cannot have an expert-parallel size: the core's words at the select
+  const dense = await open(t, await env.link({ m: demoScenario.model, c: demoScenario.cluster, t: demoScenario.training, o: { ep_sizes: '2' } }));
+  await dense.page.waitForFunction(() => /fix the inputs/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 30000 });
+  assert.match(await dense.page.textContent('[data-error-for="options.ep_sizes"]'), /needs a mixture-of-experts model/);
+  assert.equal(await dense.page.getAttribute('[data-path="options.ep_sizes"]', 'aria-invalid'), 'true');
 });

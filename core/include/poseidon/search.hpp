@@ -103,6 +103,10 @@ struct SearchOptions {
     // (Plan::recompute, Plan::recompute_num_layers).
     std::vector<Recompute> recomputes;
     std::vector<int> recompute_num_layers;
+    // The grids fixed by the user (docs/search.md, "Fixed grids"): the context-parallel sizes,
+    // expert-parallel sizes and expert tensor-parallel sizes searched instead of the search's own
+    // (empty: its own). Every stage of a plan has one size of each, as in Megatron-Core.
+    std::vector<int> cp_sizes, ep_sizes, etp_sizes;
 };
 
 // Interleaved plans of the search use V = 2 .. search_max_virtual_stages model chunks per stage,
