@@ -22,9 +22,32 @@ subscribe('inputs', () => { markModified(); renderTf32Note(); renderSearchedNote
 
 export function renderModelForm() {
   presetOptions($('#model-preset'), state.presets.models, state.modelPreset, 'Custom model');
-  renderFields($('#model-fields'), MODEL_FIELDS, () => state.model, 'model', onInputChanged);
+  renderFields($('#model-fields'), MODEL_FIELDS.filter((f) => !f.more), () => state.model, 'model', onInputChanged);
+  renderFields($('#model-more-fields'), MODEL_FIELDS.filter((f) => f.more), () => state.model, 'model', onInputChanged);
+  // a dense model with standard attention keeps the variants folded; a model that sets one of them
+  // (a preset, a pasted config.json, a link) shows them
+  if (MODEL_FIELDS.some((f) => f.more && state.model[f.key] !== undefined)) $('#model-more').open = true;
+  renderModelMore();
   markModified();
 }
+
+/** what the folded model fields set, in a few words ("128 experts, top 8; MLA; MTP 1"); [] when none */
+export function modelVariants(m) {
+  const out = [];
+  if (m.num_experts > 0) out.push(`${m.num_experts} experts, top ${m.moe_top_k ?? 1}`);
+  if (m.attention === 'mla') out.push('MLA');
+  if (m.sliding_window > 0) out.push(`window ${m.sliding_window}`);
+  if (m.head_dim !== undefined) out.push(`head dim ${m.head_dim}`);
+  if (m.mtp_layers > 0) out.push(`MTP ${m.mtp_layers}`);
+  if (!out.length && MODEL_FIELDS.some((f) => f.more && m[f.key] !== undefined)) out.push('set');
+  return out;
+}
+
+function renderModelMore() {
+  const v = modelVariants(state.model);
+  $('#model-more-state').textContent = v.length ? v.join('; ') : 'none';
+}
+subscribe('inputs', renderModelMore);
 
 // The group table's device column is narrow: the vendor word goes ("A100 SXM4 80GB", "GeForce RTX
 // 4090 24GB" → "RTX 4090 24GB"); the full name is the option's and the select's title.

@@ -101,27 +101,21 @@ void check_grid_options(const Scenario& sc, const SearchOptions& options) {
             problems.add(at("cp_sizes", i), std::to_string(cp) + " with the model's sliding-window attention needs training.cp_comm_type \"a2a\" or \"all_gather\": "
                                                 "Transformer Engine's p2p ring does not run a window");
     }
-    const auto dense = [&](const char* key, std::size_t i, int v) {
-        problems.add(at(key, i), std::to_string(v) + " needs a mixture-of-experts model (num_experts > 0); the model is dense: expected 1");
+    // ep divides the experts and etp each expert's FFN (the stage keys' rules, plan_format.cpp)
+    const auto expert_sizes = [&](const char* key, const std::vector<int>& sizes, int whole, const char* whole_name, const char* why, bool up_to_cluster) {
+        for (std::size_t i = 0; i < sizes.size(); ++i) {
+            const int v = sizes[i];
+            if (v == 1) continue;
+            if (!m.is_moe())
+                problems.add(at(key, i), std::to_string(v) + " needs a mixture-of-experts model (num_experts > 0); the model is dense: expected 1");
+            else if (whole % v != 0)
+                problems.add(at(key, i), std::to_string(v) + " does not divide " + whole_name + " " + std::to_string(whole) + "; " + why);
+            else if (up_to_cluster && v > gpus)
+                problems.add(at(key, i), std::to_string(v) + " is more than the cluster's " + std::to_string(gpus) + " GPUs");
+        }
     };
-    for (std::size_t i = 0; i < options.ep_sizes.size(); ++i) {
-        const int ep = options.ep_sizes[i];
-        if (ep == 1) continue;
-        if (!m.is_moe()) dense("ep_sizes", i, ep);
-        else if (m.num_experts % ep != 0)
-            problems.add(at("ep_sizes", i), std::to_string(ep) + " does not divide num_experts " + std::to_string(m.num_experts) +
-                                                "; every expert-parallel rank holds the same number of experts");
-        else if (ep > gpus)
-            problems.add(at("ep_sizes", i), std::to_string(ep) + " is more than the cluster's " + std::to_string(gpus) + " GPUs");
-    }
-    for (std::size_t i = 0; i < options.etp_sizes.size(); ++i) {
-        const int etp = options.etp_sizes[i];
-        if (etp == 1) continue;
-        if (!m.is_moe()) dense("etp_sizes", i, etp);
-        else if (m.moe_ffn_hidden_size % etp != 0)
-            problems.add(at("etp_sizes", i), std::to_string(etp) + " does not divide moe_ffn_hidden_size " + std::to_string(m.moe_ffn_hidden_size) +
-                                                 "; expert tensor parallelism splits each expert's FFN");
-    }
+    expert_sizes("ep_sizes", options.ep_sizes, m.num_experts, "num_experts", "every expert-parallel rank holds the same number of experts", true);
+    expert_sizes("etp_sizes", options.etp_sizes, m.moe_ffn_hidden_size, "moe_ffn_hidden_size", "expert tensor parallelism splits each expert's FFN", false);
     if (problems.empty() && m.is_moe() && (!options.ep_sizes.empty() || !options.etp_sizes.empty()) && expert_grids(sc, options).empty())
         problems.add(options.etp_sizes.empty() ? "options.ep_sizes" : "options.etp_sizes",
                      "no expert grid ep x etp fits the cluster's " + std::to_string(gpus) + " GPUs; expected ep x etp at most " + std::to_string(gpus));

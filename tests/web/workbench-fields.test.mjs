@@ -201,6 +201,9 @@ test('an MoE plan on the page: the model form\'s expert fields, EP per stage in 
   const plan = { micro_batch_size: 16, num_micro_batches: 4, stages: [{ group: 0, num_layers: 24, tp: 1, dp: 8, ep: 8 }, { group: 0, num_layers: 24, tp: 1, dp: 8, ep: 8 }] };
   const { page, problems } = await open(t, await env.link({ m: 'qwen3-30b-a3b', c: 'dgx-h100-16', t: { global_batch_size: 64, distributed_optimizer: true, recompute: 'selective' }, p: plan }));
   await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
+  // the model's variants fold is open and says what the model sets
+  assert.equal(await page.$eval('#model-more', (d) => d.open), true);
+  assert.equal(await page.textContent('#model-more-state'), '128 experts, top 8; head dim 128');
   assert.equal(await page.inputValue('[data-path="model.num_experts"]'), '128');
   assert.equal(await page.inputValue('[data-path="model.moe_top_k"]'), '8');
   assert.equal(await page.inputValue('[data-path="model.moe_ffn_hidden_size"]'), '768');
@@ -240,4 +243,11 @@ test('grid sizes fixed in the Search box: every plan on the expert-parallel size
   await dense.page.waitForFunction(() => /fix the inputs/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 30000 });
   assert.match(await dense.page.textContent('[data-error-for="options.ep_sizes"]'), /needs a mixture-of-experts model/);
   assert.equal(await dense.page.getAttribute('[data-path="options.ep_sizes"]', 'aria-invalid'), 'true');
+  // the dense model's attention variants and expert fields stay folded: "none"
+  assert.equal(await dense.page.$eval('#model-more', (d) => d.open), false);
+  assert.equal(await dense.page.textContent('#model-more-state'), 'none');
+  // typing an expert count there says so in the fold's summary
+  await dense.page.click('#model-more summary');
+  await dense.page.fill('[data-path="model.num_experts"]', '8');
+  await dense.page.waitForFunction(() => document.querySelector('#model-more-state').textContent === '8 experts, top 1');
 });
