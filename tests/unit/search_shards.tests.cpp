@@ -139,6 +139,23 @@ TEST_CASE("merged slices of an MoE model's search equal the whole search: each s
     CHECK(with_ep > 0);
 }
 
+TEST_CASE("merged slices of a search with fixed grid sizes equal the whole search", "[search][shards][moe][ep][fixed]") {
+    // the page's Search box fixes ep (options.ep_sizes) and the page searches in slices
+    int checked = 0;
+    for (std::uint64_t seed = 7000; checked < 8; ++seed) {
+        std::mt19937_64 rng(seed);
+        const Scenario sc = parse_scenario(search_test::random_moe_scenario(rng, seed));
+        if (search_space_size(sc, false).plans > 1e5) continue;
+        INFO("seed " << seed << ": " << to_json(sc).dump());
+        SearchOptions o = quiet(3, false, 1);
+        o.ep_sizes = {2};
+        require_shards_equal_search(sc, o);
+        for (const auto& p : search(sc, o).plans)
+            for (const auto& st : p.plan.stages) REQUIRE(st.ep == 2);
+        ++checked;
+    }
+}
+
 TEST_CASE("merged slices equal the whole search on preset scenarios", "[search][shards]") {
     const char* cases[] = {R"({"model":"gpt3-1.7b","training":{"global_batch_size":64},"cluster":"demo-mixed-16"})",
                            R"({"model":"gpt3-7.5b","training":{"global_batch_size":128},"cluster":"mixed-a100-a10-t4"})",
