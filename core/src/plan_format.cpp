@@ -4,6 +4,7 @@
 
 #include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
+#include "grid_rules.hpp"
 
 namespace poseidon {
 
@@ -126,16 +127,13 @@ void read_chunk_layers(const Json& j, const std::string& path, Problems& problem
 // the stage's tp x cp x dp GPUs, experts split evenly over ep, each expert's FFN over etp.
 void validate_expert_grid(const StagePlan& st, const ModelSpec& m, Problems& problems, const std::string& sp) {
     if (st.ep == 1 && st.etp == 1) return;
-    const std::string which = st.ep > 1 ? "ep" : "etp";
-    const int value = st.ep > 1 ? st.ep : st.etp;
     if (!m.is_moe()) {
-        problems.add(sp + "." + which, std::to_string(value) + " needs a mixture-of-experts model (num_experts > 0); the model is dense: expected 1");
+        const bool ep = st.ep > 1;
+        problems.add(sp + (ep ? ".ep" : ".etp"), detail::expert_size_problem(m, ep ? st.ep : st.etp, ep));
         return;
     }
-    if (m.num_experts % st.ep != 0)
-        problems.add(sp + ".ep", std::to_string(st.ep) + " does not divide num_experts " + std::to_string(m.num_experts) + "; every expert-parallel rank holds the same number of experts");
-    if (m.moe_ffn_hidden_size % st.etp != 0)
-        problems.add(sp + ".etp", std::to_string(st.etp) + " does not divide moe_ffn_hidden_size " + std::to_string(m.moe_ffn_hidden_size) + "; expert tensor parallelism splits each expert's FFN");
+    if (const std::string e = detail::expert_size_problem(m, st.ep, true); !e.empty()) problems.add(sp + ".ep", e);
+    if (const std::string e = detail::expert_size_problem(m, st.etp, false); !e.empty()) problems.add(sp + ".etp", e);
     if (!st.expert_grid_divides())
         problems.add(sp + ".ep", "ep x etp = " + std::to_string(st.ep) + " x " + std::to_string(st.etp) + " does not divide the stage's " + std::to_string(st.gpus()) +
                                      " GPUs (tp x cp x dp); the expert grid etp x ep x edp folds onto the same GPUs");
@@ -212,14 +210,8 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
         const int cp = plan.stages[s].cp;
         if (cp <= 1) continue;
         const std::string cpp = path + ".stages[" + std::to_string(s) + "].cp";
-        // Megatron-LM's arguments.py: the sequence splits into 2 cp chunks (causal load balancing);
-        // Ulysses (a2a) splits the heads over the cp ranks as well.
-        if (m.seq_length % (2 * cp) != 0)
-            problems.add(cpp, std::to_string(cp) + " does not split seq_length " + std::to_string(m.seq_length) + " into 2 x cp equal chunks; expected a cp with seq_length divisible by 2 cp");
-        // Transformer Engine's ring (p2p) has no sliding window (context_parallel.py;
-        // frontier-facts.md section 4)
-        if (m.sliding_window > 0 && m.sliding_window < m.seq_length && sc.training.cp_comm_type == "p2p")
-            problems.add(cpp, std::to_string(cp) + " with the model's sliding-window attention needs training.cp_comm_type \"a2a\" or \"all_gather\": Transformer Engine's p2p ring does not run a window");
+        for (const std::string& e : detail::cp_size_problems(sc, cp)) problems.add(cpp, e);
+        // Ulysses (a2a) splits the heads over the cp ranks as well
         if (sc.training.cp_comm_type == "a2a")
             for (const auto& r : plan.stages[s].replicas)
                 if ((m.num_attention_heads / r.tp) % cp != 0 || (m.num_kv_heads % (r.tp * cp) != 0 && (r.tp * cp) % m.num_kv_heads != 0)) {

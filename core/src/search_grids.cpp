@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 
+#include "grid_rules.hpp"
 #include "search_driver.hpp"
 
 namespace poseidon::detail {
@@ -91,31 +92,20 @@ void check_grid_options(const Scenario& sc, const SearchOptions& options) {
     for (std::size_t i = 0; i < options.cp_sizes.size(); ++i) {
         const int cp = options.cp_sizes[i];
         if (cp == 1) continue;
-        // the rules a plan's stage cp is held to (plan_format.cpp), for the whole model
         if (cp > gpus)
             problems.add(at("cp_sizes", i), std::to_string(cp) + " is more than the cluster's " + std::to_string(gpus) + " GPUs");
-        else if (m.seq_length % (2 * cp) != 0)
-            problems.add(at("cp_sizes", i), std::to_string(cp) + " does not split seq_length " + std::to_string(m.seq_length) +
-                                                " into 2 x cp equal chunks; expected a cp with seq_length divisible by 2 cp");
-        else if (m.sliding_window > 0 && m.sliding_window < m.seq_length && sc.training.cp_comm_type == "p2p")
-            problems.add(at("cp_sizes", i), std::to_string(cp) + " with the model's sliding-window attention needs training.cp_comm_type \"a2a\" or \"all_gather\": "
-                                                "Transformer Engine's p2p ring does not run a window");
+        else
+            for (const std::string& e : cp_size_problems(sc, cp)) problems.add(at("cp_sizes", i), e);
     }
-    // ep divides the experts and etp each expert's FFN (the stage keys' rules, plan_format.cpp)
-    const auto expert_sizes = [&](const char* key, const std::vector<int>& sizes, int whole, const char* whole_name, const char* why, bool up_to_cluster) {
-        for (std::size_t i = 0; i < sizes.size(); ++i) {
-            const int v = sizes[i];
-            if (v == 1) continue;
-            if (!m.is_moe())
-                problems.add(at(key, i), std::to_string(v) + " needs a mixture-of-experts model (num_experts > 0); the model is dense: expected 1");
-            else if (whole % v != 0)
-                problems.add(at(key, i), std::to_string(v) + " does not divide " + whole_name + " " + std::to_string(whole) + "; " + why);
-            else if (up_to_cluster && v > gpus)
-                problems.add(at(key, i), std::to_string(v) + " is more than the cluster's " + std::to_string(gpus) + " GPUs");
-        }
+    const auto expert_sizes = [&](const char* key, const std::vector<int>& sizes, bool ep) {
+        for (std::size_t i = 0; i < sizes.size(); ++i)
+            if (const std::string e = expert_size_problem(m, sizes[i], ep); !e.empty())
+                problems.add(at(key, i), e);
+            else if (ep && sizes[i] > gpus)
+                problems.add(at(key, i), std::to_string(sizes[i]) + " is more than the cluster's " + std::to_string(gpus) + " GPUs");
     };
-    expert_sizes("ep_sizes", options.ep_sizes, m.num_experts, "num_experts", "every expert-parallel rank holds the same number of experts", true);
-    expert_sizes("etp_sizes", options.etp_sizes, m.moe_ffn_hidden_size, "moe_ffn_hidden_size", "expert tensor parallelism splits each expert's FFN", false);
+    expert_sizes("ep_sizes", options.ep_sizes, true);
+    expert_sizes("etp_sizes", options.etp_sizes, false);
     if (problems.empty() && m.is_moe() && (!options.ep_sizes.empty() || !options.etp_sizes.empty()) && expert_grids(sc, options).empty())
         problems.add(options.etp_sizes.empty() ? "options.ep_sizes" : "options.etp_sizes",
                      "no expert grid ep x etp fits the cluster's " + std::to_string(gpus) + " GPUs; expected ep x etp at most " + std::to_string(gpus));
