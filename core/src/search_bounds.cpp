@@ -279,6 +279,27 @@ void fill_suffixes(const std::vector<const double*>& tables, const std::vector<i
     }
 }
 
+void joint_family_a_suffixes(const std::vector<const double*>& tables, const std::vector<int>& caps, const std::vector<double>& sends,
+                             double chain, int U, std::vector<double>& out) {
+    const int S = static_cast<int>(tables.size());
+    const std::size_t W = static_cast<std::size_t>(U) + 1;
+    out.assign(static_cast<std::size_t>(S + 1) * W, kInf);
+    out[static_cast<std::size_t>(S) * W] = 0;
+    for (int k = S - 1; k >= 0; --k) {
+        const double* t = tables[static_cast<std::size_t>(k)];
+        const double* next = &out[static_cast<std::size_t>(k + 1) * W];
+        double* row = &out[static_cast<std::size_t>(k) * W];
+        const double send = k + 1 < S ? sends[static_cast<std::size_t>(k)] : 0.0;
+        for (int R = 1; R <= U; ++R) {
+            double best = kInf;
+            // stage k holds u; the way to every later stage passes it (and its send)
+            for (int u = 1; u <= std::min(caps[static_cast<std::size_t>(k)], R); ++u)
+                if (next[R - u] < kInf) best = std::min(best, std::max(chain * t[u], t[u] + send + next[R - u]));
+            row[R] = best;
+        }
+    }
+}
+
 double interleaved_family_c(const std::vector<double>& f, const std::vector<double>& b, const std::vector<double>& sf, const std::vector<double>& sb,
                             int S, int V, std::int64_t m, std::vector<double>& back) {
     const std::int64_t PV = static_cast<std::int64_t>(S) * V, total = m * V;

@@ -59,6 +59,14 @@ double integer_bottleneck_min(const std::vector<const double*>& tables, const st
 void integer_bottleneck_suffixes(const std::vector<const double*>& tables, const std::vector<int>& caps, int L, std::vector<double>& out,
                                  std::vector<double>& merged, std::vector<double>& scratch, int l_min = 1);
 
+// Family A over every suffix of a pipeline, least over the suffix's splits taken jointly (an
+// interleaved split in whole chunks, docs/search.md, "The suffix's family A in whole chunks,
+// jointly"): out[k * (U + 1) + R] = the least, over u_k..u_{S-1} with 1 <= u_j <= caps[j] and
+// sum R, of max over i >= k of sum_{k <= j < i} (tables[j][u_j] + sends[j]) + chain *
+// tables[i][u_i]; infinite where no split exists (out[S * (U + 1)] = 0). O(S U max cap).
+void joint_family_a_suffixes(const std::vector<const double*>& tables, const std::vector<int>& caps, const std::vector<double>& sends,
+                             double chain, int U, std::vector<double>& out);
+
 // The cheapest sum of F+B over every suffix of the stages and every layer count: out[k * (L + 1) + R]
 // is at most sum_{j >= k} c_j(l_j) for every split of R layers over the stages k..S-1 with
 // l_min <= l_j <= caps[j] (0 for k = S, R = 0; infinity where they cannot hold R). Each table is

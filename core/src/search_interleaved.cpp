@@ -367,7 +367,8 @@ void Walker::ilv_child(int k, int u, int R, const IlvPrefix& pre) {
     const double rest = k + 1 < S ? static_cast<double>(R - u) * V / iva_[k + 1] : 0.0;
     const double b = k + 1 < S ? std::max(next.ma, next.pa + rest) : next.ma;
     // Through a later stage i (docs/search.md, "Bounds of interleaved plans", "Whole chunks in
-    // the suffix"): family A at the suffix's integer bottleneck (a_int); family G, whose drain
+    // the suffix", "The suffix's family A in whole chunks, jointly"): family A at the larger of the
+    // suffix's integer bottleneck and its joint least over the suffix's splits (a_int); family G, whose drain
     // passes the way down to stage k and then stage k's drain, G_i >= pa_i + m chain_i + (pf_k -
     // pa_k) + drain_k (g_later), or ends with stage i's own sync (g_own). Without them the syncs
     // of a pipeline's middle stages reach the walk only where such a stage is fixed.
@@ -378,7 +379,7 @@ void Walker::ilv_child(int k, int u, int R, const IlvPrefix& pre) {
     }
     if (isuf_ready_ && k + 1 < S) {
         const std::size_t at = (k + 1) * iw_ + (R - u);
-        a_int = ia_suf_[at] - ipa_[k + 1];
+        a_int = std::max(ia_suf_[at] - ipa_[k + 1], ij_suf_[at]);
         g_later = next.pa + std::max(rest, a_int) + (pre.pf - pre.pa) + next.drain;
         g_own = next.pf + ig_suf_[at] - ipf_[k + 1];
     }

@@ -49,6 +49,25 @@ void Walker::ilv_suffix_tables(int V, int U) {
         }
         integer_bottleneck_suffixes(tabs_, caps_, U, own_sync ? ig_suf_ : ia_suf_, ib_merged_, ib_scratch_, 1);
     }
+    ilv_suffix_joint(V, U);
+}
+
+// Family A over a suffix k.. holding R chunks, minimised over its splits jointly: a stage's chunks
+// lengthen the way to every stage after it, which the bottleneck above, at each stage's least
+// passes, does not see. J(k, R) = min_u max(m V c_k(u), c_k(u) + sf_k + sb_{k+1} + J(k+1, R-u)),
+// the middle tables (A1) and each stage's chunk cap; so pa_k + J(k, R) bounds family A through
+// any stage from k on, for every completion of the prefix.
+void Walker::ilv_suffix_joint(int V, int U) {
+    const int S = static_cast<int>(cfg_.size());
+    tabs_.resize(S);
+    caps_.resize(S);
+    ijs_sends_.assign(S, 0);
+    for (int j = 0; j < S; ++j) {
+        tabs_[j] = itab_[j]->c.data();
+        caps_[j] = std::min(ucap_[j], U);
+        ijs_sends_[j] = sf_[j] + sb_[j + 1];
+    }
+    joint_family_a_suffixes(tabs_, caps_, ijs_sends_, static_cast<double>(ctx_->m) * V, U, ij_suf_);
 }
 
 }  // namespace poseidon::detail

@@ -316,10 +316,14 @@ private:
     std::size_t iw_ = 0;
     std::vector<double> ia_suf_, ig_suf_, iha_, ihg_;
     std::vector<double> ipa_, ipf_;  // the way to each stage at its least passes (families A and G)
+    // per suffix k.. holding R chunks ([k * iw_ + R]): family A's least over the suffix's splits,
+    // the way through its stages at their own chunks (ilv_suffix_joint)
+    std::vector<double> ij_suf_, ijs_sends_;
     bool isuf_ready_ = false;         // the tables above describe cfg_ at vsched_
     std::int64_t isuf_children_ = 0;  // children of the walk at this V so far
     static constexpr std::int64_t kIlvSuffixAfter = 64;  // ... before the tables are built
     void ilv_suffix_tables(int V, int U);  // search_interleaved_suffix.cpp
+    void ilv_suffix_joint(int V, int U);   // search_interleaved_suffix.cpp
     void ilv_caps(int V, int U, double tail0);  // ucap_ from the threshold (search_interleaved_caps.cpp)
     std::vector<double> ibase_, ifill_;
     std::vector<const double*> ibase_p_;
