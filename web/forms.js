@@ -300,7 +300,25 @@ export function renderSimpleForms() {
   renderTf32Note();
   renderFields($('#search-fields'), SEARCH_FIELDS, () => state.options, 'options', onInputChanged);
   renderSearchedNote();
+  renderExpertGridFields();
 }
+
+/**
+ * The expert grid's selects need routed experts: on a dense model they are disabled at "searched".
+ * A size fixed before the model became dense (an edit, a link) keeps its select enabled, so that the
+ * core's refusal next to it can be fixed there.
+ */
+export function renderExpertGridFields() {
+  const moe = Number(state.model?.num_experts) > 0;
+  for (const key of ['ep_sizes', 'etp_sizes']) {
+    const select = document.querySelector(`[data-path="options.${key}"]`);
+    if (!select) continue;
+    const v = state.options?.[key];
+    select.disabled = !moe && (v === undefined || v === 'searched');
+    select.title = select.disabled ? 'the model is dense (no routed experts): there is no expert grid to fix' : '';
+  }
+}
+subscribe('inputs', renderExpertGridFields);
 
 /** every form drawn anew (the boxes of profile, calibration and cost draw theirs on the store's 'forms') */
 export function renderAllForms() {

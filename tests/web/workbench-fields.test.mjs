@@ -217,7 +217,7 @@ test('an MoE plan on the page: the model form\'s expert fields, EP per stage in 
   await assertClean(page, problems);
 });
 
-test('grid sizes fixed in the Search box: every plan on the expert-parallel size chosen, in the link (format 6); refused on a dense model at the select', async (t) => {
+test('grid sizes fixed in the Search box: every plan on the expert-parallel size chosen, in the link (format 6); refused on a dense model at the select, and the expert selects disabled there', async (t) => {
   if (!searchWorks) { t.skip(searchSkipReason); return; }
   const cluster = { o: { name: 'two DGX H100', groups: [{ device: 'h100-sxm5-80gb', nodes: 2, gpus_per_node: 8, inter_node_bw_GBps: 400 }] } };
   const training = { global_batch_size: 64, distributed_optimizer: true, recompute: 'selective' };
@@ -246,8 +246,17 @@ test('grid sizes fixed in the Search box: every plan on the expert-parallel size
   // the dense model's attention variants and expert fields stay folded: "none"
   assert.equal(await dense.page.$eval('#model-more', (d) => d.open), false);
   assert.equal(await dense.page.textContent('#model-more-state'), 'none');
-  // typing an expert count there says so in the fold's summary
+  // no experts: the expert tensor-parallel select is disabled at "searched"; the expert-parallel
+  // one, fixed by the link, stays enabled so that its refusal can be fixed there
+  const disabled = async (key) => dense.page.$eval(`[data-path="options.${key}"]`, (el) => el.disabled);
+  assert.equal(await disabled('etp_sizes'), true);
+  assert.equal(await disabled('ep_sizes'), false);
+  await dense.page.selectOption('[data-path="options.ep_sizes"]', 'searched');
+  await dense.page.waitForFunction(() => document.querySelector('[data-path="options.ep_sizes"]').disabled);
+  // typing an expert count there says so in the fold's summary, and the expert selects open
   await dense.page.click('#model-more summary');
   await dense.page.fill('[data-path="model.num_experts"]', '8');
   await dense.page.waitForFunction(() => document.querySelector('#model-more-state').textContent === '8 experts, top 1');
+  assert.equal(await disabled('ep_sizes'), false);
+  assert.equal(await disabled('etp_sizes'), false);
 });
