@@ -367,11 +367,12 @@ void Walker::ilv_child(int k, int u, int R, const IlvPrefix& pre) {
     const double rest = k + 1 < S ? static_cast<double>(R - u) * V / iva_[k + 1] : 0.0;
     const double b = k + 1 < S ? std::max(next.ma, next.pa + rest) : next.ma;
     // Through a later stage i (docs/search.md, "Bounds of interleaved plans", "Whole chunks in
-    // the suffix", "The suffix's family A in whole chunks, jointly"): family A at the larger of the
-    // suffix's integer bottleneck and its joint least over the suffix's splits (a_int); family G, whose drain
-    // passes the way down to stage k and then stage k's drain, G_i >= pa_i + m chain_i + (pf_k -
-    // pa_k) + drain_k (g_later), or ends with stage i's own sync (g_own). Without them the syncs
-    // of a pipeline's middle stages reach the walk only where such a stage is fixed.
+    // the suffix", "The suffix's family A in whole chunks, jointly"): family A at the larger of
+    // the suffix's integer bottleneck and its least over the suffix's splits (a_int); family G,
+    // whose drain passes the way down to stage k and then stage k's drain, G_i >= pa_i + m
+    // chain_i + (pf_k - pa_k) + drain_k (g_later), or ends with stage i's own sync (g_own).
+    // Without them the syncs of a pipeline's middle stages reach the walk only where such a
+    // stage is fixed.
     double g_later = 0, a_int = 0, g_own = 0;
     if (!isuf_ready_ && ++isuf_children_ == kIlvSuffixAfter) {
         ilv_suffix_tables(V, static_cast<int>(L_ / V));
