@@ -388,6 +388,11 @@ void Walker::ilv_child(int k, int u, int R, const IlvPrefix& pre) {
         ++stats.pruned;
         return;
     }
+    // the paths that cut splits before, through the stages not fixed yet (once the walk has grown)
+    if (isuf_ready_ && k + 1 < S && ilv_cert_suffix_cut(k, R - u, next.tail())) {
+        ++stats.pruned;
+        return;
+    }
     ilv_dfs(k + 1, R - u, next);
 }
 

@@ -30,7 +30,19 @@ struct IlvCerts {
         std::uint64_t gen = 0;  // the path's generation nf and nb are of
         std::vector<double> nf, nb, pre;
         int valid = 1;
+        // h[j * (U + 1) + R]: at most the least over splits of stages j.. holding R chunks (within
+        // their caps) of the path's passes on them at middle-chunk times; of the configuration and
+        // V counted h_epoch, the path's generation h_gen (Walker::ilv_cert_suffix_cut)
+        std::vector<double> h;
+        std::uint64_t h_epoch = 0, h_gen = 0;
     };
+    // scratch of the suffix tables: the path's passes per stage and chunk size
+    std::vector<double> g;
+    // how often the suffix check ran and cut lately (halved every 1024 runs): where it seldom cuts
+    // it costs more than the walk it saves, so then it runs at every 16th node only
+    int sfx_runs = 0, sfx_cuts = 0, sfx_skipped = 0;
+    std::vector<const double*> tables;
+    std::vector<int> caps;
     std::array<std::uint64_t, kSlots> gen{};  // bumped when a slot takes a new path
     std::array<Sums, kSlots> sums;
     // stage k took a new layer count: the sums through it are stale

@@ -392,8 +392,9 @@ private:
     std::uint64_t icfg_epoch_ = 1;  // counted per configuration and V by ilv_run
     double ilv_cert_sends(int i);
     void ilv_cert_replaced();
-    bool ilv_cert_quick_cut(double tail);
-    bool ilv_certified_cut();
+    IlvCerts::Sums& ilv_cert_sums(int i, int upto);
+    bool ilv_cert_quick_cut(double tail), ilv_certified_cut();
+    bool ilv_cert_suffix_cut(int k, int R, double tail), ilv_cert_suffix_cuts(int k, int R, double tail);
 };
 
 }  // namespace poseidon::detail
