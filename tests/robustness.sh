@@ -5,8 +5,7 @@
 #   FUZZ_SECONDS=0 tests/robustness.sh       # sanitizers only
 #   FUZZ_SECONDS=3600 tests/robustness.sh    # a longer fuzzing run
 # RelWithDebInfo keeps the sanitizers but runs several times faster than Debug (ASAN_BUILD_TYPE overrides).
-# Environment: FUZZ_SECONDS (60), ASAN_BUILD (build-asan), ROBUSTNESS_BUILD_ONLY (1: build, run nothing),
-# CTEST_ARGS (extra ctest arguments, e.g.
+# Environment: FUZZ_SECONDS (60), ASAN_BUILD (build-asan), CTEST_ARGS (extra ctest arguments, e.g.
 # "-LE slow" or "-E search" to skip tests too slow under the sanitizers), JOBS (parallel jobs).
 set -eu
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,8 +31,6 @@ if grep -q '^POSEIDON_FUZZ:BOOL=ON' "$build/CMakeCache.txt"; then
   export POSEIDON_FUZZ_BUILD="${POSEIDON_FUZZ_BUILD:-$build}"
 fi
 cmake --build "$build" -j "$jobs"
-# (tests/run_all.sh builds the tree this way in the background while the browser tests run)
-if [ "${ROBUSTNESS_BUILD_ONLY:-0}" = 1 ]; then echo "robustness: built $build"; exit 0; fi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # shellcheck disable=SC2086

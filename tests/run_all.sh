@@ -33,21 +33,7 @@ robustness() { CTEST_ARGS="-E $skip" FUZZ_SECONDS=${FUZZ_SECONDS:-30} FUZZ_JOBS=
 step "native build" native_build
 step "native tests (unit, CLI, validation, search)" native_tests
 step "wasm build and static site" wasm_build
-# The sanitizer tree compiles at the lowest priority while the browser tests run: they keep about
-# 1.75 of 2 cores busy and leave the rest idle (docs/performance.md, "Build time"). The sanitizer
-# step then finds it built, or builds what is left and shows any error itself.
-prebuild=""
-if [ -f tests/robustness.sh ] && [ -f tests/web/run.sh ]; then
-  prebuild_log="${TMPDIR:-/tmp}/poseidon-asan-prebuild.$$.log"
-  ROBUSTNESS_BUILD_ONLY=1 nice -n 19 sh tests/robustness.sh > "$prebuild_log" 2>&1 &
-  prebuild=$!
-fi
 if [ -f tests/web/run.sh ]; then step "wasm in node + browser tests" web_tests; fi
-if [ -n "$prebuild" ]; then
-  t0=$SECONDS
-  wait "$prebuild" || echo "(the background build of the sanitizer tree failed: the step below builds it again; $prebuild_log)"
-  echo "=== (waited $((SECONDS - t0)) s for the sanitizer tree's background build)"
-fi
 if [ -f tests/robustness.sh ]; then step "sanitizers + fuzzing" robustness; fi
 
 echo
