@@ -36,13 +36,13 @@ struct IlvCerts {
         std::vector<double> h;
         std::uint64_t h_epoch = 0, h_gen = 0;
     };
-    // scratch of the suffix tables: the path's passes per stage and chunk size
+    // scratch of the suffix tables: the path's passes per stage and chunk size, fill_suffixes' input
     std::vector<double> g;
+    std::vector<const double*> tables;
+    std::vector<int> caps;
     // how often the suffix check ran and cut lately (halved every 1024 runs): where it seldom cuts
     // it costs more than the walk it saves, so then it runs at every 16th node only
     int sfx_runs = 0, sfx_cuts = 0, sfx_skipped = 0;
-    std::vector<const double*> tables;
-    std::vector<int> caps;
     std::array<std::uint64_t, kSlots> gen{};  // bumped when a slot takes a new path
     std::array<Sums, kSlots> sums;
     // stage k took a new layer count: the sums through it are stale
