@@ -67,7 +67,7 @@ const SEARCHES = [
   { name: 'opt-350m on sailor-mit-mix, TP per stage', payload: { m: 'opt-350m', c: 'sailor-mit-mix', t: { global_batch_size: 64 }, o: { tp_per_stage: true, time_limit_s: 30 } } },
   // TP per stage and every node count: the search's interleaved bounds (issue 37) finish the plain search of this one
   // before a second best is shown on a quiet machine
-  { name: 'llama3-70b on megatron-a100-3072, TP per stage, all node counts, one worker', payload: { m: 'llama3-70b', c: 'megatron-a100-3072', t: { global_batch_size: 1536 }, o: { tp_per_stage: true, node_counts: 'all', time_limit_s: 30 } }, query: '?workers=1' },
+  { name: 'llama3-70b on megatron-a100-3072, TP per stage, all node counts, one worker', payload: { m: 'llama3-70b', c: 'megatron-a100-3072', t: { global_batch_size: 1536 }, o: { tp_per_stage: true, node_counts: 'all', time_limit_s: 12 } }, query: '?workers=1' },
 ];
 
 for (const { name, payload, query = '' } of SEARCHES) {
