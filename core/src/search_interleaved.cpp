@@ -105,12 +105,7 @@ double Walker::ilv_layout_bound(const MbsCtx& c, std::uint64_t used, int S_all, 
                 if (!((used >> g) & 1)) v += c.rho_a[g];
     }
     double opt_lb = 0;
-    for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
-        const Rates& r = rates_of(c, *it);
-        opt_lb = std::max(opt_lb, r.opt_min);
-        const double vs = it->tpi < 0 ? vmax * c.opts[it->g][it->opt].vs_a : vmax / r.a;
-        v = lp_steps_to(v, vs, c.keep_pow(vi, it->count));
-    }
+    v = ilv_prefix_steps(c, v, vi, opt_lb);
     const double b0 = v > 0 ? L_ / v + ilv_dp0_block(c) + opt_lb : kInf;
     // The bound above takes the largest V at the per-layer rate, as if passes had no fixed cost;
     // per V at the chunk rates it is tighter (set_chunk_rates: never below it, since a_V >= a

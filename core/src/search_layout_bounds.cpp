@@ -80,21 +80,7 @@ const Rates& Walker::rates_of(const MbsCtx& c, const BlockSel& b) const {
 double Walker::layout_bound(const MbsCtx& c, std::uint64_t used, int open_stages, bool exact) {
     auto [va, vb] = suffix_cap(c, suffix_, used, open_stages, exact);
     double opt_lb = 0;
-    for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
-        const Rates& r = rates_of(c, *it);
-        opt_lb = std::max(opt_lb, r.opt_min);
-        const OptInfo& info = c.opts[it->g][it->opt];
-        if (it->tpi < 0 && it->count == info.o.count) {  // TP open: the option's best rates
-            va = lp_steps_to(va, info.vs_a, info.decay_a);
-            vb = lp_steps_to(vb, info.vs_b, info.decay_b);
-        } else if (it->count == info.o.count) {
-            va = lp_steps(va, r.a, it->tpi >= 0 ? info.tps[it->tpi].decay_a : info.decay_a);
-            vb = lp_steps(vb, r.phi_f, it->tpi >= 0 ? info.tps[it->tpi].decay_b : info.decay_b);
-        } else {  // a run of a split option: the same decays over its own stage count
-            va = lp_steps(va, r.a, c.keep_a[std::min(it->count, c.smax)]);
-            vb = lp_steps(vb, r.phi_f, std::pow(1 - r.phi_f / r.mu_b, it->count));
-        }
-    }
+    prefix_steps(c, va, vb, opt_lb);
     const double dp0 = rates_of(c, blocks_.front()).dp_min;
     return std::max(L_ / va + dp0 + opt_lb, L_ / vb + opt_lb);
 }

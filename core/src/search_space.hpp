@@ -158,6 +158,9 @@ bool interleave_ok(int S, std::int64_t m, int V, int num_layers);
 // on 976 stages x 10,000 layers they took 312 MB and a second to fill, while the time limit ran.
 // Variable so that tests can send small configurations down that path.
 inline std::int64_t suffix_table_entries_max = std::int64_t{1} << 20;
+// Whether the layout walk bounds a group's options together first (Walker::group_cut; a test turns
+// it off to compare: the plans and counts are the same either way).
+inline bool group_cuts_enabled = true;
 inline constexpr int kSuffixTables = 4;  // fill, integer bottleneck, family C's term and its inputs
 
 // Bytes a context of micro-batch size `mbs` will take at most (its middle-stage tables and the

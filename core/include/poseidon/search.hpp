@@ -135,6 +135,9 @@ struct SearchStats {
     // "Bounds of interleaved plans"), once per stage of each 1F1B configuration split and of each
     // V of its interleaved walk (diagnostic).
     std::int64_t threshold_capped = 0;
+    // Layout nodes' groups whose options one bound cut together (docs/search.md, "All options of a
+    // group at once"; diagnostic: counted in `pruned` option by option as well).
+    std::int64_t groups_cut = 0;
 };
 
 struct Baseline {

@@ -1,0 +1,76 @@
+// All options of a group bounded at once at a layout node (docs/search.md, "Bounds", all options
+// of a group at once): the check only skips options that their own bounds would cut, and counts
+// them as those would. So the search with it and without it (detail::group_cuts_enabled) must
+// agree on everything it reports: the plans, their times, and every count, on one thread (where
+// the threshold falls in one order). Random dense and MoE scenarios of 2-3 groups, then a preset
+// cluster of four types, each with the check cutting somewhere.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "../../core/src/search_space.hpp"
+#include "poseidon/json_util.hpp"
+#include "poseidon/scenario.hpp"
+#include "poseidon/search.hpp"
+#include "search_random.hpp"
+
+using namespace poseidon;
+
+namespace {
+
+struct GroupCuts {  // restored however the test ends
+    bool saved = detail::group_cuts_enabled;
+    ~GroupCuts() { detail::group_cuts_enabled = saved; }
+};
+
+// Both searches of sc, with the check and without: the same plans and counts; returns the groups
+// cut by the first.
+std::int64_t require_same_search(const Scenario& sc, const SearchOptions& o) {
+    GroupCuts restore;
+    detail::group_cuts_enabled = true;
+    const SearchResult with = search(sc, o);
+    detail::group_cuts_enabled = false;
+    const SearchResult without = search(sc, o);
+    REQUIRE(with.stats.complete);
+    REQUIRE(without.stats.complete);
+    search_test::require_same_plans(with, without);
+    CHECK(with.stats.evaluated == without.stats.evaluated);
+    CHECK(with.stats.pruned == without.stats.pruned);
+    CHECK(with.stats.infeasible == without.stats.infeasible);
+    CHECK(with.stats.configurations == without.stats.configurations);
+    CHECK(with.stats.cost_probes == without.stats.cost_probes);
+    CHECK(with.stats.threshold_capped == without.stats.threshold_capped);
+    CHECK(without.stats.groups_cut == 0);
+    return with.stats.groups_cut;
+}
+
+}  // namespace
+
+TEST_CASE("a group's options cut at once: the same plans and counts as cut one by one, on random scenarios", "[search][layout-groups]") {
+    const bool moe = GENERATE(false, true);
+    const SearchOptions o = search_test::quiet(3, false, 1);
+    int checked = 0, with_cuts = 0;
+    std::int64_t groups = 0;
+    for (std::uint64_t seed = 7100; checked < (moe ? 30 : 60); ++seed) {
+        std::mt19937_64 rng(seed);
+        const Scenario sc = parse_scenario(moe ? search_test::random_moe_scenario(rng, seed) : search_test::random_scenario(rng));
+        if (search_space_size(sc).plans > 1e7) continue;
+        INFO("MoE " << moe << ", seed " << seed << ": " << to_json(sc).dump());
+        const std::int64_t n = require_same_search(sc, o);
+        groups += n;
+        with_cuts += n > 0;
+        ++checked;
+    }
+    INFO(with_cuts << " of " << checked << " scenarios had groups cut at once, " << groups << " in all");
+    CHECK(with_cuts * 2 >= checked);
+}
+
+TEST_CASE("a group's options cut at once on four GPU types: the same plans and counts", "[search][layout-groups]") {
+    // GPT-3 7.5B on H100 + A100 + RTX 4090 (three presets' groups) and the Sailor mix, one thread
+    for (const char* text : {R"({"model": "gpt3-7.5b", "cluster": "mixed-h100-a100-4090", "training": {"global_batch_size": 256}})",
+                             R"({"model": "opt-350m", "cluster": "sailor-mit-mix", "training": {"global_batch_size": 64}})"}) {
+        INFO(text);
+        const Scenario sc = parse_scenario(Json::parse(text));
+        CHECK(require_same_search(sc, search_test::quiet(3, false, 1)) > 0);
+    }
+}
