@@ -48,10 +48,14 @@ std::int64_t require_same_search(const Scenario& sc, const SearchOptions& o) {
 
 TEST_CASE("a group's options cut at once: the same plans and counts as cut one by one, on random scenarios", "[search][layout-groups]") {
     const bool moe = GENERATE(false, true);
-    const SearchOptions o = search_test::quiet(3, false, 1);
+    // both schedules, each alone (the interleaved bound then decides alone, and 1F1B's alone)
+    const char* schedule = GENERATE("any", "interleaved-1f1b", "1f1b");
+    SearchOptions o = search_test::quiet(3, false, 1);
+    o.schedule = schedule;
+    INFO("schedule " << schedule);
     int checked = 0, with_cuts = 0;
     std::int64_t groups = 0;
-    for (std::uint64_t seed = 7100; checked < (moe ? 30 : 60); ++seed) {
+    for (std::uint64_t seed = 7100; checked < (moe ? 20 : 40); ++seed) {
         std::mt19937_64 rng(seed);
         const Scenario sc = parse_scenario(moe ? search_test::random_moe_scenario(rng, seed) : search_test::random_scenario(rng));
         if (search_space_size(sc).plans > 1e7) continue;
