@@ -3,7 +3,7 @@
 // them as those would. So the search with it and without it (detail::group_cuts_enabled) must
 // agree on everything it reports: the plans, their times, and every count, on one thread (where
 // the threshold falls in one order). Random dense and MoE scenarios of 2-3 groups, then a preset
-// cluster of four types, each with the check cutting somewhere.
+// cluster of three types, each with the check cutting somewhere.
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -55,7 +55,7 @@ TEST_CASE("a group's options cut at once: the same plans and counts as cut one b
     INFO("schedule " << schedule);
     int checked = 0, with_cuts = 0;
     std::int64_t groups = 0;
-    for (std::uint64_t seed = 7100; checked < (moe ? 20 : 40); ++seed) {
+    for (std::uint64_t seed = 7100; checked < (moe ? 10 : 20); ++seed) {
         std::mt19937_64 rng(seed);
         const Scenario sc = parse_scenario(moe ? search_test::random_moe_scenario(rng, seed) : search_test::random_scenario(rng));
         if (search_space_size(sc).plans > 1e7) continue;
@@ -69,12 +69,8 @@ TEST_CASE("a group's options cut at once: the same plans and counts as cut one b
     CHECK(with_cuts * 2 >= checked);
 }
 
-TEST_CASE("a group's options cut at once on four GPU types: the same plans and counts", "[search][layout-groups]") {
-    // GPT-3 7.5B on H100 + A100 + RTX 4090 (three presets' groups) and the Sailor mix, one thread
-    for (const char* text : {R"({"model": "gpt3-7.5b", "cluster": "mixed-h100-a100-4090", "training": {"global_batch_size": 256}})",
-                             R"({"model": "opt-350m", "cluster": "sailor-mit-mix", "training": {"global_batch_size": 64}})"}) {
-        INFO(text);
-        const Scenario sc = parse_scenario(Json::parse(text));
-        CHECK(require_same_search(sc, search_test::quiet(3, false, 1)) > 0);
-    }
+TEST_CASE("a group's options cut at once on three GPU types: the same plans and counts", "[search][layout-groups]") {
+    // GPT-3 7.5B on H100 + A100 + RTX 4090, one thread (610 groups cut at once)
+    const Scenario sc = parse_scenario(Json::parse(R"({"model": "gpt3-7.5b", "cluster": "mixed-h100-a100-4090", "training": {"global_batch_size": 256}})"));
+    CHECK(require_same_search(sc, search_test::quiet(3, false, 1)) > 100);
 }
