@@ -49,11 +49,12 @@ double Walker::ilv_prefix_steps(const MbsCtx& c, double v, std::size_t vi, doubl
 // options' stage counts lead to (its family A alone: each option's bound is at least that). The
 // options that kids refuses before any bound (stage limit, memory) are left out here too.
 bool Walker::group_cut(const MbsCtx& c, int S, std::uint64_t used, int g, long long others) {
+    const auto refused = [&](const OptInfo& o) { return S + o.o.count > c.smax || others + static_cast<long long>(o.o.count) * o.cap < L_; };
     int kmin = INT_MAX;
     double opt_min = kInf, dp_min = kInf;
     std::uint64_t vis = 0;  // the V indices of the options' interleaved bounds (bit per index; none: infinite)
     for (const OptInfo& o : c.opts[g]) {
-        if (S + o.o.count > c.smax || others + static_cast<long long>(o.o.count) * o.cap < L_) continue;
+        if (refused(o)) continue;
         kmin = std::min(kmin, o.o.count);
         opt_min = std::min(opt_min, o.best.opt_min);
         dp_min = std::min(dp_min, o.best.dp_min);
@@ -69,7 +70,7 @@ bool Walker::group_cut(const MbsCtx& c, int S, std::uint64_t used, int g, long l
         const auto [va, vb] = suffix_cap(c, suffix_, with, c.smax - S - kmin);
         double ma = va, mb = vb;
         for (const OptInfo& o : c.opts[g]) {
-            if (S + o.o.count > c.smax || others + static_cast<long long>(o.o.count) * o.cap < L_) continue;
+            if (refused(o)) continue;
             ma = std::max(ma, lp_steps_to(va, o.vs_a, o.decay_a));
             mb = std::max(mb, lp_steps_to(vb, o.vs_b, o.decay_b));
         }
@@ -90,8 +91,7 @@ bool Walker::group_cut(const MbsCtx& c, int S, std::uint64_t used, int g, long l
         const int V = c.vs[vi];
         double v = v0;
         for (const OptInfo& o : c.opts[g]) {
-            if (S + o.o.count > c.smax || others + static_cast<long long>(o.o.count) * o.cap < L_) continue;
-            if (c.ilv_vi_open[S + o.o.count] != static_cast<int>(vi)) continue;
+            if (refused(o) || c.ilv_vi_open[S + o.o.count] != static_cast<int>(vi)) continue;
             v = std::max(v, lp_steps_to(v0, V * o.vs_a, c.keep_pow(vi, o.o.count)));
         }
         double opt_lb = opt_min;
