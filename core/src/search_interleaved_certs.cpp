@@ -10,6 +10,9 @@
 
 namespace poseidon::detail {
 
+// A kept path's sums run in another order than the walk's: a margin of rounding on top of the cut's.
+static double cert_cut_at(double threshold, double scale) { return threshold * scale / (1 - kBoundSlack) * (1 + kBoundSlack); }
+
 // Path i's sends on the configuration's links, computed once per configuration (and V).
 double Walker::ilv_cert_sends(int i) {
     IlvCerts& ic = icerts_;
@@ -42,8 +45,7 @@ void Walker::ilv_cert_replaced() {
 // per configuration, the tail family C took.
 bool Walker::ilv_certified_cut() {
     const int S = static_cast<int>(cfg_.size()), V = vsched_;
-    // the sums run in another order than the walk's: a margin of rounding on top of the cut's
-    const double cut_at = sh_.threshold() * scale_ / (1 - kBoundSlack) * (1 + kBoundSlack);
+    const double cut_at = cert_cut_at(sh_.threshold(), scale_);
     for (int i = 0; i < IlvCerts::kSlots; ++i) {
         const PathCertificate& c = icerts_.path[static_cast<std::size_t>(i)];
         if (c.fits(S, V, ctx_->m) && c.passes(ifv_, ibv_) + ilv_cert_sends(i) + ifc_tail_ >= cut_at) return true;
@@ -85,7 +87,7 @@ IlvCerts::Sums& Walker::ilv_cert_sums(int i, int upto) {
 // cuts too, at O(p) per new path and O(1) per split instead of O(p V).
 bool Walker::ilv_cert_quick_cut(double tail) {
     const int S = static_cast<int>(cfg_.size()), V = vsched_;
-    const double cut_at = sh_.threshold() * scale_ / (1 - kBoundSlack) * (1 + kBoundSlack);
+    const double cut_at = cert_cut_at(sh_.threshold(), scale_);
     for (int i = 0; i < IlvCerts::kSlots; ++i) {
         if (!icerts_.path[static_cast<std::size_t>(i)].fits(S, V, ctx_->m)) continue;
         if (ilv_cert_sums(i, S).pre[S] + ilv_cert_sends(i) + tail >= cut_at) return true;
@@ -102,19 +104,16 @@ bool Walker::ilv_cert_quick_cut(double tail) {
 // fill_suffixes' (exact on convex tables, below them otherwise), O(p U) per configuration, V and
 // path. Only what it cuts is skipped, so the plans are the same whether it runs or not.
 bool Walker::ilv_cert_suffix_cut(int k, int R, double tail) {
-    IlvCerts& ic = icerts_;
-    if (ic.sfx_runs >= 64 && 8 * ic.sfx_cuts < ic.sfx_runs && (++ic.sfx_skipped & 15) != 0) return false;
+    if (icerts_.sfx.skip(64, 8)) return false;
     const bool cuts = ilv_cert_suffix_cuts(k, R, tail);
-    ++ic.sfx_runs;
-    ic.sfx_cuts += cuts;
-    if (ic.sfx_runs == 1024) ic.sfx_runs /= 2, ic.sfx_cuts /= 2;
+    icerts_.sfx.record(cuts, 1024);
     return cuts;
 }
 
 bool Walker::ilv_cert_suffix_cuts(int k, int R, double tail) {
     const int S = static_cast<int>(cfg_.size()), V = vsched_, U = L_ / V;
     const auto W = static_cast<std::size_t>(U) + 1;
-    const double cut_at = sh_.threshold() * scale_ / (1 - kBoundSlack) * (1 + kBoundSlack);
+    const double cut_at = cert_cut_at(sh_.threshold(), scale_);
     IlvCerts& ic = icerts_;
     for (int i = 0; i < IlvCerts::kSlots; ++i) {
         const auto si = static_cast<std::size_t>(i);

@@ -13,6 +13,20 @@
 
 namespace poseidon::detail {
 
+// A check that runs while it cut at least one in `ratio` of its recent runs (once it ran `warm`
+// times; the counts halve every `window` runs) and at every 16th call otherwise, to notice when
+// that changes: where a check seldom cuts it costs more than the walk it saves. Only what the
+// check cuts is skipped, so the plans are the same whether it runs or not.
+struct SeldomGate {
+    int runs = 0, cuts = 0, skipped = 0;
+    bool skip(int warm, int ratio) { return runs >= warm && ratio * cuts < runs && (++skipped & 15) != 0; }
+    void record(bool cut, int window) {
+        ++runs;
+        cuts += cut;
+        if (runs == window) runs /= 2, cuts /= 2;
+    }
+};
+
 struct IlvCerts {
     static constexpr int kSlots = 4;
     std::array<PathCertificate, kSlots> path;
@@ -40,9 +54,8 @@ struct IlvCerts {
     std::vector<double> g;
     std::vector<const double*> tables;
     std::vector<int> caps;
-    // how often the suffix check ran and cut lately (halved every 1024 runs): where it seldom cuts
-    // it costs more than the walk it saves, so then it runs at every 16th node only
-    int sfx_runs = 0, sfx_cuts = 0, sfx_skipped = 0;
+    // the suffix check runs while it cuts one node in eight (Walker::ilv_cert_suffix_cut)
+    SeldomGate sfx;
     std::array<std::uint64_t, kSlots> gen{};  // bumped when a slot takes a new path
     std::array<Sums, kSlots> sums;
     // stage k took a new layer count: the sums through it are stale

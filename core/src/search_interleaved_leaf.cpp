@@ -125,12 +125,10 @@ double Walker::ilv_lower_dag() {
 // otherwise to notice when that changes. Either way only what it cuts is skipped: the plans found
 // are the same.
 bool Walker::ilv_lower_cut() {
-    if (ilb_runs_ >= 32 && 3 * ilb_cuts_ < ilb_runs_ && (++ilb_skipped_ & 15) != 0) return false;
+    if (ilb_gate_.skip(32, 3)) return false;
     ilv_lower_inputs();
     const bool cuts = cut(ilv_lower_dag());
-    ++ilb_runs_;
-    ilb_cuts_ += cuts;
-    if (ilb_runs_ == 256) ilb_runs_ /= 2, ilb_cuts_ /= 2;
+    ilb_gate_.record(cuts, 256);
     return cuts;
 }
 

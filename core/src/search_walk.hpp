@@ -386,9 +386,8 @@ private:
     void ilv_lower_chunks(std::vector<StageTimes>& chunks, bool passes) const;
     double ilv_lower_dag();
     std::vector<StageTimes> ilb_chunks_, ilb_stages_;
-    // how often it ran and cut lately (halved every 256 runs): it costs about the plan's own walk,
-    // so it runs while it cuts at least one split in three, and every 16th split regardless
-    int ilb_runs_ = 0, ilb_cuts_ = 0, ilb_skipped_ = 0;
+    // it costs about the plan's own walk, so it runs while it cuts one split in three (ilv_lower_cut)
+    SeldomGate ilb_gate_;
     bool ilv_lower_cut();
     double ifc_tail_ = 0;  // ilv_family_c's stage-0 sync and slowest step
     Sweep ilb_sweep_;
