@@ -158,20 +158,9 @@ void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out)
         if ((used >> g) & 1) continue;
         if (!halves_.may_place(g, used, sc_.cluster.group_origin)) continue;
         const long long others = hostable(c, used | (std::uint64_t{1} << g), true);  // the same for every option of g
-        if (!exhaustive_ && group_cuts_enabled && group_cut(c, S, used, g, others)) {
-            // every option cut at once: counted as one by one, with the same ticks
-            ++stats.groups_cut;
-            for (const OptInfo& info : c.opts[g]) {
-                tick();
-                if (S + info.o.count > c.smax)
-                    ++over_limit;
-                else if (others + static_cast<long long>(info.o.count) * info.cap < L_)
-                    ++short_of_memory;
-                else
-                    ++stats.pruned;
-            }
-            continue;
-        }
+        // every option of g cut at once (group_cut): still counted one by one below, unbounded
+        const bool all_cut = !exhaustive_ && group_cuts_enabled && group_cut(c, S, used, g, others);
+        stats.groups_cut += all_cut;
         for (int oi = 0; oi < static_cast<int>(c.opts[g].size()); ++oi) {
             tick();
             const OptInfo& info = c.opts[g][oi];
@@ -181,6 +170,10 @@ void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out)
             }
             if (others + static_cast<long long>(info.o.count) * info.cap < L_) {
                 ++short_of_memory;
+                continue;
+            }
+            if (all_cut) {
+                ++stats.pruned;
                 continue;
             }
             double b = 0, key = 0, order = 0;

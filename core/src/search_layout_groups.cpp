@@ -49,6 +49,7 @@ double Walker::ilv_prefix_steps(const MbsCtx& c, double v, std::size_t vi, doubl
 // options' stage counts lead to (its family A alone: each option's bound is at least that). The
 // options that kids refuses before any bound (stage limit, memory) are left out here too.
 bool Walker::group_cut(const MbsCtx& c, int S, std::uint64_t used, int g, long long others) {
+    // (kids' two refusals, over the stage limit and short of memory, which come before any bound)
     const auto refused = [&](const OptInfo& o) { return S + o.o.count > c.smax || others + static_cast<long long>(o.o.count) * o.cap < L_; };
     int kmin = INT_MAX;
     double opt_min = kInf, dp_min = kInf;
