@@ -24,9 +24,10 @@ export function renderModelForm() {
   presetOptions($('#model-preset'), state.presets.models, state.modelPreset, 'Custom model');
   renderFields($('#model-fields'), MODEL_FIELDS.filter((f) => !f.more), () => state.model, 'model', onInputChanged);
   renderFields($('#model-more-fields'), MODEL_FIELDS.filter((f) => f.more), () => state.model, 'model', onInputChanged);
-  // a dense model with standard attention keeps the variants folded; a model that sets one of them
-  // (a preset, a pasted config.json, a link) shows them
-  if (MODEL_FIELDS.some((f) => f.more && state.model[f.key] !== undefined)) $('#model-more').open = true;
+  // the fold follows the model that replaced the last one (a preset, a pasted config.json, a link):
+  // open on a model that sets one of the variants, folded on a dense model with standard attention
+  // (a link to a dense model does not inherit the fold that the page's default MoE model opened)
+  $('#model-more').open = MODEL_FIELDS.some((f) => f.more && state.model[f.key] !== undefined);
   renderModelMore();
   markModified();
 }

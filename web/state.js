@@ -5,11 +5,15 @@ import { calibratedDevice } from './calibration.js';
 import { DEFAULT_TOKENS } from './cost.js';
 import { renameDevices, shortDeviceName } from './context.js';
 
-// The default scenario is docs/examples/demo.scenario.json: small enough to plan at once.
+// What a link without training inputs means (the page's first default, docs/examples/demo.scenario.json);
+// links made by the page always carry their own.
 export const DEFAULT_TRAINING = { global_batch_size: 64, precision: 'bf16', recompute: 'none', sequence_parallel: false, distributed_optimizer: false };
+// A plain visit's inputs, docs/examples/page.scenario.json: a 2026 workload (an MoE model on H100s
+// beside a GB200 NVL72 rack) that plans within a second.
+export const PAGE_TRAINING = { ...DEFAULT_TRAINING, global_batch_size: 1024 };
 export const DEFAULT_OPTIONS = { top: 5, exhaustive: false, time_limit_s: 10, tp_per_stage: false };
-export const DEFAULT_MODEL = 'gpt3-1.7b';
-export const DEFAULT_CLUSTER = 'demo-mixed-16';
+export const DEFAULT_MODEL = 'qwen3-30b-a3b';
+export const DEFAULT_CLUSTER = 'h100-plus-gb200';
 
 export const isEmbed = new URLSearchParams(location.search).get('embed') === '1';
 if (isEmbed) document.documentElement.classList.add('embed');
@@ -22,7 +26,7 @@ export const state = {
   clusterPreset: null,
   cluster: { name: 'Custom cluster', groups: [] },
   devices: {}, // custom devices by id
-  training: { ...DEFAULT_TRAINING },
+  training: { ...PAGE_TRAINING },
   options: { ...DEFAULT_OPTIONS },
   // measured profile: null, {preset: id} or {value: any JSON, label: where it came from}
   profile: null,

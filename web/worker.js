@@ -73,9 +73,9 @@ function runPlan(M, msg) {
 }
 
 // The page's first search would otherwise run the module's code cold (each function compiled on
-// first use, then optimised): a short search of the demo scenario while the page still builds its
+// first use, then optimised): a short search of the page's default scenario while the page still builds its
 // inputs compiles the hot code first (issue 36 item 11). Its result is dropped.
-const WARMUP_SCENARIO = { model: 'gpt3-1.7b', training: { global_batch_size: 64 }, cluster: 'demo-mixed-16' };
+const WARMUP_SCENARIO = { model: 'qwen3-30b-a3b', training: { global_batch_size: 1024 }, cluster: 'h100-plus-gb200' };
 function warmUp(M) {
   try {
     M.plan(JSON.stringify(WARMUP_SCENARIO), JSON.stringify({ top: 1, time_limit_s: 0.15, baselines: false }), () => true);

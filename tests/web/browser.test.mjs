@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { encodeShare } from '../../web/share.js';
 import { loadModule } from './load-module.mjs';
-import { useBrowser, assertClean, demoScenario, demoPlan } from './harness.mjs';
+import { useBrowser, assertClean, demoScenario, demoPlan, pageScenario } from './harness.mjs';
 
 let site;
 let searchWorks = true;
@@ -22,8 +22,8 @@ test('the page loads under the strict CSP header and shows the presets', async (
   const csp = await page.evaluate(async () => (await fetch('index.html')).headers.get('content-security-policy'));
   assert.match(csp, /script-src 'self' 'wasm-unsafe-eval'/);
   assert.ok(await page.locator('#model-preset option').count() > 5);
-  assert.equal(await page.inputValue('#model-preset'), demoScenario.model);
-  assert.equal(await page.inputValue('#cluster-preset'), demoScenario.cluster);
+  assert.equal(await page.inputValue('#model-preset'), pageScenario.model);
+  assert.equal(await page.inputValue('#cluster-preset'), pageScenario.cluster);
   assert.ok(await page.isEnabled('[data-testid=run]'));
   await assertClean(page, problems);
 });
@@ -118,7 +118,7 @@ test('a search result round-trips through its share link', async (t) => {
     .catch(async (e) => { throw new Error(`${e.message}; progress: ${await page.textContent('[data-testid=progress]')}; error: ${await page.textContent('[data-testid=error]')}`); });
   const tps = (await page.textContent('[data-testid=best-tokens]')).trim();
   await page.click('[data-testid=copy-link]');
-  await page.waitForFunction(() => document.querySelector('#share-url').value.includes('#v=1&s='));
+  await page.waitForFunction(() => document.querySelector('#share-url').value.match(/#v=\d+&s=/));
   const { page: fresh } = await open(t, await page.inputValue('#share-url'));
   await fresh.waitForFunction(() => document.querySelector('[data-testid=best-tokens]'));
   assert.equal((await fresh.textContent('[data-testid=best-tokens]')).trim(), tps);

@@ -36,12 +36,12 @@ test('messages in a person\'s words next to the field and in the summary, the co
   await page.fill('[data-path="training.global_batch_size"]', '64');
   await page.waitForFunction(() => document.querySelector('[data-testid=error]').hidden, null, { timeout: 30000 });
   // a message the page does not reword: said once, the detail names only its path
-  await page.selectOption('[data-path="training.precision"]', 'fp8');
+  await page.selectOption('[data-path="training.precision"]', 'mxfp8');
   await page.waitForFunction(() => /cannot run on/.test(document.querySelector('[data-testid=error]')?.textContent ?? ''), null, { timeout: 30000 });
   const fp8 = await page.$$eval('[data-testid=error] .error-link', (bs) => bs.map((b) => [b.querySelector('.said').textContent, b.querySelector('.detail')?.textContent]));
   assert.ok(fp8.length > 0);
   for (const [said, detail] of fp8) {
-    assert.match(said, /^Precision: "fp8" cannot run on cluster\.groups\[\d\]/);
+    assert.match(said, /^Precision: "mxfp8" cannot run on cluster\.groups\[\d\]/);
     assert.equal(detail, '(training.precision)');
   }
   await page.selectOption('[data-path="training.precision"]', 'bf16');

@@ -17,6 +17,8 @@ export const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
 export const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 export const demoScenario = JSON.parse(fs.readFileSync(path.join(ROOT, 'docs/examples/demo.scenario.json'), 'utf8'));
 export const demoPlan = JSON.parse(fs.readFileSync(path.join(ROOT, 'docs/examples/demo.plan.json'), 'utf8'));
+// the inputs a plain visit starts with (web/state.js's defaults)
+export const pageScenario = JSON.parse(fs.readFileSync(path.join(ROOT, 'docs/examples/page.scenario.json'), 'utf8'));
 export const DESKTOP = { width: 1440, height: 900 };
 export const PHONE = { width: 390, height: 844 };
 export const SMALL = { width: 360, height: 740 };
@@ -71,6 +73,8 @@ export function useBrowser({ viewport = { width: 1300, height: 900 }, ready = ()
   env.link = async (payload, extra = '') => `${env.site.url}index.html${extra}#${await encodeShare(payload)}`;
   /** the demo scenario with the demo plan, as a link */
   env.demoLink = () => env.link({ m: demoScenario.model, c: demoScenario.cluster, t: demoScenario.training, p: demoPlan });
+  /** the demo scenario's inputs without a plan, as a link: the page plans them on load (the plain visit's inputs until 2026-12-06) */
+  env.demoInputsLink = (extra = '') => env.link({ m: demoScenario.model, c: demoScenario.cluster, t: demoScenario.training }, extra);
   return env;
 }
 

@@ -37,8 +37,8 @@ test('a phone: an interleaved MoE plan never widens the page; the memory table s
   assert.ok(m.rowHead < 0.6 * m.box, `the memory table's stage column leaves room for its numbers (${m.rowHead} of ${m.box} px)`);
   assert.ok(m.num.length >= 8 && m.num.every((w) => w === 'nowrap'), 'times and memory stay on one line with their units');
   await assertClean(page, problems);
-  // the default page's 5 stage boxes run past a phone's edge: the row's edge fades until it is scrolled to its end
-  const demo = await env.open(t, `${env.site.url}index.html`);
+  // the demo scenario's 5 stage boxes run past a phone's edge: the row's edge fades until it is scrolled to its end
+  const demo = await env.open(t, await env.demoInputsLink());
   await demo.page.waitForFunction(() => /^Done/.test(document.querySelector('[data-testid=progress]')?.textContent ?? ''), null, { timeout: 60000 });
   const more = () => demo.page.evaluate(() => document.querySelector('#stage-diagram ol.stages').dataset.more);
   assert.equal(await more(), 'right', 'the stage row says more boxes lie past its edge');

@@ -60,7 +60,7 @@ test('the file pickers are buttons: named, focusable by Tab, with a focus ring, 
 for (const [label, viewport] of [['1366 x 768', LAPTOP], ['phone', PHONE]]) {
   test(`a search that ends with the stock Megatron-LM badge moves nothing below the summary (${label})`, async (t) => {
     if (!env.searchWorks) { t.skip(env.searchSkipReason); return; }
-    const { page, problems } = await env.open(t, `${env.site.url}index.html?nosw`, { viewport });
+    const { page, problems } = await env.open(t, await env.demoInputsLink('?nosw'), { viewport });
     await done(page);
     assert.equal(await page.locator('#best-plan [data-testid=stock-badge]').count(), 0, 'the demo cluster\'s best plan has no badge');
     // the y of what is below the summary, after every change of the summary, while the next search runs and after it

@@ -74,7 +74,7 @@ test('layout: no horizontal page scroll at 390 px with a measured profile (the s
 
 test('time to train and cost: days and dollars from a token budget and prices; sort by cost; in the link', async (t) => {
   if (!searchWorks) { t.skip(searchSkipReason); return; }
-  const { page, problems } = await open(t, `${site.url}index.html`);
+  const { page, problems } = await open(t, await env.demoInputsLink());
   await settled(page);
   const plan = (await hashPayload(page)).p;
   const est = JSON.parse(M.estimate(JSON.stringify(demoScenario), JSON.stringify(plan)));

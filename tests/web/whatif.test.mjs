@@ -11,6 +11,7 @@ import { serve } from '../../web/serve.mjs';
 import { siteDir, loadModule } from './load-module.mjs';
 import { whatIfSpec, whatIfOptions } from '../../web/whatif.js';
 import { presetPrices, trainingCost } from '../../web/cost.js';
+import { encodeShare } from '../../web/share.js';
 
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
@@ -57,6 +58,8 @@ async function open(t, url, viewport = { width: 1440, height: 900 }) {
 
 const settled = (page, timeout = 60000) => page.waitForFunction(() => !document.querySelector('#results').classList.contains('stale')
   && document.querySelector('#cancel').disabled && /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout });
+// the demo scenario's inputs as a link (the page plans them on load): the plain visit's inputs until 2026-12-06
+const demoInputsLink = async () => `${site.url}index.html#${await encodeShare({ m: demo.model, c: demo.cluster, t: demo.training })}`;
 const whatIfDone = (page, timeout = 120000) => page.waitForFunction(() => {
   const w = window.__poseidon.whatif();
   return w.on && !w.running && !w.stale && w.total > 0 && w.done === w.total;
@@ -67,9 +70,9 @@ async function assertClean(page, problems) {
   assert.deepStrictEqual(problems, [], 'no page errors');
 }
 
-test('what-if on the default cluster: each variant equals the core\'s search, in the pool; chart, table and costs', async (t) => {
+test('what-if on the demo cluster: each variant equals the core\'s search, in the pool; chart, table and costs', async (t) => {
   if (!searchWorks) { t.skip('the core\'s search fails on the demo scenario'); return; }
-  const { page, problems } = await open(t, `${site.url}index.html`);
+  const { page, problems } = await open(t, await demoInputsLink());
   await settled(page);
   assert.equal(await page.isDisabled('[data-testid=whatif-run]'), false);
   await page.click('[data-testid=whatif-run]');
@@ -164,7 +167,7 @@ test('what-if: an edit cancels the jobs still running (outdated meanwhile); the 
 
 test('compare two plans: figures and stages side by side, differences marked, the better value bold', async (t) => {
   if (!searchWorks) { t.skip('the core\'s search fails on the demo scenario'); return; }
-  const { page, problems } = await open(t, `${site.url}index.html`);
+  const { page, problems } = await open(t, await demoInputsLink());
   await settled(page);
   const res = JSON.parse(M.plan(JSON.stringify(demo), JSON.stringify({ top: 5, time_limit_s: 10 })));
   assert.ok(res.plans.length >= 3);
@@ -208,7 +211,7 @@ test('compare two plans: figures and stages side by side, differences marked, th
 });
 
 test('prices come from the device presets, with their source and date next to each default', async (t) => {
-  const { page, problems } = await open(t, `${site.url}index.html`);
+  const { page, problems } = await open(t, await demoInputsLink());
   await page.waitForSelector('[data-testid=price-table] tr[data-device="a100-sxm4-80gb"]');
   const defaults = presetPrices(presets.devices);
   for (const dev of ['a100-sxm4-80gb', 'v100-sxm2-32gb']) {

@@ -18,7 +18,7 @@ const { open, tokensOf, settled, hashPayload } = workbenchHelpers(env);
 
 test('schedule, node counts, batch tolerance and overlap switches: fields that reach the search, the link and the Megatron command', async (t) => {
   if (!searchWorks) { t.skip(searchSkipReason); return; }
-  const { page, problems } = await open(t, `${site.url}index.html`);
+  const { page, problems } = await open(t, await env.demoInputsLink()); // the demo scenario: its searches stay small with every option on
   // the link once it carries the plan shown (the fragment is written just after the result)
   const withPlan = async () => {
     for (let i = 0; i < 100; i++) {
@@ -141,7 +141,8 @@ test('NVLink domain per cluster group: the preset\'s rack, an edit in the link, 
 });
 
 test('inputs: a config.json without the model keys is refused, the model kept; an error about two fields marks both; scenario files', async (t) => {
-  const { page, problems } = await open(t, `${site.url}index.html`);
+  const { page, problems } = await open(t, await env.demoInputsLink());
+  await page.waitForFunction((id) => document.querySelector('#model-preset').value === id, demoScenario.model); // the link's inputs shown
   const modelValues = () => page.$$eval('#model-fields [data-path]', (els) => els.map((e) => [e.dataset.path, e.type === 'checkbox' ? e.checked : e.value]));
   const before = await modelValues();
   await page.click('#hf summary');

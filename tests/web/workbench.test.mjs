@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { workbenchHelpers } from './workbench-helpers.mjs';
-import { useBrowser, assertClean, ROOT, demoScenario, demoPlan, DESKTOP, PHONE } from './harness.mjs';
+import { useBrowser, assertClean, ROOT, demoScenario, demoPlan, pageScenario, DESKTOP, PHONE } from './harness.mjs';
 
 let site;
 let M;
@@ -96,7 +96,7 @@ test('live planning: planned on load, re-planned within 1 s of an edit, stale me
     await new Promise((r) => (window.requestIdleCallback ? requestIdleCallback(r, { timeout: 1000 }) : setTimeout(r, 50)));
   });
   const times = [];
-  for (const batch of ['128', '96', '128']) {
+  for (const batch of ['512', '768', '512']) {
     await settled(page);
     await quiet();
     await page.fill('[data-path="training.global_batch_size"]', batch);
@@ -112,18 +112,18 @@ test('live planning: planned on load, re-planned within 1 s of an edit, stale me
     if (ms < 1000) break;
   }
   assert.ok(Math.min(...times) < 1000, `re-planned ${times.map(Math.round).join(', ')} ms after ${times.length} edits`);
-  if (await page.inputValue('[data-path="training.global_batch_size"]') !== '128') await page.fill('[data-path="training.global_batch_size"]', '128');
+  if (await page.inputValue('[data-path="training.global_batch_size"]') !== '512') await page.fill('[data-path="training.global_batch_size"]', '512');
   await settled(page);
   const payload = await hashPayload(page);
-  assert.equal(payload.t.global_batch_size, 128);
+  assert.equal(payload.t.global_batch_size, 512);
   const tps = await tokensOf(page);
-  const expected = JSON.parse(M.estimate(JSON.stringify({ ...demoScenario, training: { ...demoScenario.training, global_batch_size: 128 } }), JSON.stringify(payload.p)));
+  const expected = JSON.parse(M.estimate(JSON.stringify({ ...pageScenario, training: { ...pageScenario.training, global_batch_size: 512 } }), JSON.stringify(payload.p)));
   assert.equal(tps, Math.round(expected.tokens_per_s), 'the link holds the plan on screen');
   // reload: exactly what was shown
   await page.reload();
   await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]')?.textContent ?? ''), null, { timeout: 30000 });
   assert.equal(await tokensOf(page), tps);
-  assert.equal(await page.inputValue('[data-path="training.global_batch_size"]'), '128');
+  assert.equal(await page.inputValue('[data-path="training.global_batch_size"]'), '512');
   // an edit while a long search runs cancels it and plans the new inputs
   await page.selectOption('#model-preset', 'gpt3-175b');
   await page.selectOption('#cluster-preset', 'mixed-h100-a100-4090');
@@ -211,7 +211,7 @@ test('no feasible plan: the engine says what would make one fit, and one click a
 
 test('every listed plan gets a timeline and its exports; the timeline zooms and pans; Perfetto without uploading', async (t) => {
   if (!searchWorks) { t.skip(searchSkipReason); return; }
-  const { page, problems, requests } = await open(t, `${site.url}index.html`);
+  const { page, problems, requests } = await open(t, await env.demoInputsLink());
   await settled(page);
   assert.ok(await page.locator('[data-testid=top-plans] tbody tr').count() >= 3);
   // chosen from the keyboard: the focus stays on the chosen plan's button through the redraws
