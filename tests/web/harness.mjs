@@ -19,6 +19,8 @@ export const demoScenario = JSON.parse(fs.readFileSync(path.join(ROOT, 'docs/exa
 export const demoPlan = JSON.parse(fs.readFileSync(path.join(ROOT, 'docs/examples/demo.plan.json'), 'utf8'));
 // the inputs a plain visit starts with (web/state.js's defaults)
 export const pageScenario = JSON.parse(fs.readFileSync(path.join(ROOT, 'docs/examples/page.scenario.json'), 'utf8'));
+/** the demo scenario's inputs as a share payload without a plan (a page opened on it plans them on load) */
+export const demoInputs = { m: demoScenario.model, c: demoScenario.cluster, t: demoScenario.training };
 export const DESKTOP = { width: 1440, height: 900 };
 export const PHONE = { width: 390, height: 844 };
 export const SMALL = { width: 360, height: 740 };
@@ -74,7 +76,7 @@ export function useBrowser({ viewport = { width: 1300, height: 900 }, ready = ()
   /** the demo scenario with the demo plan, as a link */
   env.demoLink = () => env.link({ m: demoScenario.model, c: demoScenario.cluster, t: demoScenario.training, p: demoPlan });
   /** the demo scenario's inputs without a plan, as a link: the page plans them on load (the plain visit's inputs until 2026-12-06) */
-  env.demoInputsLink = (extra = '') => env.link({ m: demoScenario.model, c: demoScenario.cluster, t: demoScenario.training }, extra);
+  env.demoInputsLink = (extra = '') => env.link(demoInputs, extra);
   return env;
 }
 

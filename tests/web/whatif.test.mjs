@@ -12,6 +12,7 @@ import { siteDir, loadModule } from './load-module.mjs';
 import { whatIfSpec, whatIfOptions } from '../../web/whatif.js';
 import { presetPrices, trainingCost } from '../../web/cost.js';
 import { encodeShare } from '../../web/share.js';
+import { demoInputs } from './harness.mjs';
 
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
@@ -59,7 +60,7 @@ async function open(t, url, viewport = { width: 1440, height: 900 }) {
 const settled = (page, timeout = 60000) => page.waitForFunction(() => !document.querySelector('#results').classList.contains('stale')
   && document.querySelector('#cancel').disabled && /^Done/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout });
 // the demo scenario's inputs as a link (the page plans them on load): the plain visit's inputs until 2026-12-06
-const demoInputsLink = async () => `${site.url}index.html#${await encodeShare({ m: demo.model, c: demo.cluster, t: demo.training })}`;
+const demoInputsLink = async () => `${site.url}index.html#${await encodeShare(demoInputs)}`;
 const whatIfDone = (page, timeout = 120000) => page.waitForFunction(() => {
   const w = window.__poseidon.whatif();
   return w.on && !w.running && !w.stale && w.total > 0 && w.done === w.total;
