@@ -18,6 +18,12 @@ export const coreRefuses = (key) => errors.inputProblems.some((p) => pathWithin(
 
 const problemText = (pr) => (pr.path ? `${pr.path}: ${pr.message}` : pr.message);
 
+// The core lists every problem (a pasted profile of 4,000 points can have 8,000); the page shows the
+// first few, and how many more there are: all of them in the DOM froze the page for a minute.
+export const SUMMARY_PROBLEMS_SHOWN = 20;
+export const FIELD_MESSAGES_SHOWN = 3;
+const more = (n) => `… and ${n.toLocaleString('en-US')} more problem${n === 1 ? '' : 's'}`;
+
 /** the field's name as the page shows it (its label), for a problem about exactly that field */
 function labelOf(input, path) {
   if (!input || input.dataset.path !== path) return '';
@@ -43,8 +49,8 @@ function openAround(input) {
 }
 
 /** a problem's line: a button that takes the user to its field, or plain text if none shows it */
-function problemLine(pr) {
-  const input = pr.path ? inputForPath(pr.path) : null;
+function problemLine(pr, fields) {
+  const input = pr.path ? inputForPath(pr.path, fields) : null;
   if (!input) return pr.path ? h('span', {}, said(pr, '')) : problemText(pr);
   const b = h('button', { type: 'button', class: 'error-link', title: 'go to the field' }, said(pr, labelOf(input, pr.path)));
   b.addEventListener('click', () => {
@@ -69,7 +75,9 @@ function renderErrors() {
     if (parts.length) parts.push('\n\n');
     if (k !== 'inputs' || !inputProblems.length) { parts.push(messages[k]); continue; }
     parts.push(`${inputContext}\n`);
-    inputProblems.forEach((pr, i) => { if (i) parts.push('\n'); parts.push(problemLine(pr)); });
+    const fields = $$('[data-path]');
+    inputProblems.slice(0, SUMMARY_PROBLEMS_SHOWN).forEach((pr, i) => { if (i) parts.push('\n'); parts.push(problemLine(pr, fields)); });
+    if (inputProblems.length > SUMMARY_PROBLEMS_SHOWN) parts.push(`\n${more(inputProblems.length - SUMMARY_PROBLEMS_SHOWN)}`);
   }
   el.append(...parts.map((p) => (typeof p === 'string' ? document.createTextNode(p) : p)));
   el.hidden = !text;
@@ -93,32 +101,41 @@ export function clearFieldErrors() {
   for (const i of $$('[aria-invalid="true"]:not(#runs-json)')) i.removeAttribute('aria-invalid');
 }
 
-/** core error path → the input that shows it (exact, custom device, or the nearest enclosing field) */
-export function inputForPath(path) {
+/**
+ * core error path → the input that shows it (exact, custom device, or the nearest enclosing field);
+ * `fields`: the page's inputs, when the caller looks up many paths at once
+ */
+export function inputForPath(path, fields = $$('[data-path]')) {
   const p = normalisePath(path);
-  const exact = $$('[data-path]').find((el) => el.dataset.path === p);
+  const exact = fields.find((el) => el.dataset.path === p);
   if (exact) return exact;
   const dev = /^cluster\.groups\[(\d+)\]\.device\.(.+)$/.exec(p);
   if (dev) {
     const g = state.cluster.groups[Number(dev[1])];
-    const byDev = $$('[data-path]').find((el) => el.dataset.path === `devices.${g?.device}.${dev[2]}`);
+    const byDev = fields.find((el) => el.dataset.path === `devices.${g?.device}.${dev[2]}`);
     if (byDev) { $('#devices').open = true; return byDev; }
-    return $$('[data-path]').find((el) => el.dataset.path === `cluster.groups[${dev[1]}].device`);
+    return fields.find((el) => el.dataset.path === `cluster.groups[${dev[1]}].device`);
   }
   let best = null;
-  for (const el of $$('[data-path]')) {
+  for (const el of fields) {
     const q = el.dataset.path;
     if (pathWithin(p, q) && (!best || q.length > best.dataset.path.length)) best = el;
   }
   if (best) return best;
-  return $$('[data-path]').find((el) => pathWithin(el.dataset.path, p)) ?? null;
+  return fields.find((el) => pathWithin(el.dataset.path, p)) ?? null;
 }
 
 export function markFieldErrors(problems) {
   let first = null;
+  const fields = $$('[data-path]');
+  const shown = new Map(); // input → messages next to it so far
   for (const pr of problems) {
-    const input = inputForPath(pr.path);
+    const input = inputForPath(pr.path, fields);
     if (!input) continue;
+    first ??= input;
+    const n = (shown.get(input) ?? 0) + 1;
+    shown.set(input, n);
+    if (n > FIELD_MESSAGES_SHOWN) continue; // counted, said at the end
     input.setAttribute('aria-invalid', 'true');
     openAround(input);
     // a problem inside the field's value (e.g. profile.devices[0].points[2].tp) names the part
@@ -138,7 +155,10 @@ export function markFieldErrors(problems) {
       const text = detailText(words, pr.message, input.dataset.path.split('.').pop());
       if (e2 && !e2.textContent.includes(words)) e2.append(e2.textContent ? '; ' : '', h('span', { class: 'said' }, words), ...(text ? [' ', h('span', { class: 'detail' }, `(${text})`)] : []));
     }
-    first ??= input;
+  }
+  for (const [input, n] of shown) {
+    const err = n > FIELD_MESSAGES_SHOWN ? document.getElementById(input.getAttribute('aria-describedby')) : null;
+    if (err) err.append(`; ${more(n - FIELD_MESSAGES_SHOWN)}`);
   }
   return first;
 }

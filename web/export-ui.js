@@ -8,7 +8,7 @@ import { clearErrors, showError } from './errors.js';
 import { selectedEstimate } from './store.js';
 import { clusterOfResult, costOptions } from './cost-ui.js';
 import { ensureTimeline, estimatePlan } from './planner.js';
-import { shareNote, shareUrl, updateShareUrl } from './links.js';
+import { shareLink, shareUrl, updateShareUrl } from './links.js';
 import { inputsFromScenario, ScenarioFileError } from './scenario-file.js';
 import { NonFiniteNumberError, parseJson } from './json-text.js';
 import { onInputChanged, renderAllForms } from './forms.js';
@@ -69,10 +69,10 @@ function resultScenarioFull() {
 
 export function wireExports() {
   $('#copy-link').addEventListener('click', async () => {
-    const url = await shareUrl();
+    const { url, note } = await shareLink();
     if (!isEmbed) history.replaceState(null, '', `${location.pathname}${location.search}#${url.split('#')[1]}`);
     await copyText(url, 'Link');
-    if (shareNote) $('#copy-status').textContent += ` ${shareNote}`;
+    if (note) $('#copy-status').textContent += ` ${note}`;
   });
   $('#copy-embed').addEventListener('click', async () => copyText(embedCode(await shareUrl('embed.html'), planContext()), 'Embed code'));
   $('#export-plan').addEventListener('click', () => download('poseidon-plan.json', 'application/json',

@@ -33,25 +33,32 @@ export function sharePayload() {
   return p;
 }
 
-export let shareNote = '';
-export async function shareUrl(page = 'index.html') {
+/**
+ * The link to the inputs and plan shown, and what it leaves out in words ('' when nothing). Each call
+ * returns its own note: the address bar's updates and a click on "Copy link" overlap (the encoding
+ * is asynchronous), and a note shared between them was cleared by one while the other showed it.
+ */
+export async function shareLink(page = 'index.html') {
   const payload = sharePayload();
   let frag = await encodeShare(payload);
-  shareNote = '';
+  let note = '';
   if (frag.length > MAX_FRAGMENT_CHARS && payload.f && typeof payload.f === 'object') {
     // a large pasted profile does not fit in a link: leave it out, and say so
     delete payload.f;
     frag = await encodeShare(payload);
-    shareNote = `The attached profile is too large for a link (a link holds at most ${fmtInt(MAX_FRAGMENT_CHARS)} characters), so this link leaves it out: share the profile file with it.`;
+    note = `The attached profile is too large for a link (a link holds at most ${fmtInt(MAX_FRAGMENT_CHARS)} characters), so this link leaves it out: share the profile file with it.`;
   }
-  return new URL(`${page}#${frag}`, new URL('./', location.href)).href;
+  return { url: new URL(`${page}#${frag}`, new URL('./', location.href)).href, note };
 }
 
-export function showShareNote() {
+export const shareUrl = async (page = 'index.html') => (await shareLink(page)).url;
+
+/** the copy status says what the link leaves out, and forgets a note that no longer applies */
+export function showShareNote(note) {
   const el = $('#copy-status');
-  if (shareNote) el.textContent = shareNote;
+  if (note) el.textContent = note;
   else if (el.dataset.note) el.textContent = '';
-  if (shareNote) el.dataset.note = '1';
+  if (note) el.dataset.note = '1';
   else delete el.dataset.note;
 }
 
@@ -67,9 +74,9 @@ export async function updateShareUrl() {
   clearTimeout(urlTimer);
   const seq = ++urlSeq;
   try {
-    const url = await shareUrl();
+    const { url, note } = await shareLink();
     if (seq !== urlSeq) return; // a newer update is on its way
-    showShareNote();
+    showShareNote(note);
     $('#share-url').value = url;
     if (!isEmbed) history.replaceState(null, '', `${location.pathname}${location.search}#${url.split('#')[1]}`);
   } catch {

@@ -198,6 +198,17 @@ test('a share link with a profile round-trips (preset and pasted)', async (t) =>
   await big.click('[data-testid=copy-link]');
   await big.waitForFunction(() => /too large for a link/.test(document.querySelector('#copy-status').textContent));
   assert.match(await big.inputValue('#share-url'), /#v=1&s=/, 'the link without the profile');
+  // its thousands of points the core finds too fast (8,000 problems): the first few are said, then
+  // how many more, next to the field and in the summary; the page stays responsive (it froze for a
+  // minute when every one was drawn)
+  await big.waitForFunction(() => /more problems/.test(document.querySelector('#profile-json-err').textContent), null, { timeout: 30000 });
+  const shown = await big.evaluate(() => ({ field: document.querySelector('#profile-json-err').textContent, said: document.querySelectorAll('#profile-json-err .said').length,
+    links: document.querySelectorAll('[data-testid=error] .error-link').length,
+    summary: document.querySelector('[data-testid=error]').textContent }));
+  assert.equal(shown.said, 3, shown.field.slice(0, 400));
+  assert.match(shown.field, /; … and [\d,]+ more problems$/);
+  assert.equal(shown.links, 20);
+  assert.match(shown.summary, /\n… and [\d,]+ more problems/);
   await assertClean(big, p3);
 });
 
