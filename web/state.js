@@ -9,7 +9,7 @@ import { renameDevices, shortDeviceName } from './context.js';
 // links made by the page always carry their own.
 export const DEFAULT_TRAINING = { global_batch_size: 64, precision: 'bf16', recompute: 'none', sequence_parallel: false, distributed_optimizer: false };
 // A plain visit's inputs, docs/examples/page.scenario.json: a 2026 workload (an MoE model on H100s
-// beside a GB200 NVL72 rack) that plans within a second.
+// beside a GB200 NVL72 rack) whose plans the first view shows at once (web/first-view.mjs).
 export const PAGE_TRAINING = { ...DEFAULT_TRAINING, global_batch_size: 1024 };
 export const DEFAULT_OPTIONS = { top: 5, exhaustive: false, time_limit_s: 10, tp_per_stage: false };
 export const DEFAULT_MODEL = 'qwen3-30b-a3b';

@@ -74,7 +74,7 @@ export function useBrowser({ viewport = { width: 1300, height: 900 }, ready = ()
   /** the page URL of a share payload ({m, c, t, p, ...}); extra goes before the fragment (e.g. '?embed=1') */
   env.link = async (payload, extra = '') => `${env.site.url}index.html${extra}#${await encodeShare(payload)}`;
   /** the demo scenario with the demo plan, as a link */
-  env.demoLink = () => env.link({ m: demoScenario.model, c: demoScenario.cluster, t: demoScenario.training, p: demoPlan });
+  env.demoLink = () => env.link({ ...demoInputs, p: demoPlan });
   /** the demo scenario's inputs without a plan, as a link: the page plans them on load (the plain visit's inputs until 2026-12-06) */
   env.demoInputsLink = (extra = '') => env.link(demoInputs, extra);
   return env;
