@@ -104,7 +104,8 @@ export function deviceCaps(dev) {
   const amd = /^amd$/i.test(String(dev.vendor ?? '')) || dev.intra_node_link === 'infinity_fabric';
   const nvidia = !amd && (dev.vendor === undefined || dev.vendor === null || dev.vendor === '' || /^nvidia$/i.test(String(dev.vendor)));
   const preAmpere = nvidia && !(Number(dev.tf32_tflops) > 0);
-  return { known: true, bf16: !preAmpere, flashAttn: !preAmpere };
+  // the device's own flash_attention false (the core's key: Volta and Turing presets) says so too
+  return { known: true, bf16: !preAmpere, flashAttn: !preAmpere && dev.flash_attention !== false };
 }
 
 /**
@@ -282,7 +283,7 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
   if (training.recompute === 'full' && training.recompute_num_layers > 0) args.push(['--recompute-granularity', 'full'], ['--recompute-method', 'block'], ['--recompute-num-layers', training.recompute_num_layers]);
   else if (training.recompute === 'full') args.push(['--recompute-granularity', 'full'], ['--recompute-method', 'uniform'], ['--recompute-num-layers', 1]);
   if (training.flash_attention !== false) {
-    if (noFlash.length) notes.push(`--use-flash-attn is left out: FlashAttention needs an Ampere or newer GPU, and ${list(noFlash)} ${noFlash.length === 1 ? 'is' : 'are'} older (no TF32 in its device data, docs/presets.md). Attention then materialises the s × s scores, which the plan (flash_attention on) did not count: check the memory, or plan with flash_attention off.`);
+    if (noFlash.length) notes.push(`--use-flash-attn is left out: FlashAttention needs an Ampere or newer GPU, and ${list(noFlash)} ${noFlash.length === 1 ? 'is' : 'are'} older (its device data: flash_attention false or no TF32, docs/presets.md). The plan costed their attention unfused, its s × s scores in memory; the flag is global, so the newer GPUs' stages would run unfused as well, which the plan did not count: check them, or plan with flash_attention off.`);
     else args.push(['--use-flash-attn']);
   }
   const seq = model?.seq_length;

@@ -116,7 +116,8 @@ Advice advise(const Scenario& sc, const AdviceOptions& options) {
     // "Recomputing named modules"), far cheaper than the whole block
     if (t.recompute != Recompute::full && (sc.model.mla || sc.model.is_moe())) {
         RecomputeModules r;
-        r.core_attn = !t.flash_attention;  // with flash attention it saves nothing
+        // with flash attention it saves nothing, unless a GPU cannot run it (device flash_attention)
+        r.core_attn = !t.flash_attention || std::any_of(sc.cluster.groups.begin(), sc.cluster.groups.end(), [](const auto& g) { return !g.device.flash_attention; });
         r.mla_up_proj = sc.model.mla;
         r.moe_act = sc.model.is_moe();
         r.layernorm = !is_low_precision(t.precision);

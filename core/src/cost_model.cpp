@@ -125,7 +125,7 @@ BlockCost block_cost(const Scenario& sc, const Device& d, int tp, int samples, c
     const double mem_rate = effective_memory_bw(d);
     const double kernel_s = d.kernel_overhead_us * 1e-6;
     const bool sp = tr.sequence_parallel && tp > 1;
-    const bool flash = tr.flash_attention;
+    const bool flash = tr.flash_attention && d.flash_attention;
     const bool fused = tr.stack.fused_elementwise;
 
     // TP collectives inside one block: two all-reduces of the b x s x h activation in the forward and

@@ -36,7 +36,7 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     const double V = m.vocab_size, kv_ratio = static_cast<double>(m.num_kv_heads) / m.num_attention_heads;
     const double e = bytes_per_element(tr.precision);
     const bool sp = tr.sequence_parallel && tp > 1;
-    const bool flash = tr.flash_attention;
+    const bool flash = tr.flash_attention && d.flash_attention;
 
     // ---- parameters held by one GPU ----
     // (the routed experts split over ep x etp rather than TP: expert_parallel.cpp)

@@ -28,8 +28,15 @@ std::vector<char> block_flags(ObjectReader& r, const char* key, int num_layers, 
         for (int i = 0; i < num_layers; ++i) flags.push_back(every(i, n) ? 1 : 0);
         return flags;
     }
-    if (!v->is_array() || static_cast<std::int64_t>(v->size()) != num_layers) {
+    if (!v->is_array()) {
         problems.add(r.path_of(key), describe(*v) + allowed);
+        return {};
+    }
+    if (static_cast<std::int64_t>(v->size()) != num_layers) {
+        // the usual cause: num_layers overridden over a preset whose array was for its own depth
+        problems.add(r.path_of(key), "an array of " + std::to_string(v->size()) + " flags for " + std::to_string(num_layers) +
+                                         " blocks; expected one flag per block (num_layers " + std::to_string(num_layers) + "), or an int N >= 1 (" +
+                                         int_meaning + ")");
         return {};
     }
     for (std::size_t i = 0; i < v->size(); ++i) {
@@ -87,8 +94,16 @@ void parse_model_variants(ObjectReader& r, ModelSpec& m, Problems& problems) {
         if (auto v = r.integer("num_shared_experts", false, 0, 1'000)) m.num_shared_experts = static_cast<int>(*v);
         m.moe_shared_expert_ffn_hidden_size = m.num_shared_experts * m.moe_ffn_hidden_size;
         if (auto v = r.integer("moe_shared_expert_ffn_hidden_size", false, 1, 4 * max_model_dim)) {
-            m.moe_shared_expert_ffn_hidden_size = static_cast<int>(*v);
-            if (m.num_shared_experts == 0) m.num_shared_experts = 1;
+            // a size alone means one shared expert (Qwen2-MoE's config names only the size); a size
+            // beside an explicit count of 0 contradicts it: over a preset, the preset's size
+            if (r.has("num_shared_experts") && m.num_shared_experts == 0) {
+                problems.add(r.path_of("moe_shared_expert_ffn_hidden_size"),
+                             std::to_string(*v) + " beside num_shared_experts 0 (no shared expert); expected no size without a shared expert: leave it out "
+                                                  "(over a preset, \"moe_shared_expert_ffn_hidden_size\": null removes the preset's), or num_shared_experts >= 1");
+            } else {
+                m.moe_shared_expert_ffn_hidden_size = static_cast<int>(*v);
+                if (m.num_shared_experts == 0) m.num_shared_experts = 1;
+            }
         }
         if (L > 0) {
             m.moe_blocks = r.has("moe_layer_freq")

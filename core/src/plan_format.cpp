@@ -71,7 +71,7 @@ void validate_schedule(const Plan& plan, Problems& problems, const std::string& 
         for (std::size_t s = 0; s < plan.stages.size(); ++s)
             if (!plan.stages[s].chunk_layers.empty())
                 problems.add(path + ".stages[" + std::to_string(s) + "].chunk_layers",
-                             "is not allowed with schedule \"1f1b\"; blocks per model chunk need schedule \"interleaved-1f1b\"");
+                             show(Json(plan.stages[s].chunk_layers)) + " is not allowed with schedule \"1f1b\"; blocks per model chunk need schedule \"interleaved-1f1b\"");
         return;
     }
     if (V < 2) problems.add(path + ".virtual_stages", std::to_string(V) + " is not allowed with schedule \"interleaved-1f1b\"; expected 2 or more (1 is \"1f1b\")");
@@ -161,8 +161,9 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
                                                       std::to_string(trained) + " samples is outside " + batch_path + " " + std::to_string(gb) +
                                                       " within training.global_batch_tolerance; expected " + std::to_string(gb_lo) + " to " + std::to_string(gb_hi));
     // Megatron-Core runs the combined 1F1B of --overlap-moe-expert-parallel-comm with one stage or
-    // in the interleaved schedule only (transformer_config.py: a pipeline needs virtual stages)
-    if (sc.training.overlap_moe_expert_parallel_comm && plan.schedule == "1f1b" && plan.stages.size() > 1)
+    // in the interleaved schedule only (transformer_config.py: a pipeline needs virtual stages); on
+    // a dense model the setting changes nothing (a note), as the search takes it (merges_passes)
+    if (sc.training.overlap_moe_expert_parallel_comm && sc.model.is_moe() && plan.schedule == "1f1b" && plan.stages.size() > 1)
         problems.add(path + ".schedule", "\"1f1b\" with " + std::to_string(plan.stages.size()) +
                                              " stages is not allowed with training.overlap_moe_expert_parallel_comm true; expected \"interleaved-1f1b\" or a single stage (Megatron-Core merges forward and backward passes of a pipeline only in the interleaved schedule)");
     std::int64_t layer_sum = 0;
@@ -259,11 +260,11 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path, cons
     if (auto v = r.boolean("fsdp", false)) plan.fsdp = *v;
     if (auto v = r.choice("recompute", false, {"none", "selective", "full"}))
         plan.recompute = *v == "none" ? Recompute::none : *v == "selective" ? Recompute::selective : Recompute::full;
-    if (auto v = r.integer("recompute_num_layers", false, 1, max_num_layers)) {
+    if (auto v = r.integer("recompute_num_layers", false, 1, sc.model.num_layers > 0 ? sc.model.num_layers : max_num_layers)) {
         if (plan.recompute == Recompute::full)
             plan.recompute_num_layers = static_cast<int>(*v);
         else
-            problems.add(r.path_of("recompute_num_layers"), "needs \"recompute\": \"full\" in the plan (Megatron-Core's --recompute-method block recomputes the first N blocks of each stage); the plan's recompute is " +
+            problems.add(r.path_of("recompute_num_layers"), std::to_string(*v) + " needs \"recompute\": \"full\" in the plan (Megatron-Core's --recompute-method block recomputes the first N blocks of each stage); the plan's recompute is " +
                                                                 std::string(plan.recompute ? "\"" + to_string(*plan.recompute) + "\"" : "not given"));
     }
     const Json* stages = r.get("stages");

@@ -61,8 +61,11 @@ Json resolve_ref(const Json& j, const char* kind, const std::string& path, Probl
             return Json();
         }
         Json merged = *p;
+        // null removes the preset's key (as a JSON merge patch, RFC 7396): its default applies
         for (auto it = j.begin(); it != j.end(); ++it)
-            if (it.key() != key) merged[it.key()] = it.value();
+            if (it.key() == key) continue;
+            else if (it.value().is_null()) merged.erase(it.key());
+            else merged[it.key()] = it.value();
         merged.erase("id");
         return merged;
     }
@@ -91,7 +94,7 @@ Device parse_device(const Json& in, const std::string& path, Problems& problems)
         d.base_id = in.contains("base") ? in["base"].get<std::string>() : in["preset"].get<std::string>();
     ObjectReader r(j, path, problems);
     if (!r.ok()) return d;
-    r.reject_unknown({"id", "name", "vendor", "peak_tflops", "fp8_tflops", "mxfp8_tflops", "nvfp4_tflops", "fp32_tflops", "tf32_tflops", "sustained_clock_ratio", "low_precision_efficiency_ratio", "comm_compute_slowdown", "attention_efficiency", "attention_flops_per_exp", "memory_GiB", "memory_bw_GBps", "intra_node_bw_GBps",
+    r.reject_unknown({"id", "name", "vendor", "peak_tflops", "fp8_tflops", "mxfp8_tflops", "nvfp4_tflops", "fp32_tflops", "tf32_tflops", "sustained_clock_ratio", "low_precision_efficiency_ratio", "comm_compute_slowdown", "attention_efficiency", "attention_flops_per_exp", "flash_attention", "memory_GiB", "memory_bw_GBps", "intra_node_bw_GBps",
                       "intra_node_link", "matmul_efficiency", "memory_bw_efficiency", "kernel_overhead_us",
                       "intra_node_link_efficiency", "nvls_bw_GBps", "inter_node_link_efficiency", "collective_latency_us",
                       "framework_overhead_GiB", "calibration", "source", "notes",
@@ -125,6 +128,7 @@ Device parse_device(const Json& in, const std::string& path, Problems& problems)
     if (auto v = r.number("comm_compute_slowdown", false, 0, true, 1)) d.comm_compute_slowdown = *v;
     if (auto v = r.number("attention_efficiency", false, 0, true, 1)) d.attention_efficiency = *v;
     if (auto v = r.number("attention_flops_per_exp", false, 0, true, 1e5)) d.attention_flops_per_exp = *v;
+    if (auto v = r.boolean("flash_attention", false)) d.flash_attention = *v;
     if (auto v = r.number("memory_GiB", true, 0, false, 1e6)) d.memory_GiB = *v;
     if (auto v = r.number("memory_bw_GBps", true, 0, false, 1e7)) d.memory_bw_GBps = *v;
     if (auto v = r.number("intra_node_bw_GBps", true, 0, false, 1e6)) d.intra_node_bw_GBps = *v;

@@ -35,6 +35,7 @@ Json to_json(const Device& d) {
     for (auto [key, v] : {std::pair{"fp8_tflops", d.fp8_tflops}, {"mxfp8_tflops", d.mxfp8_tflops}, {"nvfp4_tflops", d.nvfp4_tflops}})
         if (v > 0) j[key] = v;
     if (!d.vendor.empty()) j["vendor"] = d.vendor;
+    if (!d.flash_attention) j["flash_attention"] = false;
     if (!d.id.empty()) j["id"] = d.id;
     if (d.calibration) j["calibration"] = to_json(*d.calibration);
     if (d.price_usd_per_gpu_hour) j["price_usd_per_gpu_hour"] = *d.price_usd_per_gpu_hour;

@@ -39,6 +39,20 @@ std::vector<std::string> scenario_notes(const Scenario& sc) {
         else if (tr.moe_token_dispatcher == "flex")
             notes.push_back("training.moe_shared_expert_overlap changes nothing with the flex dispatcher: Megatron-Bridge turns the overlap off with DeepEP / HybridEP");
     }
+    if (!sc.model.is_moe()) {
+        if (tr.moe_imbalance != 1.0)
+            notes.push_back("training.moe_imbalance " + number_text(tr.moe_imbalance) + " changes nothing: the model has no routed experts");
+        if (tr.moe_token_dispatcher != "alltoall")
+            notes.push_back("training.moe_token_dispatcher \"" + tr.moe_token_dispatcher + "\" changes nothing: the model has no routed experts");
+    }
+    if (const ModelSpec& m = sc.model; m.sliding_window > 0) {
+        // no pattern: every block has the window (model_size.cpp, windowed)
+        if (!m.sliding_window_blocks.empty() && std::none_of(m.sliding_window_blocks.begin(), m.sliding_window_blocks.end(), [](char c) { return c != 0; }))
+            notes.push_back("model.sliding_window changes nothing: sliding_window_pattern gives no block the window");
+        else if (m.sliding_window >= m.seq_length)
+            notes.push_back("model.sliding_window " + std::to_string(m.sliding_window) + " changes nothing: a window of at least seq_length " +
+                            std::to_string(m.seq_length) + " is full attention");
+    }
     if (tr.overlap_moe_expert_parallel_comm && !sc.model.is_moe())
         notes.push_back("training.overlap_moe_expert_parallel_comm changes nothing: the model has no routed experts, so no token exchange to overlap");
     const auto& groups = sc.cluster.groups;
@@ -46,22 +60,26 @@ std::vector<std::string> scenario_notes(const Scenario& sc) {
     // have BF16 (Ampere and newer), so an NVIDIA device without it is Volta or Turing; it runs the
     // scenario as fp16 mixed precision, at the same tensor rate (the page's Megatron export uses
     // --fp16 for it: web/megatron.js, deviceCaps).
-    if (tr.precision == Precision::bf16) {
+    // the devices without bf16 (pre-Ampere) and those without fused attention, each once
+    const auto devices_where = [&](auto pred) {
         std::vector<std::string> seen;
         for (const auto& g : groups) {
-            const Device& d = g.device;
-            const bool nvidia = (d.vendor.empty() || d.vendor == "NVIDIA") && d.intra_node_link != "infinity_fabric";
-            const std::string label = d.id.empty() ? d.name : d.id;
-            if (!nvidia || d.tf32_tflops > 0 || std::find(seen.begin(), seen.end(), label) != seen.end()) continue;
-            seen.push_back(label);
+            const std::string label = g.device.id.empty() ? g.device.name : g.device.id;
+            if (pred(g.device) && std::find(seen.begin(), seen.end(), label) == seen.end()) seen.push_back(label);
         }
-        if (!seen.empty()) {
-            std::string list;
-            for (const auto& l : seen) list += (list.empty() ? "" : ", ") + l;
-            notes.push_back("training.precision bf16: " + list + (seen.size() == 1 ? " has" : " have") +
+        std::string list;
+        for (const auto& l : seen) list += (list.empty() ? "" : ", ") + l;
+        return std::make_pair(list, seen.size());
+    };
+    if (tr.precision == Precision::bf16)
+        if (const auto [list, n] = devices_where(pre_ampere_nvidia); n > 0)
+            notes.push_back("training.precision bf16: " + list + (n == 1 ? " has" : " have") +
                             " no bf16 (pre-Ampere); costed at the same fp16 tensor rate, as fp16 mixed precision with loss scaling would train there");
-        }
-    }
+    if (tr.flash_attention)
+        if (const auto [list, n] = devices_where([](const Device& d) { return !d.flash_attention; }); n > 0)
+            notes.push_back("training.flash_attention: " + list + (n == 1 ? " runs" : " run") +
+                            " no fused attention (device flash_attention false: Transformer Engine's needs Ampere or newer); attention there is costed unfused, "
+                            "its s x s scores in memory");
     if (sc.cluster.inter_group_bw_GBps) {
         // the cap binds where it is below a node's NIC: a send between groups runs at each node's
         // own NIC (stage_links.cpp, transfer_spans), so the widest NIC of the cluster decides

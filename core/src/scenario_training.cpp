@@ -23,17 +23,18 @@ void read_training(const Json& t, Scenario& sc, Problems& problems) {
         sc.training.precision = *precision_from_string(*v);
     if (auto v = tr.choice("recompute", false, {"none", "selective", "full"}))
         sc.training.recompute = *v == "none" ? Recompute::none : *v == "selective" ? Recompute::selective : Recompute::full;
-    if (auto v = tr.integer("recompute_num_layers", false, 1, max_num_layers)) {
+    // more than the model's blocks would recompute no more than all of them: refused, not clamped
+    if (auto v = tr.integer("recompute_num_layers", false, 1, sc.model.num_layers > 0 ? sc.model.num_layers : max_num_layers)) {
         if (sc.training.recompute == Recompute::full)
             sc.training.recompute_num_layers = static_cast<int>(*v);
         else
-            problems.add(tr.path_of("recompute_num_layers"), "needs recompute \"full\" (Megatron-Core's --recompute-num-layers with --recompute-method block recomputes whole blocks); recompute is " + to_string(sc.training.recompute));
+            problems.add(tr.path_of("recompute_num_layers"), std::to_string(*v) + " needs recompute \"full\" (Megatron-Core's --recompute-num-layers with --recompute-method block recomputes whole blocks); recompute is " + to_string(sc.training.recompute));
     }
     if (const Json* v = tr.get("recompute_modules")) {
         if (sc.training.recompute == Recompute::selective)
             read_recompute_modules(*v, tr.path_of("recompute_modules"), problems, sc.training.recompute_modules);
         else
-            problems.add(tr.path_of("recompute_modules"), "needs recompute \"selective\" (Megatron-Core reads --recompute-modules only with --recompute-granularity selective); recompute is " + to_string(sc.training.recompute));
+            problems.add(tr.path_of("recompute_modules"), show(*v) + " needs recompute \"selective\" (Megatron-Core reads --recompute-modules only with --recompute-granularity selective); recompute is " + to_string(sc.training.recompute));
     }
     if (auto v = tr.boolean("sequence_parallel", false)) sc.training.sequence_parallel = *v;
     if (auto v = tr.boolean("distributed_optimizer", false)) sc.training.distributed_optimizer = *v;
@@ -48,12 +49,12 @@ void read_training(const Json& t, Scenario& sc, Problems& problems) {
     if (auto v = tr.integer("wgrad_deferral_limit", false, 0, max_num_micro_batches)) {
         sc.training.wgrad_deferral_limit = static_cast<int>(*v);
         if (!sc.training.defer_embedding_wgrad_compute)
-            problems.add(tr.path_of("wgrad_deferral_limit"), "needs defer_embedding_wgrad_compute true (Megatron-LM reads --wgrad-deferral-limit only with --defer-embedding-wgrad-compute)");
+            problems.add(tr.path_of("wgrad_deferral_limit"), std::to_string(*v) + " needs defer_embedding_wgrad_compute true (Megatron-LM reads --wgrad-deferral-limit only with --defer-embedding-wgrad-compute)");
     }
     if (auto v = tr.choice("fsdp_sharding", false, {"optim_grads_params", "optim_grads"})) {
         sc.training.fsdp_sharding = *v;
         if (!sc.training.fsdp)
-            problems.add(tr.path_of("fsdp_sharding"), "needs fsdp true (Megatron-LM's --data-parallel-sharding-strategy belongs to --use-megatron-fsdp)");
+            problems.add(tr.path_of("fsdp_sharding"), "\"" + *v + "\" needs fsdp true (Megatron-LM's --data-parallel-sharding-strategy belongs to --use-megatron-fsdp)");
     }
     if (auto v = tr.choice("cp_comm_type", false, {"p2p", "all_gather", "a2a"})) sc.training.cp_comm_type = *v;
     if (auto v = tr.number("moe_imbalance", false, 1, true, 64)) sc.training.moe_imbalance = *v;

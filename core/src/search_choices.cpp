@@ -53,8 +53,12 @@ std::vector<std::pair<std::optional<Recompute>, int>> recompute_choices(const Sc
     // block counts alone are searched beside the scenario's own recomputation
     if (options.recomputes.empty()) out.push_back({sc.training.recompute, sc.training.recompute == Recompute::full ? sc.training.recompute_num_layers : 0});
     for (Recompute r : options.recomputes) out.push_back({r, 0});
-    for (int n : options.recompute_num_layers)
-        if (std::find(out.begin(), out.end(), std::pair<std::optional<Recompute>, int>{Recompute::full, n}) == out.end()) out.push_back({Recompute::full, n});
+    for (int n : options.recompute_num_layers) {
+        // the first n >= num_layers blocks of a stage are all of them: full recomputation, searched
+        // once as such (run_grids notes it), not as a second choice that plans the same
+        const std::pair<std::optional<Recompute>, int> c{Recompute::full, n < sc.model.num_layers ? n : 0};
+        if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
+    }
     return out;
 }
 }  // namespace
@@ -118,6 +122,11 @@ SearchRun run_grids(const Scenario& sc, const SearchOptions& options, const std:
         },
         [&](std::size_t i, Plan& plan) { apply(choices[i], plan); });
     out.stats.notes.push_back("training choices searched: " + list + "; each plan carries its own (plan.precision, plan.fsdp, plan.recompute)");
+    for (std::size_t i = 0; i < options.recompute_num_layers.size(); ++i)
+        if (options.recompute_num_layers[i] >= sc.model.num_layers)
+            out.stats.notes.push_back("options.recompute_num_layers[" + std::to_string(i) + "] " + std::to_string(options.recompute_num_layers[i]) +
+                                      " is at least the model's " + std::to_string(sc.model.num_layers) +
+                                      " blocks: every block of every stage, searched as full recomputation");
     return out;
 }
 

@@ -96,6 +96,11 @@ void check_grid_options(const Scenario& sc, const SearchOptions& options) {
             problems.add(at("cp_sizes", i), std::to_string(cp) + " is more than the cluster's " + std::to_string(gpus) + " GPUs");
         else
             for (const std::string& e : cp_size_problems(sc, cp)) problems.add(at("cp_sizes", i), e);
+        // Ulysses splits the heads over the cp ranks: a cp that no TP degree leaves a share of heads
+        // is no plan (validate_plan refuses it per stage), not "no feasible plan"
+        if (sc.training.cp_comm_type == "a2a" && m.num_attention_heads % cp != 0)
+            problems.add(at("cp_sizes", i), std::to_string(cp) + " does not divide the model's " + std::to_string(m.num_attention_heads) +
+                                                " attention heads; cp_comm_type \"a2a\" splits the heads over the cp ranks");
     }
     const auto expert_sizes = [&](const char* key, const std::vector<int>& sizes, bool ep) {
         for (std::size_t i = 0; i < sizes.size(); ++i)

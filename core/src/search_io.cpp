@@ -180,6 +180,7 @@ Json to_json(const Scenario& sc, const SearchResult& r) {
         Json j;
         if (b.estimate) {
             j = to_json(sc, *b.estimate, false);
+            j.erase("breakdown");  // scored without it (estimate gives it), as a plan not detailed
             j["global_batch_size"] = b.estimate->plan.micro_batch_size * b.estimate->plan.num_micro_batches;
             const auto speedup = baseline_speedup(sc, r, b);
             j["speedup"] = speedup ? Json(round_output(*speedup)) : Json(nullptr);

@@ -196,6 +196,14 @@ case("virtual_stages with 1f1b", DS, d(with_(P, virtual_stages=2)), "plan.virtua
 case("virtual_stages 0", DS, d(with_(P, schedule="interleaved-1f1b", virtual_stages=0)), "plan.virtual_stages", "out of range")
 case("interleaved blocks not divisible", DS, d(with_(P, schedule="interleaved-1f1b", virtual_stages=3)), "plan.stages[0].num_layers", "do not split into 3 chunks")
 case("interleaved micro-batches not a multiple of stages", DS, d(with_(P, schedule="interleaved-1f1b", virtual_stages=2, micro_batch_size=16, num_micro_batches=4, stages=[with_(P["stages"][0], num_layers=2), with_(P["stages"][0], num_layers=2), with_(P["stages"][1], num_layers=4, dp=2)])), "plan.num_micro_batches", "not a multiple")
+# --- MoE keys, preset overrides, recomputation blocks (issues 34 and 35) -------------------------
+case("shared expert size beside no shared expert", d(model(num_experts=8, moe_top_k=2, num_shared_experts=0, moe_shared_expert_ffn_hidden_size=512)), SP,
+     "scenario.model.moe_shared_expert_ffn_hidden_size", "beside num_shared_experts 0")
+case("no shared expert over a preset's size", d(with_(S, model={"preset": "deepseek-v3", "num_shared_experts": 0})), SP,
+     "scenario.model.moe_shared_expert_ffn_hidden_size", "null removes the preset's")
+case("moe_layer_freq array of the wrong length", d(model(num_experts=8, moe_top_k=2, moe_layer_freq=[1, 0, 1])), SP, "scenario.model.moe_layer_freq", "an array of 3 flags for 8 blocks")
+case("recompute_num_layers over the model's blocks", d(training(recompute="full", recompute_num_layers=9)), SP, "scenario.training.recompute_num_layers", "[1, 8]")
+case("plan recompute_num_layers over the model's blocks", DS, d(with_(P, recompute="full", recompute_num_layers=100)), "plan.recompute_num_layers", "[1, 8]")
 
 names = [c["name"] for c in cases]
 assert len(names) == len(set(names)), "case names must be unique"

@@ -177,7 +177,7 @@ TEST_CASE("with overlapped gradient buckets the head's bucket reduces after the 
 }
 
 TEST_CASE("wgrad_deferral_limit needs the deferral, and is an integer from 0", "[memory][deferred-wgrad][scenario]") {
-    CHECK_THROWS_WITH(gpt(R"(, "wgrad_deferral_limit": 4)"), Catch::Matchers::Contains("scenario.training.wgrad_deferral_limit: needs defer_embedding_wgrad_compute true"));
+    CHECK_THROWS_WITH(gpt(R"(, "wgrad_deferral_limit": 4)"), Catch::Matchers::Contains("scenario.training.wgrad_deferral_limit: 4 needs defer_embedding_wgrad_compute true"));
     CHECK_THROWS_WITH(gpt(R"(, "defer_embedding_wgrad_compute": true, "wgrad_deferral_limit": -1)"), Catch::Matchers::Contains("scenario.training.wgrad_deferral_limit"));
     CHECK_THROWS_WITH(gpt(R"(, "defer_embedding_wgrad_compute": "yes")"), Catch::Matchers::Contains("scenario.training.defer_embedding_wgrad_compute"));
 }

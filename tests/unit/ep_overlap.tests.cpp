@@ -189,6 +189,14 @@ TEST_CASE("the combined 1F1B's conditions are named", "[ep_overlap][errors]") {
         R"({"model": "gpt3-1.7b", "cluster": "mixed-h100-a100-4090", "training": {"global_batch_size": 64, "overlap_moe_expert_parallel_comm": true}})");
     const std::vector<std::string> notes = scenario_notes(dense);
     CHECK(std::any_of(notes.begin(), notes.end(), [](const std::string& n) { return n.find("overlap_moe_expert_parallel_comm changes nothing") != std::string::npos; }));
+    // and the search's plans of it estimate: a 1F1B pipeline of a dense model is one (it was
+    // refused at plan.schedule after the search had returned it)
+    SearchOptions o = quiet(3, false, 1);
+    o.schedule = "1f1b";
+    const SearchResult r = search(dense, o);
+    REQUIRE_FALSE(r.plans.empty());
+    CHECK(r.plans[0].plan.stages.size() > 1);
+    for (const auto& e : r.plans) CHECK(estimate(dense, e.plan, false).iteration_time_s == e.iteration_time_s);
 }
 
 TEST_CASE("with the combined 1F1B the pruned search returns the exhaustive top-K on random MoE scenarios", "[search][differential][moe][ep_overlap]") {

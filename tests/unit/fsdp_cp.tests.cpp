@@ -81,7 +81,7 @@ TEST_CASE("FSDP's optim_grads (ZeRO-2) shards gradients and states, keeps the we
     CHECK(c.stages[0].times.optimizer_s > b.stages[0].times.optimizer_s);
     CHECK(to_json(zero2)["training"]["fsdp_sharding"] == "optim_grads");
     CHECK_FALSE(to_json(zero3)["training"].contains("fsdp_sharding"));
-    CHECK_THROWS_WITH(h100s(1, R"(, "fsdp_sharding": "optim_grads")"), Catch::Matchers::Contains("scenario.training.fsdp_sharding: needs fsdp true"));
+    CHECK_THROWS_WITH(h100s(1, R"(, "fsdp_sharding": "optim_grads")"), Catch::Matchers::Contains("scenario.training.fsdp_sharding: \"optim_grads\" needs fsdp true"));
     CHECK_THROWS_WITH(h100s(1, R"(, "fsdp": true, "fsdp_sharding": "optim")"), Catch::Matchers::Contains("scenario.training.fsdp_sharding"));
 }
 

@@ -5,6 +5,7 @@
 #include "poseidon/cost_model.hpp"
 #include "poseidon/estimate.hpp"
 #include "poseidon/json_util.hpp"
+#include "poseidon/model_size.hpp"
 #include "poseidon/scenario.hpp"
 #include "problems_of.hpp"
 
@@ -108,6 +109,18 @@ TEST_CASE("a preset with overrides: {\"preset\": id, ...}", "[model][scenario]")
     CHECK(problems_of([] { parse(parse_json(R"({"preset": "deepseek-v3", "base": "llama3-8b"})", "test")); }) ==
           R"(model.preset: "deepseek-v3" beside base "llama3-8b"; expected one of the two (they mean the same))");
     CHECK(problems_of([] { parse(parse_json(R"({"preset": "deepseek-v4"})", "test")); }).rfind("model.preset: \"deepseek-v4\" is not a model preset (did you mean \"deepseek-v3\"?)", 0) == 0);
+    // the shared expert dropped: a count of 0 over the preset's size is refused (it was ignored:
+    // the preset's size kept one shared expert), and null removes the size
+    CHECK(problems_of([] { parse(parse_json(R"({"preset": "deepseek-v3", "num_shared_experts": 0})", "test")); })
+              .rfind("model.moe_shared_expert_ffn_hidden_size: 2048 beside num_shared_experts 0", 0) == 0);
+    const ModelSpec full = parse(parse_json(R"({"preset": "deepseek-v3", "mtp_layers": 0})", "test"));
+    const ModelSpec bare = parse(parse_json(R"({"preset": "deepseek-v3", "mtp_layers": 0, "num_shared_experts": 0, "moe_shared_expert_ffn_hidden_size": null})", "test"));
+    CHECK(bare.num_shared_experts == 0);
+    CHECK(bare.moe_shared_expert_ffn_hidden_size == 0);
+    // 58 MoE blocks lose a SwiGLU expert of 2048: 3 x 7168 x 2048 parameters each
+    CHECK(model_params(full) - model_params(bare) == Approx(58.0 * 3 * 7168 * 2048).epsilon(1e-12));
+    // null removes any key of the preset: its default applies
+    CHECK(parse(parse_json(R"({"preset": "qwen3-30b-a3b", "head_dim": null})", "test")).head_dim == 0);
 }
 
 TEST_CASE("bad MoE, MLA and window keys are named with what is allowed", "[model][moe][errors]") {
@@ -119,7 +132,12 @@ TEST_CASE("bad MoE, MLA and window keys are named with what is allowed", "[model
     CHECK(problems(R"(, "moe_top_k": 2)") == "model.moe_top_k: 2 needs num_experts >= 1 (a mixture-of-experts model)");
     const std::string freq = problems(R"(, "num_experts": 8, "moe_top_k": 2, "moe_layer_freq": [1, 0])");
     CHECK(freq.rfind("model.moe_layer_freq: ", 0) == 0);
-    CHECK(freq.find("; expected an int N >= 1 (blocks 0, N, 2N, ... are MoE, as Megatron-Core's --moe-layer-freq) or an array of 4 flags 0/1, one per block (num_layers 4)") != std::string::npos);
+    CHECK(freq == "model.moe_layer_freq: an array of 2 flags for 4 blocks; expected one flag per block (num_layers 4), or an int N >= 1 (blocks 0, N, "
+                  "2N, ... are MoE, as Megatron-Core's --moe-layer-freq)");
+    CHECK(problems(R"(, "num_experts": 8, "moe_top_k": 2, "moe_layer_freq": "1")").find("; expected an int N >= 1 (blocks 0, N, 2N, ... are MoE, as Megatron-Core's --moe-layer-freq) or an array of 4 flags 0/1, one per block (num_layers 4)") != std::string::npos);
+    // a shared expert's size beside an explicit count of 0 contradicts it (it was costed as one)
+    CHECK(problems(R"(, "num_experts": 8, "moe_top_k": 2, "num_shared_experts": 0, "moe_shared_expert_ffn_hidden_size": 32)")
+              .rfind("model.moe_shared_expert_ffn_hidden_size: 32 beside num_shared_experts 0 (no shared expert); expected no size without a shared expert", 0) == 0);
     CHECK(problems(R"(, "num_experts": 8, "moe_top_k": 2, "moe_layer_freq": [1, 0, 2, 0])").rfind("model.moe_layer_freq[2]: 2 is not 0 or 1", 0) == 0);
     CHECK(problems(R"(, "num_experts": 8, "moe_top_k": 2, "first_dense_layers": 4)") ==
           "model.num_experts: 8 experts, but moe_layer_freq and first_dense_layers leave no MoE block; expected at least one");

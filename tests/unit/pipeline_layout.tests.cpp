@@ -133,7 +133,7 @@ TEST_CASE("plan chunk_layers and microbatch_group_size: parsed, checked, printed
     fails(R"({"micro_batch_size": 1, "num_micro_batches": 4, "microbatch_group_size": 2, "stages": [{"group": 0, "num_layers": 16, "tp": 4, "dp": 1}, {"group": 0, "num_layers": 16, "tp": 4, "dp": 1}]})",
           "plan.microbatch_group_size: 2 is not allowed with schedule \"1f1b\"");
     fails(R"({"micro_batch_size": 1, "num_micro_batches": 4, "stages": [{"group": 0, "num_layers": 16, "tp": 4, "dp": 1, "chunk_layers": [16]}, {"group": 0, "num_layers": 16, "tp": 4, "dp": 1}]})",
-          "plan.stages[0].chunk_layers: is not allowed with schedule \"1f1b\"");
+          "plan.stages[0].chunk_layers: [16] is not allowed with schedule \"1f1b\"");
 }
 
 TEST_CASE("an even layout or a group of p written out gives exactly today's estimate", "[interleaved][layout]") {

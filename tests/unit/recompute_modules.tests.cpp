@@ -126,7 +126,7 @@ TEST_CASE("recompute_modules is read, checked and written back", "[recompute][mo
             parse_scenario_text(R"({"model": "llama3-8b", "cluster": "dgx-h100-16", "training": {"global_batch_size": 16)" + training + "}}");
         });
     };
-    CHECK_THAT(problem(R"(, "recompute_modules": ["mlp"])"), Catch::Contains("scenario.training.recompute_modules: needs recompute \"selective\""));
+    CHECK_THAT(problem(R"(, "recompute_modules": ["mlp"])"), Catch::Contains("scenario.training.recompute_modules: [\"mlp\"] needs recompute \"selective\""));
     CHECK_THAT(problem(R"(, "recompute": "selective", "recompute_modules": ["attention"])"),
                Catch::Contains("scenario.training.recompute_modules[0]: \"attention\" is not a module Megatron-Core recomputes"));
     CHECK_THAT(problem(R"(, "recompute": "selective", "recompute_modules": ["mlp", "mlp"])"), Catch::Contains("recompute_modules[1]: \"mlp\" is listed twice"));

@@ -270,20 +270,37 @@ TEST_CASE("settings that change nothing are accepted and named in notes", "[robu
       {"device":"a100-sxm4-80gb","nodes":1,"gpus_per_node":8,"inter_node_bw_GBps":25},
       {"device":"v100-sxm2-32gb","nodes":1,"gpus_per_node":8,"inter_node_bw_GBps":12.5}]}})");
     const std::vector<std::string> notes = scenario_notes(sc);
-    REQUIRE(notes.size() == 4);
+    REQUIRE(notes.size() == 5);
     CHECK(notes[0] == "training.tf32 changes nothing with precision bf16: TF32 is a rate for fp32 matrix products");
     CHECK(notes[1] == "training.tp_comm_overlap changes nothing with the megatron-lm-2021 stack: its tp_comm_overlap_fraction is 0 (no Transformer Engine userbuffers)");
     CHECK(notes[2] ==
           "training.precision bf16: v100-sxm2-32gb has no bf16 (pre-Ampere); costed at the same fp16 tensor rate, as fp16 mixed precision with loss scaling would train there");
-    CHECK(notes[3] == "cluster.inter_group_bw_GBps 1000 changes nothing: no node's NIC is faster, at most 25 GB/s per node here");
+    CHECK(notes[3] ==
+          "training.flash_attention: v100-sxm2-32gb runs no fused attention (device flash_attention false: Transformer Engine's needs Ampere or newer); attention there is "
+          "costed unfused, its s x s scores in memory");
+    CHECK(notes[4] == "cluster.inter_group_bw_GBps 1000 changes nothing: no node's NIC is faster, at most 25 GB/s per node here");
     const Plan plan = parse_plan_text(R"({"micro_batch_size":8,"num_micro_batches":8,"stages":[{"group":0,"num_layers":16,"tp":1,"dp":8},{"group":1,"num_layers":8,"tp":1,"dp":8}]})", sc);
     const Estimate e = estimate(sc, plan);
     CHECK(e.notes == notes);
-    CHECK(to_json(sc, e)["notes"].size() == 4);
-    // a cap below the NICs binds, fp32 with TF32 uses it, a stack with userbuffers overlaps: no notes
-    const Scenario used = parse_scenario_text(R"({"model":"gpt3-1.7b","training":{"global_batch_size":64,"tf32":true,"precision":"fp32","tp_comm_overlap":true,"sequence_parallel":true},
+    CHECK(to_json(sc, e)["notes"].size() == 5);
+    // a cap below the NICs binds, fp32 with TF32 uses it, a stack with userbuffers overlaps, no flash
+    // attention asked of the V100s: no notes
+    const Scenario used = parse_scenario_text(R"({"model":"gpt3-1.7b","training":{"global_batch_size":64,"tf32":true,"precision":"fp32","tp_comm_overlap":true,"sequence_parallel":true,"flash_attention":false},
       "cluster":{"name":"c","inter_group_bw_GBps":5,"groups":[{"device":"a100-sxm4-80gb","nodes":1,"gpus_per_node":8,"inter_node_bw_GBps":25},
       {"device":"v100-sxm2-32gb","nodes":1,"gpus_per_node":8,"inter_node_bw_GBps":12.5}]}})");
     CHECK(scenario_notes(used).empty());
     CHECK(estimate(used, plan).notes.empty());
+    // the MoE settings on a dense model, and windows that window nothing
+    const auto notes_of = [](const char* model, const char* training) {
+        return scenario_notes(parse_scenario_text(std::string(R"({"model":)") + model + R"(,"training":{"global_batch_size":64)" + training + R"(},"cluster":"dgx-h100-16"})"));
+    };
+    CHECK(notes_of(R"("llama3-8b")", R"(,"moe_imbalance":2,"moe_token_dispatcher":"flex")") ==
+          std::vector<std::string>{"training.moe_imbalance 2 changes nothing: the model has no routed experts",
+                                   "training.moe_token_dispatcher \"flex\" changes nothing: the model has no routed experts"});
+    CHECK(notes_of(R"({"preset":"llama3-8b","sliding_window":128,"sliding_window_pattern":[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]})", "") ==
+          std::vector<std::string>{"model.sliding_window changes nothing: sliding_window_pattern gives no block the window"});
+    CHECK(notes_of(R"({"preset":"llama3-8b","sliding_window":8192})", "") ==
+          std::vector<std::string>{"model.sliding_window 8192 changes nothing: a window of at least seq_length 8192 is full attention"});
+    CHECK(notes_of(R"({"preset":"llama3-8b","sliding_window":128})", "").empty());
+    CHECK(notes_of(R"("qwen3-30b-a3b")", R"(,"moe_imbalance":2,"moe_token_dispatcher":"flex")").empty());
 }

@@ -186,6 +186,13 @@ TEST_CASE("plan --json carries plans, baselines and stats", "[search][json]") {
     REQUIRE(j["plans"].size() == 2);
     CHECK(j["plans"][0].contains("timeline"));
     CHECK_FALSE(j["plans"][1].contains("timeline"));
+    // a listed breakdown is a real one: its parts sum to the iteration time
+    for (const auto& p : j["plans"])
+        if (p.contains("breakdown")) {
+            double sum = 0;
+            for (const char* part : {"compute_s", "bubble_s", "tp_comm_s", "pp_comm_s", "dp_comm_s", "optimizer_s"}) sum += p["breakdown"][part].get<double>();
+            CHECK(std::abs(sum - p["iteration_time_s"].get<double>()) <= 1e-6 * p["iteration_time_s"].get<double>());
+        }
     for (const char* key : {"iteration_time_s", "tokens_per_s", "mfu", "stages", "plan"}) CHECK(j["plans"][0].contains(key));
     REQUIRE(j["baselines"].size() == 2);
     CHECK(j["baselines"][0]["name"] == "megatron-uniform");
@@ -197,6 +204,8 @@ TEST_CASE("plan --json carries plans, baselines and stats", "[search][json]") {
         } else {
             // scored by the same model: never better than the search's best
             CHECK(b["speedup"].get<double>() >= 1.0 - 1e-9);
+            // scored without a breakdown: none listed (it was all zeros), estimate gives it
+            CHECK_FALSE(b.contains("breakdown"));
             Plan bp = parse_plan(b["plan"], sc);
             CHECK(close(estimate(sc, bp, false).iteration_time_s, b["iteration_time_s"].get<double>()));
         }

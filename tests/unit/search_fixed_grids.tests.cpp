@@ -146,6 +146,10 @@ TEST_CASE("fixed sizes the scenario cannot run are refused naming the option's e
     CHECK(problems_of(moe, {{"ep_sizes", {8}}, {"etp_sizes", {32}}}).find("options.etp_sizes: no expert grid ep x etp fits the cluster's 128 GPUs") != std::string::npos);
     const Scenario window = parse_scenario_text(R"({"model": {"preset": "gpt-oss-20b", "seq_length": 8192}, "cluster": "dgx-h100-16", "training": {"global_batch_size": 32}})");
     CHECK(problems_of(window, {{"cp_sizes", {2}}}).find("options.cp_sizes[0]: 2 with the model's sliding-window attention needs training.cp_comm_type") != std::string::npos);
+    // Ulysses splits the heads: a cp no TP degree leaves a share of them is refused, not "no plan"
+    const Scenario a2a = parse_scenario_text(R"({"model": {"preset": "tiny-8l", "seq_length": 4096}, "cluster": "dgx-h100-16", "training": {"global_batch_size": 32, "cp_comm_type": "a2a"}})");
+    CHECK(problems_of(a2a, {{"cp_sizes", {64}}}).find("options.cp_sizes[0]: 64 does not divide the model's") != std::string::npos);
+    CHECK(problems_of(a2a, {{"cp_sizes", {2}}}).empty());
     // the options' own shape
     const auto parse_error = [](const Json& o) {
         try {

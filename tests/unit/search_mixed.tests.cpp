@@ -2,6 +2,8 @@
 // mix GPU types, each group's with its own TP and samples: one such stage, or a pipeline of them.
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include <random>
 #include <string>
 
@@ -20,18 +22,20 @@ using search_test::require_pruned_equals_exhaustive;
 
 namespace {
 
-// issue 11: 16 A100-40GB + 16 V100-16GB on a 200 GB/s network, OPT-350M
-Scenario a100_v100() {
+// issue 11: 16 H100 + 16 A100-40GB on a 200 GB/s network, OPT-350M (it was A100 + V100 until the
+// V100 lost the flash attention it cannot run: unfused, its slower attention made the pipelines
+// win there, as they do beside any GPU of the same generation)
+Scenario h100_a100() {
     return parse_scenario_text(
-        R"({"model": "opt-350m", "training": {"global_batch_size": 256}, "cluster": {"name": "16 A100-40GB + 16 V100-16GB", "groups": [)"
-        R"({"device": "a100-sxm4-40gb", "nodes": 2, "gpus_per_node": 8, "inter_node_bw_GBps": 200},)"
-        R"({"device": "v100-sxm2-16gb", "nodes": 2, "gpus_per_node": 8, "inter_node_bw_GBps": 200}]}})");
+        R"({"model": "opt-350m", "training": {"global_batch_size": 256}, "cluster": {"name": "16 H100 + 16 A100-40GB", "groups": [)"
+        R"({"device": "h100-sxm5-80gb", "nodes": 2, "gpus_per_node": 8, "inter_node_bw_GBps": 200},)"
+        R"({"device": "a100-sxm4-40gb", "nodes": 2, "gpus_per_node": 8, "inter_node_bw_GBps": 200}]}})");
 }
 
 }  // namespace
 
-TEST_CASE("pure data parallelism over A100 and V100 replicas with unequal samples beats every pipeline on a fast network", "[search][mixed]") {
-    const Scenario sc = a100_v100();
+TEST_CASE("pure data parallelism over H100 and A100 replicas with unequal samples beats every pipeline on a fast network", "[search][mixed]") {
+    const Scenario sc = h100_a100();
     SearchOptions without = quiet(3), with = quiet(3);
     with.mixed_stages = true;
     const SearchResult a = search(sc, without), b = search(sc, with);
@@ -40,19 +44,30 @@ TEST_CASE("pure data parallelism over A100 and V100 replicas with unequal sample
     const Plan& best = b.plans[0].plan;
     REQUIRE(best.stages.size() == 1);
     const auto& reps = best.stages[0].replicas;
-    REQUIRE(reps.size() == 2);
-    CHECK(reps[0].group != reps[1].group);
-    // the A100 replicas take more samples than the V100 ones
-    const auto& a100 = reps[0].group == 0 ? reps[0] : reps[1];
-    const auto& v100 = reps[0].group == 0 ? reps[1] : reps[0];
-    CHECK(a100.samples > v100.samples);
-    CHECK(a100.count * a100.samples + v100.count * v100.samples == best.micro_batch_size);
+    REQUIRE(reps.size() >= 2);
+    // runs of identical replicas, both types among them
+    std::map<int, std::pair<int, int>> per_group;  // group -> (samples per replica, tp)
+    int samples = 0;
+    for (const auto& r : reps) {
+        per_group[r.group] = {r.samples, r.tp};
+        samples += r.count * r.samples;
+    }
+    REQUIRE(per_group.size() == 2);
+    CHECK(samples == best.micro_batch_size);
+    // per GPU the H100s take more samples than the A100s
+    const auto [h_s, h_tp] = per_group[0];
+    const auto [a_s, a_tp] = per_group[1];
+    CHECK(static_cast<double>(h_s) / h_tp > static_cast<double>(a_s) / a_tp);
     CHECK(b.plans[0].iteration_time_s < 0.99 * a.plans[0].iteration_time_s);
     CHECK(b.scores[0] == b.plans[0].iteration_time_s);
-    // the equal split is slower: the V100s hold the stage back
+    // the equal split per GPU is slower: the A100s hold the stage back
     Plan equal = best;
-    for (auto& r : equal.stages[0].replicas) r.samples = static_cast<int>(best.micro_batch_size / 32);
-    if (best.micro_batch_size % 32 == 0) CHECK(estimate(sc, equal, false).iteration_time_s > b.plans[0].iteration_time_s);
+    bool whole = true;
+    for (auto& r : equal.stages[0].replicas) {
+        whole = whole && best.micro_batch_size * r.tp % 32 == 0;  // 32 GPUs
+        r.samples = static_cast<int>(best.micro_batch_size * r.tp / 32);
+    }
+    if (whole) CHECK(estimate(sc, equal, false).iteration_time_s > b.plans[0].iteration_time_s);
 }
 
 TEST_CASE("with mixed stages the pruned search returns the exhaustive top-K on random scenarios", "[search][differential][mixed]") {

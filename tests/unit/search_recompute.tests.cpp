@@ -140,11 +140,24 @@ TEST_CASE("a plan's recompute and recompute_num_layers: read, written, estimated
     none.training.recompute = Recompute::none;
     CHECK(estimate(none, sel).iteration_time_s == estimate(sc, bare).iteration_time_s);
     CHECK_THROWS_WITH(parse_plan_text(R"({"micro_batch_size": 8, "num_micro_batches": 8, "stages": [{"group": 0, "num_layers": 24, "tp": 1, "dp": 16}], "recompute_num_layers": 3})", sc),
-                      Catch::Matchers::Contains("plan.recompute_num_layers: needs \"recompute\": \"full\" in the plan") && Catch::Matchers::Contains("not given"));
+                      Catch::Matchers::Contains("plan.recompute_num_layers: 3 needs \"recompute\": \"full\" in the plan") && Catch::Matchers::Contains("not given"));
     CHECK_THROWS_WITH(parse_plan_text(R"({"micro_batch_size": 8, "num_micro_batches": 8, "stages": [{"group": 0, "num_layers": 24, "tp": 1, "dp": 16}], "recompute": "selective", "recompute_num_layers": 3})", sc),
                       Catch::Matchers::Contains("the plan's recompute is \"selective\""));
     CHECK_THROWS_WITH(parse_plan_text(R"({"micro_batch_size": 8, "num_micro_batches": 8, "stages": [{"group": 0, "num_layers": 24, "tp": 1, "dp": 16}], "recompute": "some"})", sc),
                       Catch::Matchers::Contains("plan.recompute"));
+    // more blocks than the model's 24 would recompute no more than all: refused, not clamped (a
+    // count above a stage's own blocks but within the model's recomputes that stage whole)
+    CHECK_THROWS_WITH(parse_plan_text(R"({"micro_batch_size": 8, "num_micro_batches": 8, "stages": [{"group": 0, "num_layers": 24, "tp": 1, "dp": 16}], "recompute": "full", "recompute_num_layers": 100})", sc),
+                      Catch::Matchers::Contains("plan.recompute_num_layers: 100 is out of range; expected an integer in [1, 24]"));
+    CHECK_THROWS_WITH(h100s(R"(, "recompute": "full", "recompute_num_layers": 25)"), Catch::Matchers::Contains("training.recompute_num_layers: 25 is out of range; expected an integer in [1, 24]"));
+    // a search option of as many blocks as the model's or more is full recomputation, searched once
+    // as such with a note (the page's fixed 1/2/4/8 meets models of fewer blocks)
+    SearchOptions o = quiet(3, false, 1);
+    o.recompute_num_layers = {2, 24, 30};
+    const SearchResult r = search(sc, o);
+    CHECK_THAT(r.stats.notes, Catch::Matchers::VectorContains(std::string("training choices searched: recompute selective, recompute full of 2 blocks, recompute full; each plan carries its own (plan.precision, plan.fsdp, plan.recompute)")));
+    CHECK_THAT(r.stats.notes, Catch::Matchers::VectorContains(std::string("options.recompute_num_layers[2] 30 is at least the model's 24 blocks: every block of every stage, searched as full recomputation")));
+    for (const auto& e : r.plans) CHECK(e.plan.recompute_num_layers.value_or(0) < 24);
 }
 
 TEST_CASE("options.recompute and options.recompute_num_layers: read with errors naming the path, the value and what is allowed", "[search][choices][options][recompute]") {

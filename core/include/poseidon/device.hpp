@@ -50,6 +50,10 @@ struct Device {
     // bf16 matrix FLOPs an SM does per exponential it takes (FLOP/clock/SM over exp/clock/SM): what
     // makes flash attention slower per FLOP with narrower heads; 0 = not known, no head-width effect
     double attention_flops_per_exp = 0;
+    // Whether fused (flash) attention runs here, so that training.flash_attention applies:
+    // Transformer Engine's FlashAttention 2 and cuDNN backends need compute capability 8.0, so
+    // Megatron-Core on Volta and Turing runs UnfusedDotProductAttention (false in those presets).
+    bool flash_attention = true;
     double memory_GiB = 0;
     double memory_bw_GBps = 0;
     double intra_node_bw_GBps = 0;    // per GPU, one direction
@@ -70,5 +74,14 @@ struct Device {
     std::optional<double> price_usd_per_gpu_hour;
     std::string price_source, price_as_of;
 };
+
+// An NVIDIA GPU before Ampere (Volta, Turing: V100, T4, RTX 2080, TITAN RTX). The device has no
+// architecture key, but TF32 exists on exactly the NVIDIA generations with BF16 (Ampere and newer),
+// so an NVIDIA device (or one without a vendor) without tf32_tflops is taken as older; AMD devices
+// are not (web/megatron.js deviceCaps says the same).
+inline bool pre_ampere_nvidia(const Device& d) {
+    const bool nvidia = (d.vendor.empty() || d.vendor == "NVIDIA") && d.intra_node_link != "infinity_fabric";
+    return nvidia && d.tf32_tflops <= 0;
+}
 
 }  // namespace poseidon
