@@ -69,7 +69,8 @@ export function fmtSignedPct(x, digits = 1) {
 export function fmtTime(sec) {
   if (typeof sec !== 'number' || !Number.isFinite(sec)) return '–';
   if (sec === 0) return '0 s'; // no time (no sends, no DP): not "0.0 µs", which reads as rounded
-  if (sec >= 1) return `${sec.toFixed(3)} s`;
+  // thousands grouped as the tokens/s are ("16,815.995 s", not "16815.995 s")
+  if (sec >= 1) return `${fmtFixed(sec, 3)} s`;
   if (sec >= 1e-3) return `${(sec * 1e3).toFixed(2)} ms`;
   return `${(sec * 1e6).toFixed(1)} µs`;
 }

@@ -6,7 +6,8 @@
 
 const num = (s) => {
   const v = Number(s);
-  return Number.isFinite(v) && Math.abs(v) >= 10000 && Number.isInteger(v) ? v.toLocaleString('en-US') : String(s);
+  // grouped from 10,000 up to where JavaScript writes exponents itself (1e+21): 31 digits read worse than 1e+30
+  return Number.isFinite(v) && Math.abs(v) >= 10000 && Math.abs(v) < 1e21 && Number.isInteger(v) ? v.toLocaleString('en-US') : String(s);
 };
 
 /** "num_attention_heads" → "attention heads", "inter_node_bw_GBps" → "inter node bw GBps" */
@@ -35,11 +36,14 @@ export function expectedWords(exp) {
   if (m) return { words: `a number from ${num(m[1])} to ${num(m[2])}`, min: Number(m[1]), max: Number(m[2]), numeric: true };
   m = /^an? (?:finite )?number > (-?[\d.e+]+) and <= (-?[\d.e+]+)(.*)$/.exec(exp);
   if (m) return { words: `a number above ${num(m[1])} and at most ${num(m[2])}${m[3].replace(/^\s*\(([^)]*)\).*$/, ' ($1)').replace(/^,.*$/, '')}`, min: Number(m[1]), max: Number(m[2]), numeric: true, above: true };
+  m = /^an? (?:finite )?number >= (-?[\d.e+]+) and <= (-?[\d.e+]+)$/.exec(exp);
+  if (m) return { words: `a number from ${num(m[1])} to ${num(m[2])}`, min: Number(m[1]), max: Number(m[2]), numeric: true };
   m = /^an? (?:finite )?number (>=?) (-?[\d.e+]+)$/.exec(exp);
   if (m) return { words: `a number ${m[1] === '>' ? 'above' : 'of at least'} ${num(m[2])}`, min: Number(m[2]), max: Infinity, numeric: true, above: m[1] === '>' };
   m = /^one of (.*?)(?: \(did you mean "([^"]*)"\?\))?$/.exec(exp);
   if (m) return { words: `one of ${m[1].replace(/"/g, '')}`, suggest: m[2] ?? null, choice: true };
   if (exp === 'true or false') return { words: 'on or off (true or false)' };
+  if (exp === 'a string') return { words: 'some text' };
   return { words: exp };
 }
 
@@ -55,7 +59,7 @@ export function inWords(problem, label = '') {
   const msg = String(problem?.message ?? '');
   const raw = label || pathWords(problem?.path) || 'This value';
   const name = raw.charAt(0).toUpperCase() + raw.slice(1);
-  const m = /^(.*?)\s*(is a string|is a boolean|is an array|is an object|is not an integer|is out of range|is not allowed|is null|is missing|is not a number)(?:; expected (.+))?$/s.exec(msg);
+  const m = /^(.*?)\s*(is a string|is a boolean|is an array|is an object|is not an integer|is out of range|is beyond 2\^53|is not allowed|is null|is missing|is empty|is not a number)(?:; expected (.+))?$/s.exec(msg);
   if (!m) return `${name}: ${msg.replace(/\b[a-z]+(?:_[a-z0-9]+)+\b/g, (k) => keyWords(k))}`;
   const [, value, what, expRaw] = m;
   const exp = expRaw ? expectedWords(expRaw.trim()) : null;
@@ -66,13 +70,14 @@ export function inWords(problem, label = '') {
     case 'is a boolean': said = `${shown} is a yes/no value`; break;
     case 'is an array': case 'is an object': said = `${shown || 'the value'} ${what}`; break;
     case 'is not an integer': said = `${shown} is not a whole number`; break;
+    case 'is beyond 2^53': said = `${num(shown)} is too large`; break;
     case 'is out of range': {
       const v = Number(shown);
       said = exp && Number.isFinite(v) && (v < exp.min || (exp.above && v === exp.min)) ? `${num(shown)} is too small` : exp && Number.isFinite(v) && v > exp.max ? `${num(shown)} is too large` : `${num(shown)} is out of range`;
       break;
     }
     case 'is not allowed': said = `${shown} is not one of the choices`; break;
-    case 'is null': case 'is missing': said = 'is empty'; break;
+    case 'is null': case 'is missing': case 'is empty': said = 'is empty'; break;
     default: said = `${shown} ${what}`;
   }
   const text = said.startsWith('is ') ? `${name} ${said}` : `${name}: ${said}`;

@@ -348,6 +348,7 @@ test('times read with their unit; no time at all reads 0 s, not a rounded 0.0 µ
   assert.equal(fmtTime(2e-6), '2.0 µs');
   assert.equal(fmtTime(0.0125), '12.50 ms');
   assert.equal(fmtTime(1.5), '1.500 s');
+  assert.equal(fmtTime(16815.9951), '16,815.995 s');
   assert.equal(fmtTime(null), '–');
 });
 

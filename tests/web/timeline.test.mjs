@@ -130,6 +130,9 @@ test('chunks of an interleaved plan: shaded per chunk, labelled on wide bars, na
   assert.match(sc.label, /interleaved 1F1B, 2 model chunks per stage/);
   const legend = sc.items.filter((it) => it.t === 'text' && it.cls.includes('tl-legend')).map((it) => it.text);
   assert.ok(legend.includes('chunk 0') && legend.includes('chunk 1'));
+  // the chunk swatches are the forward's: the legend says every kind is shaded alike (the
+  // backward's darker chunk was a colour the legend did not show)
+  assert.ok(legend.includes('model chunks, every kind shaded alike:'));
   // 1F1B: no chunk entries, no labels
   const plain = timelineScene(contractTimeline({ V: 1 }), { width: 1600 });
   assert.ok(!plain.items.some((it) => it.cls === 'tl-chunk' || it.text === 'chunk 0'));

@@ -215,6 +215,12 @@ test('an MoE plan on the page: the model form\'s expert fields, EP per stage in 
   assert.match(await page.textContent('[data-testid=stage-table] tbody'), /1×8 ep8/);
   const moe = await page.textContent('[data-testid=moe-memory]');
   assert.match(moe, /stage 0 expert weights \d+\.\d\d GiB \(EP 8\), dispatch buffers \d+\.\d\d GiB; stage 1 /);
+  // a stage of dense blocks only (two leading ones here, as DeepSeek-V3's three) has the grid, no experts
+  const dense = { ...plan, stages: [{ ...plan.stages[0], num_layers: 2 }, { ...plan.stages[1], num_layers: 2 }] };
+  await page.goto(await env.link({ m: { id: 'qwen3-30b-a3b', o: { num_layers: 4, first_dense_layers: 2 } }, c: 'dgx-h100-16', t: { global_batch_size: 64, distributed_optimizer: true, recompute: 'selective' }, p: dense }));
+  await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent) && /no MoE block/.test(document.querySelector('ol.stages')?.textContent ?? ''));
+  const strip2 = await page.textContent('ol.stages');
+  assert.match(strip2, /EP 8 · no MoE block here[\s\S]*EP 8 · all-to-all \d/, strip2);
   await assertClean(page, problems);
 });
 

@@ -280,6 +280,10 @@ test('the core\'s messages in a person\'s words (issue 36 item 9)', () => {
   assert.equal(pathWords('cluster.groups[1].nodes'), 'Group 1: nodes');
   assert.equal(pathWords('devices.custom-1.memory_GiB'), 'Custom device custom-1: memory (GiB)');
   assert.equal(expectedWords('a finite number > 0 and <= 1000000 (dense TFLOP/s), or "none"').words, 'a number above 0 and at most 1,000,000 (dense TFLOP/s)');
+  // the page review's odd ones out (2026-12-06): a huge batch, a dropout above 1, an emptied name
+  assert.equal(inWords(pr('1e+30 is beyond 2^53; expected an integer in [1, 100000000]'), null), '1e+30 is too large. Enter a whole number from 1 to 100,000,000.');
+  assert.equal(inWords(pr('2 is out of range; expected a finite number >= 0 and <= 1', 'model.hidden_dropout'), null), '2 is too large. Enter a number from 0 to 1.');
+  assert.equal(inWords(pr('is missing; expected a string', 'model.name'), 'Name'), 'Name is empty. Enter some text.');
 });
 
 test('a message the words already say is not repeated in brackets: the detail names only the path', () => {

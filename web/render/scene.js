@@ -129,6 +129,8 @@ export function barTitle(b, offset = 0) {
 function legendItems(kinds, chunks, width, y0) {
   const entries = kinds.map((k) => ({ kind: k, color: barColor(k), label: KIND_LABEL[k] || k }));
   if (chunks > 1) {
+    // the swatches show the forward's shades; every kind (the backward too) darkens the same way
+    entries.push({ chunk: null, color: null, label: 'model chunks, every kind shaded alike:' });
     for (let c = 0; c < Math.min(chunks, CHUNK_SHADE.length); c++) entries.push({ chunk: c, color: barColor('forward', c), label: `chunk ${c}` });
     if (chunks > CHUNK_SHADE.length) entries.push({ chunk: null, color: null, label: `(shades repeat; bars say c0–c${chunks - 1})` });
   }

@@ -27,11 +27,13 @@ export function stageDiagram(est) {
     const mixed = Array.isArray(st.replicas) && new Set(st.replicas.map((r) => `${r.device}/${r.tp}`)).size > 1;
     const parallel = mixed
       ? st.replicas.map((r) => `${r.count ?? 1}× ${r.device} TP ${r.tp}`).join(' + ')
-      : `TP ${st.tp}${st.cp > 1 ? ` × CP ${st.cp}` : ''} × DP ${st.dp}`;
+      // no-break spaces keep each degree with its number when a narrow box wraps ("TP 1 ×" / "DP 32" read apart)
+      : `TP\u00a0${st.tp}${st.cp > 1 ? ` × CP\u00a0${st.cp}` : ''} × DP\u00a0${st.dp}`;
     // MoE: the stage's expert grid and its token exchange per micro-batch (docs/formats.md, "Estimate output")
     const experts = Number.isInteger(st.ep)
       ? h('div', { class: 'muted', title: 'expert-parallel size × expert tensor-parallel size; dispatch + combine per micro-batch (forward and backward)' },
-        `EP ${st.ep}${st.etp > 1 ? ` × ETP ${st.etp}` : ''} · all-to-all ${fmtTime((st.forward_ep_comm_s ?? 0) + (st.backward_ep_comm_s ?? 0))}`)
+        // a stage of dense blocks only (DeepSeek-V3's first three) has the plan's grid but no experts
+        `EP ${st.ep}${st.etp > 1 ? ` × ETP ${st.etp}` : ''} · ${st.expert_params_per_gpu === 0 ? 'no MoE block here' : `all-to-all ${fmtTime((st.forward_ep_comm_s ?? 0) + (st.backward_ep_comm_s ?? 0))}`}`)
       : '';
     const li = h('li', { class: `stage${st.fits === false ? ' nofit' : ''}` },
       h('div', { class: 'stage-head' }, swatches, h('strong', {}, `Stage ${st.index ?? stages.indexOf(st)}`)),
@@ -40,7 +42,7 @@ export function stageDiagram(est) {
         Array.isArray(chunks) ? h('span', { class: 'muted', title: 'layers per model chunk (chunk 0 first)' }, ` (chunks ${chunks.join('+')})`) : ''),
       h('div', {}, `${st.gpus} GPU${st.gpus === 1 ? '' : 's'} · ${parallel}`),
       experts,
-      h('div', { class: 'muted', title: 'forward and backward time of one micro-batch' }, `F ${fmtTime(st.forward_s)} · B ${fmtTime(st.backward_s)}`),
+      h('div', { class: 'muted', title: 'forward and backward time of one micro-batch' }, `F\u00a0${fmtTime(st.forward_s).replace(' ', '\u00a0')} · B\u00a0${fmtTime(st.backward_s).replace(' ', '\u00a0')}`),
       h('div', { class: 'mem', role: 'meter', 'aria-valuemin': 0, 'aria-valuemax': fmt(cap, 1), 'aria-valuenow': fmt(mem, 1),
         'aria-label': `memory ${fmt(mem, 1)} of ${fmt(cap, 1)} GiB` }, fill),
       h('div', { class: `mem-text${level === 'over' ? ' bad' : level === 'warn' ? ' warn' : ''}` }, `${fmt(mem, 1)} / ${fmt(cap, 1)} GiB`));
