@@ -1,7 +1,8 @@
 // The input forms: model, cluster (groups, links, custom devices), training (stack, TF32), search.
 import { h, clear, $, fmt, fmtPct } from './dom.js';
 import { diff } from './share.js';
-import { byId, isEmpty, presetCluster, presetModel } from './state.js';
+import { contextParts } from './context.js';
+import { byId, isEmpty, presetCluster, presetModel, scenario } from './state.js';
 import { inputsChanged, inputsReplaced, state, subscribe } from './store.js';
 import { CLUSTER_FIELDS, DEFAULT_INTER_LINK, DEFAULT_STACK, DEVICE_ORDER, DEVICE_SELECTS, DEVICE_SKIP, INTER_LINKS, INTRA_LINKS, MODEL_FIELDS, SEARCH_FIELDS, TRAINING_FIELDS, deviceLabel, fieldInput, presetOptions, renderFields } from './fields.js';
 
@@ -14,11 +15,23 @@ export function markModified() {
   if (co && cc) co.textContent = `${cc.name ?? cc.id} (${cc.id})${isEmpty(diff(cc, state.cluster)) ? '' : ' — modified'}`;
 }
 
+// What the Model, Cluster and Training sections hold, in the headline's words (contextParts:
+// "Qwen3 30B-A3B"; "64 × H100 SXM5 80GB + 72 × GB200 …"; "global batch 1,024 · bf16"), so that a
+// folded section (the phone's Inputs tab opens with them folded) still says it.
+function renderSectionStates() {
+  const p = contextParts(scenario(), state.presets);
+  const states = { model: p.model, cluster: p.gpus, training: `${p.batch} · ${p.precision}` };
+  for (const [k, text] of Object.entries(states)) {
+    const el = document.getElementById(`sec-${k}-state`);
+    if (el) el.textContent = text;
+  }
+}
+
 /** an input changed: the store tells everything that follows the inputs (the boxes, the search, the link) */
 export function onInputChanged() {
   inputsChanged();
 }
-subscribe('inputs', () => { markModified(); renderTf32Note(); renderSearchedNote(); });
+subscribe('inputs', () => { markModified(); renderTf32Note(); renderSearchedNote(); renderSectionStates(); });
 
 export function renderModelForm() {
   presetOptions($('#model-preset'), state.presets.models, state.modelPreset, 'Custom model');
@@ -323,6 +336,7 @@ subscribe('inputs', renderExpertGridFields);
 
 /** every form drawn anew (the boxes of profile, calibration and cost draw theirs on the store's 'forms') */
 export function renderAllForms() {
+  renderSectionStates();
   inputsReplaced();
 }
 subscribe('forms', () => { renderModelForm(); renderClusterForm(); renderSimpleForms(); });

@@ -25,6 +25,12 @@ test('the page loads under the strict CSP header and shows the presets', async (
   assert.equal(await page.inputValue('#model-preset'), pageScenario.model);
   assert.equal(await page.inputValue('#cluster-preset'), pageScenario.cluster);
   assert.ok(await page.isEnabled('[data-testid=run]'));
+  // the sections' titles say what they hold (a folded one too: the phone's Inputs tab)
+  assert.match(await page.textContent('[data-testid=sec-model-state]'), /Qwen3/);
+  assert.match(await page.textContent('[data-testid=sec-cluster-state]'), /64 × H100.*GB200/);
+  assert.match(await page.textContent('[data-testid=sec-training-state]'), /^global batch 1,024 · bf16/);
+  await page.fill('[data-path="training.global_batch_size"]', '512');
+  await page.waitForFunction(() => /^global batch 512\b/.test(document.querySelector('[data-testid=sec-training-state]').textContent));
   await assertClean(page, problems);
 });
 
