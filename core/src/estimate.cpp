@@ -167,6 +167,9 @@ Estimate estimate_in(const Scenario& sc, const Plan& plan, bool detailed) {
     e.iteration_time_s = e.dag.iteration_time_s;
     e.notes = scenario_notes(sc);
     if (std::string mix = block_mix_note(sc.model, plan); !mix.empty()) e.notes.push_back(std::move(mix));
+    // the plan's own settings that change nothing here (the scenario's are scenario_notes)
+    if (sc.training.cp_comm_type != "p2p" && std::all_of(plan.stages.begin(), plan.stages.end(), [](const StagePlan& st) { return st.cp <= 1; }))
+        e.notes.push_back("training.cp_comm_type \"" + sc.training.cp_comm_type + "\" changes nothing in this plan: no stage splits its sequence (cp 1)");
     e.closed_form_time_s = closed_form_time_s(times, plan.num_micro_batches, plan.virtual_stages);
     // the batch the plan trains (training.global_batch_tolerance lets it differ from the scenario's)
     const double gbs = static_cast<double>(plan.micro_batch_size * plan.num_micro_batches);

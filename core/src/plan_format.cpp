@@ -242,6 +242,9 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path, cons
         throw InputError(path, "is an estimate or an entry of a search result (it has a \"plan\" object); expected the plan itself: the value of its \"plan\" key");
     if (j.is_object() && j.contains("plans") && j["plans"].is_array() && !j.contains("stages"))
         throw InputError(path, "is a whole search result (it has a \"plans\" array); expected one plan: the value of plans[k].plan, e.g. plans[0].plan for the best");
+    // a scenario given where the plan goes (the two files swapped, or the scenario twice)
+    if (j.is_object() && !j.contains("stages") && (j.contains("model") || j.contains("cluster")) && j.contains("training"))
+        throw InputError(path, "is a scenario (it has \"model\", \"cluster\" and \"training\"); expected a plan: micro_batch_size, num_micro_batches and stages (estimate SCENARIO.json --plan PLAN.json)");
     ObjectReader r(j, path, problems);
     if (!r.ok()) problems.throw_if_any();
     r.reject_unknown({"micro_batch_size", "num_micro_batches", "schedule", "virtual_stages", "microbatch_group_size", "stages", "notes", "precision", "fsdp", "recompute", "recompute_num_layers"});

@@ -204,6 +204,7 @@ case("no shared expert over a preset's size", d(with_(S, model={"preset": "deeps
 case("moe_layer_freq array of the wrong length", d(model(num_experts=8, moe_top_k=2, moe_layer_freq=[1, 0, 1])), SP, "scenario.model.moe_layer_freq", "an array of 3 flags for 8 blocks")
 case("recompute_num_layers over the model's blocks", d(training(recompute="full", recompute_num_layers=9)), SP, "scenario.training.recompute_num_layers", "[1, 8]")
 case("plan recompute_num_layers over the model's blocks", DS, d(with_(P, recompute="full", recompute_num_layers=100)), "plan.recompute_num_layers", "[1, 8]")
+case("a scenario as the plan", DS, DS, "plan", "is a scenario")
 
 names = [c["name"] for c in cases]
 assert len(names) == len(set(names)), "case names must be unique"

@@ -303,4 +303,14 @@ TEST_CASE("settings that change nothing are accepted and named in notes", "[robu
           std::vector<std::string>{"model.sliding_window 8192 changes nothing: a window of at least seq_length 8192 is full attention"});
     CHECK(notes_of(R"({"preset":"llama3-8b","sliding_window":128})", "").empty());
     CHECK(notes_of(R"("qwen3-30b-a3b")", R"(,"moe_imbalance":2,"moe_token_dispatcher":"flex")").empty());
+    // a plan's own: a CP exchange chosen where no stage splits its sequence
+    const Scenario a2a = parse_scenario_text(R"({"model":"llama3-8b","training":{"global_batch_size":64,"cp_comm_type":"a2a"},"cluster":"dgx-h100-16"})");
+    const auto plan_of = [&](int cp) {
+        return parse_plan_text(R"({"micro_batch_size":8,"num_micro_batches":8,"stages":[{"group":0,"num_layers":32,"tp":2,"dp":)" + std::to_string(8 / cp) +
+                                   R"(,"cp":)" + std::to_string(cp) + "}]}",
+                               a2a);
+    };
+    CHECK_THAT(estimate(a2a, plan_of(1), false).notes,
+               Catch::Matchers::VectorContains(std::string("training.cp_comm_type \"a2a\" changes nothing in this plan: no stage splits its sequence (cp 1)")));
+    CHECK(estimate(a2a, plan_of(2), false).notes.empty());
 }
