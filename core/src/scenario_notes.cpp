@@ -78,7 +78,7 @@ std::vector<std::string> scenario_notes(const Scenario& sc) {
     if (tr.flash_attention)
         if (const auto [list, n] = devices_where([](const Device& d) { return !d.flash_attention; }); n > 0)
             notes.push_back("training.flash_attention: " + list + (n == 1 ? " runs" : " run") +
-                            " no fused attention (device flash_attention false: Transformer Engine's needs Ampere or newer); attention there is costed unfused, "
+                            " no fused attention (device flash_attention false: Transformer Engine's fused attention needs Ampere or newer); attention there is costed unfused, "
                             "its s x s scores in memory");
     if (sc.cluster.inter_group_bw_GBps) {
         // the cap binds where it is below a node's NIC: a send between groups runs at each node's

@@ -276,7 +276,8 @@ TEST_CASE("settings that change nothing are accepted and named in notes", "[robu
     CHECK(notes[2] ==
           "training.precision bf16: v100-sxm2-32gb has no bf16 (pre-Ampere); costed at the same fp16 tensor rate, as fp16 mixed precision with loss scaling would train there");
     CHECK(notes[3] ==
-          "training.flash_attention: v100-sxm2-32gb runs no fused attention (device flash_attention false: Transformer Engine's needs Ampere or newer); attention there is "
+          "training.flash_attention: v100-sxm2-32gb runs no fused attention (device flash_attention false: Transformer Engine's fused attention needs Ampere or newer); attention "
+          "there is "
           "costed unfused, its s x s scores in memory");
     CHECK(notes[4] == "cluster.inter_group_bw_GBps 1000 changes nothing: no node's NIC is faster, at most 25 GB/s per node here");
     const Plan plan = parse_plan_text(R"({"micro_batch_size":8,"num_micro_batches":8,"stages":[{"group":0,"num_layers":16,"tp":1,"dp":8},{"group":1,"num_layers":8,"tp":1,"dp":8}]})", sc);
