@@ -212,6 +212,15 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
         if (cp <= 1) continue;
         const std::string cpp = path + ".stages[" + std::to_string(s) + "].cp";
         for (const std::string& e : detail::cp_size_problems(sc, cp)) problems.add(cpp, e);
+        // Transformer Engine runs context parallelism on its flash / cuDNN attention only
+        for (const auto& r : plan.stages[s].replicas)
+            if (r.group >= 0 && r.group < static_cast<int>(sc.cluster.groups.size()) && !sc.cluster.groups[r.group].device.flash_attention) {
+                const Device& d = sc.cluster.groups[r.group].device;
+                problems.add(cpp, std::to_string(cp) + " on " + (d.id.empty() ? d.name : d.id) +
+                                      ", which runs no fused attention (device flash_attention false): Transformer Engine's context parallelism needs its "
+                                      "flash or cuDNN attention (Ampere or newer); expected cp 1 on that GPU");
+                break;
+            }
         // Ulysses (a2a) splits the heads over the cp ranks as well
         if (sc.training.cp_comm_type == "a2a")
             for (const auto& r : plan.stages[s].replicas)

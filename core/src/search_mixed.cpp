@@ -30,6 +30,7 @@ std::vector<MixedGroup> mixed_groups(const Scenario& sc, const SearchOptions& op
     std::vector<MixedGroup> out;
     for (int g = 0; g < static_cast<int>(sc.cluster.groups.size()); ++g) {
         const Group& gr = sc.cluster.groups[g];
+        if (!group_runs_cp(sc, gr)) continue;
         MixedGroup m;
         m.g = g;
         m.P = gr.gpus_per_node;

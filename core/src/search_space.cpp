@@ -51,6 +51,12 @@ std::vector<std::vector<int>> group_tps(const Scenario& sc, SearchStats& stats) 
     std::vector<std::vector<int>> tps(G);
     for (int g = 0; g < G; ++g) {
         const Group& gr = sc.cluster.groups[g];
+        // Transformer Engine's context parallelism runs on its fused attention backends only
+        // (validate_plan refuses the stage): a grid with cp > 1 has no option on such a GPU
+        if (!group_runs_cp(sc, gr)) {
+            ++stats.infeasible["cp without fused attention"];
+            continue;
+        }
         for (int tp = 1; tp <= gr.gpus_per_node; ++tp) {
             if (gr.gpus_per_node % tp) continue;
             if (tp_valid(sc, tp))
@@ -310,6 +316,7 @@ SpaceSize detail::grid_space_size(const Scenario& sc, bool tp_per_stage, const s
         for (int g = 0; g < G; ++g) {
             const Group& gr = sc.cluster.groups[g];
             const int P = gr.gpus_per_node;
+            if (!detail::group_runs_cp(sc, gr)) continue;
             for (int n : node_choices(gr.nodes, node_counts == "all")) {
                 const std::vector<int> sizes = detail::stage_sizes(P, n);
                 for (int s : sizes) {

@@ -125,6 +125,10 @@ struct MbsCtx {
 std::vector<int> node_choices(int nodes, bool all = false);
 // TP degrees the model allows (heads, KV heads, FFN, and the sequence with sequence parallelism).
 bool tp_valid(const Scenario& sc, int tp);
+// Whether a group's GPUs can take the grid's context-parallel size: Transformer Engine runs context
+// parallelism on its fused (flash / cuDNN) attention only, which devices with flash_attention false
+// lack (validate_plan refuses such a stage; the search, its exhaustive mode and the space count skip it).
+inline bool group_runs_cp(const Scenario& sc, const Group& g) { return sc.search_cp <= 1 || g.device.flash_attention; }
 // Per group, the TP degrees that divide its GPUs per node and that the model allows; the others
 // are counted as "tp divisibility".
 std::vector<std::vector<int>> group_tps(const Scenario& sc, SearchStats& stats);

@@ -205,6 +205,7 @@ case("moe_layer_freq array of the wrong length", d(model(num_experts=8, moe_top_
 case("recompute_num_layers over the model's blocks", d(training(recompute="full", recompute_num_layers=9)), SP, "scenario.training.recompute_num_layers", "[1, 8]")
 case("plan recompute_num_layers over the model's blocks", DS, d(with_(P, recompute="full", recompute_num_layers=100)), "plan.recompute_num_layers", "[1, 8]")
 case("a scenario as the plan", DS, DS, "plan", "is a scenario")
+case("context parallelism on a V100", DS, d(stage(1, cp=2, dp=2)), "plan.stages[1].cp", "runs no fused attention")
 
 names = [c["name"] for c in cases]
 assert len(names) == len(set(names)), "case names must be unique"

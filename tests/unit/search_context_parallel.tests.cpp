@@ -151,3 +151,32 @@ TEST_CASE("a sliding-window model splits its sequence only over a2a or all_gathe
     CHECK_THROWS_WITH(parse_plan_text(plan, p2p), Catch::Matchers::Contains("cp: 2 with the model's sliding-window attention needs training.cp_comm_type \"a2a\" or \"all_gather\""));
     CHECK_NOTHROW(parse_plan_text(plan, a2a));
 }
+
+TEST_CASE("context parallelism only on GPUs that run fused attention: a V100 stage with cp > 1 is refused and never searched", "[search][cp][flash]") {
+    // 8 A100 + 8 V100 at 16,384 tokens: cp 2 and 4 are searched, on the A100s only (Transformer
+    // Engine's context parallelism runs on its flash / cuDNN attention, which a V100 lacks)
+    const Scenario sc = parse_scenario_text(R"({"model": {"preset": "tiny-8l", "seq_length": 16384}, "training": {"global_batch_size": 8}, "cluster": "demo-mixed-16"})");
+    std::int64_t pruned_evals = 0, exhaustive_evals = 0;
+    const SearchResult r = require_pruned_equals_exhaustive(sc, quiet(3, false, 1), quiet(3, true, 1), pruned_evals, exhaustive_evals);
+    const SearchResult all = search(sc, quiet(1000, true, 1));
+    REQUIRE(all.stats.complete);
+    CHECK(all.stats.infeasible.count("cp without fused attention") == 1);
+    // the space count leaves the V100s' cp options out too (the same GPUs said to fuse attention count more)
+    Scenario fused = sc;
+    fused.cluster.groups[1].device.flash_attention = true;
+    CHECK(search_space_size(sc).configurations < search_space_size(fused).configurations);
+    bool cp_seen = false;
+    for (const auto& e : all.plans)
+        for (const auto& st : e.plan.stages)
+            if (st.cp > 1) {
+                cp_seen = true;
+                for (const auto& rep : st.replicas) CHECK(rep.group == 0);
+            }
+    CHECK(cp_seen);
+    // estimate refuses it by name, and takes the same stage on the A100s
+    const auto plan_on = [&](int group) {
+        return R"({"micro_batch_size": 4, "num_micro_batches": 2, "stages": [{"group": )" + std::to_string(group) + R"(, "num_layers": 8, "tp": 1, "dp": 4, "cp": 2}]})";
+    };
+    CHECK_THROWS_WITH(parse_plan_text(plan_on(1), sc), Catch::Matchers::Contains("plan.stages[0].cp: 2 on v100-sxm2-32gb, which runs no fused attention (device flash_attention false)"));
+    CHECK_NOTHROW(estimate(sc, parse_plan_text(plan_on(0), sc), false));
+}
