@@ -16,8 +16,6 @@ namespace {
 
 using namespace calibration;
 
-std::string device_key(const Device& d) { return d.id.empty() ? d.name : d.id; }
-
 struct Peak {
     double GiB = 0;
     int stage = 0, replica = 0, group = 0;

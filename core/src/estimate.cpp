@@ -216,7 +216,7 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
             const auto& r = sp.replicas[k];
             const auto& rc = ev.replica_costs[k];
             replicas.push_back({{"group", r.group},
-                                {"device", sc.cluster.groups[r.group].device.id.empty() ? sc.cluster.groups[r.group].device.name : sc.cluster.groups[r.group].device.id},
+                                {"device", device_key(sc.cluster.groups[r.group].device)},
                                 {"tp", r.tp},
                                 {"count", r.count},
                                 {"samples", r.samples},
@@ -230,7 +230,7 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
         std::string device;
         for (const auto& r : sp.replicas) {
             const auto& d = sc.cluster.groups[r.group].device;
-            std::string name = d.id.empty() ? d.name : d.id;
+            std::string name = device_key(d);
             if (device.find(name) == std::string::npos) device += (device.empty() ? "" : "+") + name;
         }
         stages.push_back({{"index", s},

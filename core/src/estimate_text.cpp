@@ -90,7 +90,7 @@ std::string to_text(const Scenario& sc, const Estimate& e) {
         const auto& sp = e.plan.stages[s];
         auto id_of = [&](const ReplicaSet& r) {
             const auto& d = sc.cluster.groups[r.group].device;
-            return printable(d.id.empty() ? d.name : d.id, 48);
+            return printable(device_key(d), 48);
         };
         Row row;
         double least = 1e300;

@@ -216,7 +216,7 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
         for (const auto& r : plan.stages[s].replicas)
             if (r.group >= 0 && r.group < static_cast<int>(sc.cluster.groups.size()) && !sc.cluster.groups[r.group].device.flash_attention) {
                 const Device& d = sc.cluster.groups[r.group].device;
-                problems.add(cpp, std::to_string(cp) + " on " + (d.id.empty() ? d.name : d.id) +
+                problems.add(cpp, std::to_string(cp) + " on " + device_key(d) +
                                       ", which runs no fused attention (device flash_attention false): Transformer Engine's context parallelism needs its "
                                       "flash or cuDNN attention (Ampere or newer); expected cp 1 on that GPU");
                 break;

@@ -64,7 +64,7 @@ std::vector<std::string> scenario_notes(const Scenario& sc) {
     const auto devices_where = [&](auto pred) {
         std::vector<std::string> seen;
         for (const auto& g : groups) {
-            const std::string label = g.device.id.empty() ? g.device.name : g.device.id;
+            const std::string label = device_key(g.device);
             if (pred(g.device) && std::find(seen.begin(), seen.end(), label) == seen.end()) seen.push_back(label);
         }
         std::string list;

@@ -50,7 +50,7 @@ void check_precision_support(const Scenario& sc, Precision p, Problems& problems
         if (d.name.empty() || low_precision_tflops(d, p) > 0) continue;
         const char* needs = p == Precision::mxfp8 ? "mxfp8_tflops" : p == Precision::nvfp4 ? "nvfp4_tflops" : "fp8_tflops";
         problems.add(path, show(Json(to_string(p))) + " cannot run on cluster.groups[" + std::to_string(i) + "] (" +
-                                                        (d.id.empty() ? d.name : d.id) + "): the device has no " + needs +
+                                                        device_key(d) + "): the device has no " + needs +
                                                         "; every group trains in the one precision, so choose one all its GPUs run (bf16 runs everywhere)");
     }
 }

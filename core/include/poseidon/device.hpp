@@ -75,6 +75,9 @@ struct Device {
     std::string price_source, price_as_of;
 };
 
+// How the notes, messages and outputs name a device: its preset id, else (inline) its name.
+inline std::string device_key(const Device& d) { return d.id.empty() ? d.name : d.id; }
+
 // An NVIDIA GPU before Ampere (Volta, Turing: V100, T4, RTX 2080, TITAN RTX). The device has no
 // architecture key, but TF32 exists on exactly the NVIDIA generations with BF16 (Ampere and newer),
 // so an NVIDIA device (or one without a vendor) without tf32_tflops is taken as older; AMD devices
