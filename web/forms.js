@@ -336,10 +336,10 @@ subscribe('inputs', renderExpertGridFields);
 
 /** every form drawn anew (the boxes of profile, calibration and cost draw theirs on the store's 'forms') */
 export function renderAllForms() {
-  renderSectionStates();
   inputsReplaced();
 }
-subscribe('forms', () => { renderModelForm(); renderClusterForm(); renderSimpleForms(); });
+// (on 'forms' too: inputs replaced wholesale by any module, calibration-ui's applied fit among them)
+subscribe('forms', () => { renderModelForm(); renderClusterForm(); renderSimpleForms(); renderSectionStates(); });
 
 export function setModelPreset(id) {
   const p = byId(state.presets.models, id);
