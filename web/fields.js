@@ -134,6 +134,7 @@ export const DEVICE_LABELS = {
   inter_node_link_efficiency: 'link efficiency between nodes (fraction)',
   collective_latency_us: 'collective latency, µs',
   framework_overhead_GiB: 'framework overhead per GPU, GiB (CUDA context, NCCL buffers)',
+  flash_attention: 'runs fused (flash) attention (Ampere or newer)',
 };
 export const deviceLabel = (key) => DEVICE_LABELS[key] ?? key.replace(/_/g, ' ');
 /**
@@ -142,7 +143,9 @@ export const deviceLabel = (key) => DEVICE_LABELS[key] ?? key.replace(/_/g, ' ')
  */
 export const DEVICE_ORDER = ['name', 'peak_tflops', 'fp8_tflops', 'mxfp8_tflops', 'nvfp4_tflops', 'fp32_tflops', 'tf32_tflops', 'sustained_clock_ratio', 'low_precision_efficiency_ratio', 'matmul_efficiency', 'attention_efficiency', 'attention_flops_per_exp',
   'memory_GiB', 'memory_bw_GBps', 'memory_bw_efficiency', 'kernel_overhead_us', 'intra_node_bw_GBps', 'intra_node_link', 'intra_node_link_efficiency',
-  'nvls_bw_GBps', 'inter_node_link_efficiency', 'collective_latency_us', 'comm_compute_slowdown', 'framework_overhead_GiB'];
+  'nvls_bw_GBps', 'inter_node_link_efficiency', 'collective_latency_us', 'comm_compute_slowdown', 'framework_overhead_GiB', 'flash_attention'];
+/** the device's yes/no keys and the core's default of each (shown ticked or not where the device leaves them out) */
+export const DEVICE_BOOLS = { flash_attention: true };
 export const DEVICE_SKIP = new Set(['id', 'source', 'notes', 'vendor']);
 // a cluster group's links (docs/formats.md, "cluster"): '' = the device's own link type
 export const INTRA_LINKS = [['nvlink', 'NVLink'], ['nvlink_cube_mesh', 'NVLink hybrid cube-mesh (DGX-1)'], ['nvlink_mesh', 'NVLink between GPU pairs, no switch (GH200 nodes)'],

@@ -4,7 +4,7 @@ import { diff } from './share.js';
 import { contextParts } from './context.js';
 import { byId, isEmpty, presetCluster, presetModel, scenario } from './state.js';
 import { inputsChanged, inputsReplaced, state, subscribe } from './store.js';
-import { CLUSTER_FIELDS, DEFAULT_INTER_LINK, DEFAULT_STACK, DEVICE_ORDER, DEVICE_SELECTS, DEVICE_SKIP, INTER_LINKS, INTRA_LINKS, MODEL_FIELDS, SEARCH_FIELDS, TRAINING_FIELDS, deviceLabel, fieldInput, presetOptions, renderFields } from './fields.js';
+import { CLUSTER_FIELDS, DEFAULT_INTER_LINK, DEFAULT_STACK, DEVICE_BOOLS, DEVICE_ORDER, DEVICE_SELECTS, DEVICE_SKIP, INTER_LINKS, INTRA_LINKS, MODEL_FIELDS, SEARCH_FIELDS, TRAINING_FIELDS, deviceLabel, fieldInput, presetOptions, renderFields } from './fields.js';
 
 export function markModified() {
   const mm = presetModel();
@@ -191,7 +191,7 @@ export function renderCustomDevices() {
     const fields = [...DEVICE_ORDER, ...extra].map((k) => (
       k === 'name' ? { key: k, kind: 'text', label: 'name' }
         : DEVICE_SELECTS[k] ? { key: k, kind: 'select', label: deviceLabel(k), options: DEVICE_SELECTS[k], def: DEVICE_SELECTS[k][0][0] }
-          : typeof dev[k] === 'boolean' ? { key: k, kind: 'bool', label: deviceLabel(k) }
+          : typeof dev[k] === 'boolean' || k in DEVICE_BOOLS ? { key: k, kind: 'bool', label: deviceLabel(k), def: DEVICE_BOOLS[k] }
             : { key: k, kind: 'num', label: deviceLabel(k), hint: k in dev ? '' : 'default' }));
     const grid = h('div', { class: 'fields' });
     // the cluster table's device selects name custom devices: a renamed one shows its new name there

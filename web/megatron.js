@@ -240,7 +240,8 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
   if (model) {
     args.push(['--num-layers', model.num_layers], ['--hidden-size', model.hidden_size], ['--num-attention-heads', model.num_attention_heads]);
     args.push(['--ffn-hidden-size', model.ffn_hidden_size ?? 4 * model.hidden_size]);
-    if (model.num_kv_heads && model.num_kv_heads !== model.num_attention_heads) args.push(['--group-query-attention'], ['--num-query-groups', model.num_kv_heads]);
+    // (multi-latent attention has no query groups: its num_kv_heads plays no part)
+    if (model.attention !== 'mla' && model.num_kv_heads && model.num_kv_heads !== model.num_attention_heads) args.push(['--group-query-attention'], ['--num-query-groups', model.num_kv_heads]);
     args.push(['--seq-length', model.seq_length], ['--max-position-embeddings', model.seq_length]);
     if (gated) args.push(['--swiglu'], ['--normalization', 'RMSNorm']);
     if (model.position_embedding === 'rope') {

@@ -119,7 +119,7 @@ BlockCost block_cost(const Scenario& sc, const Device& d, int tp, int samples, c
     // MoE: the MLP split over TP is the dense FFN or the shared experts; the routed experts run on
     // the expert grid (expert_parallel.cpp)
     const double t = tp, s = m.seq_length, h = m.hidden_size, f = variants ? avg.dense_ffn : m.ffn_hidden_size, a = m.num_attention_heads;
-    const double kv_ratio = static_cast<double>(m.num_kv_heads) / m.num_attention_heads;
+    const double kv_ratio = static_cast<double>(m.kv_heads()) / m.num_attention_heads;
     const double e = bytes_per_element(tr.precision);
     const double flops_rate = effective_peak_flops(d, tr);
     const double mem_rate = effective_memory_bw(d);

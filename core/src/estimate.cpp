@@ -167,6 +167,7 @@ Estimate estimate_in(const Scenario& sc, const Plan& plan, bool detailed) {
     e.iteration_time_s = e.dag.iteration_time_s;
     e.notes = scenario_notes(sc);
     if (std::string mix = block_mix_note(sc.model, plan); !mix.empty()) e.notes.push_back(std::move(mix));
+    for (std::string& n : dense_stage_grid_notes(sc.model, plan)) e.notes.push_back(std::move(n));
     // the plan's own settings that change nothing here (the scenario's are scenario_notes)
     if (sc.training.cp_comm_type != "p2p" && std::all_of(plan.stages.begin(), plan.stages.end(), [](const StagePlan& st) { return st.cp <= 1; }))
         e.notes.push_back("training.cp_comm_type \"" + sc.training.cp_comm_type + "\" changes nothing in this plan: no stage splits its sequence (cp 1)");

@@ -23,6 +23,23 @@ inline std::vector<std::string> cp_size_problems(const Scenario& sc, int cp) {
     return out;
 }
 
+// Why Ulysses context parallelism (cp_comm_type "a2a") cannot run cp ranks over a TP rank's heads
+// (empty: it can). Transformer Engine's all-to-all (flash_attn_a2a_communicate, context_parallel.py)
+// reshapes the queries' heads and the keys' and values' heads of each TP rank alike into cp equal
+// parts, so both counts must divide by cp: grouped-query KV heads are not replicated to make up a
+// share (frontier-facts.md section 4: "heads and KV groups even"). tp 1 gives the model-wide rule
+// of a cp the user fixes for the search.
+inline std::string a2a_heads_problem(const ModelSpec& m, int tp, int cp) {
+    const int q = m.num_attention_heads / tp, kv = m.kv_heads() / tp;
+    const std::string the = tp > 1 ? "the " : "the model's ", per = tp > 1 ? " per TP rank (tp " + std::to_string(tp) + ")" : "";
+    if (q % cp != 0)
+        return std::to_string(cp) + " does not divide " + the + std::to_string(q) + " attention heads" + per + "; cp_comm_type \"a2a\" splits the heads over the cp ranks";
+    if (kv % cp != 0)
+        return std::to_string(cp) + " does not divide " + the + std::to_string(kv) + " key-value heads" + per +
+               " (num_kv_heads); cp_comm_type \"a2a\" splits the keys' and values' heads over the cp ranks as well";
+    return {};
+}
+
 // Why an expert-parallel size (ep) or expert tensor-parallel size (!ep) v cannot split the model's
 // experts (empty: it can; Megatron-Core's MoE parallel folding, parallel_state.py).
 inline std::string expert_size_problem(const ModelSpec& m, int v, bool ep) {

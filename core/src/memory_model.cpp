@@ -33,7 +33,7 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     const double b = static_cast<double>(samples) / std::max(1, pos.cp);
     const BlockAverage avg = variants ? average_block(m, b, pos.prefix_share) : BlockAverage{};
     const double t = tp, s = m.seq_length, h = m.hidden_size, f = variants ? avg.dense_ffn : m.ffn_hidden_size, a = m.num_attention_heads;
-    const double V = m.vocab_size, kv_ratio = static_cast<double>(m.num_kv_heads) / m.num_attention_heads;
+    const double V = m.vocab_size, kv_ratio = static_cast<double>(m.kv_heads()) / m.num_attention_heads;
     const double e = bytes_per_element(tr.precision);
     const bool sp = tr.sequence_parallel && tp > 1;
     const bool flash = tr.flash_attention && d.flash_attention;

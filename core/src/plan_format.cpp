@@ -184,8 +184,8 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
             const Group& g = sc.cluster.groups[rs.group];
             if (m.num_attention_heads % rs.tp != 0)
                 problems.add(rp + ".tp", std::to_string(rs.tp) + " does not divide num_attention_heads " + std::to_string(m.num_attention_heads));
-            else if (m.num_kv_heads % rs.tp != 0)
-                problems.add(rp + ".tp", std::to_string(rs.tp) + " does not divide num_kv_heads " + std::to_string(m.num_kv_heads));
+            else if (m.kv_heads() % rs.tp != 0)
+                problems.add(rp + ".tp", std::to_string(rs.tp) + " does not divide num_kv_heads " + std::to_string(m.kv_heads()));
             else if (m.ffn_hidden_size % rs.tp != 0)
                 problems.add(rp + ".tp", std::to_string(rs.tp) + " does not divide ffn_hidden_size " + std::to_string(m.ffn_hidden_size));
             if (rs.tp > g.gpus_per_node && rs.tp % g.gpus_per_node != 0)
@@ -221,12 +221,12 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
                                       "flash or cuDNN attention (Ampere or newer); expected cp 1 on that GPU");
                 break;
             }
-        // Ulysses (a2a) splits the heads over the cp ranks as well
+        // Ulysses (a2a) splits the heads over the cp ranks as well: the queries' and the keys' and
+        // values' alike (Transformer Engine's all-to-all reshapes each into cp equal parts)
         if (sc.training.cp_comm_type == "a2a")
             for (const auto& r : plan.stages[s].replicas)
-                if ((m.num_attention_heads / r.tp) % cp != 0 || (m.num_kv_heads % (r.tp * cp) != 0 && (r.tp * cp) % m.num_kv_heads != 0)) {
-                    problems.add(cpp, std::to_string(cp) + " does not divide the " + std::to_string(m.num_attention_heads / r.tp) +
-                                          " attention heads per TP rank; cp_comm_type \"a2a\" splits the heads over the cp ranks");
+                if (const std::string e = detail::a2a_heads_problem(m, r.tp, cp); !e.empty()) {
+                    problems.add(cpp, e);
                     break;
                 }
     }

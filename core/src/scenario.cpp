@@ -251,7 +251,7 @@ ModelSpec parse_model(const Json& in, const std::string& path, Problems& problem
     // an explicit head dimension (or MLA's) need not be hidden_size / heads
     if (h && a && *h % *a != 0 && m.head_dim == 0 && !m.mla)
         problems.add(r.path_of("num_attention_heads"), std::to_string(*a) + " does not divide hidden_size " + std::to_string(*h) + "; the head dimension must be an integer");
-    if (a && kv && *a % *kv != 0)
+    if (a && kv && *a % *kv != 0 && !m.mla)
         problems.add(r.path_of("num_kv_heads"), std::to_string(*kv) + " does not divide num_attention_heads " + std::to_string(*a) + "; grouped-query attention needs heads to be a multiple of kv heads");
     return m;
 }

@@ -53,6 +53,11 @@ std::vector<std::string> scenario_notes(const Scenario& sc) {
             notes.push_back("model.sliding_window " + std::to_string(m.sliding_window) + " changes nothing: a window of at least seq_length " +
                             std::to_string(m.seq_length) + " is full attention");
     }
+    if (const ModelSpec& m = sc.model; m.mla && m.num_kv_heads != m.num_attention_heads)
+        notes.push_back("model.num_kv_heads " + std::to_string(m.num_kv_heads) + " plays no part with attention \"mla\": multi-latent attention up-projects its keys and values for all " +
+                        std::to_string(m.num_attention_heads) + " heads");
+    if (sc.model.rope_theta && sc.model.learned_position_embedding)
+        notes.push_back("model.rope_theta plays no part with position_embedding \"learned\": it is the base of rotary positions (position_embedding \"rope\"), and the Megatron-LM command then writes no --rotary-base");
     if (tr.overlap_moe_expert_parallel_comm && !sc.model.is_moe())
         notes.push_back("training.overlap_moe_expert_parallel_comm changes nothing: the model has no routed experts, so no token exchange to overlap");
     const auto& groups = sc.cluster.groups;

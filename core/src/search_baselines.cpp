@@ -19,7 +19,7 @@ using Clock = std::chrono::steady_clock;
 
 bool model_allows_tp(const Scenario& sc, int tp) {
     const auto& m = sc.model;
-    if (m.num_attention_heads % tp || m.num_kv_heads % tp || m.ffn_hidden_size % tp) return false;
+    if (m.num_attention_heads % tp || m.kv_heads() % tp || m.ffn_hidden_size % tp) return false;
     if (sc.training.sequence_parallel && m.seq_length % tp) return false;
     return true;
 }

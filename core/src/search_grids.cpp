@@ -79,7 +79,8 @@ std::vector<int> context_parallel_sizes(const Scenario& sc, const SearchOptions&
     const bool ring_refused = sc.model.sliding_window > 0 && sc.model.sliding_window < s && sc.training.cp_comm_type == "p2p";
     if (s >= kCpMinSeqLength && !ring_refused)
         for (int cp = 2; cp <= 16 && cp <= gpus && s / cp >= kCpMinSeqLength / 2; cp *= 2)
-            if (s % (2 * cp) == 0) sizes.push_back(cp);
+            // (Ulysses: only sizes that split the heads and the KV heads, a2a_heads_problem)
+            if (s % (2 * cp) == 0 && (sc.training.cp_comm_type != "a2a" || a2a_heads_problem(sc.model, 1, cp).empty())) sizes.push_back(cp);
     std::reverse(sizes.begin(), sizes.end());
     return sizes;
 }
@@ -98,9 +99,8 @@ void check_grid_options(const Scenario& sc, const SearchOptions& options) {
             for (const std::string& e : cp_size_problems(sc, cp)) problems.add(at("cp_sizes", i), e);
         // Ulysses splits the heads over the cp ranks: a cp that no TP degree leaves a share of heads
         // is no plan (validate_plan refuses it per stage), not "no feasible plan"
-        if (sc.training.cp_comm_type == "a2a" && m.num_attention_heads % cp != 0)
-            problems.add(at("cp_sizes", i), std::to_string(cp) + " does not divide the model's " + std::to_string(m.num_attention_heads) +
-                                                " attention heads; cp_comm_type \"a2a\" splits the heads over the cp ranks");
+        if (sc.training.cp_comm_type == "a2a")
+            if (const std::string e = a2a_heads_problem(m, 1, cp); !e.empty()) problems.add(at("cp_sizes", i), e);
     }
     const auto expert_sizes = [&](const char* key, const std::vector<int>& sizes, bool ep) {
         for (std::size_t i = 0; i < sizes.size(); ++i)

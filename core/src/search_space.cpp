@@ -9,6 +9,7 @@
 #include <numeric>
 #include <set>
 
+#include "grid_rules.hpp"
 #include "poseidon/scenario.hpp"
 #include "search_util.hpp"
 #include "search_walk.hpp"
@@ -36,13 +37,11 @@ std::vector<int> node_choices(int nodes, bool all) {
 
 bool tp_valid(const Scenario& sc, int tp) {
     const auto& m = sc.model;
-    if (m.num_attention_heads % tp || m.num_kv_heads % tp || m.ffn_hidden_size % tp) return false;
+    if (m.num_attention_heads % tp || m.kv_heads() % tp || m.ffn_hidden_size % tp) return false;
     if (sc.training.sequence_parallel && m.seq_length % tp) return false;
     // Ulysses context parallelism splits each TP rank's heads over the cp ranks (plan_format.cpp)
     const int cp = sc.search_cp;
-    if (cp > 1 && sc.training.cp_comm_type == "a2a" &&
-        ((m.num_attention_heads / tp) % cp != 0 || (m.num_kv_heads % (tp * cp) != 0 && (tp * cp) % m.num_kv_heads != 0)))
-        return false;
+    if (cp > 1 && sc.training.cp_comm_type == "a2a" && !a2a_heads_problem(m, tp, cp).empty()) return false;
     return true;
 }
 

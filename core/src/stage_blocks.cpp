@@ -84,4 +84,26 @@ std::string block_mix_note(const ModelSpec& m, const Plan& plan) {
            "difference in time and memory: " + list;
 }
 
+std::vector<std::string> dense_stage_grid_notes(const ModelSpec& m, const Plan& plan) {
+    std::vector<std::string> out;
+    const int F = leading_dense_blocks(m), p = static_cast<int>(plan.stages.size()), V = std::max(1, plan.virtual_stages);
+    if (!m.is_moe() || F == 0 || p == 0) return out;
+    const std::vector<std::pair<int, int>> r = chunk_block_ranges(plan);
+    for (int s = 0; s < p; ++s) {
+        const StagePlan& st = plan.stages[s];
+        if (st.ep * st.etp <= 1) continue;
+        int last = -1;
+        bool dense = true;
+        for (int c = 0; c < V && dense; ++c) {
+            const auto [first, n] = r[static_cast<std::size_t>(c) * p + s];
+            if (n > 0) dense = first + n <= F, last = std::max(last, first + n - 1);
+        }
+        if (!dense || last < 0) continue;
+        out.push_back("plan.stages[" + std::to_string(s) + "]: ep " + std::to_string(st.ep) + (st.etp > 1 ? " x etp " + std::to_string(st.etp) : "") +
+                      " changes nothing there: the stage holds only the model's leading dense blocks (" + (last == 0 ? "block 0" : "blocks 0-" + std::to_string(last)) +
+                      "), so no experts");
+    }
+    return out;
+}
+
 }  // namespace poseidon

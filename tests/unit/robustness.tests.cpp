@@ -314,4 +314,27 @@ TEST_CASE("settings that change nothing are accepted and named in notes", "[robu
     CHECK_THAT(estimate(a2a, plan_of(1), false).notes,
                Catch::Matchers::VectorContains(std::string("training.cp_comm_type \"a2a\" changes nothing in this plan: no stage splits its sequence (cp 1)")));
     CHECK(estimate(a2a, plan_of(2), false).notes.empty());
+    // a RoPE base beside learned positions; MLA's num_kv_heads, which it ignores
+    CHECK(notes_of(R"({"preset":"gpt3-1.7b","rope_theta":10000})", "") ==
+          std::vector<std::string>{"model.rope_theta plays no part with position_embedding \"learned\": it is the base of rotary positions (position_embedding \"rope\"), and "
+                                   "the Megatron-LM command then writes no --rotary-base"});
+    CHECK(notes_of(R"({"preset":"llama3-8b","rope_theta":500000})", "").empty());
+    CHECK(notes_of(R"({"preset":"deepseek-v3","num_kv_heads":3})", "") ==
+          std::vector<std::string>{"model.num_kv_heads 3 plays no part with attention \"mla\": multi-latent attention up-projects its keys and values for all 128 heads"});
+}
+
+TEST_CASE("multi-latent attention ignores num_kv_heads: no divisibility asked of it, none of TP by it", "[scenario][mla]") {
+    // 3 does not divide DeepSeek-V3's 128 heads, and TP 8 would not divide 3 KV heads: under MLA
+    // the keys and values have all 128 heads (docs/formats.md, "model")
+    const Scenario sc = parse_scenario_text(R"({"model":{"preset":"deepseek-v3","num_layers":7,"mtp_layers":0,"num_kv_heads":3},"training":{"global_batch_size":64},"cluster":"dgx-h100-16"})");
+    const Scenario ref = parse_scenario_text(R"({"model":{"preset":"deepseek-v3","num_layers":7,"mtp_layers":0},"training":{"global_batch_size":64},"cluster":"dgx-h100-16"})");
+    const char* plan = R"({"micro_batch_size":8,"num_micro_batches":8,"stages":[{"group":0,"num_layers":3,"tp":8,"dp":1},{"group":0,"num_layers":4,"tp":1,"dp":8,"ep":8}]})";
+    const Estimate e = estimate(sc, parse_plan_text(plan, sc), false), r = estimate(ref, parse_plan_text(plan, ref), false);
+    CHECK(e.iteration_time_s == r.iteration_time_s);
+    CHECK(e.stages[0].memory.total_GiB() == r.stages[0].memory.total_GiB());
+    // and a stage that holds only the leading dense blocks says its expert grid changes nothing
+    const char* dense_first = R"({"micro_batch_size":8,"num_micro_batches":8,"stages":[{"group":0,"num_layers":3,"tp":1,"dp":8,"ep":8},{"group":0,"num_layers":4,"tp":1,"dp":8,"ep":8}]})";
+    CHECK_THAT(estimate(ref, parse_plan_text(dense_first, ref), false).notes,
+               Catch::Matchers::VectorContains(std::string("plan.stages[0]: ep 8 changes nothing there: the stage holds only the model's leading dense blocks (blocks 0-2), so no experts")));
+    CHECK(estimate(ref, parse_plan_text(plan, ref), false).notes.empty());
 }

@@ -36,7 +36,7 @@ Scenario long_sequence(std::uint64_t seed) {
 }  // namespace
 
 TEST_CASE("with long sequences the pruned search returns the exhaustive top-K over every context-parallel size", "[search][differential][cp]") {
-    int checked = 0, with_cp = 0;
+    int checked = 0, with_cp = 0, a2a_split = 0;
     std::int64_t pruned_evals = 0, exhaustive_evals = 0;
     const SearchOptions pruned = quiet(3), exhaustive = quiet(3, true);
     for (std::uint64_t seed = 9000; checked < 40; ++seed) {
@@ -55,13 +55,18 @@ TEST_CASE("with long sequences the pruned search returns the exhaustive top-K ov
             REQUIRE(estimate(sc, e.plan).iteration_time_s == e.iteration_time_s);
             with_cp += cp > 1;
         }
+        // (a2a scenarios whose KV heads no cp above 1 splits search cp 1 alone, without the note)
         bool noted = false;
         for (const auto& n : pr.stats.notes) noted = noted || n.rfind("context parallelism: cp ", 0) == 0;
-        REQUIRE(noted);
+        REQUIRE(noted == (detail::context_parallel_sizes(sc).size() > 1));
+        a2a_split += sc.training.cp_comm_type == "a2a" && noted;
         ++checked;
     }
-    // (98 of the 120 listed plans have cp > 1; 1,011 pruned evaluations against 217,576)
+    // (65 of the 120 listed plans have cp > 1, 5 of the scenarios are a2a with cp above 1; 843
+    // pruned evaluations against 115,329. Before a2a needed the KV heads split as well: 98, 1,011
+    // against 217,576)
     CHECK(with_cp >= 20);
+    CHECK(a2a_split >= 3);
     CHECK(pruned_evals * 20 < exhaustive_evals);
 }
 
@@ -150,6 +155,29 @@ TEST_CASE("a sliding-window model splits its sequence only over a2a or all_gathe
     const std::string plan = R"({"micro_batch_size": 8, "num_micro_batches": 8, "stages": [{"group": 0, "num_layers": 36, "tp": 1, "dp": 8, "cp": 2, "ep": 8}]})";
     CHECK_THROWS_WITH(parse_plan_text(plan, p2p), Catch::Matchers::Contains("cp: 2 with the model's sliding-window attention needs training.cp_comm_type \"a2a\" or \"all_gather\""));
     CHECK_NOTHROW(parse_plan_text(plan, a2a));
+}
+
+TEST_CASE("Ulysses (a2a) splits the KV heads of each TP rank over cp as well: no replication to make up a share", "[search][cp][a2a]") {
+    // Llama 3 8B: 32 heads, 8 KV heads. Transformer Engine's all-to-all reshapes the keys' and
+    // values' heads into cp parts like the queries' (grid_rules.hpp, a2a_heads_problem)
+    const Scenario sc = parse_scenario_text(R"({"model":{"preset":"llama3-8b","seq_length":65536},"cluster":"dgx-h100-16","training":{"global_batch_size":16,"cp_comm_type":"a2a"}})");
+    const auto plan = [](int tp, int cp) {
+        return std::string(R"({"micro_batch_size":1,"num_micro_batches":16,"stages":[{"group":0,"num_layers":32,"tp":)") + std::to_string(tp) + R"(,"dp":1,"cp":)" +
+               std::to_string(cp) + "}]}";
+    };
+    CHECK_NOTHROW(parse_plan_text(plan(2, 4), sc));  // 16 heads and 4 KV heads per rank over 4
+    CHECK_THROWS_WITH(parse_plan_text(plan(2, 8), sc),
+                      Catch::Matchers::Contains("plan.stages[0].cp: 8 does not divide the 4 key-value heads per TP rank (tp 2) (num_kv_heads); cp_comm_type \"a2a\""));
+    CHECK_THROWS_WITH(parse_plan_text(plan(1, 16), sc), Catch::Matchers::Contains("16 does not divide the model's 8 key-value heads"));
+    // the search: cp 16 splits no TP rank's KV heads, so it is not a size; fixed, it is refused
+    CHECK(detail::context_parallel_sizes(sc) == std::vector<int>{8, 4, 2, 1});
+    SearchOptions o;
+    o.cp_sizes = {16};
+    CHECK_THROWS_WITH(detail::check_grid_options(sc, o), Catch::Matchers::Contains("options.cp_sizes[0]: 16 does not divide the model's 8 key-value heads"));
+    o.cp_sizes = {8};
+    o.top_k = 3;
+    o.baselines = false;
+    for (const auto& p : search(sc, o).plans) CHECK(8 / p.plan.stages[0].replicas[0].tp % 8 == 0);  // tp 1: 8 KV heads over 8
 }
 
 TEST_CASE("context parallelism only on GPUs that run fused attention: a V100 stage with cp > 1 is refused and never searched", "[search][cp][flash]") {

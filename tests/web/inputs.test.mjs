@@ -127,6 +127,8 @@ test('a custom device that no group uses is checked too, next to its field; the 
   await page.click('#devices summary');
   await page.selectOption('#device-base', 'h100-sxm5-80gb');
   await page.click('#add-device');
+  // the H100 leaves flash_attention at the core's default: the custom device still shows it, ticked
+  assert.equal(await page.isChecked('[data-path="devices.custom-1.flash_attention"]'), true);
   const field = '[data-path="devices.custom-1.memory_GiB"]';
   await page.fill(field, '-1');
   await page.waitForFunction(() => /fix the inputs/.test(document.querySelector('[data-testid=progress]').textContent));

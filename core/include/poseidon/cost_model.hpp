@@ -303,6 +303,9 @@ double prefix_share_of(int leading, int blocks);
 // whose own blocks differ from that average by a third of a block or more of a kind; "" when
 // none does (stage_blocks.cpp).
 std::string block_mix_note(const ModelSpec& m, const Plan& plan);
+// A note per stage with an expert grid (ep x etp > 1) that holds only the model's leading dense
+// blocks, where the grid changes nothing (stage_blocks.cpp).
+std::vector<std::string> dense_stage_grid_notes(const ModelSpec& m, const Plan& plan);
 // The blocks of each of a stage's V chunks: its chunk_layers, else num_layers / V each.
 std::vector<int> chunk_blocks(const StagePlan& stage, int V);
 

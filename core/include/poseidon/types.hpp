@@ -61,6 +61,9 @@ struct ModelSpec {
     // Multi-token prediction modules (DeepSeek-V3), each one more block after the last, trained.
     int mtp_layers = 0;
     bool is_moe() const { return num_experts > 0; }
+    // The heads of the keys and values: multi-latent attention up-projects them for every head,
+    // so its num_kv_heads plays no part (docs/formats.md, "model")
+    int kv_heads() const { return mla ? num_attention_heads : num_kv_heads; }
     // any key beyond the dense transformer's: the arithmetic takes the per-block path (model_size.cpp)
     bool has_block_variants() const { return is_moe() || mla || head_dim > 0 || sliding_window > 0 || mtp_layers > 0; }
     std::string source;
