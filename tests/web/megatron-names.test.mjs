@@ -90,3 +90,15 @@ test('every flag the Megatron-LM export writes is Megatron-LM\'s or torchrun\'s;
     '--context-parallel-size', '--use-megatron-fsdp', '--fp8-recipe', '--fp4-recipe', '--fp8-param-gather', '--fp4-param-gather', '--recompute-modules', '--recompute-method',
     '--defer-embedding-wgrad-compute', '--tp-comm-overlap', '--sequence-parallel']) assert.ok(seen.has(a), `no export above wrote ${a}`);
 });
+
+test('multi-latent attention writes no query groups, whatever its num_kv_heads says (MLA has none)', () => {
+  const est = { plan: { micro_batch_size: 8, num_micro_batches: 8 }, stages: [stage({ num_layers: 8, ep: 8 })] };
+  for (const kv of [128, 8]) {
+    const r = megatronArgs(est, { model: { ...deepseek, num_kv_heads: kv }, training: { global_batch_size: 64 } }, {});
+    assert.ok(r.ok, JSON.stringify(r.reasons));
+    assert.doesNotMatch(r.text, /--num-query-groups|--group-query-attention/);
+    assert.match(r.text, /--multi-latent-attention/);
+  }
+  const gqa = megatronArgs(est, { model: { ...llama, num_layers: 8 }, training: { global_batch_size: 64 } }, {});
+  assert.match(gqa.text, /--group-query-attention \\\n\s+--num-query-groups 8/);
+});
