@@ -239,8 +239,30 @@ int Costs::cap_anywhere(int g, int size, int tp) {
                      exact_cap(g, size, tp, kOnly, 1)});
 }
 
+bool Costs::placed_as_probed(int g, int size, int first) const {
+    const Group& G = sc_.cluster.groups[g];
+    const int D = G.domain_gpus();
+    if (D <= G.gpus_per_node || first == 0) return true;
+    // the data-parallel ring reads the domains a stage spans and, across them, their least node
+    // count (stage_links.cpp, dp_ring)
+    const auto span = [&](int at) {
+        const int k0 = at / D, k1 = (at + size - 1) / D;
+        int nodes = G.domain_nodes(k0);
+        for (int k = k0 + 1; k <= k1; ++k) nodes = std::min(nodes, G.domain_nodes(k));
+        return std::make_pair(k1 - k0, k1 > k0 ? nodes : 0);
+    };
+    return span(first) == span(0);
+}
+
+// A send's cost depends on whether each replica's peer shares its NVLink domain: with domains
+// larger than a node, on where both stages sit, so the key holds their first GPUs.
+static int domain_place(const Scenario& sc, const ProbeStage& s) {
+    const Group& G = sc.cluster.groups[s.g];
+    return G.domain_gpus() > G.gpus_per_node ? s.first_gpu : -1;
+}
+
 std::pair<double, double> Costs::link(const ProbeStage& a, const ProbeStage& b, bool same_node) {
-    std::array<int, 7> key{a.g, a.size, a.tp, b.g, b.size, b.tp, same_node ? 1 : 0};
+    std::array<int, 9> key{a.g, a.size, a.tp, domain_place(sc_, a), b.g, b.size, b.tp, domain_place(sc_, b), same_node ? 1 : 0};
     auto it = links_.find(key);
     if (it != links_.end()) return it->second;
     scratch_.assign({a, b});
@@ -254,7 +276,7 @@ std::pair<double, double> Costs::link(const ProbeStage& a, const ProbeStage& b, 
 
 double Costs::embedding_sync(const ProbeStage& first, const ProbeStage& last, bool same_node) {
     if (!sc_.model.tied_embeddings) return 0;
-    std::array<int, 7> key{first.g, first.size, first.tp, last.g, last.size, last.tp, same_node ? 3 : 2};
+    std::array<int, 9> key{first.g, first.size, first.tp, domain_place(sc_, first), last.g, last.size, last.tp, domain_place(sc_, last), same_node ? 3 : 2};
     auto it = links_.find(key);
     if (it != links_.end()) return it->second.first;
     scratch_.assign({first, last});

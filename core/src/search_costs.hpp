@@ -117,6 +117,12 @@ public:
     // The least extra work of a stage at `pos` over every layer count (zero for a middle stage).
     const PosExtra& pos_extra(int g, int size, int tp, Pos pos);
     void store_times(int g, int size, int tp, Pos pos, int l, const StageTimes& times);
+    // Whether a stage of `size` GPUs of group g whose first GPU is `first` has the links of one at
+    // the group's first GPU, where the probes of the tables place it: always where the group's
+    // NVLink domain is its node (stage sizes and offsets are whole nodes or parts of one); with
+    // larger domains (an NVL72 rack) when it spans as many domains, as full (docs/search.md,
+    // "Scoring: one model", placement).
+    bool placed_as_probed(int g, int size, int first) const;
 
     FitMemo& memo(int g, int size, int tp, Pos pos, int inflight) {
         auto [it, fresh] = fits_.try_emplace(stage_key(g, size, tp, pos, inflight));
@@ -182,7 +188,9 @@ private:
     std::unordered_map<std::uint64_t, StageTimes> pos_;  // first/last/only stages, key with l
     std::unordered_map<std::uint64_t, FitMemo> fits_;
     std::unordered_map<std::uint64_t, PosExtra> extra_;
-    std::map<std::array<int, 7>, std::pair<double, double>> links_;  // last key: same node (0, 1), or 2 + that for embedding_sync
+    // key: both ends (group, size, TP, first GPU where the group's NVLink domain is larger than its
+    // node, else -1), then same node (0, 1), or 2 + that for embedding_sync
+    std::map<std::array<int, 9>, std::pair<double, double>> links_;
 
     void grow(std::int64_t b) {
         bytes_ += b;

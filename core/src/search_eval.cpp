@@ -30,7 +30,8 @@ void Walker::leaf() {
         for (int j = 0; j < S; ++j) {
             const CfgStage& s = cfg_[j];
             costs.record_fit(s.g, s.size, s.tp, s.pos, s.inflight, layers_[j], ev[j].fits);
-            costs.store_times(s.g, s.size, s.tp, s.pos, layers_[j], ev[j].times);
+            // (times of a stage placed unlike the tables' probes are its own, not the cache's)
+            if (costs.placed_as_probed(s.g, s.size, s.offset)) costs.store_times(s.g, s.size, s.tp, s.pos, layers_[j], ev[j].times);
             ok = ok && ev[j].fits;
             misfit_[j] = !ev[j].fits;
         }
@@ -45,9 +46,23 @@ void Walker::leaf() {
             return;
         }
     }
+    if (placed_off_) {
+        // A stage whose data-parallel ring spans other NVLink domains than the tables' probes
+        // (Costs::placed_as_probed) costs what its own placement costs: the configuration is
+        // probed as placed, as estimate places it (the tables, at the best placement, stay the
+        // bounds' lower values).
+        probe_stages_.resize(S);
+        for (int j = 0; j < S; ++j) probe_stages_[j] = {cfg_[j].g, cfg_[j].size, cfg_[j].tp, layers_[j], cfg_[j].offset};
+        const auto& ev = costs.probe(probe_stages_, false, LeadingBlocks::by_layers);
+        ++stats.cost_probes;
+        for (int j = 0; j < S; ++j) times_[j] = ev[j].times;
+    } else {
+        for (int j = 0; j < S; ++j) {
+            const CfgStage& s = cfg_[j];
+            times_[j] = costs.times(s.g, s.size, s.tp, s.pos, layers_[j]);
+        }
+    }
     for (int j = 0; j < S; ++j) {
-        const CfgStage& s = cfg_[j];
-        times_[j] = costs.times(s.g, s.size, s.tp, s.pos, layers_[j]);
         times_[j].send_forward_s = sf_[j];
         times_[j].send_backward_s = sb_[j];
     }

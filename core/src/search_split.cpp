@@ -39,8 +39,10 @@ void Walker::run_config(MbsCtx& c) {
     count_config(c);
     xf_.assign(S, 0);
     xb_.assign(S, 0);
+    placed_off_ = false;
     for (int j = 0; j < S; ++j) {
         CfgStage& cs = cfg_[j];
+        placed_off_ = placed_off_ || !costs.placed_as_probed(cs.g, cs.size, cs.offset);
         cs.pos = pos_of(j, S);
         cs.inflight = static_cast<int>(std::min<std::int64_t>(S - j, c.m));
         cs.r = costs.middle(cs.g, cs.size, cs.tp).of_stage(j).rates;
@@ -191,7 +193,7 @@ bool Walker::config_caps() {
             if (misfit_[j]) {
                 const CfgStage& s = cfg_[j];
                 costs.record_fit(s.g, s.size, s.tp, s.pos, s.inflight, probe_stages_[j].layers, ev[j].fits);
-                costs.store_times(s.g, s.size, s.tp, s.pos, probe_stages_[j].layers, ev[j].times);
+                if (costs.placed_as_probed(s.g, s.size, s.offset)) costs.store_times(s.g, s.size, s.tp, s.pos, probe_stages_[j].layers, ev[j].times);
             }
     }
     cap_.resize(S);

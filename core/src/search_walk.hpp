@@ -188,6 +188,9 @@ private:
     std::vector<const double*> fill_tabs_;  // fill_tables' inputs and scratch
     std::vector<double> fill_inc_;
     bool caps_exact_ = false;
+    // a stage of cfg_ whose links differ from the tables' probes (Costs::placed_as_probed): the
+    // leaf then scores the configuration with a probe of its real placement
+    bool placed_off_ = false;
     std::vector<const FitMemo*> memo_p_;  // per stage of cfg_: its fit memo and times table
     std::vector<const Table*> table_p_;  // null for first/last/only stages
     std::vector<double> sf_, sb_, va_, vb_, suf_opt_, suf_w_, suf_amin_, suf_inv_e_;
