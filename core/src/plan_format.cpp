@@ -270,8 +270,13 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path, cons
     // a searched choice (docs/formats.md, "Plan"): in place of training.precision / training.fsdp
     if (auto v = r.choice("precision", false, {"bf16", "fp16", "fp32", "fp8", "fp8-delayed", "fp8-blockwise", "mxfp8", "nvfp4"})) plan.precision = precision_from_string(*v);
     if (auto v = r.boolean("fsdp", false)) plan.fsdp = *v;
-    if (auto v = r.choice("recompute", false, {"none", "selective", "full"}))
+    if (auto v = r.choice("recompute", false, {"none", "selective", "full"})) {
         plan.recompute = *v == "none" ? Recompute::none : *v == "selective" ? Recompute::selective : Recompute::full;
+        // (training.recompute is held to the same rule: check_combined_1f1b)
+        if (plan.recompute == Recompute::full && sc.training.overlap_moe_expert_parallel_comm)
+            problems.add(r.path_of("recompute"), "\"full\" is not allowed with training.overlap_moe_expert_parallel_comm true (Megatron-Core's combined 1F1B runs the forward and "
+                                                 "backward of two micro-batches layer by layer); use \"selective\" or \"none\"");
+    }
     if (auto v = r.integer("recompute_num_layers", false, 1, sc.model.num_layers > 0 ? sc.model.num_layers : max_num_layers)) {
         if (plan.recompute == Recompute::full)
             plan.recompute_num_layers = static_cast<int>(*v);

@@ -59,6 +59,18 @@ std::vector<std::pair<std::optional<Recompute>, int>> recompute_choices(const Sc
         const std::pair<std::optional<Recompute>, int> c{Recompute::full, n < sc.model.num_layers ? n : 0};
         if (std::find(out.begin(), out.end(), c) == out.end()) out.push_back(c);
     }
+    // Megatron-Core's combined 1F1B refuses full recomputation (check_combined_1f1b): not searched
+    // beside it (run_grids notes it), and refused where nothing else is left
+    if (sc.training.overlap_moe_expert_parallel_comm) {
+        std::erase_if(out, [](const auto& c) { return c.first == Recompute::full; });
+        if (out.empty()) {
+            Problems problems;
+            problems.add(options.recomputes.empty() ? "options.recompute_num_layers" : "options.recompute",
+                         "full recomputation only, which training.overlap_moe_expert_parallel_comm true does not allow (Megatron-Core's combined 1F1B runs the forward and "
+                         "backward of two micro-batches layer by layer); expected \"none\" or \"selective\" among the choices");
+            problems.throw_if_any();
+        }
+    }
     return out;
 }
 }  // namespace
@@ -122,7 +134,10 @@ SearchRun run_grids(const Scenario& sc, const SearchOptions& options, const std:
         },
         [&](std::size_t i, Plan& plan) { apply(choices[i], plan); });
     out.stats.notes.push_back("training choices searched: " + list + "; each plan carries its own (plan.precision, plan.fsdp, plan.recompute)");
-    for (std::size_t i = 0; i < options.recompute_num_layers.size(); ++i)
+    const bool full_asked = !options.recompute_num_layers.empty() || std::find(options.recomputes.begin(), options.recomputes.end(), Recompute::full) != options.recomputes.end();
+    if (sc.training.overlap_moe_expert_parallel_comm && full_asked)
+        out.stats.notes.push_back("full recomputation not searched: training.overlap_moe_expert_parallel_comm (Megatron-Core's combined 1F1B) does not allow it");
+    for (std::size_t i = 0; i < options.recompute_num_layers.size() && !sc.training.overlap_moe_expert_parallel_comm; ++i)
         if (options.recompute_num_layers[i] >= sc.model.num_layers)
             out.stats.notes.push_back("options.recompute_num_layers[" + std::to_string(i) + "] " + std::to_string(options.recompute_num_layers[i]) +
                                       " is at least the model's " + std::to_string(sc.model.num_layers) +

@@ -206,6 +206,8 @@ case("recompute_num_layers over the model's blocks", d(training(recompute="full"
 case("plan recompute_num_layers over the model's blocks", DS, d(with_(P, recompute="full", recompute_num_layers=100)), "plan.recompute_num_layers", "[1, 8]")
 case("a scenario as the plan", DS, DS, "plan", "is a scenario")
 case("context parallelism on a V100", DS, d(stage(1, cp=2, dp=2)), "plan.stages[1].cp", "runs no fused attention")
+case("full recomputation in a plan beside the combined 1F1B", d(with_(model(num_experts=8, moe_top_k=2), training=with_(S["training"], overlap_moe_expert_parallel_comm=True))),
+     d(with_(P, recompute="full")), "plan.recompute", "not allowed with training.overlap_moe_expert_parallel_comm")
 case("Ulysses over fewer KV heads than cp", d(with_(model(num_kv_heads=2), training=with_(S["training"], cp_comm_type="a2a"))), d(stage(0, cp=4, dp=1)),
      "plan.stages[0].cp", "does not divide the 1 key-value heads per TP rank")
 

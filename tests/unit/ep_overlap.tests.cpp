@@ -183,6 +183,19 @@ TEST_CASE("the combined 1F1B's conditions are named", "[ep_overlap][errors]") {
     }
     CHECK_THROWS_WITH(qwen(R"("overlap_moe_expert_parallel_comm": true, "recompute": "full")"),
                       Catch::Contains("scenario.training.overlap_moe_expert_parallel_comm") && Catch::Contains("full"));
+    // full recomputation chosen by a plan, or offered to the search, meets the same rule
+    const std::string full_plan = R"({"micro_batch_size": 8, "num_micro_batches": 8, "recompute": "full", "stages": [{"group": 0, "num_layers": 8, "tp": 1, "dp": 8, "ep": 8}]})";
+    CHECK_THROWS_WITH(parse_plan_text(full_plan, on), Catch::Contains("plan.recompute: \"full\" is not allowed with training.overlap_moe_expert_parallel_comm true"));
+    SearchOptions any = quiet(3, false, 1);
+    any.recomputes = {Recompute::none, Recompute::selective, Recompute::full};
+    const SearchResult searched = search(on, any);
+    REQUIRE_FALSE(searched.plans.empty());
+    for (const auto& e : searched.plans) CHECK(e.plan.recompute != Recompute::full);
+    CHECK(std::any_of(searched.stats.notes.begin(), searched.stats.notes.end(),
+                      [](const std::string& n) { return n.rfind("full recomputation not searched: training.overlap_moe_expert_parallel_comm", 0) == 0; }));
+    SearchOptions only_full = any;
+    only_full.recomputes = {Recompute::full};
+    CHECK_THROWS_WITH(search(on, only_full), Catch::Contains("options.recompute: full recomputation only"));
     CHECK_THROWS_WITH(qwen(R"("overlap_moe_expert_parallel_comm": true, "moe_shared_expert_overlap": true)"),
                       Catch::Contains("scenario.training.overlap_moe_expert_parallel_comm") && Catch::Contains("moe_shared_expert_overlap"));
     const Scenario dense = parse_scenario_text(
