@@ -157,6 +157,17 @@ Stack parse_stack(const Json& in, const std::string& path, Problems& problems) {
     Stack st;
     Json j = resolve_ref(in, "stacks", path, problems, &st.id);
     if (j.is_null()) return st;
+    // Over a preset, the optimizer state given one way replaces the preset's other way: its total
+    // where the override gives the composition, its composition where it gives the total (the
+    // preset's own would contradict the override: docs/formats.md, "stack")
+    if (in.is_object() && (in.contains("base") || in.contains("preset"))) {
+        if (in.contains("master_weight_bytes_per_param") || in.contains("moment_bytes_per_param")) {
+            if (!in.contains("optimizer_state_bytes_per_param")) j.erase("optimizer_state_bytes_per_param");
+        } else if (in.contains("optimizer_state_bytes_per_param")) {
+            j.erase("master_weight_bytes_per_param");
+            j.erase("moment_bytes_per_param");
+        }
+    }
     ObjectReader r(j, path, problems);
     if (!r.ok()) return st;
     r.reject_unknown({"id", "name", "fused_elementwise", "softmax_fp32", "host_us_per_kernel", "pass_overhead_us", "layer_overhead_us", "p2p_blocking", "p2p_scatter_gather", "grad_fp32", "tp_async_backward", "nccl_nvls", "tp_comm_overlap_fraction", "moe_sync_host_us", "moe_sync_host_us_per_expert",

@@ -165,8 +165,15 @@ TEST_CASE("optimizer-state composition: master weights and moments set the state
     CHECK(stack("").optimizer_state_bytes_per_param == 12);
     CHECK(stack(R"(, "master_weight_bytes_per_param": 2, "moment_bytes_per_param": 2, "optimizer_state_bytes_per_param": 6)").optimizer_state_bytes_per_param == 6);
     CHECK(stack(R"(, "master_weight_bytes_per_param": 0, "moment_bytes_per_param": 2, "optimizer_state_bytes_per_param": 4)").optimizer_state_bytes_per_param == 4);
-    CHECK_THROWS_WITH(stack(R"(, "master_weight_bytes_per_param": 2, "moment_bytes_per_param": 2)"),
-                      Catch::Matchers::Contains("optimizer_state_bytes_per_param: 12 contradicts master_weight_bytes_per_param 2 + 2 x moment_bytes_per_param 2 = 6"));
+    // over a preset, the composition given replaces the preset's total, and the total its composition
+    CHECK(stack(R"(, "master_weight_bytes_per_param": 2, "moment_bytes_per_param": 2)").optimizer_state_bytes_per_param == 6);
+    CHECK(stack(R"(, "moment_bytes_per_param": 2)").optimizer_state_bytes_per_param == 8);  // the preset's 4 B master weights
+    const Stack total = stack(R"(, "optimizer_state_bytes_per_param": 0)");
+    CHECK(total.optimizer_state_bytes_per_param == 0);
+    CHECK(total.moment_bytes_per_param == 0);  // (no composition stated)
+    // both ways in one override must agree
+    CHECK_THROWS_WITH(stack(R"(, "master_weight_bytes_per_param": 2, "optimizer_state_bytes_per_param": 12)"),
+                      Catch::Matchers::Contains("optimizer_state_bytes_per_param: 12 contradicts master_weight_bytes_per_param 2 + 2 x moment_bytes_per_param 4 = 10"));
     CHECK_THROWS_WITH(stack(R"(, "master_weight_bytes_per_param": 3, "moment_bytes_per_param": 4, "optimizer_state_bytes_per_param": 11)"),
                       Catch::Matchers::Contains("master_weight_bytes_per_param: 3 is not allowed; expected 4 (fp32 master weights), 2"));
     // The presets: Megatron-Core's precision-aware optimizer holds 6 B, NeMo 1.x's bf16 Apex Adam 4 B;
