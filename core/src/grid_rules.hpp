@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "poseidon/model_size.hpp"
 #include "poseidon/scenario.hpp"
 
 namespace poseidon::detail {
@@ -18,7 +19,7 @@ inline std::vector<std::string> cp_size_problems(const Scenario& sc, int cp) {
     if (m.seq_length % (2 * cp) != 0)
         out.push_back(std::to_string(cp) + " does not split seq_length " + std::to_string(m.seq_length) + " into 2 x cp equal chunks; expected a cp with seq_length divisible by 2 cp");
     // Transformer Engine's ring (p2p) has no sliding window (context_parallel.py; frontier-facts.md section 4)
-    if (m.sliding_window > 0 && m.sliding_window < m.seq_length && sc.training.cp_comm_type == "p2p")
+    if (any_windowed(m) && sc.training.cp_comm_type == "p2p")
         out.push_back(std::to_string(cp) + " with the model's sliding-window attention needs training.cp_comm_type \"a2a\" or \"all_gather\": Transformer Engine's p2p ring does not run a window");
     return out;
 }

@@ -18,6 +18,12 @@ bool windowed(const ModelSpec& m, int block) {
     return block >= 0 && block < static_cast<int>(m.sliding_window_blocks.size()) && m.sliding_window_blocks[static_cast<std::size_t>(block)] != 0;
 }
 
+bool any_windowed(const ModelSpec& m) {
+    for (int i = 0; i < std::max(1, m.num_layers); ++i)
+        if (windowed(m, i)) return true;
+    return false;
+}
+
 namespace {
 
 double norm_params(const ModelSpec& m) { return (m.bias ? 2.0 : 1.0) * m.hidden_size; }  // LayerNorm weight and bias; RMSNorm weight

@@ -76,7 +76,7 @@ std::vector<int> context_parallel_sizes(const Scenario& sc, const SearchOptions&
     // (not with a sliding window over the p2p ring, which Transformer Engine does not run)
     std::vector<int> sizes{1};
     const int s = sc.model.seq_length, gpus = sc.cluster.num_gpus();
-    const bool ring_refused = sc.model.sliding_window > 0 && sc.model.sliding_window < s && sc.training.cp_comm_type == "p2p";
+    const bool ring_refused = any_windowed(sc.model) && sc.training.cp_comm_type == "p2p";
     if (s >= kCpMinSeqLength && !ring_refused)
         for (int cp = 2; cp <= 16 && cp <= gpus && s / cp >= kCpMinSeqLength / 2; cp *= 2)
             // (Ulysses: only sizes that split the heads and the KV heads, a2a_heads_problem)

@@ -155,6 +155,13 @@ TEST_CASE("a sliding-window model splits its sequence only over a2a or all_gathe
     const std::string plan = R"({"micro_batch_size": 8, "num_micro_batches": 8, "stages": [{"group": 0, "num_layers": 36, "tp": 1, "dp": 8, "cp": 2, "ep": 8}]})";
     CHECK_THROWS_WITH(parse_plan_text(plan, p2p), Catch::Matchers::Contains("cp: 2 with the model's sliding-window attention needs training.cp_comm_type \"a2a\" or \"all_gather\""));
     CHECK_NOTHROW(parse_plan_text(plan, a2a));
+    // a window on no block (a pattern that windows none; the note says it changes nothing) leaves
+    // the ring free
+    const Scenario none = parse_scenario_text(
+        R"({"model": {"preset": "llama3-8b", "seq_length": 16384, "sliding_window": 128, "sliding_window_pattern": 1}, "cluster": "dgx-h100-16", "training": {"global_batch_size": 64}})");
+    CHECK(scenario_notes(none) == std::vector<std::string>{"model.sliding_window changes nothing: sliding_window_pattern gives no block the window"});
+    CHECK(detail::context_parallel_sizes(none) == std::vector<int>{4, 2, 1});
+    CHECK_NOTHROW(parse_plan_text(R"({"micro_batch_size": 8, "num_micro_batches": 8, "stages": [{"group": 0, "num_layers": 32, "tp": 1, "dp": 8, "cp": 2}]})", none));
 }
 
 TEST_CASE("Ulysses (a2a) splits the KV heads of each TP rank over cp as well: no replication to make up a share", "[search][cp][a2a]") {

@@ -65,6 +65,9 @@ BlockAverage average_block(const ModelSpec& m, double samples, double prefix_sha
 // Whether block `block` (0-based) has routed experts, and whether its attention is windowed.
 bool moe_block(const ModelSpec& m, int block);
 bool windowed(const ModelSpec& m, int block);
+// Whether any block of the model has its window (a window shorter than the sequence, on a block
+// its sliding_window_pattern windows).
+bool any_windowed(const ModelSpec& m);
 // An MoE model's first blocks before its first MoE block (DeepSeek-V3's first_dense_layers 3); 0
 // for a dense model and one whose first block is MoE.
 int leading_dense_blocks(const ModelSpec& m);
