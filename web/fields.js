@@ -33,7 +33,9 @@ export const MODEL_FIELDS = [
   { key: 'moe_ffn_hidden_size', kind: 'int', label: 'expert FFN hidden size', hint: '= FFN hidden size', more: true },
   { key: 'num_shared_experts', kind: 'int', label: 'shared experts', hint: '0', more: true },
   { key: 'moe_shared_expert_ffn_hidden_size', kind: 'int', label: 'shared experts\' FFN size (sum)', hint: 'shared × expert size', more: true },
-  { key: 'moe_layer_freq', kind: 'int', label: 'MoE blocks: every Nth (a list as imported: 1 = MoE)', hint: '1', more: true },
+  // an int, or one 0/1 flag per block as a Hugging Face config gives them (kind 'int-list': the list
+  // it shows reads back as the same list)
+  { key: 'moe_layer_freq', kind: 'int-list', label: 'MoE blocks: every Nth, or one flag per block (1 = MoE)', hint: '1', more: true },
   { key: 'first_dense_layers', kind: 'int', label: 'first dense blocks', hint: '0', more: true },
   { key: 'mtp_layers', kind: 'int', label: 'multi-token prediction modules', hint: '0', more: true },
 ];
@@ -164,6 +166,13 @@ export function parseValue(kind, raw) {
   const t = String(raw).trim();
   if (t === '') return undefined;
   if (kind === 'list') return t.split(/[\s,]+/).filter(Boolean);
+  if (kind === 'int-list') {
+    // one number, or several split by commas or spaces (brackets allowed): a list of ints
+    const inner = t.replace(/^\[/, '').replace(/\]$/, '').trim();
+    const parts = inner.split(/[\s,]+/).filter(Boolean);
+    if (parts.length > 1 || t.startsWith('[')) return parts.map((p) => parseValue('int', p));
+    return parseValue('int', inner);
+  }
   if (kind === 'int' || kind === 'num') {
     // numbers go to the core as numbers; anything else goes as the text, so the core's message names
     // it. So does a number beyond a double (1e309): as Infinity it would travel as null

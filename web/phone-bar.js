@@ -17,10 +17,11 @@ export function renderPhoneBar() {
   const est = state.result ? selectedEstimate() : state.searchBest?.est ?? null;
   const text = $('#phone-bar-text');
   const what = est ? `${fmtInt(est.tokens_per_s)} tokens/s · iteration ${fmtTime(est.iteration_time_s)}${state.result ? '' : ' (best so far)'}` : 'No plan yet';
-  const mark = state.stale && state.result ? ` · Outdated: ${state.staleNext ?? 're-planning…'}` : state.running ? ' · searching…' : '';
-  text.textContent = `${what}${mark}`;
+  // an outdated result says so first: the numbers after it may be cut off, the mark may not
+  const stale = Boolean(state.stale && state.result);
+  text.textContent = stale ? `Outdated: ${state.staleNext ?? 're-planning…'} · was ${what}` : `${what}${state.running ? ' · searching…' : ''}`;
   $('#phone-bar-cancel').hidden = !state.running;
-  bar.classList.toggle('stale', Boolean(state.stale && state.result));
+  bar.classList.toggle('stale', stale);
   const tabs = tabbed();
   $('#phone-bar .phone-bar-plan').textContent = tabs ? 'See results' : 'Plan ↑';
   // with tabs the summary is on screen exactly while the Results tab is

@@ -94,7 +94,7 @@ test('a phone: an edit on the Inputs tab, the bar shows the new result, a tap on
   await page.waitForSelector('[data-testid=phone-bar]:not([hidden])');
   assert.match(await barText(page), new RegExp(`^${before.toLocaleString('en-US')} tokens/s · iteration `));
   await page.fill('[data-path="training.global_batch_size"]', '128');
-  assert.match(await barText(page), /Outdated: re-planning…/, 'the edit marks the newest result outdated at once');
+  assert.match(await barText(page), /^Outdated: re-planning… · was [\d,]+ tokens\/s/, 'the edit marks the newest result outdated at once, first, before the old numbers');
   await settled(page);
   await page.waitForFunction(() => !/Outdated|searching/.test(document.querySelector('#phone-bar-text').textContent));
   const after = await tokens(page);
@@ -166,7 +166,7 @@ test('a tablet (768 px): editing the inputs far below the results, a bar at the 
   await page.waitForSelector('[data-testid=phone-bar]:not([hidden])');
   assert.match(await barText(page), new RegExp(`^${(await tokens(page)).toLocaleString('en-US')} tokens/s · iteration `));
   await page.fill('[data-path="training.global_batch_size"]', '128');
-  assert.match(await barText(page), /Outdated: re-planning…/, 'the edit marks the newest result outdated at once');
+  assert.match(await barText(page), /^Outdated: re-planning… · was [\d,]+ tokens\/s/, 'the edit marks the newest result outdated at once, first, before the old numbers');
   await settled(page);
   await page.waitForFunction(() => !/Outdated|searching/.test(document.querySelector('#phone-bar-text').textContent));
   assert.match(await barText(page), new RegExp(`^${(await tokens(page)).toLocaleString('en-US')} tokens/s · iteration `), 'the bar shows the new result');

@@ -34,6 +34,15 @@ test('a list field (training.recompute_modules) reads names split by commas or s
   assert.equal(parseValue('list', '  '), undefined);
 });
 
+test('the MoE blocks field reads an int or the per-block flags it shows (model.moe_layer_freq)', () => {
+  assert.equal(parseValue('int-list', ' 2 '), 2);
+  assert.deepEqual(parseValue('int-list', '0, 1, 0, 1'), [0, 1, 0, 1]);
+  assert.deepEqual(parseValue('int-list', '[1,0]'), [1, 0]);
+  assert.deepEqual(parseValue('int-list', '[1]'), [1]);
+  assert.deepEqual(parseValue('int-list', '1, x'), [1, 'x']);  // the core names the element
+  assert.equal(parseValue('int-list', ''), undefined);
+});
+
 test('scenario files, profiles and Hugging Face configs with 1e309 are refused with the path', () => {
   const presets = { models: [{ id: 'tiny' }], clusters: [{ id: 'c', groups: [] }], devices: [] };
   assert.throws(() => inputsFromScenario('{"model": "tiny", "cluster": "c", "training": {"global_batch_size": 1e309}}', presets),
