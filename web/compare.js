@@ -39,6 +39,7 @@ export const COMPARE_FIGURES = [
   ['dp_comm_s', 'DP gradient sync', (e) => e.breakdown?.dp_comm_s ?? null, 'low', 'time'],
   ['pp_comm_s', 'exposed pipeline sends', (e) => e.breakdown?.pp_comm_s ?? null, 'low', 'time'],
   ['tp_comm_s', 'TP collectives', (e) => e.breakdown?.tp_comm_s ?? null, 'low', 'time'],
+  ['ep_comm_s', 'EP all-to-all', (e) => e.breakdown?.ep_comm_s ?? null, 'low', 'time'],
 ];
 
 /** numbers within this relative difference count as equal (the core rounds its outputs) */

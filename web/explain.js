@@ -9,8 +9,9 @@ import { fmtInt, fmtPct, fmtTime } from './dom.js';
 
 /** the breakdown's parts (docs/model.md, "Breakdown"), in the order they are drawn */
 export const BREAKDOWN_PARTS = [
-  { key: 'compute_s', label: 'compute', title: "the bottleneck stage's forward and backward work (its TP collectives excluded)" },
+  { key: 'compute_s', label: 'compute', title: "the bottleneck stage's forward and backward work (its TP collectives and token exchange excluded)" },
   { key: 'tp_comm_s', label: 'TP collectives', title: "the bottleneck stage's tensor-parallel all-reduces inside its forward and backward" },
+  { key: 'ep_comm_s', label: 'EP all-to-all', title: "the bottleneck stage's token dispatch and combine to and from the experts (MoE) inside its forward and backward" },
   { key: 'bubble_s', label: 'pipeline bubble', title: 'the bottleneck stage waits for other stages: pipeline fill and drain, stalls behind a slower neighbour' },
   { key: 'pp_comm_s', label: 'exposed pipeline sends', title: 'the time the bottleneck stage waits for activations or gradients sent between stages '
     + '(with a blocking stack also its own sends); sends that overlap with compute are not counted here: the per-stage table\'s "sends" column has every send' },
@@ -76,6 +77,7 @@ export function criticalPath(est) {
         + (emb > 0 ? ` (of which ${fmtTime(emb)} is the tied-embedding all-reduce between the first and the last stage)` : ''),
       pp_comm_s: 'waiting for activations and gradients sent between stages (exposed sends: those not overlapped with compute)',
       tp_comm_s: 'tensor-parallel collectives inside each layer',
+      ep_comm_s: 'the token all-to-all to and from the experts inside each MoE layer',
       optimizer_s: 'the optimizer step',
     }[dominant.key];
     sentences.push(`Besides compute, the largest part is ${why}: ${fmtTime(dominant.s)} (${fmtPct(dominant.share)} of the iteration).`);

@@ -133,6 +133,7 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
         const double send_next = s + 1 < p ? ev.times.send_forward_s : links.wrap_forward_s;
         const double send_prev = s > 0 ? ev.times.send_backward_s : links.wrap_backward_s;
         ev.times.forward_s = ev.times.backward_s = ev.times.forward_tp_comm_s = ev.times.backward_tp_comm_s = 0;
+        ev.times.forward_ep_comm_s = ev.times.backward_ep_comm_s = 0;
         for (int c = 0; c < V; ++c) {
             StageTimes& t = ev.chunk_times[c];
             if (merges_passes(sc)) reserve_pair_savings(t, false);
@@ -143,6 +144,8 @@ void evaluate_chunks(const Scenario& sc, const Plan& plan, std::vector<StageEval
             ev.times.backward_s += t.backward_s;
             ev.times.forward_tp_comm_s += t.forward_tp_comm_s;
             ev.times.backward_tp_comm_s += t.backward_tp_comm_s;
+            ev.times.forward_ep_comm_s += t.forward_ep_comm_s;
+            ev.times.backward_ep_comm_s += t.backward_ep_comm_s;
         }
         // Overlap (docs/model.md, "Overlap under interleaving"): Megatron-Core keeps a bucket
         // set per model chunk, so the stage's gradient synchronisation and parameter all-gather

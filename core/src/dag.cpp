@@ -247,9 +247,12 @@ Breakdown bottleneck_breakdown(const Layout& L, std::span<const StageTimes> stag
         if (last) bd.compute_s += t.deferred_wgrad_s;
         if (first) bd.dp_comm_s += t.first_forward_extra_s - t.pair_reserve_s;  // the same for the parameter all-gather
         if (first || last) bd.compute_s += t.pair_reserve_s;
+        // the token exchange of an MoE stage (merged pairs hide part of it: at most what is left)
+        const double ep = std::min(dur - tp - send, fwd ? t.forward_ep_comm_s : t.backward_ep_comm_s);
         bd.tp_comm_s += tp;
         bd.pp_comm_s += send;
-        bd.compute_s += dur - tp - send;
+        bd.ep_comm_s += ep;
+        bd.compute_s += dur - tp - send - ep;
         clock = finish[v];
     }
     // The tail, from the optimizer step that finishes last (b's when it ties).
@@ -258,7 +261,7 @@ Breakdown bottleneck_breakdown(const Layout& L, std::span<const StageTimes> stag
         if (finish[L.OPT(s)] > finish[last] + eps) last = L.OPT(s);
     if (finish[last] > clock + eps) cover(last, clock, finish[last]);
     // Whatever rounding left unattributed goes to the bubble, so that the parts sum exactly.
-    const double parts = bd.compute_s + bd.bubble_s + bd.tp_comm_s + bd.pp_comm_s + bd.dp_comm_s + bd.optimizer_s;
+    const double parts = bd.compute_s + bd.bubble_s + bd.tp_comm_s + bd.pp_comm_s + bd.dp_comm_s + bd.optimizer_s + bd.ep_comm_s;
     bd.bubble_s = std::max(0.0, bd.bubble_s + (total - parts));
     return bd;
 }

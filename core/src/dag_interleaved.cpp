@@ -107,11 +107,16 @@ DagResult evaluate_interleaved_dag(std::span<const StageTimes> chunks, std::span
     for (int c = 0; c < V; ++c) {
         const StageTimes& t = chunks[c * p + b];
         const double mm = static_cast<double>(m);
-        const double tp = mm * (std::min(t.forward_s, t.forward_tp_comm_s) + std::min(t.backward_s, t.backward_tp_comm_s));
+        const double tpf = std::min(t.forward_s, t.forward_tp_comm_s), tpb = std::min(t.backward_s, t.backward_tp_comm_s);
+        const double tp = mm * (tpf + tpb);
         const double send = mm * (t.forward_send_blocking_s + t.backward_send_blocking_s);
+        // the token exchange (MoE), at most what the pass holds beside TP and its blocking sends
+        const double ep = mm * (std::clamp(t.forward_ep_comm_s, 0.0, std::max(0.0, t.forward_s - tpf - t.forward_send_blocking_s)) +
+                                std::clamp(t.backward_ep_comm_s, 0.0, std::max(0.0, t.backward_s - tpb - t.backward_send_blocking_s)));
         bd.tp_comm_s += tp;
         bd.pp_comm_s += send;
-        bd.compute_s += mm * (t.forward_s + t.backward_s) - tp - send;
+        bd.ep_comm_s += ep;
+        bd.compute_s += mm * (t.forward_s + t.backward_s) - tp - send - ep;
     }
     bd.compute_s += chunks[static_cast<std::int64_t>(V - 1) * p + b].deferred_wgrad_s;
     const double total = r.iteration_time_s;
@@ -127,7 +132,7 @@ DagResult evaluate_interleaved_dag(std::span<const StageTimes> chunks, std::span
     for (int s = 1; s < p; ++s)
         if (sw.sync_end(s) > sw.sync_end(last)) last = s;
     bd.dp_comm_s += std::min({tail - bd.optimizer_s, sw.sync_end(last) - sw.last_end[last], std::max(0.0, barrier - sw.last_end[b])});
-    bd.bubble_s = std::max(0.0, total - (bd.compute_s + bd.tp_comm_s + bd.pp_comm_s + bd.optimizer_s + bd.dp_comm_s));
+    bd.bubble_s = std::max(0.0, total - (bd.compute_s + bd.tp_comm_s + bd.pp_comm_s + bd.optimizer_s + bd.dp_comm_s + bd.ep_comm_s));
     return r;
 }
 

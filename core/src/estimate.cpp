@@ -323,7 +323,7 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
               {"plan", to_json(e.plan)}};
     const auto& b = e.dag.breakdown;
     j["breakdown"] = {{"compute_s", r12(b.compute_s)},     {"bubble_s", r12(b.bubble_s)},   {"tp_comm_s", r12(b.tp_comm_s)},
-                      {"pp_comm_s", r12(b.pp_comm_s)},     {"dp_comm_s", r12(b.dp_comm_s)}, {"optimizer_s", r12(b.optimizer_s)},
+                      {"pp_comm_s", r12(b.pp_comm_s)},     {"dp_comm_s", r12(b.dp_comm_s)}, {"optimizer_s", r12(b.optimizer_s)}, {"ep_comm_s", r12(b.ep_comm_s)},
                       {"bottleneck_stage", b.bottleneck_stage}};
     if (with_timeline) {
         Json tl = Json::array();

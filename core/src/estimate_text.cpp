@@ -76,7 +76,8 @@ std::string to_text(const Scenario& sc, const Estimate& e) {
     }
     const auto& b = e.dag.breakdown;
     o << "breakdown    compute " << fixed_text(b.compute_s, 4) << " s, bubble " << fixed_text(b.bubble_s, 4) << " s, TP " << fixed_text(b.tp_comm_s, 4) << " s, PP " << fixed_text(b.pp_comm_s, 4)
-      << " s, DP " << fixed_text(b.dp_comm_s, 4) << " s, optimizer " << fixed_text(b.optimizer_s, 4) << " s; bottleneck stage " << b.bottleneck_stage << "\n\n";
+      << " s, DP " << fixed_text(b.dp_comm_s, 4) << " s, optimizer " << fixed_text(b.optimizer_s, 4) << " s"
+      << (b.ep_comm_s > 0 ? ", EP all-to-all " + fixed_text(b.ep_comm_s, 4) + " s" : std::string()) << "; bottleneck stage " << b.bottleneck_stage << "\n\n";
     // A stage of mixed replicas lists every device and TP degree, and names the device whose
     // memory the column shows (the one with the least headroom). send_ms is the forward send of the
     // activations to the next stage, send_bwd_ms the backward send of their gradients to the previous.

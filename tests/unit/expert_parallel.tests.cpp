@@ -167,6 +167,26 @@ TEST_CASE("the estimate shows each MoE stage's expert grid, expert weights and d
     CHECK(!dense["stages"][0].contains("ep"));
 }
 
+TEST_CASE("the breakdown names the bottleneck stage's token exchange apart from its compute", "[moe][ep][breakdown]") {
+    // Qwen3 30B-A3B cut to 8 blocks: one stage of EP 8 (1F1B over m micro-batches: its passes are
+    // the whole iteration but the sync and step), then two stages under interleaving
+    const Scenario sc = parse_scenario_text(R"({"model": {"preset": "qwen3-30b-a3b", "num_layers": 8}, "training": {"global_batch_size": 64}, "cluster": "dgx-h100-16"})");
+    const Estimate one = estimate(sc, parse_plan_text(R"({"micro_batch_size": 8, "num_micro_batches": 8, "stages": [{"group": 0, "num_layers": 8, "tp": 1, "dp": 8, "ep": 8}]})", sc));
+    const Breakdown& b = one.dag.breakdown;
+    const ReplicaCost& rc = one.stages[0].replica_costs[0];
+    CHECK(b.ep_comm_s == Approx(8 * (rc.forward_ep_comm_s + rc.backward_ep_comm_s)).epsilon(1e-12));
+    CHECK(b.compute_s == Approx(8 * (one.stages[0].times.forward_s + one.stages[0].times.backward_s) - b.ep_comm_s - b.tp_comm_s).epsilon(1e-12));
+    CHECK(b.compute_s + b.bubble_s + b.tp_comm_s + b.pp_comm_s + b.dp_comm_s + b.optimizer_s + b.ep_comm_s == Approx(one.iteration_time_s).epsilon(1e-12));
+    const Estimate two = estimate(sc, parse_plan_text(R"({"micro_batch_size": 8, "num_micro_batches": 8, "schedule": "interleaved-1f1b", "virtual_stages": 2,
+        "stages": [{"group": 0, "num_layers": 4, "tp": 1, "dp": 8, "ep": 8}, {"group": 0, "num_layers": 4, "tp": 1, "dp": 8, "ep": 8}]})", sc));
+    const Breakdown& i = two.dag.breakdown;
+    CHECK(i.ep_comm_s > 0);
+    CHECK(i.compute_s + i.bubble_s + i.tp_comm_s + i.pp_comm_s + i.dp_comm_s + i.optimizer_s + i.ep_comm_s == Approx(two.iteration_time_s).epsilon(1e-9));
+    // a dense model has none
+    const Scenario dense = parse_scenario_text(R"({"model": "llama3-8b", "cluster": "dgx-h100-16", "training": {"global_batch_size": 8}})");
+    CHECK(estimate(dense, parse_plan_text(R"({"micro_batch_size": 8, "num_micro_batches": 1, "stages": [{"group": 0, "num_layers": 32, "tp": 1, "dp": 8}]})", dense)).dag.breakdown.ep_comm_s == 0);
+}
+
 TEST_CASE("the host's issue of a dropless MoE layer's expert section counts where it outlasts the GPU's", "[moe][ep][time][host]") {
     // One stage of Mixtral's 32 MoE blocks, 4 micro-batches: the forward's expert section takes
     // max(GPU, host) with host = moe_sync_host_us + moe_sync_host_us_per_expert x local experts.

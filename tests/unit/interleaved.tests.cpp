@@ -171,7 +171,7 @@ TEST_CASE("interleaved walk equals the explicit DAG's longest path on random pip
         const DagResult r = evaluate_interleaved_dag(chunks, stages, V, m, true, G);
         CHECK(r.iteration_time_s == walk);
         const Breakdown& bd = r.breakdown;
-        CHECK(bd.compute_s + bd.bubble_s + bd.tp_comm_s + bd.pp_comm_s + bd.dp_comm_s + bd.optimizer_s == Approx(walk).epsilon(1e-9));
+        CHECK(bd.compute_s + bd.bubble_s + bd.tp_comm_s + bd.pp_comm_s + bd.dp_comm_s + bd.optimizer_s + bd.ep_comm_s == Approx(walk).epsilon(1e-9));
     }
 }
 

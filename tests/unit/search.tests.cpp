@@ -190,7 +190,7 @@ TEST_CASE("plan --json carries plans, baselines and stats", "[search][json]") {
     for (const auto& p : j["plans"])
         if (p.contains("breakdown")) {
             double sum = 0;
-            for (const char* part : {"compute_s", "bubble_s", "tp_comm_s", "pp_comm_s", "dp_comm_s", "optimizer_s"}) sum += p["breakdown"][part].get<double>();
+            for (const char* part : {"compute_s", "bubble_s", "tp_comm_s", "pp_comm_s", "dp_comm_s", "optimizer_s", "ep_comm_s"}) sum += p["breakdown"][part].get<double>();
             CHECK(std::abs(sum - p["iteration_time_s"].get<double>()) <= 1e-6 * p["iteration_time_s"].get<double>());
         }
     for (const char* key : {"iteration_time_s", "tokens_per_s", "mfu", "stages", "plan"}) CHECK(j["plans"][0].contains(key));

@@ -156,6 +156,8 @@ struct StageTimes {
     double backward_s = 0;
     double forward_tp_comm_s = 0;  // of the slowest replica, for the critical-path breakdown
     double backward_tp_comm_s = 0;
+    double forward_ep_comm_s = 0;  // the same: the token dispatch and combine within forward_s / backward_s (MoE)
+    double backward_ep_comm_s = 0;
     double send_forward_s = 0;     // activation to the next stage, per micro-batch (0 on the last)
     double send_backward_s = 0;    // gradient to the previous stage, per micro-batch (0 on the first)
     double dp_sync_s = 0;          // gradient all-reduce (or reduce-scatter with the distributed optimizer)
@@ -213,6 +215,8 @@ struct StageTimes {
         backward_s = rc.backward_s;
         forward_tp_comm_s = rc.forward_tp_comm_s;
         backward_tp_comm_s = rc.backward_tp_comm_s;
+        forward_ep_comm_s = rc.forward_ep_comm_s;
+        backward_ep_comm_s = rc.backward_ep_comm_s;
         pair_layers = rc.pair_layers;
         pair_save_per_layer_s = rc.ep_pair_save_s;
     }

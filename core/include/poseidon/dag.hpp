@@ -51,6 +51,7 @@ struct Breakdown {
     double pp_comm_s = 0;
     double dp_comm_s = 0;
     double optimizer_s = 0;
+    double ep_comm_s = 0;  // the bottleneck stage's token dispatch and combine (MoE), out of what compute_s would hold
     int bottleneck_stage = 0;
 };
 
