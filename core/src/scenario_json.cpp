@@ -132,7 +132,7 @@ Json to_json(const Scenario& sc) {
     if (sc.training.recompute == Recompute::selective && !sc.training.recompute_modules.only_core_attn())
         j["training"]["recompute_modules"] = to_json(sc.training.recompute_modules);
     if (sc.training.recompute_num_layers > 0) j["training"]["recompute_num_layers"] = sc.training.recompute_num_layers;
-    if (sc.training.fp8_param_gather) j["training"]["fp8_param_gather"] = true;
+    if (sc.training.fp8_param_gather_asked) j["training"]["fp8_param_gather"] = true;
     if (sc.training.fsdp) j["training"]["fsdp"] = true;
     if (sc.training.defer_embedding_wgrad_compute) j["training"]["defer_embedding_wgrad_compute"] = true;
     if (sc.training.wgrad_deferral_limit > 0) j["training"]["wgrad_deferral_limit"] = sc.training.wgrad_deferral_limit;

@@ -58,6 +58,9 @@ std::vector<std::string> scenario_notes(const Scenario& sc) {
                         std::to_string(m.num_attention_heads) + " heads");
     if (sc.model.rope_theta && sc.model.learned_position_embedding)
         notes.push_back("model.rope_theta plays no part with position_embedding \"learned\": it is the base of rotary positions (position_embedding \"rope\"), and the Megatron-LM command then writes no --rotary-base");
+    if (tr.fp8_param_gather_asked && !is_low_precision(tr.precision))
+        notes.push_back("training.fp8_param_gather changes nothing with precision " + to_string(tr.precision) +
+                        ": it gathers the parameters of a low precision, so it applies to plans of a low precision a search chooses (options.precisions) whose states are sharded");
     if (tr.overlap_moe_expert_parallel_comm && !sc.model.is_moe())
         notes.push_back("training.overlap_moe_expert_parallel_comm changes nothing: the model has no routed experts, so no token exchange to overlap");
     const auto& groups = sc.cluster.groups;

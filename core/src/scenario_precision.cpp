@@ -70,7 +70,7 @@ Scenario scenario_for_plan(const Scenario& sc, const Plan& plan, const std::stri
     }
     // the user asked for the low-precision gather where it exists; a bf16 candidate, or one
     // without sharded states, trains without it (the rule parse_scenario enforces)
-    t.fp8_param_gather = sc.training.fp8_param_gather && is_low_precision(t.precision) && (t.distributed_optimizer || t.fsdp);
+    t.fp8_param_gather = sc.training.fp8_param_gather_asked && is_low_precision(t.precision) && (t.distributed_optimizer || t.fsdp);
     if (plan.precision) {
         Problems problems;
         check_precision_support(sc, *plan.precision, problems, path + ".precision");

@@ -43,7 +43,7 @@ void read_training(const Json& t, Scenario& sc, Problems& problems) {
     if (auto v = tr.boolean("overlap_grad_reduce", false)) sc.training.overlap_grad_reduce = *v;
     if (auto v = tr.boolean("overlap_param_gather", false)) sc.training.overlap_param_gather = *v;
     if (auto v = tr.boolean("tp_comm_overlap", false)) sc.training.tp_comm_overlap = *v;
-    if (auto v = tr.boolean("fp8_param_gather", false)) sc.training.fp8_param_gather = *v;
+    if (auto v = tr.boolean("fp8_param_gather", false)) sc.training.fp8_param_gather = sc.training.fp8_param_gather_asked = *v;
     if (auto v = tr.boolean("fsdp", false)) sc.training.fsdp = *v;
     if (auto v = tr.boolean("defer_embedding_wgrad_compute", false)) sc.training.defer_embedding_wgrad_compute = *v;
     if (auto v = tr.integer("wgrad_deferral_limit", false, 0, max_num_micro_batches)) {
@@ -63,8 +63,10 @@ void read_training(const Json& t, Scenario& sc, Problems& problems) {
     if (auto v = tr.boolean("overlap_moe_expert_parallel_comm", false)) sc.training.overlap_moe_expert_parallel_comm = *v;
     check_combined_1f1b(sc.training, tr.path_of("overlap_moe_expert_parallel_comm"), problems);
     if (auto v = tr.choice("cuda_graph_impl", false, {"none", "local", "transformer_engine", "full_iteration"})) sc.training.cuda_graph_impl = *v;
+    // With a precision that is not a low one it applies to the plans of a searched low precision
+    // only (scenario_for_plan; a note says so); with a low one the states must be sharded
     if (sc.training.fp8_param_gather && !is_low_precision(sc.training.precision))
-        problems.add(tr.path_of("fp8_param_gather"), "true needs a low precision (fp8, fp8-delayed, fp8-blockwise, mxfp8 or nvfp4); precision is " + to_string(sc.training.precision));
+        sc.training.fp8_param_gather = false;
     else if (sc.training.fp8_param_gather && !sc.training.distributed_optimizer && !sc.training.fsdp)
         problems.add(tr.path_of("fp8_param_gather"), "true needs distributed_optimizer or fsdp true (Megatron-Core gathers low-precision parameters only from sharded states)");
     if (auto v = tr.choice("grad_reduce_dtype", false, {"fp32", "bf16", "fp16"})) sc.training.grad_reduce_dtype = *v;

@@ -46,10 +46,17 @@ TEST_CASE("a precision is refused on a group whose GPU lacks it, naming the grou
     CHECK(parse_scenario_text(with("bf16")).cluster.groups[0].device.mxfp8_tflops == 0);
     CHECK_THROWS_WITH(scenario(R"({"base": "h100-sxm5-80gb", "fp8_tflops": "fast"})", "bf16"),
                       Catch::Matchers::Contains("fp8_tflops: \"fast\" is a string; expected a finite number > 0 and <= 1000000 (dense TFLOP/s), or \"none\""));
-    // fp8_param_gather needs a low precision and the distributed optimizer.
-    CHECK_THROWS_WITH(scenario("\"h100-sxm5-80gb\"", "bf16", R"(, "fp8_param_gather": true, "distributed_optimizer": true)"),
-                      Catch::Matchers::Contains("fp8_param_gather: true needs a low precision"));
+    // fp8_param_gather with a low precision needs sharded states; beside bf16 it changes nothing
+    // in the scenario itself (a note) and applies to the plans of a searched low precision
     CHECK_THROWS_WITH(scenario("\"h100-sxm5-80gb\"", "fp8", R"(, "fp8_param_gather": true)"), Catch::Matchers::Contains("needs distributed_optimizer or fsdp true"));
+    const Scenario bf16 = scenario("\"h100-sxm5-80gb\"", "bf16", R"(, "fp8_param_gather": true, "distributed_optimizer": true)");
+    CHECK_FALSE(bf16.training.fp8_param_gather);
+    CHECK(scenario_notes(bf16) == std::vector<std::string>{"training.fp8_param_gather changes nothing with precision bf16: it gathers the parameters of a low precision, so it "
+                                                           "applies to plans of a low precision a search chooses (options.precisions) whose states are sharded"});
+    CHECK(to_json(bf16)["training"]["fp8_param_gather"] == true);  // (printed back as given)
+    Plan fp8_plan;
+    fp8_plan.precision = Precision::fp8;
+    CHECK(scenario_for_plan(bf16, fp8_plan, "plan").training.fp8_param_gather);
 }
 
 TEST_CASE("quantisation kernels: bytes per element by recipe and GPU, hand-computed", "[precision][model]") {

@@ -161,6 +161,9 @@ struct Training {
     // low precision, with no bf16 copy (Megatron-Core --fp8-param-gather / --fp4-param-gather;
     // needs the distributed optimizer).
     bool fp8_param_gather = false;
+    // the setting as given: it applies (fp8_param_gather) where the precision is a low one and the
+    // states are sharded; a plan of a searched precision takes it from here (scenario_for_plan)
+    bool fp8_param_gather_asked = false;
     // Megatron-FSDP (ZeRO-3, --use-megatron-fsdp with sharding strategy optim_grads_params):
     // parameters, gradients and optimizer states sharded over the stage's data-parallel replicas,
     // each block's parameters all-gathered before its forward and again before its backward, its
