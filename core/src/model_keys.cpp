@@ -72,8 +72,8 @@ void parse_model_variants(ObjectReader& r, ModelSpec& m, Problems& problems) {
         if (auto v = r.integer("qk_nope_head_dim", true, 1, max_model_dim)) m.qk_nope_head_dim = static_cast<int>(*v);
         if (auto v = r.integer("qk_rope_head_dim", true, 0, max_model_dim)) m.qk_rope_head_dim = static_cast<int>(*v);
         if (auto v = r.integer("v_head_dim", true, 1, max_model_dim)) m.v_head_dim = static_cast<int>(*v);
-        if (r.has("head_dim"))
-            problems.add(r.path_of("head_dim"), show(*r.get("head_dim")) + " is not allowed with attention \"mla\"; its heads are qk_nope_head_dim + qk_rope_head_dim (queries, keys) and v_head_dim (values)");
+        // a head_dim beside them (a preset of grouped-query attention switched to MLA) plays no
+        // part: the MLA paths read their own widths (model_size.cpp, qk_head_dim); a note says so
     }
 
     // Sliding windows (Beltagy et al. 2020; GPT-OSS: every other block, window 128).

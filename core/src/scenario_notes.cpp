@@ -56,6 +56,9 @@ std::vector<std::string> scenario_notes(const Scenario& sc) {
     if (const ModelSpec& m = sc.model; m.mla && m.num_kv_heads != m.num_attention_heads)
         notes.push_back("model.num_kv_heads " + std::to_string(m.num_kv_heads) + " plays no part with attention \"mla\": multi-latent attention up-projects its keys and values for all " +
                         std::to_string(m.num_attention_heads) + " heads");
+    if (const ModelSpec& m = sc.model; m.mla && m.head_dim > 0)
+        notes.push_back("model.head_dim " + std::to_string(m.head_dim) + " plays no part with attention \"mla\": its heads are qk_nope_head_dim + qk_rope_head_dim " +
+                        "(queries, keys) and v_head_dim (values)");
     if (sc.model.rope_theta && sc.model.learned_position_embedding)
         notes.push_back("model.rope_theta plays no part with position_embedding \"learned\": it is the base of rotary positions (position_embedding \"rope\"), and the Megatron-LM command then writes no --rotary-base");
     if (tr.fp8_param_gather_asked && !is_low_precision(tr.precision))

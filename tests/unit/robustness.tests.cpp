@@ -319,6 +319,9 @@ TEST_CASE("settings that change nothing are accepted and named in notes", "[robu
           std::vector<std::string>{"model.rope_theta plays no part with position_embedding \"learned\": it is the base of rotary positions (position_embedding \"rope\"), and "
                                    "the Megatron-LM command then writes no --rotary-base"});
     CHECK(notes_of(R"({"preset":"llama3-8b","rope_theta":500000})", "").empty());
+    CHECK(notes_of(R"({"preset":"deepseek-v3","head_dim":128})", "") ==
+          std::vector<std::string>{"model.head_dim 128 plays no part with attention \"mla\": its heads are qk_nope_head_dim + qk_rope_head_dim (queries, keys) and "
+                                   "v_head_dim (values)"});
     CHECK(notes_of(R"({"preset":"deepseek-v3","num_kv_heads":3})", "") ==
           std::vector<std::string>{"model.num_kv_heads 3 plays no part with attention \"mla\": multi-latent attention up-projects its keys and values for all 128 heads"});
 }
