@@ -16,7 +16,7 @@ std::vector<char> block_flags(ObjectReader& r, const char* key, int num_layers, 
                               bool (*every)(int block, std::int64_t n)) {
     const Json* v = r.get(key);
     if (!v) return {};
-    const std::string allowed = std::string("; expected an int N >= 1 (") + int_meaning + ") or an array of " + std::to_string(num_layers) +
+    const std::string allowed = std::string("; expected an int N from 1 to ") + std::to_string(max_num_layers) + " (" + int_meaning + ") or an array of " + std::to_string(num_layers) +
                                 " flags 0/1, one per block (num_layers " + std::to_string(num_layers) + ")";
     std::vector<char> flags;
     if (v->is_number_integer()) {

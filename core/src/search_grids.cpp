@@ -211,7 +211,9 @@ SearchRun run_grid_set(const Scenario& sc, const SearchOptions& options, const s
         std::string list;
         for (const auto& [ep, etp] : egrids) list += (list.empty() ? "" : ", ") + std::to_string(ep) + "x" + std::to_string(etp);
         out.stats.notes.push_back("expert parallelism: " + std::to_string(egrids.size()) + (egrids.size() == 1 ? " expert grid" : " expert grids") +
-                                  " searched (ep x etp: " + list + (fixed_experts ? ", as options.ep_sizes and options.etp_sizes fix them" : "") +
+                                  " searched (ep x etp: " + list + (fixed_experts ? std::string(", as ") +
+                                                      (options.ep_sizes.empty() ? "options.etp_sizes fixes them" : options.etp_sizes.empty() ? "options.ep_sizes fixes them" : "options.ep_sizes and options.etp_sizes fix them")
+                                                : std::string()) +
                                   "), every stage of a plan on the same one");
     }
     if (cps.size() > 1 || !options.cp_sizes.empty()) {

@@ -241,7 +241,7 @@ int files(const std::string& bin, const fs::path& work) {
             const Json out = Json::parse(r.out);
             for (const auto& p : out["plans"])
                 for (const auto& st : p["plan"]["stages"]) on_grid = on_grid && st.value("ep", 1) == 4;
-            on_grid = on_grid && out["stats"]["notes"].dump().find("ep x etp: 4x1, as options.ep_sizes and options.etp_sizes fix them") != std::string::npos;
+            on_grid = on_grid && out["stats"]["notes"].dump().find("ep x etp: 4x1, as options.ep_sizes fixes them") != std::string::npos;
         }
         if (!on_grid) fail("plan --ep-sizes 4", "expected every stage of every plan at ep 4 and the note naming the fixed grid", r);
     }

@@ -134,7 +134,7 @@ TEST_CASE("bad MoE, MLA and window keys are named with what is allowed", "[model
     CHECK(freq.rfind("model.moe_layer_freq: ", 0) == 0);
     CHECK(freq == "model.moe_layer_freq: an array of 2 flags for 4 blocks; expected one flag per block (num_layers 4), or an int N >= 1 (blocks 0, N, "
                   "2N, ... are MoE, as Megatron-Core's --moe-layer-freq)");
-    CHECK(problems(R"(, "num_experts": 8, "moe_top_k": 2, "moe_layer_freq": "1")").find("; expected an int N >= 1 (blocks 0, N, 2N, ... are MoE, as Megatron-Core's --moe-layer-freq) or an array of 4 flags 0/1, one per block (num_layers 4)") != std::string::npos);
+    CHECK(problems(R"(, "num_experts": 8, "moe_top_k": 2, "moe_layer_freq": "1")").find("; expected an int N from 1 to 10000 (blocks 0, N, 2N, ... are MoE, as Megatron-Core's --moe-layer-freq) or an array of 4 flags 0/1, one per block (num_layers 4)") != std::string::npos);
     // a shared expert's size beside an explicit count of 0 contradicts it (it was costed as one)
     CHECK(problems(R"(, "num_experts": 8, "moe_top_k": 2, "num_shared_experts": 0, "moe_shared_expert_ffn_hidden_size": 32)")
               .rfind("model.moe_shared_expert_ffn_hidden_size: 32 beside num_shared_experts 0 (no shared expert); expected no size without a shared expert", 0) == 0);

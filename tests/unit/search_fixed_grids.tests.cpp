@@ -126,6 +126,9 @@ TEST_CASE("fixed expert grids are named in a note, largest first", "[search][moe
     for (const auto& n : r.stats.notes)
         noted = noted || n == "expert parallelism: 4 expert grids searched (ep x etp: 8x2, 8x1, 4x2, 4x1, as options.ep_sizes and options.etp_sizes fix them), every stage of a plan on the same one";
     CHECK(noted);
+    // one kind fixed: the note names it alone
+    const SearchResult etp = search(sc, fixed(quiet(1, false, 1), {}, {}, {2}));
+    CHECK(std::any_of(etp.stats.notes.begin(), etp.stats.notes.end(), [](const std::string& n) { return n.find(", as options.etp_sizes fixes them)") != std::string::npos; }));
     for (const auto& p : r.plans)
         for (const auto& st : p.plan.stages) {
             CHECK((st.ep == 4 || st.ep == 8));
