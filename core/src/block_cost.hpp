@@ -26,6 +26,7 @@ struct BlockCost {
     double layer_fwd = 0, layer_bwd = 0, layer_fwd_tp = 0, layer_bwd_tp = 0;  // measured where the profile has them
     double plain_bwd = 0, plain_bwd_tp = 0;  // a block that does not recompute (some_blocks)
     double ep_fwd = 0, ep_bwd = 0, recompute_ep = 0;
+    double host_wait_fwd = 0;  // the dropless MoE layer's host issue beyond the GPU's expert section
 };
 
 // A measured profile replaces the analytic `value` where it has the field (docs/model.md,

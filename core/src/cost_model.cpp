@@ -311,6 +311,8 @@ BlockCost block_cost(const Scenario& sc, const Device& d, int tp, int samples, c
     blk.layer_fwd = layer_fwd, blk.layer_bwd = layer_bwd, blk.layer_fwd_tp = layer_fwd_tp, blk.layer_bwd_tp = layer_bwd_tp;
     blk.plain_bwd = plain_bwd, blk.plain_bwd_tp = plain_bwd_tp;
     blk.ep_fwd = ep_fwd, blk.ep_bwd = ep_bwd, blk.recompute_ep = recompute_ep;
+    // what the host's issue of the expert section adds to the forward beyond the GPU's (moe_fwd)
+    blk.host_wait_fwd = moe_share * std::max(0.0, moe_sync_s - moe_gpu_fwd);
     return blk;
 }
 

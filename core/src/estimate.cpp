@@ -168,6 +168,27 @@ Estimate estimate_in(const Scenario& sc, const Plan& plan, bool detailed) {
     e.notes = scenario_notes(sc);
     if (std::string mix = block_mix_note(sc.model, plan); !mix.empty()) e.notes.push_back(std::move(mix));
     for (std::string& n : dense_stage_grid_notes(sc.model, plan)) e.notes.push_back(std::move(n));
+    // A forward longer than its backward reads as a mistake: where the host's issue of the dropless
+    // MoE layers makes a tenth of a stage's forward or more, say so (docs/model.md, "Host time of a
+    // dropless MoE layer")
+    {
+        std::string list;
+        int named = 0, more = 0;
+        for (std::size_t s = 0; s < e.stages.size(); ++s) {
+            const StageEval& ev = e.stages[s];
+            const double wait = ev.replica_costs[ev.slowest_replica].forward_moe_host_wait_s;
+            if (!(wait > 0.1 * ev.times.forward_s)) continue;
+            if (named == 3) {
+                ++more;
+                continue;
+            }
+            list += (named++ ? ", " : "") + std::string("stage ") + std::to_string(s) + " " + fixed_text(1e3 * wait, 2) + " ms of its " + fixed_text(1e3 * ev.times.forward_s, 2) + " ms forward";
+        }
+        if (named > 0)
+            e.notes.push_back("MoE host wait: per micro-batch " + list + (more ? ", and " + std::to_string(more) + " more stages" : "") +
+                              " wait for the host to issue the dropless MoE layers' expert sections (the dispatcher waits on the host for the token counts; "
+                              "training.cuda_graph_impl \"full_iteration\" removes it), so a forward may take longer than its backward");
+    }
     // the plan's own settings that change nothing here (the scenario's are scenario_notes)
     if (sc.training.cp_comm_type != "p2p" && std::all_of(plan.stages.begin(), plan.stages.end(), [](const StagePlan& st) { return st.cp <= 1; }))
         e.notes.push_back("training.cp_comm_type \"" + sc.training.cp_comm_type + "\" changes nothing in this plan: no stage splits its sequence (cp 1)");
@@ -278,6 +299,7 @@ Json to_json(const Scenario& sc, const Estimate& e, bool with_timeline) {
             stages.back()["dispatch_buffers_GiB"] = r12(rc.dispatch_buffers_GiB);
             stages.back()["forward_ep_comm_s"] = r12(rc.forward_ep_comm_s);
             stages.back()["backward_ep_comm_s"] = r12(rc.backward_ep_comm_s);
+            stages.back()["forward_moe_host_wait_s"] = r12(rc.forward_moe_host_wait_s);
         }
         // Tied embeddings over several stages: the part of dp_sync_s that is the embedding's.
         if (ev.times.embedding_sync_s > 0) stages.back()["embedding_sync_s"] = r12(ev.times.embedding_sync_s);

@@ -38,6 +38,7 @@ ReplicaCost replica_cost_of(const Scenario& sc, const Device& d, int tp, int sam
     rc.forward_tp_comm_s = num_layers * layer_fwd_tp;
     rc.backward_tp_comm_s = recomputed * layer_bwd_tp + (num_layers - recomputed) * plain_bwd_tp;
     rc.forward_ep_comm_s = num_layers * ep_fwd;
+    rc.forward_moe_host_wait_s = num_layers * blk.host_wait_fwd;
     rc.backward_ep_comm_s = num_layers * ep_bwd + recomputed * recompute_ep;
 
     if (pos.first()) {
@@ -89,6 +90,7 @@ ReplicaCost replica_cost_of(const Scenario& sc, const Device& d, int tp, int sam
             rc.forward_tp_comm_s += k * layer_fwd_tp;
             rc.backward_tp_comm_s += k * ((some_blocks ? plain_bwd_tp : layer_bwd_tp) + head_tp);
             rc.forward_ep_comm_s += k * ep_fwd;
+            rc.forward_moe_host_wait_s += k * blk.host_wait_fwd;
             rc.backward_ep_comm_s += k * (ep_bwd + (some_blocks ? 0.0 : recompute_ep));
         }
     }

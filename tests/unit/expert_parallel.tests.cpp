@@ -207,6 +207,16 @@ TEST_CASE("the host's issue of a dropless MoE layer's expert section counts wher
     // a full-iteration CUDA graph replays without the host: no such term, no pass or dispatch overhead
     CHECK(time(with(50000, 1000, "full_iteration"), 2) == Approx(time(with(0, 0, "full_iteration"), 2)).epsilon(1e-12));
     CHECK(time(with(0, 0, "full_iteration"), 2) < none);
+    // the wait beyond the GPU's section is reported per stage, and named in a note where it is a
+    // tenth of the forward or more
+    const Estimate bound = one_stage(with(60000, 0), 1, 2, 2, 1), free = one_stage(with(60000, 0, "full_iteration"), 1, 2, 2, 1);
+    const double wait = bound.stages[0].replica_costs[0].forward_moe_host_wait_s;
+    CHECK(wait > 32 * 0.050);  // 60 ms per block against a GPU section of under 10 ms
+    CHECK(wait < 32 * 0.060);
+    CHECK(bound.stages[0].times.forward_s == Approx(free.stages[0].times.forward_s + wait).epsilon(0.05));
+    CHECK(std::any_of(bound.notes.begin(), bound.notes.end(), [](const std::string& n) { return n.rfind("MoE host wait: per micro-batch stage 0 ", 0) == 0; }));
+    CHECK(free.stages[0].replica_costs[0].forward_moe_host_wait_s == 0);
+    CHECK(std::none_of(free.notes.begin(), free.notes.end(), [](const std::string& n) { return n.rfind("MoE host wait", 0) == 0; }));
     // the graph modules of "local" / "transformer_engine" lie outside the synchronised section
     CHECK(time(with(50000, 0, "transformer_engine"), 2) == Approx(time(with(50000, 0), 2)).epsilon(1e-12));
     // read, checked and written back

@@ -74,6 +74,9 @@ struct ReplicaCost {
     double dispatch_buffers_GiB = 0;  // the token dispatch's send and receive buffers (within memory.temporary_GiB's peak)
     double forward_ep_comm_s = 0;
     double backward_ep_comm_s = 0;
+    // of forward_s: the time the GPU waits for the host to issue the dropless MoE layers' expert
+    // sections beyond their own GPU time (docs/model.md, "Host time of a dropless MoE layer")
+    double forward_moe_host_wait_s = 0;
     double ep_pair_save_s = 0;  // one block's saving in a merged pair (combined_1f1b.hpp), and the pass's blocks
     int pair_layers = 0;
     double head_wgrad_s = 0;  // the LM head's weight-gradient GEMMs of one backward (last stage, its MTP passes included)
