@@ -26,7 +26,10 @@ const more = (n) => `… and ${n.toLocaleString('en-US')} more problem${n === 1 
 
 /** the field's name as the page shows it (its label), for a problem about exactly that field */
 function labelOf(input, path) {
-  if (!input || input.dataset.path !== path) return '';
+  if (!input) return '';
+  // the field itself, or one element of the list it edits (options.ep_sizes[0] at options.ep_sizes)
+  const p = normalisePath(path);
+  if (input.dataset.path !== p && input.dataset.path !== p.replace(/(\[\d+\])+$/, '')) return '';
   const l = input.id ? document.querySelector(`label[for="${CSS.escape(input.id)}"]`) : null;
   return (l?.textContent || input.getAttribute('aria-label') || '').replace(/\s+/g, ' ').trim();
 }

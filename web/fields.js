@@ -104,7 +104,7 @@ export const SEARCH_FIELDS = [
   { key: 'empty_stages', kind: 'bool', label: 'stages with no block (1F1B: embedding or head only, or pass-through)', def: false, omitDefault: true },
   // sizes fixed for every stage (options.cp_sizes / ep_sizes / etp_sizes, one each; state.js
   // searchOptions makes the list; docs/search.md, "Fixed grids"); "searched" leaves them to the search
-  { key: 'cp_sizes', kind: 'select', label: 'context-parallel size, every stage (searched: 1, and from 8,192 tokens 2 to 16)',
+  { key: 'cp_sizes', kind: 'select', label: 'context-parallel size, every stage (searched: 1, and from 8,192 tokens 2 to 16 with at least 4,096 tokens per rank)',
     options: [['searched', 'searched'], '1', '2', '4', '8', '16', '32'], def: 'searched', omitDefault: true },
   { key: 'ep_sizes', kind: 'select', label: 'expert-parallel size, every stage (MoE models)',
     options: [['searched', 'searched'], '1', '2', '4', '8', '16', '32', '64', '128', '256'], def: 'searched', omitDefault: true },

@@ -1,5 +1,5 @@
 // Offline support: network first (so a deployed update is used at once), the cache when offline.
-const CACHE = 'poseidon-v29';
+const CACHE = 'poseidon-v30';
 const CORE = ['./', 'index.html', 'embed.html', 'embed.js', 'style.css', 'boot.js', 'main.js', 'worker.js', 'dom.js', 'share.js',
   'hf.js', 'exports.js', 'profile.js', 'calibration.js', 'state.js', 'store.js', 'engine.js', 'fields.js', 'forms.js', 'profile-ui.js',
   'calibration-ui.js', 'record-run.js', 'errors.js', 'words.js', 'results.js', 'phone-bar.js', 'phone-tabs.js', 'summary-pin.js', 'planner.js', 'links.js', 'export-ui.js', 'explain.js', 'cost.js',

@@ -225,6 +225,12 @@ SearchRun run_grid_set(const Scenario& sc, const SearchOptions& options, const s
                                   "), every stage of a plan with the same cp" +
                                   (options.mixed_stages && cps.size() > 1 ? "; stages that mix GPU types with cp 1 only" : "") +
                                   (options.mixed_stages && cps.size() == 1 && cps[0] > 1 ? "; no stages that mix GPU types (they run cp 1)" : ""));
+        // a size the user fixed below what the search itself keeps per rank
+        for (int cp : options.cp_sizes)
+            if (cp > 1 && sc.model.seq_length / cp < kCpMinSeqLength / 2)
+                out.stats.notes.push_back("options.cp_sizes: cp " + std::to_string(cp) + " leaves " + std::to_string(sc.model.seq_length / cp) +
+                                          " tokens of each sequence per rank, fewer than the " + std::to_string(kCpMinSeqLength / 2) +
+                                          " the search keeps by itself (a rank's attention that short hides little of the exchange)");
     }
     return out;
 }

@@ -126,6 +126,12 @@ TEST_CASE("fixed expert grids are named in a note, largest first", "[search][moe
     for (const auto& n : r.stats.notes)
         noted = noted || n == "expert parallelism: 4 expert grids searched (ep x etp: 8x2, 8x1, 4x2, 4x1, as options.ep_sizes and options.etp_sizes fix them), every stage of a plan on the same one";
     CHECK(noted);
+    // a context-parallel size fixed below the search's own per-rank minimum gets a note
+    const Scenario llama = parse_scenario_text(R"({"model": "llama3-8b", "cluster": "dgx-h100-16", "training": {"global_batch_size": 64}})");
+    const SearchResult cp32 = search(llama, fixed(quiet(1, false, 1), {32}, {}));
+    CHECK(std::find(cp32.stats.notes.begin(), cp32.stats.notes.end(),
+                    "options.cp_sizes: cp 32 leaves 256 tokens of each sequence per rank, fewer than the 4096 the search keeps by itself (a rank's attention that "
+                    "short hides little of the exchange)") != cp32.stats.notes.end());
     // one kind fixed: the note names it alone
     const SearchResult etp = search(sc, fixed(quiet(1, false, 1), {}, {}, {2}));
     CHECK(std::any_of(etp.stats.notes.begin(), etp.stats.notes.end(), [](const std::string& n) { return n.find(", as options.etp_sizes fixes them)") != std::string::npos; }));

@@ -221,6 +221,8 @@ test('an MoE plan on the page: the model form\'s expert fields, EP per stage in 
   await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent) && /no MoE block/.test(document.querySelector('ol.stages')?.textContent ?? ''));
   const strip2 = await page.textContent('ol.stages');
   assert.match(strip2, /EP 8 · no MoE block here[\s\S]*EP 8 · all-to-all \d/, strip2);
+  // and the memory panel says the same of it, not "expert weights 0.00 GiB"
+  assert.match(await page.textContent('[data-testid=moe-memory]'), /stage 0 no MoE block here; stage 1 expert weights \d+\.\d\d GiB/);
   await assertClean(page, problems);
 });
 
@@ -249,6 +251,10 @@ test('grid sizes fixed in the Search box: every plan on the expert-parallel size
   const dense = await open(t, await env.link({ m: demoScenario.model, c: demoScenario.cluster, t: demoScenario.training, o: { ep_sizes: '2' } }));
   await dense.page.waitForFunction(() => /fix the inputs/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 30000 });
   assert.match(await dense.page.textContent('[data-error-for="options.ep_sizes"]'), /needs a mixture-of-experts model/);
+  // the problems list names the field by its label (the core's path is options.ep_sizes[0])
+  const listed = await dense.page.textContent('[data-testid=error]');
+  assert.match(listed, /expert-parallel size, every stage/);
+  assert.doesNotMatch(listed, /Ep sizes/);
   assert.equal(await dense.page.getAttribute('[data-path="options.ep_sizes"]', 'aria-invalid'), 'true');
   // the dense model's attention variants and expert fields stay folded: "none"
   assert.equal(await dense.page.$eval('#model-more', (d) => d.open), false);

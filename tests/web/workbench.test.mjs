@@ -226,7 +226,7 @@ test('every listed plan gets a timeline and its exports; the timeline zooms and 
   assert.match(await page.textContent('[data-testid=best-plan] strong'), /^Selected plan #3: /);
   // the caption names the lanes the chart draws (compute, p2p sends, DP comm), not two bars
   const caption = await page.textContent('[data-testid=timeline-caption]');
-  assert.match(caption, /compute .*p2p sends.*DP comm/s);
+  assert.match(caption, /compute .*EP all-to-all.*p2p sends.*DP comm/s);
   assert.doesNotMatch(caption, /Upper bar|lower bar/);
   assert.equal(await tokensOf(page), Math.round(est3.tokens_per_s));
   assert.match(await page.textContent('[data-testid=best-plan]'), new RegExp(`· ${est3.num_gpus} GPUs? · ${est3.stages.length} stage`));

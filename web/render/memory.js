@@ -90,8 +90,10 @@ export function memoryBreakdown(est) {
   // token dispatch's buffers within the temporary peak
   const stages = est?.stages || [];
   const moe = stages.some((st) => Number.isFinite(st.expert_weights_GiB))
-    ? h('p', { class: 'muted', 'data-testid': 'moe-memory' }, 'Mixture of experts: ', stages.map((st, i) =>
-      `stage ${st.index ?? i} expert weights ${fmtFixed(st.expert_weights_GiB ?? 0, 2)} GiB (EP ${st.ep ?? 1}${(st.etp ?? 1) > 1 ? ` × ETP ${st.etp}` : ''}), dispatch buffers ${fmtFixed(st.dispatch_buffers_GiB ?? 0, 2)} GiB`).join('; '))
+    ? h('p', { class: 'muted', 'data-testid': 'moe-memory' }, 'Mixture of experts: ', stages.map((st, i) => (st.expert_params_per_gpu === 0
+      // a stage of the leading dense blocks only holds no experts (as its stage box says)
+      ? `stage ${st.index ?? i} no MoE block here`
+      : `stage ${st.index ?? i} expert weights ${fmtFixed(st.expert_weights_GiB ?? 0, 2)} GiB (EP ${st.ep ?? 1}${(st.etp ?? 1) > 1 ? ` × ETP ${st.etp}` : ''}), dispatch buffers ${fmtFixed(st.dispatch_buffers_GiB ?? 0, 2)} GiB`)).join('; '))
     : null;
   return h('div', { class: 'memory' }, bars, legend, scrollTable(table), moe);
 }
