@@ -253,7 +253,7 @@ test('grid sizes fixed in the Search box: every plan on the expert-parallel size
   assert.match(await dense.page.textContent('[data-error-for="options.ep_sizes"]'), /needs a mixture-of-experts model/);
   // the problems list names the field by its label (the core's path is options.ep_sizes[0])
   const listed = await dense.page.textContent('[data-testid=error]');
-  assert.match(listed, /expert-parallel size, every stage/);
+  assert.match(listed, /^[\s\S]*Expert-parallel size, every stage \(MoE models\): 2 needs a mixture-of-experts model/);
   assert.doesNotMatch(listed, /Ep sizes/);
   assert.equal(await dense.page.getAttribute('[data-path="options.ep_sizes"]', 'aria-invalid'), 'true');
   // the dense model's attention variants and expert fields stay folded: "none"
