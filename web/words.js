@@ -76,7 +76,8 @@ export function inWords(problem, label = '') {
       said = exp && Number.isFinite(v) && (v < exp.min || (exp.above && v === exp.min)) ? `${num(shown)} is too small` : exp && Number.isFinite(v) && v > exp.max ? `${num(shown)} is too large` : `${num(shown)} is out of range`;
       break;
     }
-    case 'is not allowed': said = `${shown} is not one of the choices`; break;
+    // (a list of choices; else the rule the message states, such as a range of ints or a list of flags)
+    case 'is not allowed': said = exp?.choice ? `${shown} is not one of the choices` : `${shown} is not allowed`; break;
     case 'is null': case 'is missing': case 'is empty': said = 'is empty'; break;
     default: said = `${shown} ${what}`;
   }

@@ -275,6 +275,9 @@ test('the core\'s messages in a person\'s words (issue 36 item 9)', () => {
   assert.equal(inWords(pr('"bf17" is not allowed; expected one of "bf16", "fp16", "fp32" (did you mean "bf16"?)', 'training.precision'), null),
     '"bf17" is not one of the choices. Choose one of bf16, fp16, fp32. Did you mean bf16?');
   assert.equal(inWords(pr('true is a boolean; expected an integer in [1, 10]'), null), 'true is a yes/no value. Enter a whole number from 1 to 10.');
+  // "not allowed" against a rule that is no list of choices says the rule, not "the choices"
+  assert.equal(inWords(pr('0 is not allowed; expected an int N from 1 to 10000 (blocks 0, N, 2N, ... are MoE) or an array of 4 flags 0/1, one per block (num_layers 4)', 'model.moe_layer_freq'), null),
+    '0 is not allowed. Enter an int N from 1 to 10000 (blocks 0, N, 2N, ... are MoE) or an array of 4 flags 0/1, one per block (num_layers 4).');
   // a message it does not know keeps its words, keys in words
   assert.equal(inWords(pr('24 does not divide hidden_size 2305', 'model.num_attention_heads')), 'Attention heads: 24 does not divide hidden size 2305');
   assert.equal(pathWords('cluster.groups[1].nodes'), 'Group 1: nodes');
