@@ -45,13 +45,26 @@ void check_precision_support(const Scenario& sc, Precision p, Problems& problems
                                                         " (its low_precision_recipes: " + (list.empty() ? "none" : list) + "); choose a recipe it runs, bf16, or a stack with Transformer Engine's recipes (megatron-core)");
         return;
     }
+    // the precisions every group's GPU and the stack run, for the message: bf16 and the low ones
+    const auto runs_everywhere = [&](Precision q) {
+        if (std::find(recipes.begin(), recipes.end(), to_string(q)) == recipes.end()) return false;
+        for (const Group& g : sc.cluster.groups)
+            if (!g.device.name.empty() && low_precision_tflops(g.device, q) <= 0) return false;
+        return true;
+    };
+    std::string common;
     for (std::size_t i = 0; i < sc.cluster.groups.size(); ++i) {
         const Device& d = sc.cluster.groups[i].device;
         if (d.name.empty() || low_precision_tflops(d, p) > 0) continue;
+        if (common.empty()) {
+            common = "bf16";
+            for (Precision q : {Precision::fp8, Precision::fp8_delayed, Precision::fp8_blockwise, Precision::mxfp8, Precision::nvfp4})
+                if (runs_everywhere(q)) common += ", " + to_string(q);
+        }
         const char* needs = p == Precision::mxfp8 ? "mxfp8_tflops" : p == Precision::nvfp4 ? "nvfp4_tflops" : "fp8_tflops";
-        problems.add(path, show(Json(to_string(p))) + " cannot run on cluster.groups[" + std::to_string(i) + "] (" +
-                                                        device_key(d) + "): the device has no " + needs +
-                                                        "; every group trains in the one precision, so choose one all its GPUs run (bf16 runs everywhere)");
+        problems.add(path, show(Json(to_string(p))) + " cannot run on cluster.groups[" + std::to_string(i) + "] (" + device_key(d) +
+                               "): the device has no " + needs + " rate (no " + to_string(p) +
+                               " tensor cores); every group trains in the one precision, so choose one all its GPUs run (here: " + common + ")");
     }
 }
 

@@ -39,8 +39,8 @@ TEST_CASE("a precision is refused on a group whose GPU lacks it, naming the grou
     CHECK_NOTHROW(parse_scenario_text(with("fp8")));
     CHECK_NOTHROW(parse_scenario_text(with("fp8-blockwise")));
     CHECK(testing::problems_of([&] { parse_scenario_text(with("mxfp8")); }) ==
-          "scenario.training.precision: \"mxfp8\" cannot run on cluster.groups[0] (h100-sxm5-80gb): the device has no mxfp8_tflops; every group trains in the one "
-          "precision, so choose one all its GPUs run (bf16 runs everywhere)");
+          "scenario.training.precision: \"mxfp8\" cannot run on cluster.groups[0] (h100-sxm5-80gb): the device has no mxfp8_tflops rate (no mxfp8 tensor cores); "
+          "every group trains in the one precision, so choose one all its GPUs run (here: bf16, fp8, fp8-delayed, fp8-blockwise)");
     CHECK_THROWS_AS(parse_scenario_text(with("nvfp4")), InputError);
     // "none" is the same as leaving a rate out; anything else but a number is refused.
     CHECK(parse_scenario_text(with("bf16")).cluster.groups[0].device.mxfp8_tflops == 0);

@@ -87,8 +87,8 @@ const Malformed kMalformed[] = {
     {"unknown precision", R"({"model":"tiny-8l","training":{"global_batch_size":64,"precision":"fp6"},"cluster":"demo-mixed-16"})", nullptr,
      "scenario.training.precision: \"fp6\" is not allowed; expected one of \"bf16\", \"fp16\", \"fp32\", \"fp8\", \"fp8-delayed\", \"fp8-blockwise\", \"mxfp8\", \"nvfp4\" (did you mean \"fp16\"?)"},
     {"a precision a group's GPU lacks", R"({"model":"tiny-8l","training":{"global_batch_size":64,"precision":"fp8"},"cluster":"demo-mixed-16"})", nullptr,
-     "scenario.training.precision: \"fp8\" cannot run on cluster.groups[0] (a100-sxm4-80gb): the device has no fp8_tflops; every group trains in the one precision, so choose one all its GPUs run (bf16 runs everywhere)\n"
-     "scenario.training.precision: \"fp8\" cannot run on cluster.groups[1] (v100-sxm2-32gb): the device has no fp8_tflops; every group trains in the one precision, so choose one all its GPUs run (bf16 runs everywhere)"},
+     "scenario.training.precision: \"fp8\" cannot run on cluster.groups[0] (a100-sxm4-80gb): the device has no fp8_tflops rate (no fp8 tensor cores); every group trains in the one precision, so choose one all its GPUs run (here: bf16)\n"
+     "scenario.training.precision: \"fp8\" cannot run on cluster.groups[1] (v100-sxm2-32gb): the device has no fp8_tflops rate (no fp8 tensor cores); every group trains in the one precision, so choose one all its GPUs run (here: bf16)"},
     {"misspelled recompute", R"({"model":"tiny-8l","training":{"global_batch_size":64,"recompute":"ful"},"cluster":"demo-mixed-16"})", nullptr,
      "scenario.training.recompute: \"ful\" is not allowed; expected one of \"none\", \"selective\", \"full\" (did you mean \"full\"?)"},
     {"heads do not divide hidden_size",
