@@ -39,7 +39,7 @@ void reserve_pair_savings(StageTimes& t, bool only_stage) {
 void check_combined_1f1b(const Training& tr, const std::string& path, Problems& problems) {
     if (!tr.overlap_moe_expert_parallel_comm) return;
     if (tr.recompute == Recompute::full)
-        problems.add(path, "true is not allowed with recompute \"full\" (Megatron-Core's combined 1F1B runs the forward and backward of two micro-batches layer by layer; use \"selective\" or \"none\")");
+        problems.add(path, std::string("true is not allowed with recompute \"full\" (") + kCombinedRefusesFullWhy + "; use \"selective\" or \"none\")");
     if (tr.moe_shared_expert_overlap)
         problems.add(path, "true is not allowed with moe_shared_expert_overlap true (Megatron-Core overlaps the token exchange with one or the other); set one of them false");
 }

@@ -2,6 +2,7 @@
 // on plans the search builds), Megatron's constraints on the interleaved schedule, and JSON out.
 #include <cmath>
 
+#include "poseidon/combined_1f1b.hpp"
 #include "poseidon/json_util.hpp"
 #include "poseidon/scenario.hpp"
 #include "grid_rules.hpp"
@@ -274,8 +275,8 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path, cons
         plan.recompute = *v == "none" ? Recompute::none : *v == "selective" ? Recompute::selective : Recompute::full;
         // (training.recompute is held to the same rule: check_combined_1f1b)
         if (plan.recompute == Recompute::full && sc.training.overlap_moe_expert_parallel_comm)
-            problems.add(r.path_of("recompute"), "\"full\" is not allowed with training.overlap_moe_expert_parallel_comm true (Megatron-Core's combined 1F1B runs the forward and "
-                                                 "backward of two micro-batches layer by layer); use \"selective\" or \"none\"");
+            problems.add(r.path_of("recompute"), std::string("\"full\" is not allowed with training.overlap_moe_expert_parallel_comm true (") + kCombinedRefusesFullWhy +
+                                                     "); use \"selective\" or \"none\"");
     }
     if (auto v = r.integer("recompute_num_layers", false, 1, sc.model.num_layers > 0 ? sc.model.num_layers : max_num_layers)) {
         if (plan.recompute == Recompute::full)

@@ -5,6 +5,7 @@
 // and for the merge. Without such options run_grid_set runs alone, untouched.
 #include <algorithm>
 
+#include "poseidon/combined_1f1b.hpp"
 #include "poseidon/scenario.hpp"
 #include "search_driver.hpp"
 
@@ -66,8 +67,8 @@ std::vector<std::pair<std::optional<Recompute>, int>> recompute_choices(const Sc
         if (out.empty()) {
             Problems problems;
             problems.add(options.recomputes.empty() ? "options.recompute_num_layers" : "options.recompute",
-                         "full recomputation only, which training.overlap_moe_expert_parallel_comm true does not allow (Megatron-Core's combined 1F1B runs the forward and "
-                         "backward of two micro-batches layer by layer); expected \"none\" or \"selective\" among the choices");
+                         std::string("full recomputation only, which training.overlap_moe_expert_parallel_comm true does not allow (") + kCombinedRefusesFullWhy +
+                             "); expected \"none\" or \"selective\" among the choices");
             problems.throw_if_any();
         }
     }

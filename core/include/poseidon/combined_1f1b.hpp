@@ -37,6 +37,8 @@ double ep_pair_save_s(const BlockPass& fwd, const BlockPass& bwd, double kappa);
 bool merges_passes(const Scenario& sc);
 // Megatron-Core's TransformerConfig conditions on the setting, named under `path`.
 void check_combined_1f1b(const Training& tr, const std::string& path, Problems& problems);
+// Why it refuses full recomputation, for the messages of the scenario, a plan and the search.
+inline constexpr const char* kCombinedRefusesFullWhy = "Megatron-Core's combined 1F1B runs the forward and backward of two micro-batches layer by layer";
 // Moves the pass's reserve out of forward_s and backward_s; `only_stage`: the plan's single 1F1B
 // stage, whose one unmerged forward (the first) and backward (the last) take it back as their
 // extras, so its order F0, (F1 B0), ..., B(m-1) lasts what the plain order of the reduced passes
