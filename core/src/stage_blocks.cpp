@@ -92,16 +92,16 @@ std::vector<std::string> dense_stage_grid_notes(const ModelSpec& m, const Plan& 
     for (int s = 0; s < p; ++s) {
         const StagePlan& st = plan.stages[s];
         if (st.ep * st.etp <= 1) continue;
-        int last = -1;
+        int lo = F, last = -1;
         bool dense = true;
         for (int c = 0; c < V && dense; ++c) {
             const auto [first, n] = r[static_cast<std::size_t>(c) * p + s];
-            if (n > 0) dense = first + n <= F, last = std::max(last, first + n - 1);
+            if (n > 0) dense = first + n <= F, lo = std::min(lo, first), last = std::max(last, first + n - 1);
         }
         if (!dense || last < 0) continue;
         out.push_back("plan.stages[" + std::to_string(s) + "]: ep " + std::to_string(st.ep) + (st.etp > 1 ? " x etp " + std::to_string(st.etp) : "") +
-                      " changes nothing there: the stage holds only the model's leading dense blocks (" + (last == 0 ? "block 0" : "blocks 0-" + std::to_string(last)) +
-                      "), so no experts");
+                      " changes nothing there: the stage holds only the model's leading dense blocks (" +
+                      (last == lo ? "block " + std::to_string(lo) : "blocks " + std::to_string(lo) + "-" + std::to_string(last)) + "), so no experts");
     }
     return out;
 }
