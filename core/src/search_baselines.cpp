@@ -8,6 +8,7 @@
 #include "poseidon/scenario.hpp"
 #include "poseidon/search.hpp"
 
+#include "search_space.hpp"
 #include "search_util.hpp"
 
 namespace poseidon {
@@ -15,14 +16,6 @@ namespace poseidon {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-
-bool model_allows_tp(const Scenario& sc, int tp) {
-    const auto& m = sc.model;
-    if (m.num_attention_heads % tp || m.kv_heads() % tp || m.ffn_hidden_size % tp) return false;
-    if (sc.training.sequence_parallel && m.seq_length % tp) return false;
-    return true;
-}
 
 bool dag_ok(std::int64_t stages, std::int64_t m) { return m <= max_num_micro_batches && stages * m <= max_dag_cells && stages <= max_stages; }
 
@@ -79,7 +72,7 @@ Baseline megatron_uniform(const Scenario& sc, Clock::time_point deadline) {
     Best best;
     for (std::int64_t pp : detail::divisors(L)) {
         for (int tp = 1; tp <= 1024; tp *= 2) {
-            bool ok = model_allows_tp(sc, tp);
+            bool ok = detail::tp_valid(sc, tp);  // (the search's rule: the scenario has no cp here)
             for (const auto& g : groups) ok = ok && g.gpus_per_node % tp == 0;
             if (!ok) continue;
             long long dmax = N / (tp * pp);
@@ -205,7 +198,7 @@ Baseline metis_heuristic(const Scenario& sc, Clock::time_point deadline) {
             for (int j = 0; j < S && ok; ++j) {
                 const int g = stage_group[j], s = size[g];
                 for (int tp = 1; tp <= groups[g].gpus_per_node; ++tp)
-                    if (groups[g].gpus_per_node % tp == 0 && s % tp == 0 && model_allows_tp(sc, tp) && mbs % (s / tp) == 0) tps[j].push_back(tp);
+                    if (groups[g].gpus_per_node % tp == 0 && s % tp == 0 && detail::tp_valid(sc, tp) && mbs % (s / tp) == 0) tps[j].push_back(tp);
                 ok = !tps[j].empty();
             }
             if (!ok) continue;
