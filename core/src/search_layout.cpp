@@ -205,6 +205,12 @@ void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out)
                 double one = layout_bound(c, used, 0);
                 if (!cut(one)) one = std::max(one, family_c_bound(c, S));
                 b = sched_bound(c, one, used, S);
+                // where only interleaved plans may remain: their bottleneck under the caps from
+                // the threshold, every TP open (as in tp_dfs)
+                if (!c.vs.empty() && !cut(b) && (!c.sched_1f1b || cut(one))) {
+                    const double t = ilv_tp_bound(c, S);
+                    b = std::max(b, c.sched_1f1b ? std::min(one, t) : t);
+                }
                 key = c.sched_1f1b ? one : b;
             }
             out.push_back({b, -1, -1, key, b});
@@ -291,7 +297,7 @@ void Walker::tp_dfs(MbsCtx& c, std::size_t bi, int S, std::uint64_t used) {
             else if (!exhaustive_ && !c.vs.empty()) {
                 // both schedules: cut when the bounds of both cut; the configuration's split
                 // search then skips 1F1B if only its bounds cut (one_cut_, run_config)
-                const bool ilv_cut = cut(ilv_layout_bound(c, used, S)) || cut(ilv_tp_bound(c, bi, S));
+                const bool ilv_cut = cut(ilv_layout_bound(c, used, S)) || cut(ilv_tp_bound(c, S));
                 one_cut_ = inherited || !c.sched_1f1b || cut(layout_bound(c, used, 0)) || cut(family_c_bound(c, S)) || cut(tp_bottleneck_bound(c, bi));
                 if (ilv_cut && one_cut_)
                     ++stats.pruned;

@@ -356,7 +356,7 @@ private:
     }
     // ilv_layout_bound at V = vs[vi] with the chunk rates (search_interleaved_rates.cpp)
     double ilv_layout_bound_v(const MbsCtx& c, std::uint64_t used, bool complete, std::size_t vi);
-    double ilv_tp_bound(const MbsCtx& c, std::size_t upto, int S);
+    double ilv_tp_bound(const MbsCtx& c, int S);
     void ilv_run(MbsCtx& c);
     // The prefix of an interleaved split (stages 0..k-1 fixed): pa, the path into stage k (chunk 0
     // of each fixed stage and the sends); ma, the longest family-A path through a fixed stage to
