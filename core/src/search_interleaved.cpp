@@ -18,6 +18,7 @@
 #include <numeric>
 
 #include "poseidon/cost_model.hpp"
+#include "poseidon/dag.hpp"
 #include "search_bounds.hpp"
 #include "search_walk.hpp"
 
@@ -183,7 +184,20 @@ double Walker::ilv_tp_bound(const MbsCtx& c, int S) {
                 caps_.push_back(cap);
             }
         }
-        if (mono) bound = std::max(bound, m * V * integer_bottleneck_min(tabs_, caps_, U, heap_) + opt_lb);
+        if (mono) {
+            bound = std::max(bound, m * V * integer_bottleneck_min(tabs_, caps_, U, heap_) + opt_lb);
+            // then family C's chains where the bottleneck leaves this V: while they cut at least
+            // one V in eight of their recent runs, every 16th otherwise (their fill costs O(S U),
+            // more than they save on the shapes where they seldom cut: 4 x 64 x 24 of the MoE sweep)
+            if (!cut(bound) && !ilv_fc_gate_.skip(32, 8)) {
+                const long long before = std::accumulate(caps_.begin(), caps_.end(), 0LL);
+                const bool left = ilv_tp_family_c(c, V, U, opt_lb);
+                if (left && std::accumulate(caps_.begin(), caps_.end(), 0LL) < before)
+                    bound = std::max(bound, m * V * integer_bottleneck_min(tabs_, caps_, U, heap_) + opt_lb);
+                ilv_fc_gate_.record(!left || cut(bound), 1024);
+                if (!left) continue;  // no split of this V is left
+            }
+        }
         best = std::min(best, bound);
         if (!cut(best)) return best;  // no need for the rest
     }

@@ -208,22 +208,36 @@ std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, std::in
     }
     // the least F+B over the TP degrees of each stage size (tp_bottleneck_bound)
     for (int g = 0; g < G_; ++g) {
-        std::map<int, std::pair<std::shared_ptr<const std::vector<double>>, bool>> by_size;
+        struct Least {
+            std::shared_ptr<const std::vector<double>> c, f, b;
+            bool mono = false;
+        };
+        std::map<int, Least> by_size;
         for (auto& info : c->opts[g]) {
-            auto& [cm, mono] = by_size[info.o.size];
-            if (!cm) {
+            Least& least = by_size[info.o.size];
+            if (!least.c) {
                 auto v = std::make_shared<std::vector<double>>(L_ + 1, kInf);
+                auto f = std::make_shared<std::vector<double>>(L_ + 1, kInf);
+                auto b = std::make_shared<std::vector<double>>(L_ + 1, kInf);
                 for (const auto& t : info.tps) {
                     const Table& tb = c->costs->middle(g, info.o.size, t.tp);
-                    for (int l = c->costs->l_min(); l <= L_; ++l) (*v)[l] = std::min((*v)[l], tb.c[l]);
+                    for (int l = c->costs->l_min(); l <= L_; ++l) {
+                        (*v)[l] = std::min((*v)[l], tb.c[l]);
+                        (*f)[l] = std::min((*f)[l], tb.t[l].forward_s);
+                        (*b)[l] = std::min((*b)[l], tb.t[l].backward_s);
+                    }
                 }
-                mono = true;
-                for (int l = c->costs->l_min() + 1; l <= L_; ++l) mono = mono && (*v)[l] >= (*v)[l - 1];
-                cm = std::move(v);
-                c->add_bytes(static_cast<std::int64_t>(L_ + 1) * static_cast<std::int64_t>(sizeof(double)));
+                least.mono = true;
+                for (int l = c->costs->l_min() + 1; l <= L_; ++l) least.mono = least.mono && (*v)[l] >= (*v)[l - 1];
+                least.c = std::move(v);
+                least.f = std::move(f);
+                least.b = std::move(b);
+                c->add_bytes(3 * static_cast<std::int64_t>(L_ + 1) * static_cast<std::int64_t>(sizeof(double)));
             }
-            info.cmin = cm;
-            info.cmin_monotone = mono;
+            info.cmin = least.c;
+            info.cmin_monotone = least.mono;
+            info.fmin = least.f;
+            info.bmin = least.b;
         }
     }
     // the exact suffix rates per set of groups, with each option at its best rates and decays as

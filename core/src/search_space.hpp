@@ -46,6 +46,9 @@ struct OptInfo {
     // per layer count, the least middle F+B over tps (shared by the options of one stage size)
     std::shared_ptr<const std::vector<double>> cmin;
     bool cmin_monotone = false;
+    // per layer count, the least middle forward and the least backward over tps, each apart (the
+    // interleaved family C of a layout whose TP is open: ilv_tp_family_c)
+    std::shared_ptr<const std::vector<double>> fmin, bmin;
     std::vector<double> a_v;  // per vs[vi]: the least TpChoice::a_v over tps
 };
 

@@ -332,7 +332,7 @@ private:
     void ilv_suffix_tables(int V, int U);  // search_interleaved_suffix.cpp
     void ilv_suffix_joint(int V, int U);   // search_interleaved_suffix.cpp
     void ilv_caps(int V, int U, double tail0);  // ucap_ from the threshold (search_interleaved_caps.cpp)
-    std::vector<double> ibase_, ifill_;
+    std::vector<double> ifill_;
     std::vector<const double*> ibase_p_;
     // per stage: the fewest layers a costed split found it not to fit (its memory depends on its
     // own layers alone at a given V), or INT_MAX
@@ -357,6 +357,12 @@ private:
     // ilv_layout_bound at V = vs[vi] with the chunk rates (search_interleaved_rates.cpp)
     double ilv_layout_bound_v(const MbsCtx& c, std::uint64_t used, bool complete, std::size_t vi);
     double ilv_tp_bound(const MbsCtx& c, int S);
+    // family C of the interleaved DAG lowering chunk caps (search_interleaved_caps.cpp)
+    bool ilv_tp_family_c(const MbsCtx& c, int V, int U, double tail);
+    bool family_c_caps(std::vector<int>& caps, int V, int U, std::int64_t m, double add);
+    void chain_rows(double* f, int V, int U, int j);
+    std::vector<double> ic_rows_;              // forward, backward, V f + b by chunk count, per row owner
+    std::vector<const double*> ic_f_, ic_b_;  // per stage: its forward and backward rows
     void ilv_run(MbsCtx& c);
     // The prefix of an interleaved split (stages 0..k-1 fixed): pa, the path into stage k (chunk 0
     // of each fixed stage and the sends); ma, the longest family-A path through a fixed stage to
@@ -391,6 +397,7 @@ private:
     std::vector<StageTimes> ilb_chunks_, ilb_stages_;
     // it costs about the plan's own walk, so it runs while it cuts one split in three (ilv_lower_cut)
     SeldomGate ilb_gate_;
+    SeldomGate ilv_fc_gate_;  // ilv_tp_bound's family C
     bool ilv_lower_cut();
     double ifc_tail_ = 0;  // ilv_family_c's stage-0 sync and slowest step
     Sweep ilb_sweep_;
