@@ -23,6 +23,7 @@
 #include "search_walk.hpp"
 
 namespace poseidon::detail {
+
 bool interleave_ok(int S, std::int64_t m, int V, int num_layers) {
     return S >= 2 && m % S == 0 && num_layers % V == 0 && static_cast<long long>(S) * V <= num_layers;
 }
@@ -133,8 +134,9 @@ double Walker::ilv_dp0_block(const MbsCtx& c) const {
 // a prefix of them): for each allowed V, the LP bound with phi = a / V, then the integer
 // bottleneck over chunk tables (the chosen TP's middle table, else the least over TP degrees)
 // under the chunk caps: the layout's exact memory caps where known (else each option's), lowered
-// by family A through each stage after the least way into it, as the configuration's caps from
-// the threshold are (search_interleaved_caps.cpp); m V t* + opt. The least over V.
+// as the configuration's caps from the threshold are (search_interleaved_caps.cpp), by family A
+// through each stage after the least way into it and then by family C (ilv_tp_family_c), both
+// without sends; m V t* + opt. The least over V.
 double Walker::ilv_tp_bound(const MbsCtx& c, int S) {
     double best = kInf;
     const double m = static_cast<double>(c.m);
