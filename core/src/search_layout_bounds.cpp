@@ -97,10 +97,14 @@ double Walker::family_c_bound(const MbsCtx& c, int S) {
         j += blocks_[bi].count;
     }
     // blocks in rate order; each block's stages keep their pipeline positions for e
-    std::vector<std::size_t> idx(blocks_.size());
-    std::iota(idx.begin(), idx.end(), 0);
-    std::stable_sort(idx.begin(), idx.end(), [&](std::size_t x, std::size_t y) { return blk_[x].first < blk_[y].first; });
-    for (std::size_t bi : idx) {
+    // (a stable insertion sort into a kept list: a layout has a few blocks, and stable_sort's
+    // buffer and a new index vector per call cost more than the sort on 4 x 4096 x 24)
+    blk_idx_.clear();
+    for (std::size_t bi = 0; bi < blocks_.size(); ++bi) {
+        blk_idx_.push_back(bi);
+        for (std::size_t k = blk_idx_.size() - 1; k > 0 && blk_[blk_idx_[k]].first < blk_[blk_idx_[k - 1]].first; --k) std::swap(blk_idx_[k], blk_idx_[k - 1]);
+    }
+    for (std::size_t bi : blk_idx_) {
         const BlockSel& b = blocks_[bi];
         const OptInfo& info = c.opts[b.g][b.opt];
         const Rates& r = rates_of(c, b);

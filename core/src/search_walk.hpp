@@ -166,6 +166,7 @@ private:
     std::vector<int> caps_;
     std::vector<JcStage> jc_;
     std::vector<std::pair<double, int>> blk_;
+    std::vector<std::size_t> blk_idx_;
     // the configuration being split (search_split.cpp)
     MbsCtx* ctx_ = nullptr;
     std::vector<CfgStage> cfg_;
