@@ -3,9 +3,10 @@
 // cap where family A through it, or family C with it as the stage whose chain is counted, reaches
 // the threshold. Counts above a cap are above every plan that can enter the top K (the threshold
 // only falls), so the walk's suffix capacity, LP rates and integer bottleneck take the caps. The
-// same family C lowers a complete layout's caps while its TP is chosen (ilv_tp_family_c, for
-// ilv_tp_bound), with each stage's tables at the least over the degrees still open.
+// same families lower a complete layout's caps while its TP is chosen (ilv_tp_bound,
+// ilv_tp_family_c), with each stage's tables at the least over the degrees still open.
 #include <algorithm>
+#include <numeric>
 
 #include "poseidon/dag.hpp"
 #include "search_bounds.hpp"
@@ -45,6 +46,82 @@ void Walker::ilv_caps(int V, int U, double tail0) {
     family_c_caps(ucap_, V, U, ctx_->m, sends + tail0);
     for (int j = 0; j < S; ++j)
         if (ucap_[j] < umem_[j]) ++stats.threshold_capped;
+}
+
+// A complete layout of S stages with TP chosen for the blocks that have one (blocks_[k].tpi >= 0,
+// a prefix of them): for each allowed V, the LP bound with phi = a / V, then the integer
+// bottleneck over chunk tables (the chosen TP's middle table, else the least over TP degrees)
+// under the chunk caps: the layout's exact memory caps where known (else each option's), lowered
+// as the configuration's caps from the threshold are (search_interleaved_caps.cpp), by family A
+// through each stage after the least way into it and then by family C (ilv_tp_family_c), both
+// without sends; m V t* + opt. The least over V.
+double Walker::ilv_tp_bound(const MbsCtx& c, int S) {
+    double best = kInf;
+    const double m = static_cast<double>(c.m);
+    for (std::size_t vi = 0; vi < c.vs.size(); ++vi) {
+        const int V = c.vs[vi];
+        if (!interleave_ok(S, c.m, V, L_)) continue;
+        double v = 0, opt_lb = 0;
+        for (std::size_t k = blocks_.size(); k-- > 0;) {
+            const BlockSel& b = blocks_[k];
+            const OptInfo& info = c.opts[b.g][b.opt];
+            const Rates& r = rates_of(c, b);
+            opt_lb = std::max(opt_lb, r.opt_min);
+            // the chunk rate at this V (set_chunk_rates; a stage that holds no chunk covers none)
+            const double a = info.a_v.size() == c.vs.size() ? (b.tpi >= 0 ? info.tps[b.tpi].a_v[vi] : info.a_v[vi]) : r.a;
+            if (a < kInf) v = lp_steps(v, a / V, c.keep_pow(vi, b.count));
+        }
+        opt_lb += ilv_dp0_block(c);
+        double bound = v > 0 ? L_ / v + opt_lb : kInf;
+        // the bottleneck only raises a bound that the caller cuts already (it reads only the cut)
+        if (cut(bound)) continue;
+        tabs_.clear();
+        caps_.clear();
+        bool mono = true;
+        int j = 0;
+        const int U = L_ / V;
+        double into = 0;  // family A's least way into stage j: a chunk of each stage before it, no sends
+        for (std::size_t bi = 0; bi < blocks_.size() && mono; ++bi) {
+            const BlockSel& b = blocks_[bi];
+            const OptInfo& info = c.opts[b.g][b.opt];
+            const double* tab = nullptr;
+            if (b.tpi >= 0) {
+                const Table& tb = costs_->middle(b.g, info.o.size, info.tps[b.tpi].tp);
+                mono = tb.monotone;
+                tab = tb.c.data();
+            } else {
+                mono = info.cmin_monotone;
+                tab = info.cmin->data();
+            }
+            if (!mono) break;
+            for (int q = 0; q < b.count; ++q, ++j) {
+                const long long mem = caps_known_ ? scap_of(j, b.tpi) : (b.tpi >= 0 ? info.tps[b.tpi].cap : info.cap);
+                int cap = static_cast<int>(std::min<long long>(mem, L_) / V);
+                // (nondecreasing tables: the least chunk is one layer's)
+                while (cap > 1 && cut(into + m * V * tab[cap] + opt_lb)) --cap;
+                into += tab[1];
+                tabs_.push_back(tab);
+                caps_.push_back(cap);
+            }
+        }
+        if (mono) {
+            bound = std::max(bound, m * V * integer_bottleneck_min(tabs_, caps_, U, heap_) + opt_lb);
+            // then family C's chains where the bottleneck leaves this V: while they cut at least
+            // one V in eight of their recent runs, every 16th otherwise (their fill costs O(S U),
+            // more than they save on the shapes where they seldom cut: 4 x 64 x 24 of the MoE sweep)
+            if (!cut(bound) && !ilv_fc_gate_.skip(32, 8)) {
+                const long long before = std::accumulate(caps_.begin(), caps_.end(), 0LL);
+                const bool left = ilv_tp_family_c(c, V, U, opt_lb);
+                if (left && std::accumulate(caps_.begin(), caps_.end(), 0LL) < before)
+                    bound = std::max(bound, m * V * integer_bottleneck_min(tabs_, caps_, U, heap_) + opt_lb);
+                ilv_fc_gate_.record(!left || cut(bound), 1024);
+                if (!left) continue;  // no split of this V is left
+            }
+        }
+        best = std::min(best, bound);
+        if (!cut(best)) return best;  // no need for the rest
+    }
+    return best;
 }
 
 // Stage j's rows for family_c_caps at `f` (forward, then backward, then V f + b, each U + 1
