@@ -23,7 +23,7 @@ void Walker::ilv_caps(int V, int U, double tail0) {
     for (int j = 0; j < S; ++j) {
         const Table& tb = *itab_[j];
         ucap_[j] = umem_[j] = std::min(U, cap_[j] / V);
-        while (ucap_[j] > 1 && cut(into + m * V * tb.c[ucap_[j]] + tail0)) --ucap_[j];
+        ucap_[j] = family_a_cap(tb.c.data(), ucap_[j], into, m * V, tail0);
         double least = kInf;
         for (int u = 1; u <= std::max(1, ucap_[j]); ++u) least = std::min(least, tb.c[u]);
         into += least + sf_[j] + sb_[j + 1];
@@ -41,7 +41,7 @@ void Walker::ilv_caps(int V, int U, double tail0) {
     for (int j = 0; j < S; ++j) {
         double* f = &ic_rows_[3 * W * static_cast<std::size_t>(j)];
         for (int u = 1; u <= U; ++u) f[u] = itab_[j]->t[u].forward_s, f[W + u] = itab_[j]->t[u].backward_s;
-        chain_rows(f, V, U, j);
+        chain_rows(f, V, U, j, 1);
     }
     family_c_caps(ucap_, V, U, ctx_->m, sends + tail0);
     for (int j = 0; j < S; ++j)
@@ -98,7 +98,7 @@ double Walker::ilv_tp_bound(const MbsCtx& c, int S) {
                 const long long mem = caps_known_ ? scap_of(j, b.tpi) : (b.tpi >= 0 ? info.tps[b.tpi].cap : info.cap);
                 int cap = static_cast<int>(std::min<long long>(mem, L_) / V);
                 // (nondecreasing tables: the least chunk is one layer's)
-                while (cap > 1 && cut(into + m * V * tab[cap] + opt_lb)) --cap;
+                cap = family_a_cap(tab, cap, into, m * V, opt_lb);
                 into += tab[1];
                 tabs_.push_back(tab);
                 caps_.push_back(cap);
@@ -124,17 +124,26 @@ double Walker::ilv_tp_bound(const MbsCtx& c, int S) {
     return best;
 }
 
-// Stage j's rows for family_c_caps at `f` (forward, then backward, then V f + b, each U + 1
-// long; the first two filled from 1 to U).
-void Walker::chain_rows(double* f, int V, int U, int j) {
+// The rows for family_c_caps of stages j..j+count-1, which share them, at `f` (forward, then
+// backward, then V f + b, each U + 1 long; the first two filled from 1 to U).
+void Walker::chain_rows(double* f, int V, int U, int j, int count) {
     const std::size_t W = static_cast<std::size_t>(U) + 1;
     double* b = f + W;
     double* base = b + W;
     f[0] = b[0] = base[0] = 0;
     for (int u = 1; u <= U; ++u) base[u] = V * f[u] + b[u];
-    ic_f_[j] = f;
-    ic_b_[j] = b;
-    ibase_p_[j] = base;
+    for (int q = j; q < j + count; ++q) {
+        ic_f_[q] = f;
+        ic_b_[q] = b;
+        ibase_p_[q] = base;
+    }
+}
+
+// Family A through a stage after a way into it of `into`: the most chunks, from `cap` down, for
+// which m V c(u) on that way stays below the threshold (at least 1).
+int Walker::family_a_cap(const double* c, int cap, double into, double mV, double tail) const {
+    while (cap > 1 && cut(into + mV * c[cap] + tail)) --cap;
+    return cap;
 }
 
 // Family C of the interleaved DAG with stage j's chain (interleaved_family_c): every chunk's
@@ -189,7 +198,8 @@ bool Walker::ilv_tp_family_c(const MbsCtx& c, int V, int U, double tail) {
         } else {
             for (int u = 1; u <= U; ++u) f[u] = (*info.fmin)[u], f[W + u] = (*info.bmin)[u];
         }
-        for (int q = 0; q < b.count; ++q, ++j) chain_rows(f, V, U, j);
+        chain_rows(f, V, U, j, b.count);
+        j += b.count;
     }
     return family_c_caps(caps_, V, U, c.m, tail);
 }

@@ -361,7 +361,8 @@ private:
     // family C of the interleaved DAG lowering chunk caps (search_interleaved_caps.cpp)
     bool ilv_tp_family_c(const MbsCtx& c, int V, int U, double tail);
     bool family_c_caps(std::vector<int>& caps, int V, int U, std::int64_t m, double add);
-    void chain_rows(double* f, int V, int U, int j);
+    void chain_rows(double* f, int V, int U, int j, int count);
+    int family_a_cap(const double* c, int cap, double into, double mV, double tail) const;
     std::vector<double> ic_rows_;              // forward, backward, V f + b by chunk count, per row owner
     std::vector<const double*> ic_f_, ic_b_;  // per stage: its forward and backward rows
     void ilv_run(MbsCtx& c);
