@@ -206,7 +206,8 @@ std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, std::in
         ++stats_.infeasible["memory"];
         return fail();
     }
-    // the least F+B over the TP degrees of each stage size (tp_bottleneck_bound)
+    // the least F+B over the TP degrees of each stage size (tp_bottleneck_bound), and the least
+    // forward and backward apart (ilv_tp_family_c)
     for (int g = 0; g < G_; ++g) {
         struct Least {
             std::shared_ptr<const std::vector<double>> c, f, b;
