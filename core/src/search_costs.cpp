@@ -22,7 +22,7 @@ Costs::~Costs() {
     if (account_) account_->fetch_sub(bytes_, std::memory_order_relaxed);
 }
 
-const std::vector<StageEval>& Costs::probe(const std::vector<ProbeStage>& ps, bool whole_pipeline, LeadingBlocks rule) {
+Costs::ProbeBuffers& Costs::probe_plan(const std::vector<ProbeStage>& ps) {
     ++probes_;
     // (a bound on what the buffers keep: a search probes a few dozen sizes at most)
     if (buffers_.size() >= kProbeSizesKept && !buffers_.contains(ps.size())) buffers_.clear();
@@ -42,9 +42,20 @@ const std::vector<StageEval>& Costs::probe(const std::vector<ProbeStage>& ps, bo
         reps.resize(dp);
         for (int r = 0; r < dp; ++r) reps[r] = ReplicaPlacement{p.g, p.first_gpu + r * width, width};
     }
+    return b;
+}
+
+const std::vector<StageEval>& Costs::probe(const std::vector<ProbeStage>& ps, bool whole_pipeline, LeadingBlocks rule) {
+    ProbeBuffers& b = probe_plan(ps);
     b.links.clear();
     evaluate_stages_into(sc_, b.plan, b.placement, &b.links, whole_pipeline, b.out, rule);
     return b.out;
+}
+
+const std::vector<char>& Costs::probe_fits(const std::vector<ProbeStage>& ps) {
+    ProbeBuffers& b = probe_plan(ps);
+    stage_fits_into(sc_, b.plan, b.fits, LeadingBlocks::on_first_stage);
+    return b.fits;
 }
 
 const Table& Costs::middle(int g, int size, int tp) {

@@ -110,6 +110,9 @@ public:
     // or on every stage for the middle tables' bounds.
     const std::vector<StageEval>& probe(const std::vector<ProbeStage>& ps, bool whole_pipeline = false,
                                         LeadingBlocks rule = LeadingBlocks::on_first_stage);
+    // The same probe's StageEval::fits alone (stage_fits_into): a memory cap's binary search reads
+    // nothing else, and the times and links were three quarters of a probe.
+    const std::vector<char>& probe_fits(const std::vector<ProbeStage>& ps);
     // Middle-position costs for every layer count, and the rates derived from them.
     const Table& middle(int g, int size, int tp);
     // Stage times at a position; first/last/only stages are probed on first use.
@@ -180,8 +183,10 @@ private:
         Plan plan;
         std::vector<StagePlacement> placement;
         std::vector<StageEval> out;
+        std::vector<char> fits;
         PlacementLinks links;
     };
+    ProbeBuffers& probe_plan(const std::vector<ProbeStage>& ps);  // the buffers of ps's size, set to ps
     std::unordered_map<std::size_t, ProbeBuffers> buffers_;
     static constexpr std::size_t kProbeSizesKept = 64;
     std::vector<ProbeStage> scratch_;

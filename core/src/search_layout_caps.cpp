@@ -41,13 +41,13 @@ bool Walker::layout_caps(MbsCtx& c, int S) {
                 }
             }
             if (!open) break;
-            const auto& ev = costs.probe(probe_stages_);
+            const auto& fits = costs.probe_fits(probe_stages_);
             for (int jj = 0; jj < S; ++jj)
                 if (misfit_[jj]) {
                     const Pos pos = pos_of(jj, S);
                     const int inflight = static_cast<int>(std::min<std::int64_t>(S - jj, c.m));
                     const ProbeStage& p = probe_stages_[jj];
-                    costs.record_fit(p.g, p.size, p.tp, pos, inflight, p.layers, ev[jj].fits);
+                    costs.record_fit(p.g, p.size, p.tp, pos, inflight, p.layers, fits[jj]);
                 }
         }
     }

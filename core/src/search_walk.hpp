@@ -9,7 +9,7 @@
 //   search_eval.cpp           a complete plan: memory fit, the DAG, the top-K list
 //   search_deferred.cpp       configurations whose split is long, split again after the rest
 // The driver (search_driver.cpp) builds the micro-batch-size contexts and runs the walks; what the
-// walkers share is in search_shared.hpp.
+// walkers share is in search_shared.hpp; the values a walk passes around in search_walk_types.hpp.
 // Internal to core/src.
 #pragma once
 
@@ -36,46 +36,9 @@
 #include "search_shared.hpp"
 #include "search_space.hpp"
 #include "search_topk.hpp"
+#include "search_walk_types.hpp"
 
 namespace poseidon::detail {
-
-// A run of stages of one group option: the option's stages first .. first + count - 1, all with
-// TP index tpi (-1: not chosen yet). A group option's stages start as one run; choosing TP per
-// stage splits it into maximal runs of one degree each (docs/search.md, "The space"), so the
-// remainder of a split may not start with the degree of the run before it (prev_tp; 0: none).
-struct BlockSel {
-    int g = 0, opt = 0, tpi = -1;
-    int first = 0, count = 0;
-    int prev_tp = 0;
-};
-
-// A node of the layout tree handed to a walker of a parallel search: the subtree below the blocks
-// `prefix` (S stages, groups `used`), or, when `stop_here`, the configurations of exactly them.
-struct Task {
-    std::vector<BlockSel> prefix;
-    int S = 0;
-    std::uint64_t used = 0;
-    double bound = 0;
-    double order = 0;  // the broad dive's order (Child::order)
-    bool stop_here = false;
-    MbsCtx* ctx = nullptr;
-};
-
-// Which TP sequences a pass of the search visits: one degree per group option, sequences whose
-// degree never rises along a group option's stages, or all of them.
-enum class TpMode { per_group, non_increasing, any };
-
-// A stage of the configuration whose layer split is searched.
-struct CfgStage {
-    int g = 0, size = 1, tp = 1, offset = 0, inflight = 1;
-    Pos pos = kMiddle;
-    Rates r;
-};
-
-// Upper bound on the LP coverage rate v of a suffix made of at most `n` stages of the groups not
-// in `used` (search_layout_bounds.cpp); cached in `cache`. `exact`: also within the suffix rates
-// per set of groups (MbsCtx::suf_a), else only the per-group summaries.
-std::pair<double, double> suffix_cap(const MbsCtx& c, SuffixCache& cache, std::uint64_t used, int n, bool exact = true);
 
 class Walker {
 public:

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "poseidon/combined_1f1b.hpp"
@@ -136,6 +137,60 @@ const Device& replica_device(const Group& g, int tp, Device& buffer) {
     return *device;
 }
 
+namespace {
+
+// Stage s's share of the model's leading dense blocks (`leading`: leading_blocks_per_chunk).
+double stage_prefix_share(const Plan& plan, const std::vector<int>& leading, int s) {
+    const int S = static_cast<int>(plan.stages.size());
+    int k = 0;
+    for (int c = 0; c < std::max(1, plan.virtual_stages); ++c) k += leading[static_cast<std::size_t>(c) * S + s];
+    return prefix_share_of(k, plan.stages[s].num_layers);
+}
+
+// Stage s's position as its replicas' costs read it; `share`: stage_prefix_share, or -1.
+StagePosition stage_position(const Plan& plan, int s, double share) {
+    const StagePlan& st = plan.stages[s];
+    // the gradients and the sharded states of a stage span its dp x cp ranks (Megatron's dp_cp group)
+    StagePosition pos{s, static_cast<int>(plan.stages.size()), plan.num_micro_batches, st.dp() * st.cp};
+    pos.cp = st.cp;
+    pos.prefix_share = share;
+    return pos;
+}
+
+// The fields of a position that a replica of `tp` GPUs of group g sets: its CP link, its expert grid.
+void set_replica_links(StagePosition& pos, const Group& g, int tp, const StagePlan& st) {
+    const CpLink cpl = cp_link(g, tp, st.cp);
+    pos.cp_bw_GBps = cpl.bw_GBps, pos.cp_latency_s = cpl.latency_s;
+    set_expert_grid(pos, g, st);
+}
+
+}  // namespace
+
+void stage_fits_into(const Scenario& sc, const Plan& plan, std::vector<char>& fits, LeadingBlocks rule) {
+    if (plan.virtual_stages > 1) throw std::logic_error("stage_fits_into: a plan of one model chunk per stage");
+    // (a profile's measured links change no memory: no with_measured_links copy here)
+    const int S = static_cast<int>(plan.stages.size());
+    fits.assign(S, 0);
+    const bool prefix = leading_dense_blocks(sc.model) > 0;
+    const std::vector<int> leading = prefix ? leading_blocks_per_chunk(sc.model, plan, rule) : std::vector<int>{};
+    for (int s = 0; s < S; ++s) {
+        const StagePlan& st = plan.stages[s];
+        StagePosition pos = stage_position(plan, s, prefix ? stage_prefix_share(plan, leading, s) : -1);
+        bool ok = st.expert_grid_divides();
+        for (std::size_t k = 0; ok && k < st.replicas.size(); ++k) {
+            const ReplicaSet& rs = st.replicas[k];
+            const Group& g = sc.cluster.groups[rs.group];
+            Device overridden;
+            const Device& d = replica_device(g, rs.tp, overridden);
+            set_replica_links(pos, g, rs.tp, st);
+            ReplicaCost rc;
+            replica_memory(sc, d, rs.tp, rs.samples, st.num_layers, pos, rc);
+            ok = d.memory_GiB - rc.memory.total_GiB() >= 0;
+        }
+        fits[s] = ok;
+    }
+}
+
 std::vector<StageEval> evaluate_stages(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement, PlacementLinks* links,
                                        bool whole_pipeline) {
     std::vector<StageEval> out;
@@ -177,21 +232,13 @@ void evaluate_stages_into(const Scenario& sc_in, const Plan& plan, const std::ve
     double share_before = -1;
     for (int s = 0; s < S; ++s) {
         const StagePlan& st = plan.stages[s];
-        double share = -1;
-        if (prefix) {
-            int k = 0;
-            for (int c = 0; c < std::max(1, plan.virtual_stages); ++c) k += leading[static_cast<std::size_t>(c) * S + s];
-            share = prefix_share_of(k, st.num_layers);
-        }
+        const double share = prefix ? stage_prefix_share(plan, leading, s) : -1;
         const bool same_blocks = s > 0 && st.replicas == plan.stages[s - 1].replicas && st.cp == plan.stages[s - 1].cp &&
                                  st.ep == plan.stages[s - 1].ep && st.etp == plan.stages[s - 1].etp && share == share_before;
         share_before = share;
         if (!same_blocks) blocks.clear();
         StageEval& ev = out[s];
-        // the gradients and the sharded states of a stage span its dp x cp ranks (Megatron's dp_cp group)
-        StagePosition pos{s, S, plan.num_micro_batches, st.dp() * st.cp};
-        pos.cp = st.cp;
-        pos.prefix_share = share;
+        StagePosition pos = stage_position(plan, s, share);
         double worst_headroom = 1e300;
         double max_params = 0;
         double opt_s = 0;
@@ -200,9 +247,7 @@ void evaluate_stages_into(const Scenario& sc_in, const Plan& plan, const std::ve
             const Group& g = sc.cluster.groups[rs.group];
             Device overridden;
             const Device& d = replica_device(g, rs.tp, overridden);
-            const CpLink cpl = cp_link(g, rs.tp, st.cp);
-            pos.cp_bw_GBps = cpl.bw_GBps, pos.cp_latency_s = cpl.latency_s;
-            set_expert_grid(pos, g, st);
+            set_replica_links(pos, g, rs.tp, st);
             if (k == blocks.size()) blocks.push_back(detail::block_cost(sc, d, rs.tp, rs.samples, pos));
             ReplicaCost rc = detail::replica_cost_of(sc, d, rs.tp, rs.samples, st.num_layers, pos, blocks[k]);
             if (k == 0 || rc.forward_s + rc.backward_s > ev.times.forward_s + ev.times.backward_s) {

@@ -1,13 +1,16 @@
 // Places where the time and memory parts of the cost model must agree with each other and with
 // docs/model.md: the host-dispatch floor of a backward whose TP traffic is hidden, the fp32
 // softmax of a stack that has one under fp32 training, flash attention's fp32 statistics, and
-// evaluate_stages against replica_cost stage by stage (it costs a run of alike stages' block once).
+// evaluate_stages against replica_cost stage by stage (it costs a run of alike stages' block once),
+// and stage_fits_into against evaluate_stages' fits.
 #include <catch2/catch.hpp>
 
 #include "poseidon/context_parallel.hpp"
 #include "poseidon/cost_model.hpp"
 #include "poseidon/expert_parallel.hpp"
 #include "poseidon/scenario.hpp"
+#include "poseidon/search.hpp"
+#include "search_random.hpp"
 
 using namespace poseidon;
 
@@ -123,4 +126,55 @@ TEST_CASE("evaluate_stages costs every stage as replica_cost does, though alike 
         CHECK(reused[s].memory.total_GiB() == fresh[s].memory.total_GiB());
         CHECK(reused[s].fits == fresh[s].fits);
     }
+}
+
+TEST_CASE("stage_fits_into says of every stage what evaluate_stages says it fits, over random plans and capacities", "[model][stages][memory]") {
+    // The search's memory-cap probes read the fits alone (Costs::probe_fits): the plans of random
+    // scenarios (dense and MoE with leading dense blocks and MTP, recomputation, the distributed
+    // optimizer and FSDP drawn), each also on GPUs of 0.8, 0.6 and 0.4 of their memory, so that
+    // some stages stop fitting; both placements of the leading dense blocks.
+    int fit = 0, misfit = 0, plans = 0;
+    for (std::uint64_t seed = 1; seed <= 60; ++seed) {
+        std::mt19937_64 rng(seed);
+        auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+        Json j = seed % 2 ? search_test::random_moe_scenario(rng, seed) : search_test::random_scenario(rng);
+        if (seed % 2 && j["model"]["num_layers"].get<int>() > 2) {
+            j["model"]["first_dense_layers"] = 1;
+            j["model"]["mtp_layers"] = pick(0, 1);
+        }
+        if (pick(0, 2) == 0) j["training"]["recompute"] = "selective";
+        if (pick(0, 3) == 0) j["training"]["fsdp"] = true;
+        const Scenario sc = parse_scenario(j);
+        SearchOptions o = search_test::quiet(4, false, 1);
+        o.schedule = "1f1b";
+        o.tp_per_stage = pick(0, 1) == 1;
+        const SearchResult r = search(sc, o);
+        for (const Estimate& e : r.plans) {
+            const Plan& plan = e.plan;
+            ++plans;
+            for (double share : {1.0, 0.8, 0.6, 0.4}) {
+                Scenario small = sc;
+                for (Group& g : small.cluster.groups) g.device.memory_GiB *= share;
+                for (LeadingBlocks rule : {LeadingBlocks::by_layers, LeadingBlocks::on_first_stage}) {
+                    INFO("seed " << seed << ", memory x " << share << ", rule " << static_cast<int>(rule) << ": " << to_json(sc).dump());
+                    std::vector<StageEval> full;
+                    evaluate_stages_into(small, plan, place_plan(small, plan), nullptr, true, full, rule);
+                    std::vector<char> fits;
+                    stage_fits_into(small, plan, fits, rule);
+                    REQUIRE(fits.size() == full.size());
+                    for (std::size_t s = 0; s < full.size(); ++s) {
+                        CHECK(static_cast<bool>(fits[s]) == full[s].fits);
+                        (full[s].fits ? fit : misfit) += 1;
+                    }
+                }
+            }
+        }
+    }
+    CHECK(plans >= 100);
+    CHECK(fit >= 200);
+    CHECK(misfit >= 200);
+    Plan interleaved;
+    interleaved.virtual_stages = 2;
+    std::vector<char> fits;
+    CHECK_THROWS_AS(stage_fits_into(search_test::two_types(), interleaved, fits), std::logic_error);
 }
