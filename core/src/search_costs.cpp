@@ -52,7 +52,7 @@ const std::vector<StageEval>& Costs::probe(const std::vector<ProbeStage>& ps, bo
     return b.out;
 }
 
-const std::vector<char>& Costs::probe_fits(const std::vector<ProbeStage>& ps) {
+const std::vector<StageFit>& Costs::probe_fits(const std::vector<ProbeStage>& ps) {
     ProbeBuffers& b = probe_plan(ps);
     stage_fits_into(sc_, b.plan, b.fits, LeadingBlocks::on_first_stage);
     return b.fits;
@@ -234,11 +234,12 @@ int Costs::exact_cap(int g, int size, int tp, Pos pos, int inflight) {
                 target = 1;
                 break;
         }
-        const auto& ev = probe(scratch_);
-        record_fit(g, size, tp, pos, inflight, l, ev[target].fits);
-        store_times(g, size, tp, pos, l, ev[target].times);
+        // (the memory alone: the times of a stage near its cap were seldom read, and Costs::times
+        // probes them when they are)
+        const StageFit fit = probe_fits(scratch_)[target];
+        record_fit(g, size, tp, pos, inflight, l, fit.fits);
         l_a = l_b, h_a = h_b;
-        l_b = l, h_b = ev[target].memory_capacity_GiB - ev[target].memory.total_GiB();
+        l_b = l, h_b = fit.headroom_GiB;
     }
 }
 

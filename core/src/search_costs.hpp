@@ -112,7 +112,7 @@ public:
                                         LeadingBlocks rule = LeadingBlocks::on_first_stage);
     // The same probe's StageEval::fits alone (stage_fits_into): a memory cap's binary search reads
     // nothing else, and the times and links were three quarters of a probe.
-    const std::vector<char>& probe_fits(const std::vector<ProbeStage>& ps);
+    const std::vector<StageFit>& probe_fits(const std::vector<ProbeStage>& ps);
     // Middle-position costs for every layer count, and the rates derived from them.
     const Table& middle(int g, int size, int tp);
     // Stage times at a position; first/last/only stages are probed on first use.
@@ -183,7 +183,7 @@ private:
         Plan plan;
         std::vector<StagePlacement> placement;
         std::vector<StageEval> out;
-        std::vector<char> fits;
+        std::vector<StageFit> fits;
         PlacementLinks links;
     };
     ProbeBuffers& probe_plan(const std::vector<ProbeStage>& ps);  // the buffers of ps's size, set to ps

@@ -47,7 +47,7 @@ bool Walker::layout_caps(MbsCtx& c, int S) {
                     const Pos pos = pos_of(jj, S);
                     const int inflight = static_cast<int>(std::min<std::int64_t>(S - jj, c.m));
                     const ProbeStage& p = probe_stages_[jj];
-                    costs.record_fit(p.g, p.size, p.tp, pos, inflight, p.layers, fits[jj]);
+                    costs.record_fit(p.g, p.size, p.tp, pos, inflight, p.layers, fits[jj].fits);
                 }
         }
     }

@@ -166,18 +166,18 @@ void set_replica_links(StagePosition& pos, const Group& g, int tp, const StagePl
 
 }  // namespace
 
-void stage_fits_into(const Scenario& sc, const Plan& plan, std::vector<char>& fits, LeadingBlocks rule) {
+void stage_fits_into(const Scenario& sc, const Plan& plan, std::vector<StageFit>& fits, LeadingBlocks rule) {
     if (plan.virtual_stages > 1) throw std::logic_error("stage_fits_into: a plan of one model chunk per stage");
     // (a profile's measured links change no memory: no with_measured_links copy here)
     const int S = static_cast<int>(plan.stages.size());
-    fits.assign(S, 0);
+    fits.assign(S, StageFit{});
     const bool prefix = leading_dense_blocks(sc.model) > 0;
     const std::vector<int> leading = prefix ? leading_blocks_per_chunk(sc.model, plan, rule) : std::vector<int>{};
     for (int s = 0; s < S; ++s) {
         const StagePlan& st = plan.stages[s];
         StagePosition pos = stage_position(plan, s, prefix ? stage_prefix_share(plan, leading, s) : -1);
-        bool ok = st.expert_grid_divides();
-        for (std::size_t k = 0; ok && k < st.replicas.size(); ++k) {
+        double worst = 1e300;  // as evaluate_stages_into's worst_headroom
+        for (std::size_t k = 0; k < st.replicas.size(); ++k) {
             const ReplicaSet& rs = st.replicas[k];
             const Group& g = sc.cluster.groups[rs.group];
             Device overridden;
@@ -185,9 +185,9 @@ void stage_fits_into(const Scenario& sc, const Plan& plan, std::vector<char>& fi
             set_replica_links(pos, g, rs.tp, st);
             ReplicaCost rc;
             replica_memory(sc, d, rs.tp, rs.samples, st.num_layers, pos, rc);
-            ok = d.memory_GiB - rc.memory.total_GiB() >= 0;
+            worst = std::min(worst, d.memory_GiB - rc.memory.total_GiB());
         }
-        fits[s] = ok;
+        fits[s] = {worst, worst >= 0 && st.expert_grid_divides()};
     }
 }
 

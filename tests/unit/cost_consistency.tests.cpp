@@ -128,7 +128,7 @@ TEST_CASE("evaluate_stages costs every stage as replica_cost does, though alike 
     }
 }
 
-TEST_CASE("stage_fits_into says of every stage what evaluate_stages says it fits, over random plans and capacities", "[model][stages][memory]") {
+TEST_CASE("stage_fits_into says of every stage what evaluate_stages says of its fit and headroom, over random plans and capacities", "[model][stages][memory]") {
     // The search's memory-cap probes read the fits alone (Costs::probe_fits): the plans of random
     // scenarios (dense and MoE with leading dense blocks and MTP, recomputation, the distributed
     // optimizer and FSDP drawn), each also on GPUs of 0.8, 0.6 and 0.4 of their memory, so that
@@ -159,11 +159,12 @@ TEST_CASE("stage_fits_into says of every stage what evaluate_stages says it fits
                     INFO("seed " << seed << ", memory x " << share << ", rule " << static_cast<int>(rule) << ": " << to_json(sc).dump());
                     std::vector<StageEval> full;
                     evaluate_stages_into(small, plan, place_plan(small, plan), nullptr, true, full, rule);
-                    std::vector<char> fits;
+                    std::vector<StageFit> fits;
                     stage_fits_into(small, plan, fits, rule);
                     REQUIRE(fits.size() == full.size());
                     for (std::size_t s = 0; s < full.size(); ++s) {
-                        CHECK(static_cast<bool>(fits[s]) == full[s].fits);
+                        CHECK(fits[s].fits == full[s].fits);
+                        CHECK(fits[s].headroom_GiB == full[s].memory_capacity_GiB - full[s].memory.total_GiB());
                         (full[s].fits ? fit : misfit) += 1;
                     }
                 }
@@ -175,6 +176,6 @@ TEST_CASE("stage_fits_into says of every stage what evaluate_stages says it fits
     CHECK(misfit >= 200);
     Plan interleaved;
     interleaved.virtual_stages = 2;
-    std::vector<char> fits;
+    std::vector<StageFit> fits;
     CHECK_THROWS_AS(stage_fits_into(search_test::two_types(), interleaved, fits), std::logic_error);
 }

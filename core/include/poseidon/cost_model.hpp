@@ -287,7 +287,13 @@ void evaluate_stages_into(const Scenario& sc, const Plan& plan, const std::vecto
 // alone, without the stages' times or links (the search's memory-cap probes read nothing else).
 // One model chunk per stage (plan.virtual_stages 1, as the probes' plans): an interleaved stage's
 // activations follow its chunks' order (evaluate_chunks); std::logic_error otherwise.
-void stage_fits_into(const Scenario& sc, const Plan& plan, std::vector<char>& fits, LeadingBlocks rule = LeadingBlocks::by_layers);
+// headroom_GiB: the least over the stage's replicas of capacity less need (StageEval's
+// memory_capacity_GiB - memory.total_GiB(), of its tightest replica).
+struct StageFit {
+    double headroom_GiB = 0;
+    bool fits = false;
+};
+void stage_fits_into(const Scenario& sc, const Plan& plan, std::vector<StageFit>& fits, LeadingBlocks rule = LeadingBlocks::by_layers);
 
 // The tied-embedding all-reduce `s` joins the first and the last stage's gradient synchronisation
 // (dp_sync_s), and is recorded apart in their embedding_sync_s (docs/model.md, "Data parallelism").
