@@ -86,7 +86,7 @@ double Walker::ilv_tp_bound(const MbsCtx& c, int S) {
             const OptInfo& info = c.opts[b.g][b.opt];
             const double* tab = nullptr;
             if (b.tpi >= 0) {
-                const Table& tb = costs_->middle(b.g, info.o.size, info.tps[b.tpi].tp);
+                const Table& tb = *info.tps[b.tpi].table;
                 mono = tb.monotone;
                 tab = tb.c.data();
             } else {
@@ -193,7 +193,7 @@ bool Walker::ilv_tp_family_c(const MbsCtx& c, int V, int U, double tail) {
         const OptInfo& info = c.opts[b.g][b.opt];
         double* f = &ic_rows_[3 * W * bi];
         if (b.tpi >= 0) {
-            const Table& tb = costs_->middle(b.g, info.o.size, info.tps[b.tpi].tp);
+            const Table& tb = *info.tps[b.tpi].table;
             for (int u = 1; u <= U; ++u) f[u] = tb.t[u].forward_s, f[W + u] = tb.t[u].backward_s;
         } else {
             for (int u = 1; u <= U; ++u) f[u] = (*info.fmin)[u], f[W + u] = (*info.bmin)[u];

@@ -117,6 +117,7 @@ void Walker::run_single(MbsCtx& c, const Plan& plan, std::vector<std::vector<int
         cs.tp = r.tp;
         cs.size = r.tp * r.count * st.cp;  // (the walk's scenario carries the plan's cp: run_single)
         cs.offset = cursor[r.group];
+        cs.table = &costs_->middle(cs.g, cs.size, cs.tp);
         cursor[r.group] += cs.size;
         cfg_.push_back(cs);
     }
@@ -323,6 +324,7 @@ void Walker::build_config(const MbsCtx& c, int S) {
             cs.g = b.g;
             cs.size = info.o.size;
             cs.tp = info.tps[b.tpi].tp;
+            cs.table = info.tps[b.tpi].table;
             cs.offset = (b.first + q) * info.o.size;
         }
     }

@@ -151,7 +151,7 @@ double Walker::tp_bottleneck_bound(const MbsCtx& c, std::size_t upto) {
         const double* tab = nullptr;
         const Rates* r = nullptr;
         if (bi <= upto) {
-            const Table& tb = costs_->middle(b.g, info.o.size, info.tps[b.tpi].tp);
+            const Table& tb = *info.tps[b.tpi].table;
             if (!tb.monotone) return 0;
             tab = tb.c.data();
             r = &tb.rates;

@@ -165,7 +165,8 @@ std::unique_ptr<MbsCtx> build_ctx(const Scenario& sc_, std::int64_t mbs, std::in
                         ++stats_.infeasible["memory"];
                         continue;
                     }
-                    info.tps.push_back({tp, c->costs->middle(g, s, tp).rates, cap});
+                    const Table& tb = c->costs->middle(g, s, tp);
+                    info.tps.push_back({tp, tb.rates, cap, &tb});
                     info.cap = std::max(info.cap, cap);
                 }
                 if (info.tps.empty()) continue;

@@ -42,6 +42,7 @@ enum class TpMode { per_group, non_increasing, any };
 struct CfgStage {
     int g = 0, size = 1, tp = 1, offset = 0, inflight = 1;
     Pos pos = kMiddle;
+    const Table* table = nullptr;  // Costs::middle(g, size, tp) (TpChoice::table)
     Rates r;
 };
 
