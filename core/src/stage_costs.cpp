@@ -157,11 +157,15 @@ StagePosition stage_position(const Plan& plan, int s, double share) {
     return pos;
 }
 
-// The fields of a position that a replica of `tp` GPUs of group g sets: its CP link, its expert grid.
-void set_replica_links(StagePosition& pos, const Group& g, int tp, const StagePlan& st) {
-    const CpLink cpl = cp_link(g, tp, st.cp);
+// Replica set k of stage st: the device it runs on (replica_device, into `buffer`), with the
+// fields of `pos` that it sets: its CP link, its expert grid.
+const Device& replica_at(const Scenario& sc, const StagePlan& st, std::size_t k, StagePosition& pos, Device& buffer) {
+    const ReplicaSet& rs = st.replicas[k];
+    const Group& g = sc.cluster.groups[rs.group];
+    const CpLink cpl = cp_link(g, rs.tp, st.cp);
     pos.cp_bw_GBps = cpl.bw_GBps, pos.cp_latency_s = cpl.latency_s;
     set_expert_grid(pos, g, st);
+    return replica_device(g, rs.tp, buffer);
 }
 
 }  // namespace
@@ -179,10 +183,8 @@ void stage_fits_into(const Scenario& sc, const Plan& plan, std::vector<StageFit>
         double worst = 1e300;  // as evaluate_stages_into's worst_headroom
         for (std::size_t k = 0; k < st.replicas.size(); ++k) {
             const ReplicaSet& rs = st.replicas[k];
-            const Group& g = sc.cluster.groups[rs.group];
             Device overridden;
-            const Device& d = replica_device(g, rs.tp, overridden);
-            set_replica_links(pos, g, rs.tp, st);
+            const Device& d = replica_at(sc, st, k, pos, overridden);
             ReplicaCost rc;
             replica_memory(sc, d, rs.tp, rs.samples, st.num_layers, pos, rc);
             worst = std::min(worst, d.memory_GiB - rc.memory.total_GiB());
@@ -244,10 +246,8 @@ void evaluate_stages_into(const Scenario& sc_in, const Plan& plan, const std::ve
         double opt_s = 0;
         for (std::size_t k = 0; k < st.replicas.size(); ++k) {
             const ReplicaSet& rs = st.replicas[k];
-            const Group& g = sc.cluster.groups[rs.group];
             Device overridden;
-            const Device& d = replica_device(g, rs.tp, overridden);
-            set_replica_links(pos, g, rs.tp, st);
+            const Device& d = replica_at(sc, st, k, pos, overridden);
             if (k == blocks.size()) blocks.push_back(detail::block_cost(sc, d, rs.tp, rs.samples, pos));
             ReplicaCost rc = detail::replica_cost_of(sc, d, rs.tp, rs.samples, st.num_layers, pos, blocks[k]);
             if (k == 0 || rc.forward_s + rc.backward_s > ev.times.forward_s + ev.times.backward_s) {
