@@ -110,8 +110,8 @@ public:
     // or on every stage for the middle tables' bounds.
     const std::vector<StageEval>& probe(const std::vector<ProbeStage>& ps, bool whole_pipeline = false,
                                         LeadingBlocks rule = LeadingBlocks::on_first_stage);
-    // The same probe's StageEval::fits alone (stage_fits_into): a memory cap's binary search reads
-    // nothing else, and the times and links were three quarters of a probe.
+    // The same probe's fit and headroom alone (stage_fits_into): a memory cap's search reads
+    // nothing else, and the times and links were most of a probe.
     const std::vector<StageFit>& probe_fits(const std::vector<ProbeStage>& ps);
     // Middle-position costs for every layer count, and the rates derived from them.
     const Table& middle(int g, int size, int tp);

@@ -139,7 +139,7 @@ void Walker::ilv_run(MbsCtx& c) {
     itab_.resize(S);
     for (int j = 0; j < S; ++j) {
         iopt_ = std::max(iopt_, cfg_[j].r.opt_min);
-        itab_[j] = &(*cfg_[j].table).of_stage(j);
+        itab_[j] = &cfg_[j].table->of_stage(j);
         mono = mono && itab_[j]->monotone;
     }
     // every family-A path ends at stage 0's last pass, which its gradient sync follows

@@ -45,7 +45,7 @@ void Walker::run_config(MbsCtx& c) {
         placed_off_ = placed_off_ || !costs.placed_as_probed(cs.g, cs.size, cs.offset);
         cs.pos = pos_of(j, S);
         cs.inflight = static_cast<int>(std::min<std::int64_t>(S - j, c.m));
-        cs.r = (*cs.table).of_stage(j).rates;
+        cs.r = cs.table->of_stage(j).rates;
         if (cs.pos != kMiddle && !exhaustive_) {
             const PosExtra& x = costs.pos_extra(cs.g, cs.size, cs.tp, cs.pos);
             xf_[j] = x.forward_s;
@@ -130,7 +130,7 @@ void Walker::run_config(MbsCtx& c) {
     for (int j = 0; j < S; ++j) {
         const CfgStage& cs = cfg_[j];
         memo_p_[j] = &costs.memo(cs.g, cs.size, cs.tp, cs.pos, cs.inflight);
-        table_p_[j] = cs.pos == kMiddle ? &(*cs.table).of_stage(j) : nullptr;
+        table_p_[j] = cs.pos == kMiddle ? &cs.table->of_stage(j) : nullptr;
     }
     if (c.sched_1f1b) {
         bool skip = false;

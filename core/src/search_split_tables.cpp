@@ -62,7 +62,7 @@ void Walker::echain_rows() {
     ewt_.resize(static_cast<std::size_t>(S) * W);
     for (int j = 0; j < S; ++j) {
         const double w = j < ej_ ? 1.0 : j == ej_ ? static_cast<double>(m - warm_[j]) : 2.0;
-        const double* c = (*cfg_[j].table).of_stage(j).c.data();
+        const double* c = cfg_[j].table->of_stage(j).c.data();
         const double x = xf_[j] + xb_[j];
         double* row = &ewt_[static_cast<std::size_t>(j) * W];
         for (int l = 0; l <= L_; ++l) row[l] = w * (c[l] + x);
@@ -76,7 +76,7 @@ void Walker::echain_rows() {
 void Walker::fill_rows() {
     const int S = static_cast<int>(cfg_.size());
     fill_tabs_.resize(S);
-    for (int j = 0; j < S; ++j) fill_tabs_[j] = (*cfg_[j].table).of_stage(j).c.data();
+    for (int j = 0; j < S; ++j) fill_tabs_[j] = cfg_[j].table->of_stage(j).c.data();
     fill_suffixes(fill_tabs_, tcap_, L_, lmin_, fill_tab_, ib_merged_, ib_scratch_, fill_inc_);
     double extra = 0;
     for (int k = S - 1; k >= 0; --k) {
@@ -99,7 +99,7 @@ void Walker::steady_rows() {
         double* row = &e_tab_[static_cast<std::size_t>(j) * tw_];
         const double wf = std::max(0.0, m - warm_[j] - 1);
         const double x = wf * xf_[j] + (m - 1) * xb_[j];
-        const std::vector<StageTimes>& t = (*cfg_[j].table).of_stage(j).t;
+        const std::vector<StageTimes>& t = cfg_[j].table->of_stage(j).t;
         bool grows = true;
         for (int l = lmin_; l <= L_ && grows; ++l) {
             row[l] = wf * t[l].forward_s + (m - 1) * t[l].backward_s + x;
@@ -122,7 +122,7 @@ bool Walker::threshold_caps() {
     const double add = sends_ + cfg_[0].r.dp_min + suf_opt_[0];
     bool tighter = false;
     for (int j = 0; j < S; ++j) {
-        const double* c = (*cfg_[j].table).of_stage(j).c.data();
+        const double* c = cfg_[j].table->of_stage(j).c.data();
         const double x = xf_[j] + xb_[j];
         const double* e = &e_tab_[static_cast<std::size_t>(j) * tw_];
         const double least = c[lmin_] + x;
@@ -152,7 +152,7 @@ bool Walker::middle_tables() {
     caps_.resize(S);
     bool monotone = true;
     for (int j = 0; j < S; ++j) {
-        const Table& tb = (*cfg_[j].table).of_stage(j);
+        const Table& tb = cfg_[j].table->of_stage(j);
         monotone = monotone && tb.monotone;
         tabs_[j] = tb.c.data();
         caps_[j] = std::min(cap_upper(j), L_);

@@ -283,16 +283,17 @@ enum class LeadingBlocks { by_layers, on_first_stage, on_every_stage };
 void evaluate_stages_into(const Scenario& sc, const Plan& plan, const std::vector<StagePlacement>& placement, PlacementLinks* links,
                           bool whole_pipeline, std::vector<StageEval>& out, LeadingBlocks rule = LeadingBlocks::by_layers);
 
-// Whether each stage of the plan fits its GPUs' memory: evaluate_stages_into's StageEval::fits
-// alone, without the stages' times or links (the search's memory-cap probes read nothing else).
-// One model chunk per stage (plan.virtual_stages 1, as the probes' plans): an interleaved stage's
-// activations follow its chunks' order (evaluate_chunks); std::logic_error otherwise.
-// headroom_GiB: the least over the stage's replicas of capacity less need (StageEval's
-// memory_capacity_GiB - memory.total_GiB(), of its tightest replica).
+// A stage's memory as evaluate_stages_into decides it: headroom_GiB, the least over its replicas
+// of capacity less need (StageEval::memory_capacity_GiB - memory.total_GiB(), of its tightest
+// replica), and StageEval::fits.
 struct StageFit {
     double headroom_GiB = 0;
     bool fits = false;
 };
+// Each stage's StageFit alone, without the stages' times or links (the search's memory-cap probes
+// read nothing else). One model chunk per stage (plan.virtual_stages 1, as the probes' plans): an
+// interleaved stage's activations follow its chunks' order (evaluate_chunks); std::logic_error
+// otherwise.
 void stage_fits_into(const Scenario& sc, const Plan& plan, std::vector<StageFit>& fits, LeadingBlocks rule = LeadingBlocks::by_layers);
 
 // The tied-embedding all-reduce `s` joins the first and the last stage's gradient synchronisation
