@@ -83,6 +83,7 @@ private:
     int lmin_at(int j, int S) const { return j == 0 ? std::max(lmin_, lead_) : j == S - 1 ? lmin_ : lmin_mid_; }
     std::vector<int> suf_lmin_;  // per stage j of cfg_: the least layers stages j.. hold
     NodeHalves halves_;  // the two halves of a node (options.split_nodes) are placed one after the other
+    std::uint64_t all_groups_;  // every group's bit: a layout of them all can only stop
     bool exhaustive_, alone_;
     bool abort_ = false;           // ends a dive (not the search)
     bool greedy_ = false;          // a greedy dive (walk)
@@ -201,6 +202,7 @@ private:
     void kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out);
     std::vector<std::vector<Child>> kid_lists_;  // layout_dfs' lists of children, per depth
     void layout_dfs(MbsCtx& c, int S, std::uint64_t used);
+    double stop_bound(const MbsCtx& c, double lb, std::uint64_t used, int S, double* one_out = nullptr);
     void stop_here(MbsCtx& c, int S, std::uint64_t used);
     void tp_dfs(MbsCtx& c, std::size_t bi, int S, std::uint64_t used);
     bool searched_before(const MbsCtx& c) const;
