@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace poseidon::detail {
@@ -43,6 +44,16 @@ double family_c_cost(const std::vector<JcStage>& st, int L, double t, double sla
 // one sweep over its breakpoints from the smallest feasible t finds the first point where the
 // slope turns non-negative. O(S log S). `st` is sorted by a; `scratch` is reused storage.
 double family_c_min(const std::vector<JcStage>& st, int L, std::vector<std::pair<double, std::size_t>>& scratch, int l_min = 1);
+// A floor of family_c_min from three sums over its S stages: sum_a (the sum of a), a_min (the
+// least a), e_max (the largest e). Every stage holds l_min layers, the other L - l_min S go at
+// a_min, and t is at least its smallest value e_max l_min; caps are left out (the floor is finite
+// where family_c_min may not be). family_c_min accepts a fill short of L by its 1e-9-layer slack,
+// and so does this. O(1): the layout walk tests it before the O(S log S) sweep.
+inline double family_c_floor(double sum_a, double a_min, double e_max, int S, int L, int l_min) {
+    const double lm = l_min;
+    if (static_cast<double>(L) < lm * S) return std::numeric_limits<double>::infinity();
+    return lm * sum_a + (L - lm * S - 1e-9) * a_min + lm * e_max;
+}
 
 // Smallest t such that stages with sorted per-stage cost tables c_j[1..cap_j] (c_j[l]: the
 // stage's cost when it holds l layers; nondecreasing in l) can hold L layers with every c_j(l_j)

@@ -228,8 +228,16 @@ void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out)
 // searched, given its LP bound `lb` (layout_bound with no stage open); `one` (if given) receives
 // its 1F1B part.
 double Walker::stop_bound(const MbsCtx& c, double lb, std::uint64_t used, int S, double* one_out) {
+    // Family C's O(S log S) sweep only where its O(blocks) floor does not cut already: the bound
+    // cuts exactly when it did with family C's own value. A stop that is not cut is ordered by its
+    // 1F1B part (Child::key), so that part gets family C's value then.
     double one = lb;
-    if (!cut(one)) one = std::max(one, family_c_bound(c, S));
+    bool floored = false;
+    if (!cut(one)) {
+        const double f = family_c_floor(c, S);
+        floored = cut(f);
+        one = std::max(one, floored ? f : family_c_bound(c, S));
+    }
     double b = sched_bound(c, one, used, S);
     // where only interleaved plans may remain: their bottleneck under the caps from the
     // threshold, every TP open (as in tp_dfs)
@@ -237,7 +245,7 @@ double Walker::stop_bound(const MbsCtx& c, double lb, std::uint64_t used, int S,
         const double t = ilv_tp_bound(c, S);
         b = std::max(b, c.sched_1f1b ? std::min(one, t) : t);
     }
-    if (one_out) *one_out = one;
+    if (one_out) *one_out = floored && !cut(b) ? std::max(lb, family_c_bound(c, S)) : one;
     return b;
 }
 

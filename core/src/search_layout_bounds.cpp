@@ -85,6 +85,25 @@ double Walker::layout_bound(const MbsCtx& c, std::uint64_t used, int open_stages
     return std::max(L_ / va + dp0 + opt_lb, L_ / vb + opt_lb);
 }
 
+// family_c_floor (search_bounds.hpp) of the stages family_c_bound would build, in O(blocks): a
+// block's stages share a, and its last stage has the fewest warm-up forwards, so the largest e.
+// It cuts the long pipelines of few micro-batches before the sorted sweep.
+double Walker::family_c_floor(const MbsCtx& c, int S) const {
+    const double m = static_cast<double>(c.m);
+    double sum_a = 0, amin = kInf, emax = 0, opt_lb = 0;
+    int j = 0;
+    for (const BlockSel& b : blocks_) {
+        const Rates& r = rates_of(c, b);
+        opt_lb = std::max(opt_lb, r.opt_min);
+        sum_a += b.count * r.a;
+        amin = std::min(amin, r.a);
+        j += b.count;
+        const double w = static_cast<double>(std::min<std::int64_t>(S - j, c.m));
+        emax = std::max(emax, std::max(0.0, m - w - 1) * r.phi_f + (m - 1) * r.phi_b);
+    }
+    return detail::family_c_floor(sum_a, amin, emax, S, L_, lmin_) + rates_of(c, blocks_.front()).dp_min + opt_lb;
+}
+
 // Family-C bound of a complete layout (TP as chosen, else the best rates; caps valid anywhere).
 double Walker::family_c_bound(const MbsCtx& c, int S) {
     const double m = static_cast<double>(c.m);

@@ -226,6 +226,7 @@ private:
     // ---- bounds of layouts and TP choices (search_layout_bounds.cpp) ----
     const Rates& rates_of(const MbsCtx& c, const BlockSel& b) const;
     double layout_bound(const MbsCtx& c, std::uint64_t used, int open_stages, bool exact = true);
+    double family_c_floor(const MbsCtx& c, int S) const;
     // (search_layout_groups.cpp) the LP steps of blocks_ after a suffix's rates, 1F1B and interleaved
     void prefix_steps(const MbsCtx& c, double& va, double& vb, double& opt_lb) const;
     double ilv_prefix_steps(const MbsCtx& c, double v, std::size_t vi, double& opt_lb) const;

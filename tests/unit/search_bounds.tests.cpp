@@ -12,6 +12,7 @@
 #include "poseidon/dag.hpp"
 
 using poseidon::detail::family_c_cost;
+using poseidon::detail::family_c_floor;
 using poseidon::detail::family_c_min;
 using poseidon::detail::integer_bottleneck_min;
 using poseidon::detail::JcStage;
@@ -95,6 +96,49 @@ TEST_CASE("family-C bound: the breakpoint sweep finds the exact minimum of t + f
         CHECK(exact >= brute * (1 - 1e-9));
     }
     CHECK(feasible > 1000);
+}
+
+TEST_CASE("family-C floor: never above the exact minimum, and equal to it where no stage takes more than its least", "[search][bounds]") {
+    std::mt19937_64 rng(20261207);
+    std::vector<std::pair<double, std::size_t>> scratch;
+    int compared = 0, tight = 0;
+    for (int n = 0; n < 3000; ++n) {
+        const int S = 1 + static_cast<int>(rng() % (n % 5 == 0 ? 40 : 12));
+        const int l_min = n % 4 == 0 ? 0 : 1;
+        int L = static_cast<int>(l_min * S + rng() % 40);
+        if (n % 9 == 0) L = l_min * S;  // every stage at its least: the floor is the minimum
+        std::vector<JcStage> st(S);
+        std::uniform_real_distribution<double> ua(0.1, 3.0), ue(0.5, 20.0);
+        double sum_a = 0, a_min = kInf, e_max = 0;
+        for (auto& x : st) {
+            x.a = rng() % 4 == 0 ? 1.0 : ua(rng);
+            x.e = rng() % 10 == 0 ? 0.0 : ue(rng);
+            x.cap = 1 + static_cast<long long>(rng() % 20);
+            sum_a += x.a;
+            a_min = std::min(a_min, x.a);
+            e_max = std::max(e_max, x.e);
+        }
+        std::stable_sort(st.begin(), st.end(), [](const JcStage& x, const JcStage& y) { return x.a < y.a; });
+        const double exact = family_c_min(st, L, scratch, l_min);
+        const double floor = family_c_floor(sum_a, a_min, e_max, S, L, l_min);
+        INFO("instance " << n << ", S " << S << ", L " << L << ", l_min " << l_min);
+        REQUIRE(std::isfinite(floor));  // the caps are left out: finite even where no split fits
+        if (!std::isfinite(exact)) continue;
+        ++compared;
+        CHECK(floor <= exact);
+        if (L == l_min * S && l_min == 1) {
+            CHECK(floor == Approx(exact).epsilon(1e-9));
+            ++tight;
+        }
+    }
+    CHECK(compared > 1000);
+    CHECK(tight > 100);
+    // by hand: stages (a, e, cap) = (1, 1, 10), (3, 2, 10), L = 6, l_min 1: the floor is
+    // 1 + 3 + 4 x 1 + 2 = 10; family C is 13 (t = 5: 5 layers on stage 0, 1 on stage 1; the floor
+    // takes t = 2, where stage 0 could hold only 2)
+    CHECK(family_c_floor(4, 1, 2, 2, 6, 1) == Approx(10 - 1e-9));
+    CHECK(family_c_min({{1, 1, 10}, {3, 2, 10}}, 6, scratch) == Approx(13).epsilon(1e-12));
+    CHECK(!std::isfinite(family_c_floor(4, 1, 2, 2, 1, 1)));  // fewer layers than stages
 }
 
 TEST_CASE("family-C bound: hand-computed two-stage case", "[search][bounds]") {
