@@ -47,6 +47,10 @@ struct Rates {
     double dp_min = 0;   // min_l dp_sync(l)
     double opt_min = 0;  // min_l optimizer(l)
 };
+// Family C's steady-state seconds per layer of a stage with w warm-up forwards among m
+// micro-batches: its m - w - 1 steady forwards and m - 1 backwards (docs/search.md, "Joint
+// family-C bound"), at the rates' per-layer minima.
+inline double family_c_e(double m, double w, const Rates& r) { return std::max(0.0, m - w - 1) * r.phi_f + (m - 1) * r.phi_b; }
 
 // Middle-stage costs of one (group, stage size, TP) for every layer count, built once per
 // micro-batch size and then only read (shared by the walkers of a parallel search).

@@ -99,7 +99,7 @@ double Walker::family_c_floor(const MbsCtx& c, int S) const {
         amin = std::min(amin, r.a);
         j += b.count;
         const double w = static_cast<double>(std::min<std::int64_t>(S - j, c.m));
-        emax = std::max(emax, std::max(0.0, m - w - 1) * r.phi_f + (m - 1) * r.phi_b);
+        emax = std::max(emax, family_c_e(m, w, r));
     }
     return detail::family_c_floor(sum_a, amin, emax, S, L_, lmin_) + rates_of(c, blocks_.front()).dp_min + opt_lb;
 }
@@ -135,7 +135,7 @@ double Walker::family_c_bound(const MbsCtx& c, int S) {
             const double w = static_cast<double>(std::min<std::int64_t>(S - 1 - jj, c.m));
             // in tp_dfs: the stage's exact cap at its position
             const long long cj = caps_known_ ? scap_of(jj, b.tpi) : cap;
-            jc_.push_back({r.a, std::max(0.0, m - w - 1) * r.phi_f + (m - 1) * r.phi_b, cj});
+            jc_.push_back({r.a, family_c_e(m, w, r), cj});
         }
     }
     const double add = rates_of(c, blocks_.front()).dp_min + opt_lb;

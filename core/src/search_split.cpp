@@ -95,7 +95,7 @@ void Walker::run_config(MbsCtx& c) {
     e_.assign(S, 0);
     for (int j = S - 1; j >= 0; --j) {
         suf_amin_[j] = std::min(suf_amin_[j + 1], cfg_[j].r.a);
-        const double e = e_[j] = std::max(0.0, m - warm_[j] - 1) * cfg_[j].r.phi_f + (m - 1) * cfg_[j].r.phi_b;
+        const double e = e_[j] = family_c_e(m, warm_[j], cfg_[j].r);
         suf_inv_e_[j] = e > 0 && suf_inv_e_[j + 1] < kInf ? suf_inv_e_[j + 1] + 1 / e : kInf;
         const Rates& r = cfg_[j].r;
         va_[j] = lp_step(va_[j + 1], r.a, m * r.a);
