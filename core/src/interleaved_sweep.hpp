@@ -208,12 +208,40 @@ struct Sweep {
         return sync_on_stream[s] ? std::max(last_end[s], streams[s].tail_s()) + stages[s].embedding_sync_s : last_end[s] + stages[s].dp_sync_s;
     }
 
+    // Without merged pairs and streams the walk runs its passes in one order, whatever their times
+    // (interleaved_replay.cpp): that order replayed, with no test of whether a pass's input is there.
+    bool replayed() const;
+    bool replay_allowed = true;  // false: always the walk (the tests compare the two)
+    double run_replayed(bool early, double stop_at);
+    // After the last pass: the barrier of the gradient syncs, then every optimizer step.
+    double finish_run(double best) const {
+        double barrier = 0;
+        for (int s = 0; s < p; ++s) barrier = std::max(barrier, sync_end(s));
+        best = std::max(best, barrier);
+        for (int s = 0; s < p; ++s) best = std::max(best, barrier + stages[s].optimizer_s);
+        return best;
+    }
+
     double run() {
         const std::int64_t PV = static_cast<std::int64_t>(p) * V;
         merged = chunks[0].merged_pairs;
         orders_ = &stage_orders(p, V, m, group, merged ? 1 : 0);
-        sf.assign(PV * m, -1.0);
-        sb.assign(PV * m, -1.0);
+        has_stream.assign(p, 0);
+        sync_on_stream.assign(p, 0);
+        for (int s = 0; s < p; ++s)
+            for (int c = 0; c < V; ++c) {
+                const StageTimes& t = chunks[static_cast<std::int64_t>(c) * p + s];
+                if (t.grad_buckets > 0) sync_on_stream[s] = 1;
+                if (t.grad_buckets > 0 || t.param_gather_buckets > 0) has_stream[s] = 1;
+            }
+        const bool replay = replayed();
+        // a replayed walk reads every input after it was written: no mark of "not yet"
+        if (replay) {
+            if (sf.size() < static_cast<std::size_t>(PV * m)) sf.resize(static_cast<std::size_t>(PV * m)), sb.resize(static_cast<std::size_t>(PV * m));
+        } else {
+            sf.assign(PV * m, -1.0);
+            sb.assign(PV * m, -1.0);
+        }
         const std::int64_t kept = detailed ? PV * m : 0;
         fwd_fin.assign(kept, 0.0);
         bwd_fin.assign(kept, 0.0);
@@ -227,8 +255,6 @@ struct Sweep {
         last_end.assign(p, 0.0);
         pos.assign(p, 0);
         streams.assign(p, detail::DpStream{});
-        has_stream.assign(p, 0);
-        sync_on_stream.assign(p, 0);
         gather_end.assign(PV, {});
         buckets.clear();
         stop_stage = -1;
@@ -240,12 +266,6 @@ struct Sweep {
             link_f_id.assign(p, -1);
             link_b_id.assign(p, -1);
         }
-        for (int s = 0; s < p; ++s)
-            for (int c = 0; c < V; ++c) {
-                const StageTimes& t = chunks[static_cast<std::int64_t>(c) * p + s];
-                if (t.grad_buckets > 0) sync_on_stream[s] = 1;
-                if (t.grad_buckets > 0 || t.param_gather_buckets > 0) has_stream[s] = 1;
-            }
         for (int s = 0; s < p; ++s)
             for (int c = 0; c < std::min(V, 2); ++c) dispatch_gathers(s, c, 0.0);
         const bool early = cutoff < std::numeric_limits<double>::infinity();
@@ -281,6 +301,7 @@ struct Sweep {
                 before += chunks[s].forward_s + chunks[s].send_forward_s;
             }
         }
+        if (replay) return run_replayed(early, stop_at);
         bool aborted = false;
         int done = 0;
         double best = 0;
@@ -364,11 +385,7 @@ struct Sweep {
             if (aborted) return cutoff;
             if (!moved) return std::numeric_limits<double>::quiet_NaN();  // unreachable: Megatron's order never deadlocks
         }
-        double barrier = 0;
-        for (int s = 0; s < p; ++s) barrier = std::max(barrier, sync_end(s));
-        best = std::max(best, barrier);
-        for (int s = 0; s < p; ++s) best = std::max(best, barrier + stages[s].optimizer_s);
-        return best;
+        return finish_run(best);
     }
 };
 
