@@ -2,7 +2,9 @@
 // when a stage's clock (its longest path so far), its passes left and what surely follows its last
 // pass reach the cutoff (interleaved_sweep.hpp, early stop): that sum is the length of one path of
 // the DAG, which this file writes down as counts, so that the next split's chunk times give its
-// length in O(PV) where a walk takes O(PV m).
+// length in O(PV) where a walk takes O(PV m). A walk that runs to its end at or above the cutoff
+// leaves its longest path too, which ends with the sync of the stage that sets the barrier (a
+// stage's own sync is no part of the early stop's bound, so such walks do not stop).
 #include "interleaved_certificate.hpp"
 
 #include <algorithm>
@@ -18,7 +20,14 @@ double PathCertificate::length(std::span<const StageTimes> chunks, std::span<con
     }
     double opt = 0;
     for (const StageTimes& st : stages) opt = std::max(opt, st.optimizer_s);
-    return sum + stages[0].dp_sync_s + opt;
+    return sum + stages[static_cast<std::size_t>(sync_stage)].dp_sync_s + opt;
+}
+
+double PathCertificate::sends(std::span<const StageTimes> chunks) const {
+    const std::size_t PV = chunks.size();
+    double sum = 0;
+    for (std::size_t v = 0; v < PV; ++v) sum += count[2 * PV + v] * chunks[v].send_forward_s + count[3 * PV + v] * chunks[v].send_backward_s;
+    return sum;
 }
 
 double PathCertificate::passes(std::span<const double> f, std::span<const double> b) const {
@@ -29,12 +38,23 @@ double PathCertificate::passes(std::span<const double> f, std::span<const double
 }
 
 bool certificate_of(const Sweep& sw, PathCertificate& out) {
-    const int s = sw.stop_stage, p = sw.p, V = sw.V;
+    const int p = sw.p, V = sw.V;
     const std::int64_t m = sw.m, PV = static_cast<std::int64_t>(p) * V, PVm = PV * m;
-    if (!sw.trace || s < 0 || sw.merged) return false;
+    if (!sw.trace || sw.merged || (sw.stop_stage < 0 && !sw.ran_to_end)) return false;
     out.p = p, out.V = V, out.m = m;
     out.count.assign(static_cast<std::size_t>(4 * PV), 0.0);
     auto add = [&](int kind, std::int64_t v, double n) { out.count[static_cast<std::size_t>(kind * PV + v)] += n; };
+    if (sw.stop_stage < 0) {
+        // the stage whose sync sets the barrier (without streams: its last pass, then dp_sync_s)
+        int last = 0;
+        for (int k = 1; k < p; ++k)
+            if (sw.last_end[k] + sw.stages[k].dp_sync_s > sw.last_end[last] + sw.stages[last].dp_sync_s) last = k;
+        for (std::int32_t id = sw.clock_id[last]; id >= 0; id = sw.pred[static_cast<std::size_t>(id)]) add(static_cast<int>(id / PVm), (id % PVm) / m, 1);
+        out.sync_stage = last;
+        return true;
+    }
+    const int s = sw.stop_stage;
+    out.sync_stage = 0;
     const std::vector<ChunkPass>& ord = sw.order(s);
     if (sw.stop_before) {
         // chunk 0's first forward on every stage above s and its send, then all of s's passes

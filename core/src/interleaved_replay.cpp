@@ -168,7 +168,10 @@ double Sweep::run_replayed(bool early, double stop_at) {
             best = std::max(best, last_end[s]);
         }
     }
-    if (stop_stage < 0) return finish_run(best);
+    if (stop_stage < 0) {
+        ran_to_end = true;
+        return finish_run(best);
+    }
     // the stage's passes run, as the walk counts them (the path of the early stop reads them)
     std::size_t ran = 0;
     for (std::size_t k = 0; k <= i; ++k) ran += seq[k].s == stop_stage;

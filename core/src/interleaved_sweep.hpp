@@ -70,6 +70,7 @@ struct Sweep {
     std::vector<std::int32_t> pred, clock_id, link_f_id, link_b_id;
     int stop_stage = -1;       // the stage whose bound reached the cutoff
     bool stop_before = false;  // ... before any pass ran
+    bool ran_to_end = false;   // every pass ran (no early stop, no deadlock)
     std::int32_t node_id(int kind, std::int64_t v, std::int64_t j) const { return static_cast<std::int32_t>((kind * static_cast<std::int64_t>(p) * V + v) * m + j); }
     bool merged = false;  // the chunks' merged_pairs: the combined 1F1B
     // overlap: per stage its stream and whether it has one (and carries the gradient sync), per
@@ -259,6 +260,7 @@ struct Sweep {
         buckets.clear();
         stop_stage = -1;
         stop_before = false;
+        ran_to_end = false;
         if (trace) {
             // every node a walk reaches gets its predecessor before the trace reads it: no fill
             if (pred.size() < static_cast<std::size_t>(4 * PV * m)) pred.resize(static_cast<std::size_t>(4 * PV * m));
@@ -385,6 +387,7 @@ struct Sweep {
             if (aborted) return cutoff;
             if (!moved) return std::numeric_limits<double>::quiet_NaN();  // unreachable: Megatron's order never deadlocks
         }
+        ran_to_end = true;
         return finish_run(best);
     }
 };

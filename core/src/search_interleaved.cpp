@@ -218,7 +218,7 @@ void Walker::ilv_dfs(int k, int R, const IlvPrefix& pre) {
     tick();
     const int S = static_cast<int>(cfg_.size());
     if (k == S) {
-        ilv_leaf(pre.tail());
+        ilv_leaf(pre.dp0, pre.omax);
         return;
     }
     const int V = vsched_;
@@ -334,7 +334,7 @@ void Walker::ilv_child(int k, int u, int R, const IlvPrefix& pre) {
         return;
     }
     // the paths that cut splits before, through the stages not fixed yet (once the walk has grown)
-    if (isuf_ready_ && k + 1 < S && ilv_cert_suffix_cut(k, R - u, next.tail())) {
+    if (isuf_ready_ && k + 1 < S && ilv_cert_suffix_cut(k, R - u, next.dp0, next.omax)) {
         ++stats.pruned;
         return;
     }

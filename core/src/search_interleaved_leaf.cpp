@@ -61,6 +61,7 @@ void Walker::ilv_chunk_bounds() {
     // every path of family C ends at stage 0's last pass: its gradient sync, then the slowest step
     double omax = iopt_;
     for (int s = 0; s < S; ++s) omax = std::max(omax, ilv_stage_times(s, layers_[s]).optimizer_s);
+    ifc_omax_ = omax;
     ifc_tail_ = ilv_sync(0, layers_[0]) + omax;
 }
 
@@ -105,7 +106,8 @@ double Walker::ilv_lower_dag() {
     const int S = static_cast<int>(cfg_.size()), V = vsched_;
     const double cut_at = sh_.threshold() * scale_ / (1 - kBoundSlack);
     if (static_cast<std::int64_t>(S) * V * ctx_->m > kTracedPasses) return interleaved_iteration_time_below(ilb_chunks_, ilb_stages_, V, ctx_->m, cut_at);
-    // traced, so that a stopped walk leaves the path that stopped it (ilv_certified_cut)
+    // traced, so that a walk that cuts leaves its path (ilv_certified_cut): the one that stopped
+    // it, or where it ran to its end, its longest
     Sweep& sw = ilb_sweep_;
     sw.chunks = ilb_chunks_;
     sw.stages = ilb_stages_;
@@ -114,8 +116,8 @@ double Walker::ilv_lower_dag() {
     sw.trace = true;
     sw.cutoff = cut_at;
     const double T = sw.run();
-    // the oldest kept path gives way
-    if (sw.stop_stage >= 0 && certificate_of(sw, icerts_.path[static_cast<std::size_t>(icerts_.next)])) ilv_cert_replaced();
+    // the kept path that cut longest ago gives way
+    if ((sw.stop_stage >= 0 || T >= cut_at) && certificate_of(sw, icerts_.path[static_cast<std::size_t>(icerts_.victim())])) ilv_cert_replaced();
     return T;
 }
 
@@ -135,11 +137,11 @@ bool Walker::ilv_lower_cut() {
 // A complete interleaved plan, costed and scored as `estimate` does (estimate.cpp): the stages
 // with their chunks (evaluate_stages), blocking sends folded into the chunks, the interleaved DAG.
 // The kept paths, family C, then the DAG on its chunk times, cut it first without costing it.
-// (tail: the prefix's, at most ilv_chunk_bounds' ifc_tail_)
-void Walker::ilv_leaf(double tail) {
+// (dp0, omax: the prefix's tail, at most ilv_chunk_bounds' ifc_tail_)
+void Walker::ilv_leaf(double dp0, double omax) {
     const int S = static_cast<int>(cfg_.size()), V = vsched_;
     if (!exhaustive_) {
-        if (ilv_cert_quick_cut(tail)) {
+        if (ilv_cert_quick_cut(dp0, omax)) {
             ++stats.pruned;
             return;
         }

@@ -350,7 +350,7 @@ private:
     double ilv_sync(int s, int l);
     double ilv_dp0_least() const;  // ilv_sync of stage 0 before its layers are fixed
     double ilv_dp0_block(const MbsCtx& c) const;  // the same below a layout node (blocks_)
-    void ilv_leaf(double tail);
+    void ilv_leaf(double dp0, double omax);
     // Family C of the interleaved DAG for the split layers_ (a lower bound of its time), on the
     // chunk times and tail ilv_chunk_bounds puts in ifv_, ibv_ and ifc_tail_.
     void ilv_chunk_bounds();
@@ -368,14 +368,17 @@ private:
     SeldomGate ilv_fc_gate_;  // ilv_tp_bound's family C
     bool ilv_lower_cut();
     double ifc_tail_ = 0;  // ilv_family_c's stage-0 sync and slowest step
+    double ifc_omax_ = 0;  // ... the slowest step alone
     Sweep ilb_sweep_;
     IlvCerts icerts_;  // the paths that stopped its last walks (search_interleaved_certs.hpp)
     std::uint64_t icfg_epoch_ = 1;  // counted per configuration and V by ilv_run
     double ilv_cert_sends(int i);
     void ilv_cert_replaced();
     IlvCerts::Sums& ilv_cert_sums(int i, int upto);
-    bool ilv_cert_quick_cut(double tail), ilv_certified_cut();
-    bool ilv_cert_suffix_cut(int k, int R, double tail), ilv_cert_suffix_cuts(int k, int R, double tail);
+    double ilv_cert_extra(const IlvCerts::Sums& s, int d, int l) const;
+    double ilv_cert_tail(const IlvCerts::Sums& s, double dp0, double omax) const { return (s.sync == 0 ? dp0 : 0.0) + omax; }
+    bool ilv_cert_quick_cut(double dp0, double omax), ilv_certified_cut();
+    bool ilv_cert_suffix_cut(int k, int R, double dp0, double omax), ilv_cert_suffix_cuts(int k, int R, double dp0, double omax, int from, int to);
 };
 
 }  // namespace poseidon::detail

@@ -1,5 +1,6 @@
 // The path that stopped a walk of the interleaved DAG (interleaved_certificate.hpp; docs/search.md,
-// "Paths that cut before"): as long as the stop it caused, and a path of every DAG of the same
+// "Paths that cut before"): as long as the stop it caused (a whole walk's: as its time, through the
+// sync of the stage that sets the barrier), and a path of every DAG of the same
 // (p, V, m), so never above the iteration time of any other chunk times. The search cuts the next
 // splits with it; a certificate longer than some DAG would let it prune an interleaved optimum.
 #include <catch2/catch.hpp>
@@ -52,11 +53,12 @@ void random_times(std::mt19937_64& rng, const Shape& x, std::vector<StageTimes>&
 
 }  // namespace
 
-TEST_CASE("a stopped walk's path is as long as its stop, and no longer than the DAG of any other times of its shape", "[interleaved][search][bounds]") {
+TEST_CASE("a stopped walk's path is as long as its stop, a whole walk's as its time, and neither longer than the DAG of any other times of its shape", "[interleaved][search][bounds]") {
     std::mt19937_64 rng(20261205);
     std::vector<StageTimes> chunks, stages, other, other_stages;
     Sweep sw;
-    int stopped = 0, before = 0, reused_cuts = 0, trials = 0;
+    std::mt19937_64 rng_whole(20261207);
+    int stopped = 0, before = 0, reused_cuts = 0, trials = 0, ran_out_not_0 = 0;
     for (int n = 0; n < 600; ++n) {
         Shape x;
         x.p = 2 + static_cast<int>(rng() % 7);
@@ -69,10 +71,34 @@ TEST_CASE("a stopped walk's path is as long as its stop, and no longer than the 
         sw.chunks = chunks, sw.stages = stages;
         sw.p = x.p, sw.V = x.V, sw.m = x.m, sw.group = 0;
         sw.detailed = false, sw.trace = true, sw.cutoff = cutoff;
+        // A walk that runs to its end gives its time exactly, and its longest path: through the
+        // sync of the stage that sets the barrier, as long as the time (summed in another order),
+        // and a path of the DAG of other times too (the search keeps it where the time reaches the
+        // cut; its own random stream, so that the stops below see the instances they always saw)
+        // (half of the time with one later stage's sync long enough to set the barrier)
+        {
+            std::vector<StageTimes> synced = stages;
+            if (rng_whole() % 2) synced[1 + rng_whole() % (x.p - 1)].dp_sync_s += T * std::uniform_real_distribution<double>(0, 0.5)(rng_whole);
+            const double Ts = interleaved_iteration_time(chunks, synced, x.V, x.m);
+            Sweep whole = sw;
+            whole.stages = synced;
+            whole.cutoff = std::numeric_limits<double>::infinity();
+            REQUIRE(whole.run() == Ts);
+            PathCertificate path;
+            REQUIRE(whole.ran_to_end);
+            REQUIRE(certificate_of(whole, path));
+            INFO("instance " << n << ": ran to its end, sync of stage " << path.sync_stage);
+            REQUIRE(path.length(chunks, synced) == Approx(Ts).epsilon(1e-12));
+            ran_out_not_0 += path.sync_stage != 0;
+            for (int k = 0; k < 3; ++k) {
+                random_times(rng_whole, x, other, other_stages);
+                REQUIRE(path.length(other, other_stages) <= interleaved_iteration_time(other, other_stages, x.V, x.m) * (1 + 1e-12));
+            }
+        }
         const double r = sw.run();
         PathCertificate cert;
-        if (!certificate_of(sw, cert)) {
-            // a walk that ran to its end gives no path, and its time exactly
+        REQUIRE(certificate_of(sw, cert));
+        if (sw.ran_to_end) {
             CHECK(r == T);
             continue;
         }
@@ -95,8 +121,10 @@ TEST_CASE("a stopped walk's path is as long as its stop, and no longer than the 
         }
     }
     // 596 of 600 walks stop, 367 of them midway (a traced path) and 229 before any pass; on other
-    // times the path reaches the first's cutoff in 1,814 of 5,960 trials: the test bites
+    // times the path reaches the first's cutoff in 1,814 of 5,960 trials: the test bites. Of the
+    // 600 whole walks, 288 end with the sync of a stage other than stage 0.
     CHECK(stopped - before >= 300);
     CHECK(before >= 100);
+    CHECK(ran_out_not_0 >= 200);
     CHECK(reused_cuts >= trials / 5);
 }

@@ -97,12 +97,13 @@ TEST_CASE("the replayed interleaved walk gives the walk's finishes, time, early 
             PathCertificate cw, cr;
             const bool has = certificate_of(tw, cw);
             REQUIRE(certificate_of(tr, cr) == has);
+            REQUIRE(tr.ran_to_end == tw.ran_to_end);
             if (has) {
-                ++stopped;
                 REQUIRE(cr.count == cw.count);
-            } else if (tw.stop_stage < 0) {
-                ++complete;
+                REQUIRE(cr.sync_stage == cw.sync_stage);
             }
+            if (tw.ran_to_end) ++complete;
+            else stopped += has;
         }
     }
     // both kinds of runs, and the groups, are exercised (794 stopped with a path, 397 ran to the
