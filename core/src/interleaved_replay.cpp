@@ -112,6 +112,20 @@ double Sweep::run_replayed(bool early, double stop_at) {
         const StageTimes& t = ch[v];
         double start = clk[s];
         std::int32_t from = trace ? cid[s] : -1;
+        // the pass's output sent on the stage's link (of kind 2 forward, 3 backward) after the
+        // link's last send (send_forward, send_backward)
+        auto send = [&](double f, double* link, std::int32_t* link_id, double* arrived, std::vector<double>& kept, std::int64_t kind, double send_s) {
+            const std::int64_t at = v * m + j;
+            const double sfin = std::max(f, link[s]) + send_s;
+            if (trace) {
+                const auto id = static_cast<std::int32_t>(kind * PVm + at);
+                prd[id] = f >= link[s] ? cid[s] : link_id[s];
+                link_id[s] = id;
+            }
+            link[s] = arrived[at] = sfin;
+            if (detailed) kept[at] = sfin;
+            best = std::max(best, sfin);
+        };
         double f;
         if (x.forward) {
             if (v > 0) {
@@ -122,17 +136,7 @@ double Sweep::run_replayed(bool early, double stop_at) {
             f = start + (t.forward_s + t.pair_reserve_s);
             if (detailed) fwd_start[v * m + j] = start, fwd_fin[v * m + j] = f;
             if (trace) prd[cid[s] = static_cast<std::int32_t>(v * m + j)] = from;
-            if (v < PV - 1) {
-                const double sfin = std::max(f, lf[s]) + t.send_forward_s;
-                if (trace) {
-                    const auto id = static_cast<std::int32_t>(2 * PVm + v * m + j);
-                    prd[id] = f >= lf[s] ? cid[s] : lfid[s];
-                    lfid[s] = id;
-                }
-                lf[s] = sfa[v * m + j] = sfin;
-                if (detailed) send_f_fin[v * m + j] = sfin;
-                best = std::max(best, sfin);
-            }
+            if (v < PV - 1) send(f, lf, lfid, sfa, send_f_fin, 2, t.send_forward_s);
         } else {
             if (v < PV - 1) {
                 const double in = sba[(v + 1) * m + j];
@@ -142,17 +146,7 @@ double Sweep::run_replayed(bool early, double stop_at) {
             f = start + (t.backward_s + t.pair_reserve_s);
             if (detailed) bwd_start[v * m + j] = start, bwd_fin[v * m + j] = f;
             if (trace) prd[cid[s] = static_cast<std::int32_t>(PVm + v * m + j)] = from;
-            if (v > 0) {
-                const double sfin = std::max(f, lb[s]) + t.send_backward_s;
-                if (trace) {
-                    const auto id = static_cast<std::int32_t>(3 * PVm + v * m + j);
-                    prd[id] = f >= lb[s] ? cid[s] : lbid[s];
-                    lbid[s] = id;
-                }
-                lb[s] = sba[v * m + j] = sfin;
-                if (detailed) send_b_fin[v * m + j] = sfin;
-                best = std::max(best, sfin);
-            }
+            if (v > 0) send(f, lb, lbid, sba, send_b_fin, 3, t.send_backward_s);
         }
         clk[s] = f;
         best = std::max(best, f);
