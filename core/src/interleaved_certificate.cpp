@@ -45,7 +45,10 @@ bool certificate_of(const Sweep& sw, PathCertificate& out) {
     out.count.assign(static_cast<std::size_t>(4 * PV), 0.0);
     auto add = [&](int kind, std::int64_t v, double n) { out.count[static_cast<std::size_t>(kind * PV + v)] += n; };
     if (sw.stop_stage < 0) {
-        // the stage whose sync sets the barrier (without streams: its last pass, then dp_sync_s)
+        // the stage whose sync sets the barrier: its last pass, then dp_sync_s (a stream's buckets
+        // would end it instead; the search's lower DAG has none)
+        for (int k = 0; k < p; ++k)
+            if (sw.has_stream[static_cast<std::size_t>(k)]) return false;
         int last = 0;
         for (int k = 1; k < p; ++k)
             if (sw.last_end[k] + sw.stages[k].dp_sync_s > sw.last_end[last] + sw.stages[last].dp_sync_s) last = k;
