@@ -4,7 +4,7 @@
 // the splits of (p, V, m): found once without times, it is replayed with no test of readiness and
 // no turn that finds nothing to run, the same passes in the same order as the walk, each the same
 // max and sum, so every finish, the early stop and the path it leaves are bit for bit the walk's
-// (tests/unit/dag_interleaved.tests.cpp). The search times one split after another of a
+// (tests/unit/interleaved_replay.tests.cpp). The search times one split after another of a
 // configuration, so the last order is kept per thread.
 #include <algorithm>
 #include <cstdint>
