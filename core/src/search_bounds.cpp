@@ -279,6 +279,48 @@ void fill_suffixes(const std::vector<const double*>& tables, const std::vector<i
     }
 }
 
+void fill_row0(const std::vector<const double*>& tables, const std::vector<int>& caps, int L, int l_min, std::vector<double>& out) {
+    const std::size_t S = tables.size(), W = static_cast<std::size_t>(L) + 1;
+    out.assign(W, kInf);
+    struct Run {
+        const double* table;
+        int cap, count;
+        std::size_t begin, end;  // its increments in incs
+    };
+    thread_local std::vector<Run> runs;
+    thread_local std::vector<double> incs, inc;
+    thread_local std::vector<int> hull;
+    runs.clear();
+    incs.clear();
+    double base = 0;  // summed from the last stage, as fill_suffixes does
+    for (std::size_t k = S; k-- > 0;) {
+        const int n = std::min(caps[k], L);
+        if (n < l_min) return;
+        base += tables[k][l_min];
+        if (!runs.empty() && runs.back().table == tables[k] && runs.back().cap == n) {
+            ++runs.back().count;
+            continue;
+        }
+        convex_increments(tables[k], l_min, n, hull, inc);
+        std::sort(inc.begin(), inc.end());
+        runs.push_back({tables[k], n, 1, incs.size(), incs.size() + inc.size()});
+        incs.insert(incs.end(), inc.begin(), inc.end());
+    }
+    const std::size_t least = static_cast<std::size_t>(l_min) * S;
+    if (least > static_cast<std::size_t>(L)) return;
+    double v = base;
+    out[least] = v;
+    // the smallest head first; equal values are equal summands, so the order among runs is moot
+    for (std::size_t at = least + 1; at < W;) {
+        Run* best = nullptr;
+        for (Run& r : runs)
+            if (r.begin < r.end && (!best || incs[r.begin] < incs[best->begin])) best = &r;
+        if (!best) break;
+        const double x = incs[best->begin++];
+        for (int c = 0; c < best->count && at < W; ++c) out[at++] = v += x;
+    }
+}
+
 void joint_family_a_suffixes(const std::vector<const double*>& tables, const std::vector<int>& caps, const std::vector<double>& sends,
                              double chain, int U, std::vector<double>& out) {
     const int S = static_cast<int>(tables.size());

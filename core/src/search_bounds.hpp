@@ -90,6 +90,12 @@ void joint_family_a_suffixes(const std::vector<const double*>& tables, const std
 void fill_suffixes(const std::vector<const double*>& tables, const std::vector<int>& caps, int L, int l_min, std::vector<double>& out,
                    std::vector<double>& merged, std::vector<double>& scratch, std::vector<double>& inc);
 
+// Row 0 of fill_suffixes alone (all S stages holding each R), bit for bit: the same increments
+// added in the same sorted order, by a merge of the runs of adjacent stages with one table and cap
+// (a block's stages) rather than one merge per stage, O(S + G L log G) for G runs rather than
+// O(S L). out has L + 1 entries. The configuration-level cuts need only this row.
+void fill_row0(const std::vector<const double*>& tables, const std::vector<int>& caps, int L, int l_min, std::vector<double>& out);
+
 // Family W of the path bounds (docs/search.md, "Bounds"): the window cycle of 1F1B stages a..k
 // (n = k - a + 1 of them). Micro-batch j's forward runs down the window while the backwards of a
 // micro-batch n later run up it: B_k(q) -> B_{k-1}(q) -> ... -> B_a(q) -> F_a(j) -> ... -> F_k(j)

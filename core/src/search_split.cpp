@@ -149,10 +149,8 @@ void Walker::run_config(MbsCtx& c) {
             // a configuration of many stages and layers takes a while to prepare: check the clock
             check();
             if (halted()) return;
-            fill_tables();
             // family C in whole layers over the whole configuration (both terms at their least)
-            const double c_int = fill_tab_[L_] + ibe_suf_[L_] + sends_ + cfg_[0].r.dp_min + suf_opt_[0];
-            if (!exhaustive_ && cut(c_int)) {
+            if (fill_tables()) {
                 ++stats.pruned;
                 skip = true;
             }

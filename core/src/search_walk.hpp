@@ -140,6 +140,8 @@ private:
     // The whole-layer suffix tables below, row k at k * tw_: tw_ = L + 1, or 0 where a
     // configuration goes without them (suffix_table_entries_max) and each is one row of zeros.
     std::size_t tw_ = 0;
+    std::vector<double> fill0_;  // fill_tab_'s row 0 (fill_row0), built before the rest
+    std::vector<const double*> etabs_;  // every stage's row of e_tab_
     std::vector<double> fill_tab_;  // [k * tw_ + R]: at most the F+B of stages k.. holding R layers (fill_suffixes)
     // [k * tw_ + R]: least bottleneck F+B of stages k.. holding R layers (integer_bottleneck_suffixes; 0: unknown)
     std::vector<double> ib_suf_, ib_merged_, ib_scratch_;
@@ -253,8 +255,9 @@ private:
     void run_config(MbsCtx& c);
     void count_config(MbsCtx& c);
     bool config_caps();
-    void fill_tables();
+    bool fill_tables();
     void fill_rows();
+    void fill_row0();
     void steady_rows();
     void echain_rows();
     bool threshold_caps();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 
@@ -15,6 +16,7 @@
 #include "poseidon/search.hpp"
 #include "search_random.hpp"
 
+using poseidon::detail::fill_row0;
 using poseidon::detail::fill_suffixes;
 
 namespace {
@@ -89,6 +91,55 @@ TEST_CASE("suffix fill: at most every split's F+B, exact on convex tables, never
         }
     }
     CHECK(convex_cases > 1000);
+}
+
+TEST_CASE("suffix fill: row 0 alone equals fill_suffixes' row 0 bit for bit, blocks of shared tables included", "[search][bounds]") {
+    // the configuration's cut reads fill_row0 and its split walk fill_suffixes: a configuration
+    // they judged differently would change the search's counts, and a lower row 0 its cuts
+    std::mt19937_64 rng(29);
+    auto uni = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+    std::vector<double> out, row0, merged, scratch, inc;
+    int shared = 0, finite = 0;
+    for (int n = 0; n < 3000; ++n) {
+        const int S = 1 + static_cast<int>(rng() % 12);
+        const int l_min = static_cast<int>(rng() % 2);
+        const int maxcap = 1 + static_cast<int>(rng() % 24);
+        // a few distinct tables; stages take them in blocks (a block's stages share one table and
+        // cap) and sometimes alone
+        const int kinds = 1 + static_cast<int>(rng() % 4);
+        std::vector<std::vector<double>> tabs(kinds);
+        for (auto& t : tabs) {
+            t.assign(static_cast<std::size_t>(maxcap) + 1, 0);
+            double v = uni(0, 0.5), step = uni(0.05, 1);
+            t[0] = v;
+            for (int l = 1; l <= maxcap; ++l) {
+                if (rng() % 3 == 0) v += rng() % 4 == 0 ? 0 : uni(0, 2);  // not convex
+                else v += step, step += uni(-0.1, 0.5);
+                t[l] = v;
+            }
+        }
+        std::vector<const double*> ptrs(S);
+        std::vector<int> caps(S);
+        int room = 0;
+        for (int j = 0; j < S;) {
+            const int k = static_cast<int>(rng() % kinds), cap = l_min + static_cast<int>(rng() % (maxcap + 1 - l_min));
+            const int run = 1 + static_cast<int>(rng() % 4);
+            shared += run > 1;
+            for (int r = 0; r < run && j < S; ++r, ++j) ptrs[j] = tabs[k].data(), caps[j] = cap, room += cap;
+        }
+        const int L = static_cast<int>(rng() % (room + 3));
+        fill_suffixes(ptrs, caps, L, l_min, out, merged, scratch, inc);
+        fill_row0(ptrs, caps, L, l_min, row0);
+        INFO("instance " << n << ", S " << S << ", L " << L << ", l_min " << l_min);
+        REQUIRE(row0.size() == static_cast<std::size_t>(L) + 1);
+        for (int R = 0; R <= L; ++R) {
+            INFO("R " << R);
+            REQUIRE(std::memcmp(&row0[R], &out[R], sizeof(double)) == 0);
+            finite += row0[R] < kInf;
+        }
+    }
+    CHECK(shared > 1000);
+    CHECK(finite > 10000);
 }
 
 TEST_CASE("suffix fill: a fixed cost per pass counts once per stage, where the per-layer rate drops most of it", "[search][bounds]") {
