@@ -158,28 +158,32 @@ double integer_bottleneck_min(const std::vector<const double*>& tables, const st
     }
     if (total < L) return kInf;
     if (L == 0) return lo;
-    // Adjacent stages with one table and one cap (the stages of a block) merge as one, each entry
-    // counting once per stage: the same multiset of entries, a heap of blocks rather than stages.
+    // Adjacent stages with one table (the stages of a block, whose caps differ with their
+    // warm-up) merge as one run, entry l counting once per stage that holds l layers (mult[l]):
+    // the same multiset of entries, a heap of blocks rather than stages.
     struct Run {
         const double* table;
-        int cap, count;
+        int cap;
+        std::size_t at;  // mults[at + l - 1]: stages counted at entry l (first, stages of cap l)
     };
     thread_local std::vector<Run> runs;
+    thread_local std::vector<int> mults;
     runs.clear();
+    mults.clear();
     for (std::size_t j = 0; j < S; ++j) {
         if (caps[j] < 1) continue;
-        if (!runs.empty() && runs.back().table == tables[j] && runs.back().cap == caps[j])
-            ++runs.back().count;
-        else
-            runs.push_back({tables[j], caps[j], 1});
+        if (runs.empty() || runs.back().table != tables[j]) runs.push_back({tables[j], 0, mults.size()});
+        Run& r = runs.back();
+        if (caps[j] > r.cap) mults.resize(r.at + static_cast<std::size_t>(caps[j]), 0), r.cap = caps[j];
+        ++mults[r.at + static_cast<std::size_t>(caps[j]) - 1];
     }
+    for (const Run& r : runs)  // stages of cap l or more
+        for (int l = r.cap - 1; l >= 1; --l) mults[r.at + l - 1] += mults[r.at + l];
     // When L entries are at most lo (every stage's cost at its least count is), the answer is lo:
     // the common case of the interleaved bounds' few chunks per stage, found without the merge.
     long long at_lo = 0;
     for (const Run& r : runs) {
-        int l = 1;
-        while (l <= r.cap && r.table[l] <= lo) ++l;
-        at_lo += static_cast<long long>(l - 1) * r.count;
+        for (int l = 1; l <= r.cap && r.table[l] <= lo; ++l) at_lo += mults[r.at + l - 1];
         if (at_lo >= L) return lo;
     }
     // k-way merge of the sorted tables; an entry is (value, run * width + l), smallest on top
@@ -194,7 +198,7 @@ double integer_bottleneck_min(const std::vector<const double*>& tables, const st
         heap.pop_back();
         x = v;
         const std::size_t r = key / width, l = key % width;
-        n += runs[r].count;
+        n += mults[runs[r].at + l - 1];
         if (static_cast<int>(l) < runs[r].cap) {
             heap.push_back({runs[r].table[l + 1], key + 1});
             std::push_heap(heap.begin(), heap.end(), greater);
@@ -263,7 +267,7 @@ void fill_suffixes(const std::vector<const double*>& tables, const std::vector<i
         if (tables[k] != inc_of || n != inc_cap) {
             convex_increments(tables[k], l_min, n, hull, inc);
             // the hull's slopes grow up to rounding; sorted, the merge stays a lower bound either way
-            std::sort(inc.begin(), inc.end());
+            if (!std::is_sorted(inc.begin(), inc.end())) std::sort(inc.begin(), inc.end());
             inc_of = tables[k], inc_cap = n;
         }
         scratch.resize(merged.size() + inc.size());
@@ -302,7 +306,7 @@ void fill_row0(const std::vector<const double*>& tables, const std::vector<int>&
             continue;
         }
         convex_increments(tables[k], l_min, n, hull, inc);
-        std::sort(inc.begin(), inc.end());
+        if (!std::is_sorted(inc.begin(), inc.end())) std::sort(inc.begin(), inc.end());
         runs.push_back({tables[k], n, 1, incs.size(), incs.size() + inc.size()});
         incs.insert(incs.end(), inc.begin(), inc.end());
     }
@@ -310,14 +314,25 @@ void fill_row0(const std::vector<const double*>& tables, const std::vector<int>&
     if (least > static_cast<std::size_t>(L)) return;
     double v = base;
     out[least] = v;
-    // the smallest head first; equal values are equal summands, so the order among runs is moot
-    for (std::size_t at = least + 1; at < W;) {
-        Run* best = nullptr;
-        for (Run& r : runs)
-            if (r.begin < r.end && (!best || incs[r.begin] < incs[best->begin])) best = &r;
-        if (!best) break;
-        const double x = incs[best->begin++];
-        for (int c = 0; c < best->count && at < W; ++c) out[at++] = v += x;
+    // the smallest head first (a heap of runs); equal values are equal summands, so the order
+    // among runs is moot
+    thread_local std::vector<std::pair<double, std::size_t>> heap;
+    heap.clear();
+    for (std::size_t r = 0; r < runs.size(); ++r)
+        if (runs[r].begin < runs[r].end) heap.push_back({incs[runs[r].begin], r});
+    auto greater = [](const std::pair<double, std::size_t>& x, const std::pair<double, std::size_t>& y) { return x.first > y.first; };
+    std::make_heap(heap.begin(), heap.end(), greater);
+    for (std::size_t at = least + 1; at < W && !heap.empty();) {
+        std::pop_heap(heap.begin(), heap.end(), greater);
+        const auto [x, r] = heap.back();
+        Run& run = runs[r];
+        for (int c = 0; c < run.count && at < W; ++c) out[at++] = v += x;
+        if (++run.begin < run.end) {
+            heap.back().first = incs[run.begin];
+            std::push_heap(heap.begin(), heap.end(), greater);
+        } else {
+            heap.pop_back();
+        }
     }
 }
 
