@@ -52,9 +52,9 @@ const std::vector<StageEval>& Costs::probe(const std::vector<ProbeStage>& ps, bo
     return b.out;
 }
 
-const std::vector<StageFit>& Costs::probe_fits(const std::vector<ProbeStage>& ps) {
+const std::vector<StageFit>& Costs::probe_fits(const std::vector<ProbeStage>& ps, const std::vector<std::uint8_t>* only) {
     ProbeBuffers& b = probe_plan(ps);
-    stage_fits_into(sc_, b.plan, b.fits, LeadingBlocks::on_first_stage);
+    stage_fits_into(sc_, b.plan, b.fits, LeadingBlocks::on_first_stage, only);
     return b.fits;
 }
 
@@ -236,7 +236,9 @@ int Costs::exact_cap(int g, int size, int tp, Pos pos, int inflight) {
         }
         // (the memory alone: the times of a stage near its cap were seldom read, and Costs::times
         // probes them when they are)
-        const StageFit fit = probe_fits(scratch_)[target];
+        only_.assign(scratch_.size(), 0);
+        only_[static_cast<std::size_t>(target)] = 1;
+        const StageFit fit = probe_fits(scratch_, &only_)[target];
         record_fit(g, size, tp, pos, inflight, l, fit.fits);
         l_a = l_b, h_a = h_b;
         l_b = l, h_b = fit.headroom_GiB;

@@ -116,7 +116,8 @@ public:
                                         LeadingBlocks rule = LeadingBlocks::on_first_stage);
     // The same probe's fit and headroom alone (stage_fits_into): a memory cap's search reads
     // nothing else, and the times and links were most of a probe.
-    const std::vector<StageFit>& probe_fits(const std::vector<ProbeStage>& ps);
+    // only: as stage_fits_into's (the stages whose fit is read).
+    const std::vector<StageFit>& probe_fits(const std::vector<ProbeStage>& ps, const std::vector<std::uint8_t>* only = nullptr);
     // Middle-position costs for every layer count, and the rates derived from them.
     const Table& middle(int g, int size, int tp);
     // Stage times at a position; first/last/only stages are probed on first use.
@@ -194,6 +195,7 @@ private:
     std::unordered_map<std::size_t, ProbeBuffers> buffers_;
     static constexpr std::size_t kProbeSizesKept = 64;
     std::vector<ProbeStage> scratch_;
+    std::vector<std::uint8_t> only_;  // exact_cap's probes: the target stage alone
     std::unordered_map<std::uint64_t, StageTimes> pos_;  // first/last/only stages, key with l
     std::unordered_map<std::uint64_t, FitMemo> fits_;
     std::unordered_map<std::uint64_t, PosExtra> extra_;

@@ -41,7 +41,7 @@ bool Walker::layout_caps(MbsCtx& c, int S) {
                 }
             }
             if (!open) break;
-            const auto& fits = costs.probe_fits(probe_stages_);
+            const auto& fits = costs.probe_fits(probe_stages_, &misfit_);
             for (int jj = 0; jj < S; ++jj)
                 if (misfit_[jj]) {
                     const Pos pos = pos_of(jj, S);

@@ -170,7 +170,7 @@ const Device& replica_at(const Scenario& sc, const StagePlan& st, std::size_t k,
 
 }  // namespace
 
-void stage_fits_into(const Scenario& sc, const Plan& plan, std::vector<StageFit>& fits, LeadingBlocks rule) {
+void stage_fits_into(const Scenario& sc, const Plan& plan, std::vector<StageFit>& fits, LeadingBlocks rule, const std::vector<std::uint8_t>* only) {
     if (plan.virtual_stages > 1) throw std::logic_error("stage_fits_into: a plan of one model chunk per stage");
     // (a profile's measured links change no memory: no with_measured_links copy here)
     const int S = static_cast<int>(plan.stages.size());
@@ -178,6 +178,7 @@ void stage_fits_into(const Scenario& sc, const Plan& plan, std::vector<StageFit>
     const bool prefix = leading_dense_blocks(sc.model) > 0;
     const std::vector<int> leading = prefix ? leading_blocks_per_chunk(sc.model, plan, rule) : std::vector<int>{};
     for (int s = 0; s < S; ++s) {
+        if (only && !(*only)[static_cast<std::size_t>(s)]) continue;
         const StagePlan& st = plan.stages[s];
         StagePosition pos = stage_position(plan, s, prefix ? stage_prefix_share(plan, leading, s) : -1);
         double worst = 1e300;  // as evaluate_stages_into's worst_headroom

@@ -3,6 +3,7 @@
 // docs/model.md; the section names there match the function names here.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -293,8 +294,11 @@ struct StageFit {
 // Each stage's StageFit alone, without the stages' times or links (the search's memory-cap probes
 // read nothing else). One model chunk per stage (plan.virtual_stages 1, as the probes' plans): an
 // interleaved stage's activations follow its chunks' order (evaluate_chunks); std::logic_error
-// otherwise.
-void stage_fits_into(const Scenario& sc, const Plan& plan, std::vector<StageFit>& fits, LeadingBlocks rule = LeadingBlocks::by_layers);
+// otherwise. `only` (if given, one entry per stage): the stages whose entry is nonzero alone are
+// evaluated, the others' StageFit left default (a memory cap's search probes a pipeline to settle a
+// few of its stages; the stages' memory does not depend on each other's fit).
+void stage_fits_into(const Scenario& sc, const Plan& plan, std::vector<StageFit>& fits, LeadingBlocks rule = LeadingBlocks::by_layers,
+                     const std::vector<std::uint8_t>* only = nullptr);
 
 // The tied-embedding all-reduce `s` joins the first and the last stage's gradient synchronisation
 // (dp_sync_s), and is recorded apart in their embedding_sync_s (docs/model.md, "Data parallelism").
