@@ -2,7 +2,7 @@
 // docs/model.md: the host-dispatch floor of a backward whose TP traffic is hidden, the fp32
 // softmax of a stack that has one under fp32 training, flash attention's fp32 statistics, and
 // evaluate_stages against replica_cost stage by stage (it costs a run of alike stages' block once),
-// and stage_fits_into against evaluate_stages' fits.
+// and stage_fits_into against evaluate_stages' fits (every stage, and some alone).
 #include <catch2/catch.hpp>
 
 #include "poseidon/context_parallel.hpp"
@@ -162,9 +162,19 @@ TEST_CASE("stage_fits_into says of every stage what evaluate_stages says of its 
                     std::vector<StageFit> fits;
                     stage_fits_into(small, plan, fits, rule);
                     REQUIRE(fits.size() == full.size());
+                    // the memory caps' probes ask for some stages alone (`only`)
+                    std::vector<std::uint8_t> only(full.size());
+                    for (auto& o : only) o = static_cast<std::uint8_t>(pick(0, 1));
+                    std::vector<StageFit> some;
+                    stage_fits_into(small, plan, some, rule, &only);
+                    REQUIRE(some.size() == full.size());
                     for (std::size_t s = 0; s < full.size(); ++s) {
                         CHECK(fits[s].fits == full[s].fits);
                         CHECK(fits[s].headroom_GiB == full[s].memory_capacity_GiB - full[s].memory.total_GiB());
+                        if (only[s]) {
+                            CHECK(some[s].fits == fits[s].fits);
+                            CHECK(some[s].headroom_GiB == fits[s].headroom_GiB);
+                        }
                         (full[s].fits ? fit : misfit) += 1;
                     }
                 }
