@@ -202,6 +202,10 @@ private:
     // key: both ends (group, size, TP, first GPU where the group's NVLink domain is larger than its
     // node, else -1), then same node (0, 1), or 2 + that for embedding_sync
     std::map<std::array<int, 9>, std::pair<double, double>> links_;
+    // link's last answer: a configuration asks for the links between the stages of a block in a
+    // row, each the same key (the map's lookup was 2 % of the four-type MoE shapes)
+    std::array<int, 9> last_link_key_{-1};
+    std::pair<double, double> last_link_{0, 0};
 
     void grow(std::int64_t b) {
         bytes_ += b;
