@@ -324,10 +324,11 @@ void Walker::tp_dfs(MbsCtx& c, std::size_t bi, int S, std::uint64_t used) {
                 ++stats.pruned;
             else if (!exhaustive_ && !c.vs.empty()) {
                 // both schedules: cut when the bounds of both cut; the configuration's split
-                // search then skips 1F1B if only its bounds cut (one_cut_, run_config)
-                const bool ilv_cut = cut(ilv_layout_bound(c, used, S)) || cut(ilv_tp_bound(c, S));
+                // search then skips 1F1B if only its bounds cut (one_cut_, run_config). The
+                // interleaved bounds decide nothing where the 1F1B ones keep the branch.
                 one_cut_ = inherited || !c.sched_1f1b || cut(layout_bound(c, used, 0)) || cut(family_c_bound(c, S)) || cut(tp_bottleneck_bound(c, bi));
-                if (ilv_cut && one_cut_)
+                const bool ilv_cut = one_cut_ && (cut(ilv_layout_bound(c, used, S)) || cut(ilv_tp_bound(c, S)));
+                if (ilv_cut)
                     ++stats.pruned;
                 else
                     tp_dfs(c, bi + 1, S, used);
