@@ -250,6 +250,13 @@ static void convex_increments(const double* c, int lo, int hi, std::vector<int>&
     }
 }
 
+// convex_increments, sorted: the hull's slopes grow up to rounding; sorted, a merge of them stays a
+// lower bound either way
+static void sorted_increments(const double* c, int lo, int hi, std::vector<int>& hull, std::vector<double>& inc) {
+    convex_increments(c, lo, hi, hull, inc);
+    if (!std::is_sorted(inc.begin(), inc.end())) std::sort(inc.begin(), inc.end());
+}
+
 void fill_suffixes(const std::vector<const double*>& tables, const std::vector<int>& caps, int L, int l_min, std::vector<double>& out,
                    std::vector<double>& merged, std::vector<double>& scratch, std::vector<double>& inc) {
     const std::size_t S = tables.size(), W = static_cast<std::size_t>(L) + 1;
@@ -265,9 +272,7 @@ void fill_suffixes(const std::vector<const double*>& tables, const std::vector<i
         if (n < l_min) return;  // this stage cannot hold its least: no suffix through it can be split
         base += tables[k][l_min];
         if (tables[k] != inc_of || n != inc_cap) {
-            convex_increments(tables[k], l_min, n, hull, inc);
-            // the hull's slopes grow up to rounding; sorted, the merge stays a lower bound either way
-            if (!std::is_sorted(inc.begin(), inc.end())) std::sort(inc.begin(), inc.end());
+            sorted_increments(tables[k], l_min, n, hull, inc);
             inc_of = tables[k], inc_cap = n;
         }
         scratch.resize(merged.size() + inc.size());
@@ -305,8 +310,7 @@ void fill_row0(const std::vector<const double*>& tables, const std::vector<int>&
             ++runs.back().count;
             continue;
         }
-        convex_increments(tables[k], l_min, n, hull, inc);
-        if (!std::is_sorted(inc.begin(), inc.end())) std::sort(inc.begin(), inc.end());
+        sorted_increments(tables[k], l_min, n, hull, inc);
         runs.push_back({tables[k], n, 1, incs.size(), incs.size() + inc.size()});
         incs.insert(incs.end(), inc.begin(), inc.end());
     }
