@@ -177,7 +177,11 @@ void Driver::pass(bool first) {
     });
     for (Slot& s : slots) {
         merge_build(s);
-        if (s.ctx) order.push_back(&s);
+        if (!s.ctx) continue;
+        order.push_back(&s);
+        // (as if its dive had found them: walk_all's order of sizes)
+        for (const SearchOptions::OrderHint& h : sh.opt.order_hints)
+            if (h.micro_batch_size == s.mbs && h.num_micro_batches == s.m && h.key < s.ctx->best_key.load(std::memory_order_relaxed)) s.ctx->best_key.store(h.key, std::memory_order_relaxed);
     }
     const bool exhaustive = sh.opt.exhaustive;
     // Most promising micro-batch size first; ties by size.

@@ -135,18 +135,16 @@ SearchRun run_in_turn(std::size_t n, const SearchOptions& options, const std::fu
     std::vector<std::vector<Found>> found_by(n);
     auto run_one = [&](std::size_t i, std::int64_t budget, bool again) {
         SearchOptions o = options;
-        double bound = top.threshold();
         if (again) {
-            // bounded by the others' plans, not its own: found again, their keys order its walk
-            // (its dives seed the micro-batch sizes it walks first; under its own best key they
-            // find nothing and the walk starts elsewhere: 3 x 4096 x 128 of the MoE sweep then
-            // missed in 20 s the plan it finds in 5 s)
-            TopK others(options.top_k);
-            for (std::size_t j = 0; j < n; ++j)
-                if (j != i)
-                    for (const Found& f : found_by[j]) others.insert(f.time, Plan(f.plan), f.dag_time);
-            bound = others.threshold();
+            // bounded by every plan found so far, its own included; its own order its walk: the
+            // sizes of its first round's plans first. Under its own best key its dives find
+            // nothing, and the walk by root bounds alone started elsewhere (3 x 4096 x 128 of the
+            // MoE sweep missed in 20 s the plan it finds in 5 s); bounded by the others' plans
+            // alone, the dives found its own again, but the walk ran under a bound up to 28 %
+            // above it (3 x 1024 x 80: the fifth grid's second walk 3.2 s, 1.7 s under its own)
+            for (const Found& f : found_by[i]) o.order_hints.push_back({f.plan.micro_batch_size, f.plan.num_micro_batches, f.time});
         }
+        const double bound = top.threshold();
         o.prune_above_s = std::min(o.prune_above_s, bound);
         o.node_budget = budget;
         if (!first) {

@@ -72,6 +72,30 @@ TEST_CASE("grids searched in two rounds (a few nodes each, then the ones stopped
     CHECK(second_round >= 10);
 }
 
+TEST_CASE("order hints reorder the walk's micro-batch sizes, never its plans", "[search][differential][moe]") {
+    // the grids' second round passes a grid its first round's plans as hints (search_grids.cpp;
+    // the two-round test above runs them against the exhaustive search); here every size gets a
+    // hint below any plan's key, the largest size first, and the plans stay the plain search's
+    const SearchOptions plain = quiet(10, false, 1);
+    int checked = 0;
+    for (std::uint64_t seed = 7100; checked < 20; ++seed) {
+        std::mt19937_64 rng(seed);
+        const Scenario sc = parse_scenario(search_test::random_moe_scenario(rng, seed, true));
+        if (search_space_size(sc, false).plans > 1e5) continue;
+        INFO("seed " << seed << ": " << to_json(sc).dump());
+        const SearchResult a = search(sc, plain);
+        REQUIRE(a.stats.complete);
+        SearchOptions hinted = plain;
+        const std::int64_t B = sc.training.global_batch_size;
+        for (std::int64_t mbs = 1; mbs <= B; ++mbs)
+            if (B % mbs == 0) hinted.order_hints.push_back({mbs, B / mbs, 1e-12 * static_cast<double>(B - mbs + 1)});
+        const SearchResult b = search(sc, hinted);
+        REQUIRE(b.stats.complete);
+        search_test::require_same_plans(a, b);
+        ++checked;
+    }
+}
+
 TEST_CASE("a model whose experts fit only when sharded gets a plan with ep > 1", "[search][moe][ep]") {
     // Mixtral 8x7B on 16 H100: 46.7 B parameters; ep 1 holds every expert on every GPU
     const Scenario sc = parse_scenario_text(R"({"model": "mixtral-8x7b", "cluster": "dgx-h100-16",

@@ -85,6 +85,14 @@ struct SearchOptions {
     // stopped whole; 0: the grids in turn). Neither is read from JSON.
     std::int64_t node_budget = 0;
     std::int64_t grid_first_round_nodes = std::int64_t{1} << 20;
+    // Keys of plans an earlier walk of the same space found, by micro-batch size and count: the
+    // full walk takes those sizes first, best first (the grids' second round passes each grid its
+    // first round's plans). Orders the walk only; not read from JSON.
+    struct OrderHint {
+        std::int64_t micro_batch_size = 0, num_micro_batches = 0;
+        double key = 0;
+    };
+    std::vector<OrderHint> order_hints;
     // Tree nodes a configuration's layer split may take before the walk defers it to the end of
     // its subtree, to be split again whole (docs/search.md, "Deferred configurations"; 0: none).
     // Not read from JSON.
