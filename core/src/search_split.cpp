@@ -341,7 +341,10 @@ void Walker::child(int k, int l, int R, const SplitState& st) {
         if (!last && k + 1 <= ej_ && !cut(b))
             b = std::max(b, n.pa + efill_tab_[(k + 1) * tw_ + R2] + sends_from_[k + 1] + sends_from_[ej_] + n.dp0 + opt_lb);
         // family W of the windows ending here last: it costs a loop over them
-        if (!cut(b) && k >= 1) b = std::max(b, family_w(k, st, t.forward_s, t.backward_s, rest) + n.drain + opt_lb);
+        if (!cut(b) && k >= 1 && !wgate_.skip(64, 64)) {
+            b = std::max(b, family_w(k, st, t.forward_s, t.backward_s, rest) + n.drain + opt_lb);
+            wgate_.record(cut(b), 4096);
+        }
         // family D from later stages (a loop over windows, as W): its turns stay in the state
         if (!cut(b) && k >= 1) {
             n.dturns = std::max(n.dturns, family_d_later_turns(k, st, t.forward_s, t.backward_s));

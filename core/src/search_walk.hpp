@@ -173,6 +173,10 @@ private:
     static constexpr int kMaxWindow = 32;  // the longest window family W tries
     std::vector<std::int64_t> wturns_;  // [k * kMaxWindow + n - 1]: turns of the window of n stages ending at k
     std::vector<char> wturns_row_;      // whether row k of wturns_ is filled for this configuration
+    // family W runs while it cuts one child in 64 of those the cheaper families pass: on the
+    // three-type shapes of the MoE sweep it cut 1,511 of 6.9 million and none of 9.7 million
+    // (docs/performance.md, "Family W when it seldom cuts")
+    SeldomGate wgate_;
     // family D from later stages: per window of n stages ending at k, window_turns_d's counts for
     // D_a = m - 2 - w_a (a = k - n + 1), filled row by row as wturns_
     struct DTurns { std::int64_t D = 0, t1 = 0, r1 = 0, an = -1, bn = 0; };
