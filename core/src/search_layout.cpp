@@ -320,13 +320,13 @@ void Walker::tp_dfs(MbsCtx& c, std::size_t bi, int S, std::uint64_t used) {
                 blocks_.insert(blocks_.begin() + static_cast<std::ptrdiff_t>(bi) + 1, BlockSel{run.g, run.opt, -1, run.first + k, run.count - k, tp});
             if (hostable_exact(bi) < L_)
                 ++stats.infeasible["memory"];
-            else if (!exhaustive_ && c.vs.empty() && (cut(layout_bound(c, used, 0)) || cut(family_c_bound(c, S)) || cut(tp_bottleneck_bound(c, bi))))
+            else if (!exhaustive_ && c.vs.empty() && (cut(layout_bound(c, used, 0)) || cut(family_c_bound(c, S)) || tp_bottleneck_cut(c, bi)))
                 ++stats.pruned;
             else if (!exhaustive_ && !c.vs.empty()) {
                 // both schedules: cut when the bounds of both cut; the configuration's split
                 // search then skips 1F1B if only its bounds cut (one_cut_, run_config). The
                 // interleaved bounds decide nothing where the 1F1B ones keep the branch.
-                one_cut_ = inherited || !c.sched_1f1b || cut(layout_bound(c, used, 0)) || cut(family_c_bound(c, S)) || cut(tp_bottleneck_bound(c, bi));
+                one_cut_ = inherited || !c.sched_1f1b || cut(layout_bound(c, used, 0)) || cut(family_c_bound(c, S)) || tp_bottleneck_cut(c, bi);
                 const bool ilv_cut = one_cut_ && (cut(ilv_layout_bound(c, used, S)) || cut(ilv_tp_bound(c, S)));
                 if (ilv_cut)
                     ++stats.pruned;

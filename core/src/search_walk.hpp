@@ -240,6 +240,8 @@ private:
     double family_c_bound(const MbsCtx& c, int S);
     long long hostable(const MbsCtx& c, std::uint64_t used, bool open) const;
     double tp_bottleneck_bound(const MbsCtx& c, std::size_t upto);
+    bool tp_bottleneck_cut(const MbsCtx& c, std::size_t upto);
+    SeldomGate tpb_gate_;  // (tp_bottleneck_cut)
 
     // ---- the layer split (search_split.cpp) ----
     // Prefix summaries of the split search (docs/search.md, "Bounds"): for the stages fixed so far,
