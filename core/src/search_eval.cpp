@@ -107,6 +107,7 @@ void Walker::insert(double time) {
     if (!sh_.group_map.empty())
         for (auto& st : p.stages) st.replicas[0].group = sh_.group_map[st.replicas[0].group];
     if (sh_.top.insert(key, std::move(p), time) && sh_.opt.on_progress) sh_.report(seconds_since(sh_.t0));
+    rethreshold();
 }
 
 }  // namespace poseidon::detail

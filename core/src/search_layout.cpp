@@ -22,6 +22,7 @@ Walker::Walker(Shared& sh, bool exhaustive, bool alone)
 
 void Walker::bind(const MbsCtx& c) {
     scale_ = c.scale;
+    rethreshold();
     if (suffix_id_ != c.id) {
         suffix_.clear();
         suffix_id_ = c.id;

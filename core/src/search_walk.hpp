@@ -99,7 +99,14 @@ private:
     void bind(const MbsCtx& c);  // the caches kept per context
     void enter(MbsCtx& c);       // bind, and the cost cache to use
     double scale_ = 1;  // the context's scale (bounds / scale compare with the top-K keys)
-    bool cut(double bound) const { return !exhaustive_ && !no_cut && sh_.cut(bound / scale_); }
+    // Shared::cut's comparison in the context's units, threshold x scale_ / (1 - kBoundSlack), so
+    // that a bound costs a comparison, not a division and a shared load (the split walk asks
+    // several per child). Taken again where the threshold or the scale may have changed: bind,
+    // insert, check (every 256 nodes: the other walkers' plans). Within a walk the threshold only
+    // falls, so a value not yet taken again cuts less, never more.
+    double cut_at_ = kInf;
+    void rethreshold() { cut_at_ = sh_.threshold() * scale_ / (1 - kBoundSlack); }
+    bool cut(double bound) const { return !exhaustive_ && !no_cut && bound >= cut_at_; }
     // The cutoff of a complete plan's DAG walk, one ulp above the threshold: a plan that ties the
     // K-th gets its exact time and enters by the tie-break (search_topk.hpp); a stopped walk
     // returns the cutoff, which is above the threshold and does not enter.
@@ -107,6 +114,7 @@ private:
     void check() {
         flush();
         sh_.check_clock();
+        rethreshold();
     }
     void tick() {
         if ((++ticks_ & 255) == 0) {
