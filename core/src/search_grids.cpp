@@ -136,12 +136,12 @@ SearchRun run_in_turn(std::size_t n, const SearchOptions& options, const std::fu
     auto run_one = [&](std::size_t i, std::int64_t budget, bool again) {
         SearchOptions o = options;
         if (again) {
-            // bounded by every plan found so far, its own included; its own order its walk: the
-            // sizes of its first round's plans first. Under its own best key its dives find
-            // nothing, and the walk by root bounds alone started elsewhere (3 x 4096 x 128 of the
-            // MoE sweep missed in 20 s the plan it finds in 5 s); bounded by the others' plans
-            // alone, the dives found its own again, but the walk ran under a bound up to 28 %
-            // above it (3 x 1024 x 80: the fifth grid's second walk 3.2 s, 1.7 s under its own)
+            // bounded by every plan found so far, its own included; its own plans order its walk
+            // (their sizes first). Under its own best key its dives find nothing, and the walk by
+            // root bounds alone started elsewhere (3 x 4096 x 128 of the MoE sweep missed in 20 s
+            // the plan it finds in 5 s); bounded by the others' plans alone, the dives found its
+            // own again, but the walk ran under a bound up to 28 % above its best (3 x 1024 x 80:
+            // the fifth grid's second walk 3.2 s, 1.7 s under its own)
             for (const Found& f : found_by[i]) o.order_hints.push_back({f.plan.micro_batch_size, f.plan.num_micro_batches, f.time});
         }
         const double bound = top.threshold();
