@@ -183,7 +183,8 @@ private:
     std::vector<char> wturns_row_;      // whether row k of wturns_ is filled for this configuration
     // family W runs while it cuts one child in 64 of those the cheaper families pass: on the
     // three-type shapes of the MoE sweep it cut 1,511 of 6.9 million and none of 9.7 million
-    // (docs/performance.md, "A grid's second walk under its own plans; bounds asked while they cut")
+    // (docs/performance.md, "A grid's second walk under its own plans; bounds asked while they
+    // cut")
     SeldomGate wgate_;
     // family D from later stages: per window of n stages ending at k, window_turns_d's counts for
     // D_a = m - 2 - w_a (a = k - n + 1), filled row by row as wturns_
