@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -105,8 +106,9 @@ int cmd_estimate(const std::vector<std::string>& args) {
     }
     if (scenario_path.empty() || plan_path.empty()) throw Usage{"estimate: needs SCENARIO.json and --plan PLAN.json"};
     check_stdin_once({scenario_path, plan_path});
-    auto sc = poseidon::parse_scenario_text(read_file(scenario_path, "scenario"));
-    auto plan = poseidon::parse_plan_text(read_file(plan_path, "plan"), sc);
+    const std::string scenario_text = read_file(scenario_path, "scenario"), plan_text = read_file(plan_path, "plan");
+    auto sc = poseidon::parse_scenario_text(scenario_text, poseidon::plan_names_precision(plan_text));
+    auto plan = poseidon::parse_plan_text(plan_text, sc);
     auto e = poseidon::estimate(sc, plan, true);
     if (json)
         std::cout << poseidon::to_json(sc, e).dump(2, ' ', false, poseidon::Json::error_handler_t::replace) << "\n";
@@ -175,7 +177,6 @@ int cmd_plan(const std::vector<std::string>& args) {
             throw Usage{"plan: unexpected argument \"" + poseidon::printable(a, 60) + "\""};
     }
     if (scenario_path.empty()) throw Usage{"plan: needs SCENARIO.json"};
-    auto sc = poseidon::parse_scenario_text(read_file(scenario_path, "scenario"));
     // name the flag the user typed beside the option's path, as the memory cap's notes do
     const auto with_flags = [](const poseidon::InputError& e) {
         static const std::pair<const char*, const char*> flags[] = {
@@ -193,12 +194,17 @@ int cmd_plan(const std::vector<std::string>& args) {
                 }
         return poseidon::InputError(std::move(problems));
     };
+    // the options first: where the search chooses the precision (--precision) the scenario's own
+    // is not refused; the scenario's problems are still said before the options'
     poseidon::SearchOptions opt;
+    std::optional<poseidon::InputError> bad_options;
     try {
         opt = poseidon::parse_search_options(options);
     } catch (const poseidon::InputError& e) {
-        throw with_flags(e);
+        bad_options = with_flags(e);
     }
+    auto sc = poseidon::parse_scenario_text(read_file(scenario_path, "scenario"), !bad_options && opt.chooses_precision());
+    if (bad_options) throw *bad_options;
     // options the scenario refuses (a precision a group cannot run) are named by their flag too
     poseidon::SearchResult result;
     try {

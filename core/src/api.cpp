@@ -19,14 +19,31 @@ std::string version() { return "0.1.0"; }
 std::string presets_json() { return dump(presets_as_json()); }
 
 std::string estimate_json(std::string_view scenario_json, std::string_view plan_json_text) {
-    Scenario sc = parse_scenario_text(scenario_json);
+    // (a plan that names its precision, as a search that chose it writes, trains in that one)
+    Scenario sc = parse_scenario_text(scenario_json, plan_names_precision(plan_json_text));
     Plan plan = parse_plan_text(plan_json_text, sc);
     return dump(to_json(sc, estimate(sc, plan, true)));
 }
 
+namespace {
+// The options before the scenario, whose precision is checked only where the search does not
+// choose one; the scenario's problems still come first when both have some.
+std::pair<Scenario, SearchOptions> scenario_and_options(std::string_view scenario_json, std::string_view options_json) {
+    SearchOptions opt;
+    std::exception_ptr bad_options;
+    try {
+        opt = parse_search_options(options_json.empty() ? Json::object() : parse_json(options_json, "options"));
+    } catch (const InputError&) {
+        bad_options = std::current_exception();
+    }
+    Scenario sc = parse_scenario_text(scenario_json, !bad_options && opt.chooses_precision());
+    if (bad_options) std::rethrow_exception(bad_options);
+    return {std::move(sc), std::move(opt)};
+}
+}  // namespace
+
 std::string plan_json(std::string_view scenario_json, std::string_view options_json, const std::function<bool(std::string_view)>& on_progress) {
-    Scenario sc = parse_scenario_text(scenario_json);
-    SearchOptions opt = parse_search_options(options_json.empty() ? Json::object() : parse_json(options_json, "options"));
+    auto [sc, opt] = scenario_and_options(scenario_json, options_json);
     if (on_progress) {
         opt.on_progress = [&](const SearchProgress& p) {
             Json j = {{"evaluated", p.evaluated}, {"pruned", p.pruned}, {"elapsed_s", p.elapsed_s}, {"best_iteration_time_s", nullptr}, {"best", nullptr}};
@@ -42,8 +59,7 @@ std::string plan_json(std::string_view scenario_json, std::string_view options_j
 }
 
 std::string merge_json(std::string_view scenario_json, std::string_view options_json, std::string_view shards_json) {
-    Scenario sc = parse_scenario_text(scenario_json);
-    SearchOptions opt = parse_search_options(options_json.empty() ? Json::object() : parse_json(options_json, "options"));
+    auto [sc, opt] = scenario_and_options(scenario_json, options_json);
     return dump(to_json(sc, merge_shards(sc, parse_shard_results(parse_json(shards_json, "shards"), sc), opt)));
 }
 

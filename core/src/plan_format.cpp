@@ -235,7 +235,8 @@ void validate_plan(const Plan& plan, const Scenario& sc, Problems& problems, con
     if (plan.fsdp.value_or(sc.training.fsdp) && plan.virtual_stages > 1)
         problems.add(path + ".schedule", std::string("\"interleaved-1f1b\" with ") + (plan.fsdp ? path + ".fsdp" : "training.fsdp") +
                                              " is not modelled: Megatron-FSDP's per-block gathers are costed for 1F1B stages; use schedule \"1f1b\"");
-    if (plan.precision && *plan.precision != sc.training.precision) check_precision_support(sc, *plan.precision, problems, path + ".precision");
+    // (also where it is the scenario's: parse_scenario does not check that one beside a plan that names its own)
+    if (plan.precision) check_precision_support(sc, *plan.precision, problems, path + ".precision");
     for (std::size_t g = 0; g < used.size(); ++g)
         if (used[g] > sc.cluster.groups[g].num_gpus())
             problems.add(path + ".stages", "use " + std::to_string(used[g]) + " GPUs of group " + std::to_string(g) + " (" + printable(sc.cluster.groups[g].device.name, 48) + ") but it has " +
@@ -353,6 +354,11 @@ Plan parse_plan(const Json& j, const Scenario& sc, const std::string& path, cons
 }
 
 Plan parse_plan_text(std::string_view text, const Scenario& sc) { return parse_plan(parse_json(text, "plan"), sc); }
+
+bool plan_names_precision(std::string_view plan_text) {
+    const Json j = Json::parse(plan_text.begin(), plan_text.end(), nullptr, false);
+    return j.is_object() && j.contains("precision");
+}
 
 Json to_json(const Plan& plan) {
     Json stages = Json::array();

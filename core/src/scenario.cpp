@@ -331,7 +331,7 @@ Cluster parse_cluster(const Json& in, const std::string& path, Problems& problem
     return c;
 }
 
-Scenario parse_scenario(const Json& j) {
+Scenario parse_scenario(const Json& j, bool precision_chosen) {
     Problems problems;
     Scenario sc;
     ObjectReader r(j, "scenario", problems);
@@ -355,12 +355,12 @@ Scenario parse_scenario(const Json& j) {
         read_training(*t, sc, problems);
     else
         problems.add("scenario.training", "is missing; expected an object with at least global_batch_size");
-    check_precision_support(sc, problems);
+    if (!precision_chosen) check_precision_support(sc, problems);
     if (const Json* p = r.get("profile")) sc.profile = parse_profile(*p, "scenario.profile", sc.cluster, problems, problems.empty() ? &sc.model : nullptr);
     problems.throw_if_any();
     return sc;
 }
 
-Scenario parse_scenario_text(std::string_view text) { return parse_scenario(parse_json(text, "scenario")); }
+Scenario parse_scenario_text(std::string_view text, bool precision_chosen) { return parse_scenario(parse_json(text, "scenario"), precision_chosen); }
 
 }  // namespace poseidon

@@ -35,7 +35,7 @@ void check_precision_support(const Scenario& sc, Problems& problems, const std::
     check_precision_support(sc, sc.training.precision, problems, path);
 }
 
-void check_precision_support(const Scenario& sc, Precision p, Problems& problems, const std::string& path) {
+void check_precision_support(const Scenario& sc, Precision p, Problems& problems, const std::string& path, bool advise) {
     if (!is_low_precision(p)) return;
     const auto& recipes = sc.training.stack.low_precision_recipes;
     if (std::find(recipes.begin(), recipes.end(), to_string(p)) == recipes.end()) {
@@ -63,8 +63,8 @@ void check_precision_support(const Scenario& sc, Precision p, Problems& problems
         }
         const char* needs = p == Precision::mxfp8 ? "mxfp8_tflops" : p == Precision::nvfp4 ? "nvfp4_tflops" : "fp8_tflops";
         problems.add(path, show(Json(to_string(p))) + " cannot run on cluster.groups[" + std::to_string(i) + "] (" + device_key(d) +
-                               "): the device has no " + needs + " rate (no " + to_string(p) +
-                               " tensor cores); every group trains in the one precision, so choose one all its GPUs run (here: " + common + ")");
+                               "): the device has no " + needs + " rate (no " + to_string(p) + " tensor cores)" +
+                               (advise ? "; every group trains in the one precision, so choose one all its GPUs run (here: " + common + ")" : ""));
     }
 }
 

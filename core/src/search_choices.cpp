@@ -135,6 +135,28 @@ SearchRun run_grids(const Scenario& sc, const SearchOptions& options, const std:
         },
         [&](std::size_t i, Plan& plan) { apply(choices[i], plan); });
     out.stats.notes.push_back("training choices searched: " + list + "; each plan carries its own (plan.precision, plan.fsdp, plan.recompute)");
+    if (options.any_precision) {
+        // what "any" left out, and why (a user beside H100s looking for MXFP8 finds it here)
+        std::string left;
+        for (Precision p : {Precision::fp8, Precision::fp8_delayed, Precision::fp8_blockwise, Precision::mxfp8, Precision::nvfp4}) {
+            Problems refused;
+            check_precision_support(sc, p, refused, "options.precisions", false);
+            if (!refused.empty()) left += (left.empty() ? "" : "; ") + refused.items().front().message;
+        }
+        if (!left.empty()) out.stats.notes.push_back("options.precisions \"any\" searched the precisions every group runs, not: " + left);
+    }
+    if (options.chooses_precision()) {
+        // the scenario's own precision is a default the search replaced (parse_scenario with
+        // precision_chosen does not refuse it): say where it went
+        const Precision own = sc.training.precision;
+        Problems refused;
+        check_precision_support(sc, own, refused, "training.precision", false);
+        const bool searched = std::any_of(choices.begin(), choices.end(), [&](const TrainingChoice& c) { return c.precision == own; });
+        if (!refused.empty())
+            out.stats.notes.push_back("training.precision " + refused.items().front().message + "; the search chooses the precision (options.precisions), so no plan trains in it");
+        else if (!searched)
+            out.stats.notes.push_back("training.precision " + to_string(own) + " is not among options.precisions, so no plan trains in it");
+    }
     const bool full_asked = !options.recompute_num_layers.empty() || std::find(options.recomputes.begin(), options.recomputes.end(), Recompute::full) != options.recomputes.end();
     if (sc.training.overlap_moe_expert_parallel_comm && full_asked)
         out.stats.notes.push_back("full recomputation not searched: training.overlap_moe_expert_parallel_comm (Megatron-Core's combined 1F1B) does not allow it");

@@ -105,7 +105,26 @@ void add_baselines(const Scenario& sc, const SearchOptions& options, Clock::time
     // at most 5 s, until a third of the result's reserve (the rest is for the JSON, the baselines' too)
     const double until = soft_deadline_s + (options.time_limit_s - soft_deadline_s) / 3;
     const double left = std::min(until - seconds_since(t0), 5.0);
-    res.baselines = compute_baselines(sc, left > 0.005 ? left : 0.0);
+    // A search that chooses the precision does not refuse the scenario's own (parse_scenario with
+    // precision_chosen); where a group cannot run it, the baselines train in the best plan's (bf16
+    // without one), and their plans say so, as the search's do.
+    std::optional<Precision> chosen;
+    if (options.chooses_precision()) {
+        Problems refused;
+        check_precision_support(sc, sc.training.precision, refused, "training.precision");
+        if (!refused.empty()) chosen = !res.plans.empty() && res.plans.front().plan.precision ? *res.plans.front().plan.precision : Precision::bf16;
+    }
+    if (!chosen) {
+        res.baselines = compute_baselines(sc, left > 0.005 ? left : 0.0);
+        return;
+    }
+    Plan choice;
+    choice.precision = chosen;
+    res.baselines = compute_baselines(scenario_for_plan(sc, choice, "options"), left > 0.005 ? left : 0.0);
+    for (Baseline& b : res.baselines) {
+        b.description += " Trained in " + to_string(*chosen) + ", the best plan's precision: training.precision " + to_string(sc.training.precision) + " cannot run on every group.";
+        if (b.estimate) b.estimate->plan.precision = chosen;
+    }
 }
 
 // A search the limit stopped may list plans slower than the baselines beside them: a baseline

@@ -289,6 +289,16 @@ int files(const std::string& bin, const fs::path& work) {
         } else {
             fail("plan --precision --json", "expected exit 0", j);
         }
+        // a precision the GPUs cannot run is refused where fixed, not where --precision chooses
+        const std::string mx = (work / "h100-mxfp8.json").string();
+        spit(mx, R"({"model": "gpt3-1.7b", "training": {"global_batch_size": 64, "precision": "mxfp8"}, "cluster": {"name": "16 H100", "groups": [{"device": "h100-sxm5-80gb", "nodes": 2, "gpus_per_node": 8, "inter_node_bw_GBps": 50}]}})");
+        Result fixed = run({bin, "plan", mx, "--top", "1"});
+        if (fixed.rc != 2 || fixed.err.find("scenario.training.precision: \"mxfp8\" cannot run on cluster.groups[0] (h100-sxm5-80gb)") == std::string::npos)
+            fail("plan: a fixed precision a GPU cannot run", "expected exit 2 naming scenario.training.precision", fixed);
+        Result chosen = run({bin, "plan", mx, "--top", "1", "--precision", "any"});
+        if (chosen.rc != 0 || chosen.out.find("training.precision \"mxfp8\" cannot run on cluster.groups[0] (h100-sxm5-80gb)") == std::string::npos ||
+            chosen.out.find("so no plan trains in it") == std::string::npos)
+            fail("plan --precision any beside a training.precision the GPUs cannot run", "expected exit 0 and the note", chosen);
     }
     {  // "--option=value" reads as "--option value"
         Result eq = run({bin, "estimate", s, "--plan=" + p, "--json"}), sp = run({bin, "estimate", s, "--plan", p, "--json"});

@@ -8,6 +8,7 @@
 #include <random>
 #include <string>
 
+#include "poseidon/api.hpp"
 #include "poseidon/error.hpp"
 #include "poseidon/estimate.hpp"
 #include "poseidon/scenario.hpp"
@@ -98,6 +99,54 @@ TEST_CASE("precisions \"any\": bf16 and each recipe every GPU runs; fp8 is chose
     SearchOptions fp8 = quiet(3, false, 1);
     fp8.precisions = {Precision::bf16, Precision::fp8};
     CHECK_THROWS_WITH(search(mix, fp8), Catch::Matchers::Contains("options.precisions[1]: \"fp8\" cannot run on cluster.groups[1] (a100-sxm4-80gb)"));
+}
+
+TEST_CASE("a search that chooses the precision is not refused for the scenario's own, and its notes say where it went", "[search][choices]") {
+    // the page keeps its fixed precision's select while the search chooses: fp8, then a cluster with A100s
+    const std::string text = R"({"model": {"preset": "gpt3-1.7b"}, "training": {"global_batch_size": 64, "precision": "fp8"},)"
+                             R"( "cluster": {"name": "mix", "groups": [{"device": "h100-sxm5-80gb", "nodes": 2, "gpus_per_node": 8, "inter_node_bw_GBps": 50},)"
+                             R"( {"device": "a100-sxm4-80gb", "nodes": 2, "gpus_per_node": 8, "inter_node_bw_GBps": 25}]}})";
+    CHECK_THROWS_WITH(parse_scenario_text(text), Catch::Matchers::Contains("scenario.training.precision: \"fp8\" cannot run on cluster.groups[1] (a100-sxm4-80gb)"));
+    const Scenario sc = parse_scenario_text(text, true);
+    SearchOptions any = quiet(3, false, 1);
+    any.any_precision = true;
+    const SearchResult r = search(sc, any);
+    REQUIRE(!r.plans.empty());
+    for (const auto& e : r.plans) CHECK(*e.plan.precision == Precision::bf16);
+    const auto said = [](const SearchResult& res, const std::string& what) {
+        return std::any_of(res.stats.notes.begin(), res.stats.notes.end(), [&](const std::string& n) { return n.find(what) != std::string::npos; });
+    };
+    CHECK(said(r, "training.precision \"fp8\" cannot run on cluster.groups[1] (a100-sxm4-80gb): the device has no fp8_tflops rate (no fp8 tensor cores); the search chooses the precision (options.precisions), so no plan trains in it"));
+    // the same through the JSON entry point the page calls, and a fixed precision still refused there
+    CHECK(said(r, "options.precisions \"any\" searched the precisions every group runs, not: \"fp8\" cannot run on cluster.groups[1] (a100-sxm4-80gb)"));
+    // the same through the JSON entry point the page calls; the baselines train in the best
+    // plan's precision there (in fp8 the A100s' GEMMs had no rate: times of nothing)
+    const Json out = Json::parse(plan_json(text, R"({"top": 1, "precisions": "any"})"));
+    REQUIRE(out.contains("plans"));
+    CHECK(out["plans"][0]["plan"]["precision"] == "bf16");
+    REQUIRE(out["baselines"].size() == 2);
+    for (const auto& b : out["baselines"]) {
+        INFO(b.dump());
+        CHECK(b["description"].get<std::string>().find("Trained in bf16, the best plan's precision: training.precision fp8 cannot run on every group.") != std::string::npos);
+        if (b["feasible"] == true) {
+            CHECK(b["plan"]["precision"] == "bf16");
+            CHECK(b["iteration_time_s"].get<double>() >= out["plans"][0]["iteration_time_s"].get<double>());
+            // a plan that names its precision is estimated beside the scenario's refused one
+            const Json again = Json::parse(estimate_json(text, b["plan"].dump()));
+            CHECK(again["iteration_time_s"].get<double>() == Approx(b["iteration_time_s"].get<double>()).epsilon(1e-12));
+            Json fp8 = b["plan"];
+            fp8["precision"] = "fp8";
+            CHECK_THROWS_WITH(estimate_json(text, fp8.dump()), Catch::Matchers::Contains("plan.precision: \"fp8\" cannot run on cluster.groups[1] (a100-sxm4-80gb)"));
+        }
+    }
+    CHECK_THROWS_WITH(plan_json(text, R"({"top": 1})"), Catch::Matchers::Contains("scenario.training.precision"));
+    // a precision every group runs but that the list leaves out is noted too
+    const Scenario bf16 = parse_scenario_text(std::string(text).replace(text.find("\"fp8\""), 5, "\"fp32\""), true);
+    SearchOptions list = quiet(3, false, 1);
+    list.precisions = {Precision::bf16};
+    CHECK(said(search(bf16, list), "training.precision fp32 is not among options.precisions, so no plan trains in it"));
+    // bad options are still said after a bad scenario, as before
+    CHECK_THROWS_WITH(plan_json(R"({"model": "no-such-model"})", R"({"top": 0})"), Catch::Matchers::Contains("scenario."));
 }
 
 TEST_CASE("a plan's precision and FSDP: read, written, estimated as the scenario with them, refused where the cluster cannot run them", "[plan][choices]") {

@@ -42,13 +42,18 @@ Stack parse_stack(const Json& j, const std::string& path, Problems& problems);
 // scenario.training.
 void read_training(const Json& t, Scenario& sc, Problems& problems);
 
-// Throw InputError listing every problem found.
-Scenario parse_scenario(const Json& j);
-Scenario parse_scenario_text(std::string_view text);
+// Throw InputError listing every problem found. With `precision_chosen` (a search that chooses
+// the precision, options.precisions), training.precision is not checked against the cluster's
+// GPUs: no plan trains in it unless it is among those searched (the search says so in its notes).
+Scenario parse_scenario(const Json& j, bool precision_chosen = false);
+Scenario parse_scenario_text(std::string_view text, bool precision_chosen = false);
 // batch_path: where the batch the plan must train comes from, named in the error when it does not
 // (a measured run may give its own).
 Plan parse_plan(const Json& j, const Scenario& scenario, const std::string& path = "plan", const std::string& batch_path = "training.global_batch_size");
 Plan parse_plan_text(std::string_view text, const Scenario& scenario);
+// Whether a plan's JSON text names its own precision ("precision"): the scenario's is then only
+// its default (parse_scenario's precision_chosen); false where the text is no JSON object.
+bool plan_names_precision(std::string_view plan_text);
 
 // Settings of a valid scenario that change nothing (docs/formats.md, "Notes"): one sentence each,
 // naming the key. estimate and the search report them; they are not errors.
@@ -71,8 +76,9 @@ std::optional<Precision> precision_from_string(std::string_view s);
 // A low precision must run on every group's GPU: a problem per group whose device lacks the rate,
 // naming the group and the device (parse_scenario calls it once the cluster is read).
 void check_precision_support(const Scenario& sc, Problems& problems, const std::string& path = "scenario.training.precision");
-// The same for precision p in place of the scenario's (a plan's or a search option's), under `path`.
-void check_precision_support(const Scenario& sc, Precision p, Problems& problems, const std::string& path);
+// The same for precision p in place of the scenario's (a plan's or a search option's), under `path`;
+// `advise`: end each message with the precisions every group runs.
+void check_precision_support(const Scenario& sc, Precision p, Problems& problems, const std::string& path, bool advise = true);
 // The scenario a plan trains in: training.precision, training.fsdp and training.recompute replaced
 // by the plan's own where a search chose them (Plan::precision, fsdp, recompute,
 // recompute_num_layers); the low-precision parameter all-gather

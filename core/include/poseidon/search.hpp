@@ -104,6 +104,9 @@ struct SearchOptions {
     // search that freed them carry their choice (Plan::precision, Plan::fsdp).
     std::vector<Precision> precisions;
     bool any_precision = false;
+    // whether the search chooses the precision (training.precision is then only a default that
+    // the plans do not use unless it is searched too)
+    bool chooses_precision() const { return any_precision || !precisions.empty(); }
     std::string fsdp = "fixed";
     // recomputes: the recomputations searched (empty: training.recompute alone; "any": none,
     // selective, full); recompute_num_layers: more choices of full recomputation of the first N
