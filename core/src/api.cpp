@@ -43,7 +43,11 @@ std::pair<Scenario, SearchOptions> scenario_and_options(std::string_view scenari
 }  // namespace
 
 std::string plan_json(std::string_view scenario_json, std::string_view options_json, const std::function<bool(std::string_view)>& on_progress) {
-    auto [sc, opt] = scenario_and_options(scenario_json, options_json);
+    // (named, not a structured binding: the progress lambda captures the scenario, which clang 14,
+    // the wasm build's, does not allow of a binding)
+    auto both = scenario_and_options(scenario_json, options_json);
+    const Scenario& sc = both.first;
+    SearchOptions& opt = both.second;
     if (on_progress) {
         opt.on_progress = [&](const SearchProgress& p) {
             Json j = {{"evaluated", p.evaluated}, {"pruned", p.pruned}, {"elapsed_s", p.elapsed_s}, {"best_iteration_time_s", nullptr}, {"best", nullptr}};
