@@ -143,7 +143,8 @@ export function markFieldErrors(problems) {
     openAround(input);
     // a problem inside the field's value (e.g. profile.devices[0].points[2].tp) names the part
     const base = input.dataset.path;
-    const rel = pr.path.length > base.length && pr.path.startsWith(base) && /^[.[]/.test(pr.path.slice(base.length))
+    // (an element of a list the field edits whole, options.ep_sizes[0] at options.ep_sizes, is the field itself)
+    const rel = pr.path.length > base.length && pr.path.startsWith(base) && /^[.[]/.test(pr.path.slice(base.length)) && !/^(\[\d+\])+$/.test(pr.path.slice(base.length))
       ? pr.path.slice(base.length).replace(/^\./, '') : '';
     const err = document.getElementById(input.getAttribute('aria-describedby'));
     // in words (no name: it is next to its field; a part inside the field's value is named), the core's line after it

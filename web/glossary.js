@@ -11,7 +11,7 @@ export const GLOSSARY = {
   'global batch': 'Samples per iteration (one optimizer step), over all replicas and micro-batches.',
   iteration: 'One optimizer step: every micro-batch\'s forward and backward, the gradient sync and the optimizer.',
   'tokens/s': 'Training throughput: global batch × sequence length / iteration time.',
-  MFU: 'Model FLOPs utilisation: the model\'s training FLOPs per second (6 × parameters × tokens, plus attention; a mixture of experts counts its active parameters: the top-k routed and the shared experts) divided by the peak dense FLOP/s of the GPUs used. Recompute does not count as useful work.',
+  MFU: 'Model FLOPs utilisation: the model\'s training FLOPs per second (6 × parameters × tokens, plus attention; a mixture of experts counts its active parameters: the top-k routed and the shared experts) divided by the peak dense FLOP/s of the GPUs used, their BF16 (or FP16) tensor-core peak whatever the precision: a plan in FP8, MXFP8 or NVFP4 reads higher than the same plan in BF16, since its GEMMs run faster. The attention scores count in full (4 × batch × sequence² × hidden per block, as published MFU figures count them), so at long sequences MFU reads above the tensor cores\' real use. Recompute does not count as useful work.',
   bubble: 'Time a pipeline stage waits with nothing to compute: while the pipeline fills and drains, or behind a slower stage.',
   'DP sync': 'The data-parallel all-reduce of the gradients at the end of the iteration (partly hidden behind the last backwards).',
   bottleneck: 'The stage with the most work per iteration; the iteration cannot be shorter than its busy time.',

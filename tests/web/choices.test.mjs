@@ -85,3 +85,16 @@ test('a named precision a GPU cannot run is refused with the option, the group a
   assert.match(text, /"fp8" cannot run on/);
   await assertClean(page, problems);
 });
+
+test('with the precision left to the search, a Training precision the GPUs cannot run does not stop it', async (t) => {
+  if (!searchWorks) { t.skip(searchSkipReason); return; }
+  // the Training select still says mxfp8 (no GPU here runs it); the search chooses among the others
+  const { page, problems } = await open(t, await link({ m: 'gpt3-1.7b', c: 'mixed-h100-a100-4090', t: { global_batch_size: 64, precision: 'mxfp8' }, o: { precisions: 'any' } }));
+  await settled(page, 60000);
+  assert.ok(await page.$eval('[data-testid=error]', (e) => e.hidden), 'no error');
+  const cells = await page.$$eval('[data-testid=top-plans] [data-testid=plan-choices]', (els) => els.map((e) => e.textContent));
+  t.diagnostic(`choices of the top plans: ${cells.join(' | ')}`);
+  assert.ok(cells.length >= 1);
+  for (const c of cells) assert.match(c, /^bf16/, 'the A100s and 4090s leave bf16 alone');
+  await assertClean(page, problems);
+});

@@ -47,6 +47,11 @@ test('a plain visit shows the first view before its engine is ready, then the sa
   assert.equal(late.key, early.key, 'the engine found the plan the first view showed');
   assert.equal(late.text, early.text);
   assert.deepEqual(late.plans, plansOf(firstView().result));
+  // the core's notes on the selected plan are said beside what bounds it (the MoE host wait that
+  // makes its first stage's forward longer than its backward)
+  const notes = await page.evaluate(() => window.__poseidon.result().result.plans[0].notes ?? []);
+  assert.ok(notes.some((n) => /host wait/.test(n)), `the first view's plan has a host-wait note: ${JSON.stringify(notes)}`);
+  assert.deepEqual(await page.$$eval('#critical-path [data-testid=plan-notes] li', (lis) => lis.map((li) => li.textContent)), notes);
   await assertClean(page, problems);
 });
 

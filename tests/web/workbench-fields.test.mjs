@@ -250,7 +250,10 @@ test('grid sizes fixed in the Search box: every plan on the expert-parallel size
   // a dense model cannot have an expert-parallel size: the core's words at the select
   const dense = await open(t, await env.link({ m: demoScenario.model, c: demoScenario.cluster, t: demoScenario.training, o: { ep_sizes: '2' } }));
   await dense.page.waitForFunction(() => /fix the inputs/.test(document.querySelector('[data-testid=progress]').textContent), null, { timeout: 30000 });
-  assert.match(await dense.page.textContent('[data-error-for="options.ep_sizes"]'), /needs a mixture-of-experts model/);
+  // next to the select: the core's words without a key name, then its path (not "Ep sizes: …" and "([0])")
+  const beside = await dense.page.textContent('[data-error-for="options.ep_sizes"]');
+  assert.match(beside, /^2 needs a mixture-of-experts model[\s\S]*\(options\.ep_sizes\[0\]\)$/);
+  assert.doesNotMatch(beside, /Ep sizes|\(\[0\]\)/);
   // the problems list names the field by its label (the core's path is options.ep_sizes[0])
   const listed = await dense.page.textContent('[data-testid=error]');
   assert.match(listed, /^[\s\S]*Expert-parallel size, every stage \(MoE models\): 2 needs a mixture-of-experts model/);

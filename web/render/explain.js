@@ -48,7 +48,16 @@ export function criticalPathView(est, { searching = false } = {}) {
         num(fmtTime(s.forward_s)), num(fmtTime(s.backward_s)), num(fmtTime(s.send_s)), num(fmtTime(s.dp_sync_s)));
     })));
   return h('div', { class: 'explain', 'data-bottleneck': cp.bottleneck },
-    cp.sentences.map((t) => h('p', {}, t)), bar, legend, note, scrollTable(table));
+    cp.sentences.map((t) => h('p', {}, t)), planNotes(est), bar, legend, note, scrollTable(table));
+}
+
+/** the core's notes on this plan (the estimate's `notes`: a host wait that makes a forward longer than its backward, a block mix, …) */
+function planNotes(est) {
+  const notes = Array.isArray(est?.notes) ? est.notes.filter((n) => typeof n === 'string' && n) : [];
+  if (!notes.length) return null;
+  return h('div', { class: 'plan-notes', 'data-testid': 'plan-notes' },
+    h('p', {}, h('strong', {}, notes.length === 1 ? 'A note on this plan' : 'Notes on this plan')),
+    h('ul', {}, notes.map((n) => h('li', {}, n))));
 }
 
 /** GPUs used per group, idle ones and why */
