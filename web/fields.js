@@ -21,6 +21,7 @@ export const MODEL_FIELDS = [
   // The per-block lists (moe_layer_freq, sliding_window_pattern as arrays) stay as imported.
   // `more`: folded under "Attention variants, experts, MTP" (forms.js), open when the model sets one.
   { key: 'head_dim', kind: 'int', label: 'head dimension', hint: 'hidden / heads', more: true },
+  { key: 'qk_layernorm', kind: 'bool', label: 'QK layer norm (Qwen3: each head\'s queries and keys normalised)', def: false, omitDefault: true, more: true },
   { key: 'attention', kind: 'select', label: 'attention', options: [['gqa', 'multi-head / grouped-query'], ['mla', 'multi-latent (DeepSeek)']], def: 'gqa', omitDefault: true, more: true },
   { key: 'q_lora_rank', kind: 'int', label: 'MLA query rank (0 = full)', hint: 'MLA only', more: true },
   { key: 'kv_lora_rank', kind: 'int', label: 'MLA key-value rank', hint: 'MLA only', more: true },

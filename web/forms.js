@@ -52,6 +52,7 @@ export function modelVariants(m) {
   if (m.attention === 'mla') out.push('MLA');
   if (m.sliding_window > 0) out.push(`window ${m.sliding_window}`);
   if (m.head_dim !== undefined) out.push(`head dim ${m.head_dim}`);
+  if (m.qk_layernorm === true) out.push('QK norm');
   if (m.mtp_layers > 0) out.push(`MTP ${m.mtp_layers}`);
   if (!out.length && MODEL_FIELDS.some((f) => f.more && m[f.key] !== undefined)) out.push('set');
   return out;

@@ -68,6 +68,8 @@ export function modelFromHfConfig(text) {
   else if (cfg.rope_theta !== undefined && cfg.rope_theta !== null) {
     notes.push(`rope_theta ${JSON.stringify(cfg.rope_theta).slice(0, 40)} is not a positive number; it was left out (the Megatron command then uses Megatron's default base)`);
   }
+  // Qwen3's attention always normalises each head's queries and keys (q_norm, k_norm): no config key says so
+  if (/^qwen3(_moe)?$/.test(type)) model.qk_layernorm = true;
   const bias = first(cfg, 'attention_bias', 'mlp_bias', 'bias', 'use_bias');
   if (bias !== undefined) model.bias = Boolean(bias);
   else model.bias = !/llama|mistral|gemma|mixtral|deepseek|olmo|granite/.test(type);

@@ -253,6 +253,7 @@ export function megatronArgs(est, scenario, { cluster = null, modelId = null, to
     }
     if (model.tied_embeddings !== true) args.push(['--untie-embeddings-and-output-weights']);
     if (model.bias === false) args.push(['--disable-bias-linear']);
+    if (model.qk_layernorm === true) args.push(['--qk-layernorm']);
     // written even at Megatron's default 0.1: the plan's memory counts the masks only with dropout
     args.push(['--attention-dropout', model.attention_dropout ?? 0.1], ['--hidden-dropout', model.hidden_dropout ?? 0.1]);
     args.push(...moeFlags(model, stages, training, { notes, unsupported }));

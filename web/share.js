@@ -12,13 +12,16 @@
 // page says the link is newer instead of handing its engine keys it would refuse.
 // 6 adds no field either: the version of a link whose search options fix the context-parallel or
 // expert grid sizes (options cp_sizes, ep_sizes, etp_sizes: V6_KEYS), which a format-5 engine refuses.
+// 7 adds no field: the version of a link whose model sets a key a format-6 engine refuses
+// (qk_layernorm: V7_KEYS). A preset that carries it (Qwen3) is read by the engine that opens the
+// link, so a link naming the preset alone keeps its lower version.
 // A link is written with the lowest version that holds its payload (a link without a profile
 // stays v=1, readable by pages that only know version 1); this page reads every version up to
 // SHARE_VERSION.
 
 import { NonFiniteNumberError, parseJson } from './json-text.js';
 
-export const SHARE_VERSION = 6;
+export const SHARE_VERSION = 7;
 export const MAX_FRAGMENT_CHARS = 64 * 1024; // an encoded link longer than this is refused
 export const MAX_PAYLOAD_BYTES = 1024 * 1024; // inflated payload cap (a deflate bomb stops here)
 
@@ -68,7 +71,7 @@ async function pipe(bytes, stream, limit) {
 /** payload keys each version knows */
 const KEYS_V1 = ['v', 'app', 'm', 'c', 'd', 't', 'o', 'p'];
 const KEYS_V4 = [...KEYS_V1, 'f', 'k', 'b'];
-const KEYS = { 1: new Set(KEYS_V1), 2: new Set([...KEYS_V1, 'f']), 3: new Set([...KEYS_V1, 'f', 'k']), 4: new Set(KEYS_V4), 5: new Set(KEYS_V4), 6: new Set(KEYS_V4) };
+const KEYS = { 1: new Set(KEYS_V1), 2: new Set([...KEYS_V1, 'f']), 3: new Set([...KEYS_V1, 'f', 'k']), 4: new Set(KEYS_V4), 5: new Set(KEYS_V4), 6: new Set(KEYS_V4), 7: new Set(KEYS_V4) };
 
 /** training keys and cluster group keys that a format-3 link introduced (engines before them refuse them) */
 export const V3_TRAINING_KEYS = ['stack', 'tf32'];
@@ -141,9 +144,13 @@ function usesV5Inputs(p) {
 /** search option keys a format-5 page's engine did not know */
 export const V6_KEYS = { options: ['cp_sizes', 'ep_sizes', 'etp_sizes'] };
 
+/** model keys a format-6 page's engine did not know */
+export const V7_KEYS = { model: ['qk_layernorm'] };
+
 /** the lowest link format that can hold the payload */
 export function payloadVersion(payload) {
   if (!payload) return 1;
+  if (present(fieldsOf(payload.m), V7_KEYS.model)) return 7;
   if (present(payload.o, V6_KEYS.options)) return 6;
   if (usesV5Inputs(payload)) return 5;
   if (payload.b !== undefined && payload.b !== null) return 4;

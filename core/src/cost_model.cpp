@@ -241,8 +241,11 @@ BlockCost block_cost(const Scenario& sc, const Device& d, int tp, int samples, c
         fused ? fused_replicated_accesses_per_h : unfused_replicated_accesses_per_h - (hidden_dropout ? 0.0 : unfused_dropout_accesses_per_h);
     const double mask_bytes = hidden_dropout ? replicated_mask_bytes_per_h : 0.0;
     const double mlp_accesses = (m.gated_mlp ? 3.0 : 2.0) * f + (fused ? 0.0 : 2.0 * f);  // unfused: a separate bias add
-    const double elem_bytes = Tr * h * (replicated_accesses * e + mask_bytes) + T / t * (mlp_accesses + 2 * h) * e;
-    const double elementwise_kernels = fused ? fused_elementwise_kernels : unfused_elementwise_kernels - (hidden_dropout ? 0.0 : 2.0);
+    // QK layer norm (Qwen3): each head's queries and keys read and written once more, in two kernels
+    const AttentionWidths qkw = m.qk_layernorm ? attention_widths(m) : AttentionWidths{};
+    const double qk_norm_accesses = m.qk_layernorm ? 2.0 * (qkw.q + qkw.k) : 0.0;
+    const double elem_bytes = Tr * h * (replicated_accesses * e + mask_bytes) + T / t * (mlp_accesses + 2 * h + qk_norm_accesses) * e;
+    const double elementwise_kernels = (fused ? fused_elementwise_kernels : unfused_elementwise_kernels - (hidden_dropout ? 0.0 : 2.0)) + (m.qk_layernorm ? 2.0 : 0.0);
     const double elem_fwd = elem_bytes / mem_rate + elementwise_kernels * kernel_s;
     // TP collectives hidden behind GEMMs (docs/model.md, "Overlap"): with Transformer Engine's
     // userbuffers (training.tp_comm_overlap) a share of each pass's traffic is pipelined with the

@@ -104,6 +104,11 @@ void replica_memory(const Scenario& sc, const Device& d, int tp, int samples, in
     // Q, K, V and context as wide as the heads make them; each routed copy of a token is saved as
     // its expert's input, on every rank while experts are replicated
     if (variants) shard = (2 * s * b * attention_saved_width(m) + s * b * f * (m.gated_mlp ? 6.0 : 4.0)) / t;
+    // QK layer norm keeps its input, the queries and keys before it, for its backward
+    if (m.qk_layernorm) {
+        const AttentionWidths w = attention_widths(m);
+        shard += 2 * s * b * (w.q + w.k) / t;
+    }
     // The routed experts' rows, on the expert grid (expert_parallel.cpp): the MoE blocks' share.
     const bool lp_recipe = is_low_precision(tr.precision);
     const MoeShape moe_x = m.is_moe() ? moe_shape(sc, s * b / t, pos) : MoeShape{};

@@ -230,7 +230,7 @@ ModelSpec parse_model(const Json& in, const std::string& path, Problems& problem
     ObjectReader r(j, path, problems);
     if (!r.ok()) return m;
     std::vector<std::string_view> keys = {"id", "name", "num_layers", "hidden_size", "num_attention_heads", "num_kv_heads", "ffn_hidden_size",
-                                          "vocab_size", "seq_length", "gated_mlp", "tied_embeddings", "bias", "position_embedding", "hidden_dropout", "attention_dropout", "rope_theta",
+                                          "vocab_size", "seq_length", "gated_mlp", "tied_embeddings", "bias", "qk_layernorm", "position_embedding", "hidden_dropout", "attention_dropout", "rope_theta",
                                           "source", "notes"};
     keys.insert(keys.end(), std::begin(model_variant_keys), std::end(model_variant_keys));
     r.reject_unknown(keys);
@@ -254,6 +254,7 @@ ModelSpec parse_model(const Json& in, const std::string& path, Problems& problem
     if (auto b = r.boolean("gated_mlp", false)) m.gated_mlp = *b;
     if (auto b = r.boolean("tied_embeddings", false)) m.tied_embeddings = *b;
     if (auto b = r.boolean("bias", false)) m.bias = *b;
+    if (auto b = r.boolean("qk_layernorm", false)) m.qk_layernorm = *b;
     if (auto p = r.choice("position_embedding", false, {"learned", "rope"})) m.learned_position_embedding = (*p == "learned");
     if (auto p = r.number("hidden_dropout", false, 0, true, 1)) m.hidden_dropout = *p;
     if (auto p = r.number("attention_dropout", false, 0, true, 1)) m.attention_dropout = *p;

@@ -92,6 +92,7 @@ Json to_json(const ModelSpec& m) {
             {"hidden_dropout", m.hidden_dropout},
             {"attention_dropout", m.attention_dropout}};
     if (m.rope_theta) j["rope_theta"] = *m.rope_theta;
+    if (m.qk_layernorm) j["qk_layernorm"] = true;  // (absent where false: the outputs of other models as before)
     model_variants_to_json(m, j);
     return j;
 }

@@ -186,3 +186,28 @@ TEST_CASE("the MTP module sits on the last stage: its block, parameters and head
     CHECK(a1.forward_s > 1.25 * b1.forward_s);
     CHECK(a1.forward_s < 2.25 * b1.forward_s);
 }
+
+TEST_CASE("QK layer norm: read, written only where set, and costed as its traffic and its saved input", "[model][scenario]") {
+    // Qwen3-30B-A3B (32 query and 4 KV heads of 128) on 16 H100s, one stage, a sample per replica
+    const char* with_text = R"({"model": {"preset": "qwen3-30b-a3b"}, "cluster": "dgx-h100-16", "training": {"global_batch_size": 16}})";
+    const char* without_text = R"({"model": {"preset": "qwen3-30b-a3b", "qk_layernorm": false}, "cluster": "dgx-h100-16", "training": {"global_batch_size": 16}})";
+    const Scenario with = parse_scenario_text(with_text), without = parse_scenario_text(without_text);
+    REQUIRE(with.model.qk_layernorm);
+    REQUIRE_FALSE(without.model.qk_layernorm);
+    CHECK(to_json(with.model)["qk_layernorm"] == true);
+    CHECK_FALSE(to_json(without.model).contains("qk_layernorm"));
+    CHECK(parse(to_json(with.model)).qk_layernorm);
+    CHECK_FALSE(parse(Json("llama3-8b")).qk_layernorm);
+    CHECK_THAT(testing::problems_of([] { parse_scenario_text(R"({"model": {"preset": "qwen3-30b-a3b", "qk_layernorm": 1}, "cluster": "dgx-h100-16", "training": {"global_batch_size": 16}})"); }),
+               Catch::Matchers::StartsWith("scenario.model.qk_layernorm: "));
+    const char* plan = R"({"micro_batch_size": 16, "num_micro_batches": 1, "stages": [{"group": 0, "num_layers": 48, "tp": 1, "dp": 16, "ep": 8}]})";
+    const Estimate a = estimate(with, parse_plan_text(plan, with)), b = estimate(without, parse_plan_text(plan, without));
+    // saved: the norms' input, (32 + 4) x 128 values of 2 B per token, 4096 tokens, 48 blocks
+    CHECK(a.stages[0].replica_costs[0].memory.activations_GiB - b.stages[0].replica_costs[0].memory.activations_GiB == Approx(48.0 * 2 * 4096 * 36 * 128 / (1024.0 * 1024 * 1024)).epsilon(1e-9));
+    // time: the queries and keys read and written once more (75.5 MB a block) at no more than the
+    // HBM's 3.35 TB/s, and two kernels
+    const double bytes = 4096.0 * 2 * 36 * 128 * 2;
+    const double more = a.stages[0].replica_costs[0].forward_s - b.stages[0].replica_costs[0].forward_s;
+    CHECK(more > 48 * bytes / 3.35e12);
+    CHECK(more < 48 * (2 * bytes / 3.35e12 + 2 * 20e-6));
+}

@@ -69,7 +69,8 @@ TEST_CASE("the Qwen3 235B-A22B shape on 1,024 H100s is searched without costing 
     // about 105,000 interleaved splits of too-large first stages (4.4 s of 4.7 s); one thread,
     // deterministic counts (2,219 evaluated since the experts keep no output for the combine: more
     // splits fit, each costed once). The stack leaves out the host time of the dropless MoE layer, which moves
-    // the best plan to 8 stages at V = 10 where no first stage is near its cap.
+    // the best plan to 8 stages at V = 10 where no first stage is near its cap. (1.951290 s before
+    // the preset had its QK layer norm.)
     const Scenario sc = parse_scenario_text(
         R"({"model": {"preset": "qwen3-235b-a22b", "num_layers": 80},)"
         R"( "training": {"global_batch_size": 1024, "recompute": "selective", "sequence_parallel": true, "distributed_optimizer": true,)"
@@ -83,7 +84,7 @@ TEST_CASE("the Qwen3 235B-A22B shape on 1,024 H100s is searched without costing 
     const SearchResult r = search(sc, o);
     REQUIRE(r.stats.complete);
     REQUIRE_FALSE(r.plans.empty());
-    CHECK(r.plans[0].iteration_time_s == Approx(1.951290).epsilon(1e-6));
+    CHECK(r.plans[0].iteration_time_s == Approx(1.991031).epsilon(1e-6));
     CHECK(r.plans[0].plan.virtual_stages == 2);
     CHECK(r.plans[0].plan.stages.size() == 16);
     CHECK(r.stats.evaluated < 3000);

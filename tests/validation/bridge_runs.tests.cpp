@@ -64,7 +64,7 @@ TEST_CASE("Megatron-Bridge MoE rows: every row with a precision estimated on the
     // they are met. Every row fits: 25.11 H100 GPT-OSS 120B at MBS 4 recomputes the fewest blocks
     // that fit (recompute_to_fit), as it must have to run.
     CHECK(fits == 36);
-    CHECK(t.mape() <= 0.253);  // 25.2 %
+    CHECK(t.mape() <= 0.251);  // 25.0 %
     CHECK(t.max_abs_error() <= 1.092);
 }
 

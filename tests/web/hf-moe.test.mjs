@@ -32,11 +32,14 @@ test('Qwen3-MoE: head_dim beyond hidden / heads, 128 experts, no shared expert',
   assert.equal(model.moe_layer_freq, undefined);
   assert.equal(model.sliding_window, undefined);
   assert.ok(notes.some((n) => /head_dim 128 × 32 heads = 4096 is not hidden_size 2048: imported as head_dim/.test(n)), notes.join(' | '));
+  // Qwen3 always normalises queries and keys (no config key says so); Qwen2 and Mixtral do not
+  assert.equal(model.qk_layernorm, true);
   // a sparse step of 2 and a dense-only block become the explicit list
   const stepped = load({ model_type: 'qwen2_moe', num_hidden_layers: 4, hidden_size: 64, num_attention_heads: 4, vocab_size: 100,
     num_experts: 8, num_experts_per_tok: 2, moe_intermediate_size: 32, decoder_sparse_step: 2, mlp_only_layers: [3], shared_expert_intermediate_size: 128 }).model;
   assert.deepEqual(stepped.moe_layer_freq, [0, 1, 0, 0]);
   assert.deepEqual([stepped.num_shared_experts, stepped.moe_shared_expert_ffn_hidden_size], [1, 128]);
+  assert.equal(stepped.qk_layernorm, undefined);
 });
 
 test('Mixtral: num_local_experts, the expert size is intermediate_size, no window', () => {
@@ -46,6 +49,7 @@ test('Mixtral: num_local_experts, the expert size is intermediate_size, no windo
   assert.deepEqual([model.num_experts, model.moe_top_k, model.moe_ffn_hidden_size, model.ffn_hidden_size], [8, 2, 14336, 14336]);
   assert.equal(model.sliding_window, undefined);
   assert.equal(model.bias, false);
+  assert.equal(model.qk_layernorm, undefined);
 });
 
 test('GPT-OSS: biases, a window of 128 on the blocks layer_types marks sliding', () => {

@@ -19,7 +19,7 @@ const MEGATRON = ['--account-for-embedding-in-pipeline-split', '--account-for-lo
   '--moe-ffn-hidden-size', '--moe-flex-dispatcher-backend', '--moe-grouped-gemm', '--moe-layer-freq', '--moe-router-topk', '--moe-shared-expert-intermediate-size',
   '--moe-shared-expert-overlap', '--moe-token-dispatcher-type', '--mtp-num-layers', '--multi-latent-attention', '--normalization', '--num-attention-heads',
   '--num-experts', '--num-layers', '--num-query-groups', '--num-virtual-stages-per-pipeline-rank', '--overlap-grad-reduce', '--overlap-moe-expert-parallel-comm',
-  '--overlap-param-gather', '--pipeline-model-parallel-layout', '--pipeline-model-parallel-size', '--position-embedding-type', '--q-lora-rank', '--qk-head-dim',
+  '--overlap-param-gather', '--pipeline-model-parallel-layout', '--pipeline-model-parallel-size', '--position-embedding-type', '--q-lora-rank', '--qk-head-dim', '--qk-layernorm',
   '--qk-pos-emb-head-dim', '--recompute-activations', '--recompute-granularity', '--recompute-method', '--recompute-modules', '--recompute-num-layers',
   '--rotary-base', '--seq-length', '--sequence-parallel', '--swiglu', '--tensor-model-parallel-size', '--tp-comm-overlap', '--untie-embeddings-and-output-weights',
   '--use-distributed-optimizer', '--use-flash-attn', '--use-megatron-fsdp', '--v-head-dim', '--window-attn-skip-freq', '--window-size'];
@@ -38,6 +38,8 @@ const llama = { name: 'llama', num_layers: 32, hidden_size: 4096, num_attention_
 const deepseek = { ...llama, name: 'ds', num_layers: 8, hidden_size: 7168, num_attention_heads: 128, num_kv_heads: 128, attention: 'mla', q_lora_rank: 1536,
   kv_lora_rank: 512, qk_nope_head_dim: 128, qk_rope_head_dim: 64, v_head_dim: 128, num_experts: 256, moe_top_k: 8, moe_ffn_hidden_size: 2048,
   num_shared_experts: 1, first_dense_layers: 3, mtp_layers: 1 };
+const qwen3 = { ...llama, name: 'qwen3', num_layers: 48, hidden_size: 2048, num_attention_heads: 32, num_kv_heads: 4, head_dim: 128, num_experts: 128, moe_top_k: 8,
+  moe_ffn_hidden_size: 768, qk_layernorm: true };
 const oss = { ...llama, name: 'oss', num_layers: 36, hidden_size: 2880, num_attention_heads: 64, head_dim: 64, num_experts: 128, moe_top_k: 4,
   moe_ffn_hidden_size: 2880, sliding_window: 128, sliding_window_pattern: 2, bias: true };
 
@@ -57,6 +59,8 @@ const exportsToCheck = [
     { model: deepseek, training: { global_batch_size: 64, moe_token_dispatcher: 'flex', overlap_moe_expert_parallel_comm: true, recompute: 'selective', recompute_modules: ['mla_up_proj', 'moe_act'] } }],
   // the alltoall dispatcher with the shared expert's overlap, a windowed model
   [{ plan: { micro_batch_size: 8, num_micro_batches: 8 }, stages: [stage({ num_layers: 36, ep: 8 })] }, { model: oss, training: { global_batch_size: 64 } }],
+  // QK layer norm (Qwen3)
+  [{ plan: { micro_batch_size: 8, num_micro_batches: 8 }, stages: [stage({ num_layers: 48, ep: 8 })] }, { model: qwen3, training: { global_batch_size: 64 } }],
   [{ plan: { micro_batch_size: 8, num_micro_batches: 8 }, stages: [stage({ num_layers: 8, ep: 8 })] }, { model: deepseek, training: { global_batch_size: 64, moe_shared_expert_overlap: true } }],
   // context parallelism, FSDP, FP8 with its parameter gather, a full-iteration CUDA graph, the deferred head weight gradient
   [{ plan: { micro_batch_size: 2, num_micro_batches: 32 }, stages: [stage({ tp: 4, dp: 2, cp: 2, gpus: 16, num_layers: 32 })] },
@@ -88,7 +92,7 @@ test('every flag the Megatron-LM export writes is Megatron-LM\'s or torchrun\'s;
   for (const a of ['--pipeline-model-parallel-layout', '--decoder-first-pipeline-num-layers', '--num-virtual-stages-per-pipeline-rank', '--microbatch-group-size-per-virtual-pipeline-stage',
     '--moe-shared-expert-intermediate-size', '--multi-latent-attention', '--mtp-num-layers', '--overlap-moe-expert-parallel-comm', '--moe-shared-expert-overlap', '--window-size',
     '--context-parallel-size', '--use-megatron-fsdp', '--fp8-recipe', '--fp4-recipe', '--fp8-param-gather', '--fp4-param-gather', '--recompute-modules', '--recompute-method',
-    '--defer-embedding-wgrad-compute', '--tp-comm-overlap', '--sequence-parallel']) assert.ok(seen.has(a), `no export above wrote ${a}`);
+    '--defer-embedding-wgrad-compute', '--tp-comm-overlap', '--sequence-parallel', '--qk-layernorm']) assert.ok(seen.has(a), `no export above wrote ${a}`);
 });
 
 test('multi-latent attention writes no query groups, whatever its num_kv_heads says (MLA has none)', () => {
@@ -101,4 +105,6 @@ test('multi-latent attention writes no query groups, whatever its num_kv_heads s
   }
   const gqa = megatronArgs(est, { model: { ...llama, num_layers: 8 }, training: { global_batch_size: 64 } }, {});
   assert.match(gqa.text, /--group-query-attention \\\n\s+--num-query-groups 8/);
+  // QK layer norm only where the model has it (Qwen3), never by default
+  assert.doesNotMatch(gqa.text, /--qk-layernorm/);
 });

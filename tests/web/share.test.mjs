@@ -21,7 +21,7 @@ test('share link round trip', async () => {
 const profile = { name: 'mine', devices: [{ device: 'a100-sxm4-80gb', points: [{ tp: 1, samples: 1, layer_forward_s: 0.006, layer_backward_s: 0.013 }] }] };
 
 test('share links with a profile: format 2, preset id or inline; format 1 links still open', async () => {
-  assert.equal(SHARE_VERSION, 6);
+  assert.equal(SHARE_VERSION, 7);
   for (const f of ['llama3.2-1b-a100-illustrative', { o: profile }, { o: [1, 2] }]) {
     const p = { ...payload, f };
     assert.equal(payloadVersion(p), 2);
@@ -36,7 +36,7 @@ test('share links with a profile: format 2, preset id or inline; format 1 links 
   for (const obj of [{ ...payload, v: 1, f: 'x' }, { ...payload, v: 2, f: 5 }, { ...payload, v: 2, f: { id: 'x' } }, { ...payload, v: 2, f: { o: {}, z: 1 } }, { ...payload, v: 2, f: [1] }]) {
     await assert.rejects(decodeShare(`v=${obj.v}&s=${await encodeShareRaw(obj)}`), ShareLinkError, JSON.stringify(obj.f));
   }
-  await assert.rejects(decodeShare(`v=7&s=${old}`), /newer version/);
+  await assert.rejects(decodeShare(`v=${SHARE_VERSION + 1}&s=${old}`), /newer version/);
 });
 
 const calibrated = { 'a100-sxm4-80gb': { matmul_efficiency: 0.597843, framework_overhead_GiB: 0.594704,
@@ -238,4 +238,17 @@ test('share links format 6: search options that fix the context-parallel or expe
   assert.equal(payloadVersion({ ...moe, o: { top: 3 } }), 5);
   assert.equal(payloadVersion({ ...payload, o: { top: 3 } }), 1);
   for (const v of [1, 5]) assert.deepStrictEqual(await decodeShare(`v=${v}&s=${await encodeShareRaw({ ...payload, v })}`), { ...payload, v });
+});
+
+test('share links format 7: a model that sets qk_layernorm; the Qwen3 presets that carry it keep the lower format', async () => {
+  for (const m of [{ id: 'gpt3-1.7b', o: { qk_layernorm: true } }, { id: 'qwen3-30b-a3b', o: { qk_layernorm: false } }, { o: { name: 'pasted', num_layers: 2, qk_layernorm: true } }]) {
+    const p = { ...payload, m };
+    assert.equal(payloadVersion(p), 7, JSON.stringify(m));
+    const frag = await encodeShare(p);
+    assert.match(frag, /^v=7&s=/);
+    assert.deepStrictEqual(await decodeShare(frag), { ...p, v: 7 });
+  }
+  assert.equal(payloadVersion({ ...payload, m: 'qwen3-30b-a3b' }), 5);
+  assert.equal(payloadVersion({ ...payload, m: { id: 'qwen3-30b-a3b', o: { qk_layernorm: null } } }), 5);
+  for (const v of [5, 6]) assert.deepStrictEqual(await decodeShare(`v=${v}&s=${await encodeShareRaw({ ...payload, v })}`), { ...payload, v });
 });

@@ -31,6 +31,9 @@ struct ModelSpec {
     bool tied_embeddings = false;
     bool bias = true;
     bool learned_position_embedding = true;
+    // RMSNorm of each head's queries and keys before RoPE (Qwen3; Megatron-LM --qk-layernorm):
+    // two more memory-bound kernels per block (docs/model.md, "Memory-bound work").
+    bool qk_layernorm = false;
     // Dropout probabilities as Megatron-LM's --hidden-dropout (after the embedding and each
     // residual branch) and --attention-dropout (on the attention probabilities); 0 runs no dropout
     // kernel and keeps no mask, as in Llama-style pre-training.
