@@ -84,6 +84,15 @@ export function modelFromHfConfig(text) {
   dropout('attention_dropout', 'attn_pdrop', 'attention_dropout', 'attention_probs_dropout_prob');
   if (model.seq_length === undefined) notes.push('max_position_embeddings not found; set the sequence length');
   mixtureAndAttention(cfg, model, notes);
+  // a context extended after pre-training names the length it was pre-trained at (DeepSeek-V3's YaRN
+  // from 4096, GPT-OSS's initial_context_length 4096): that one is the training sequence length
+  const scaling = cfg.rope_scaling && typeof cfg.rope_scaling === 'object' ? cfg.rope_scaling : {};
+  const [originalKey, original] = [['rope_scaling.original_max_position_embeddings', num(scaling.original_max_position_embeddings)],
+    ['initial_context_length', num(cfg.initial_context_length)]].find(([, v]) => v > 0) ?? [];
+  if (original > 0 && model.seq_length > original) {
+    notes.push(`max_position_embeddings is ${model.seq_length}, a context extended after pre-training at ${original} (${originalKey}); the training sequence length was set to ${original}, edit it if needed`);
+    model.seq_length = original;
+  }
   // a long context window is not a pre-training sequence length (Llama 3: 8192 in pre-training, 131072 after)
   if (model.seq_length > 8192) {
     notes.push(`max_position_embeddings is ${model.seq_length}; the training sequence length was set to 8192, edit it if needed`);
@@ -110,9 +119,11 @@ function mixtureAndAttention(cfg, model, notes) {
   const experts = num(first(cfg, 'n_routed_experts', 'num_local_experts', 'num_experts'));
   if (experts > 0) {
     model.num_experts = experts;
-    const k = num(first(cfg, 'num_experts_per_tok', 'experts_per_token', 'moe_topk'));
+    const kGiven = first(cfg, 'num_experts_per_tok', 'experts_per_token', 'moe_topk');
+    const k = num(kGiven);
     if (k !== undefined) model.moe_top_k = k;
-    else notes.push('num_experts_per_tok not found; set the experts per token (moe_top_k)');
+    else if (kGiven === undefined) notes.push('num_experts_per_tok not found; set the experts per token (moe_top_k)');
+    else notes.push(`num_experts_per_tok is ${typeof kGiven === 'string' ? `the string ${JSON.stringify(kGiven.slice(0, 40))}` : JSON.stringify(kGiven).slice(0, 40)}, not a number; set the experts per token (moe_top_k)`);
     // DeepSeek and Qwen name the expert's size moe_intermediate_size and keep intermediate_size for
     // dense blocks; Mixtral, GPT-OSS and Llama 4 name the expert's intermediate_size
     const fe = num(first(cfg, 'moe_intermediate_size')) ?? num(first(cfg, 'intermediate_size'));

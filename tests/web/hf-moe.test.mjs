@@ -20,6 +20,18 @@ test('DeepSeek-V3: MLA, 256 routed + 1 shared experts, 3 dense blocks, one MTP m
   assert.equal(model.moe_layer_freq, undefined);  // 1: every block, the default
   assert.equal(model.head_dim, undefined);
   assert.equal(model.gated_mlp, true);
+  assert.equal(model.seq_length, 8192, 'no rope_scaling here: the long window is capped at 8192');
+  // the published config's YaRN names the pre-training length, and so does GPT-OSS's initial_context_length
+  const yarn = load({ model_type: 'deepseek_v3', num_hidden_layers: 4, hidden_size: 64, num_attention_heads: 4, vocab_size: 100, max_position_embeddings: 163840,
+    rope_scaling: { type: 'yarn', factor: 40, original_max_position_embeddings: 4096 } });
+  assert.equal(yarn.model.seq_length, 4096);
+  assert.ok(yarn.notes.some((n) => /163840, a context extended after pre-training at 4096 \(rope_scaling\.original_max_position_embeddings\)/.test(n)), yarn.notes.join(' | '));
+  const oss = load({ model_type: 'gpt_oss', num_hidden_layers: 4, hidden_size: 64, num_attention_heads: 4, vocab_size: 100, max_position_embeddings: 131072,
+    initial_context_length: 4096, num_local_experts: 4, num_experts_per_tok: '2' });
+  assert.equal(oss.model.seq_length, 4096);
+  // a top-k that is not a number is named with its value, not "not found"
+  assert.equal(oss.model.moe_top_k, undefined);
+  assert.ok(oss.notes.some((n) => n === 'num_experts_per_tok is the string "2", not a number; set the experts per token (moe_top_k)'), oss.notes.join(' | '));
 });
 
 test('Qwen3-MoE: head_dim beyond hidden / heads, 128 experts, no shared expert', () => {
