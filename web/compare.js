@@ -11,7 +11,8 @@ const devicesOf = (st) => (Array.isArray(st.replicas) && st.replicas.length ? [.
 
 /**
  * The figures compared: [key, label, value(est, cost), better: 'high' | 'low' | null, format hint]
- * ('index': a number that names something, such as a stage, so no change in % is shown).
+ * ('index': a number that names something, such as a stage, so no change in % is shown; 'count': a
+ * small count, such as the pipeline stages, whose change in % says nothing: "4 vs 2" reads better than "-50 %").
  * cost: trainingCost() of the plan (cost.js) or null.
  */
 export const COMPARE_FIGURES = [
@@ -22,7 +23,7 @@ export const COMPARE_FIGURES = [
   ['usd_per_1m', '$ per 1M tokens', (e, c) => c?.usdPer1M ?? null, 'low', 'usd'],
   ['days', 'days to train', (e, c) => c?.days ?? null, 'low', 'days'],
   ['total_usd', 'total cost', (e, c) => c?.totalUsd ?? null, 'low', 'usd'],
-  ['stages', 'stages (PP)', (e) => (e.stages || []).length, null, 'int'],
+  ['stages', 'stages (PP)', (e) => (e.stages || []).length, null, 'count'],
   ['schedule', 'schedule (model chunks per stage)', (e) => scheduleLabel(e), null, 'text'],
   // a search that freed the precision, FSDP or recomputation: each plan's choice (empty on both sides otherwise)
   ['choices', 'training choices (searched)', (e) => planChoicesText(e.plan) || null, null, 'text'],

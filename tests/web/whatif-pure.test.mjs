@@ -209,6 +209,8 @@ test('compare: figures that differ, the better side by direction, stages side by
   assert.equal(partial.find((r) => r.key === 'days').better, 'b', 'days do not depend on prices');
   // the bottleneck is a stage's index: shown as is, never as a change in %
   assert.equal(by.bottleneck.format, 'index');
+  // and the stage count is a count: no change in % either ("4 vs 2", not "-50 %")
+  assert.equal(by.stages.format, 'count');
   // micro-batch per replica: one value when all stages agree, else every stage's (repeats kept)
   const mb = (...per) => compareRows({ ...a, stages: per.map((n, i) => ({ ...st(i, 'a100-sxm4-80gb', 8, 8), samples_per_replica: n })) }, a).find((r) => r.key === 'mb_replica').a;
   assert.equal(mb(2, 2, 2), '2');

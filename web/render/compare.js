@@ -11,6 +11,7 @@ function show(v, format) {
   switch (format) {
     case 'int': return fmtInt(v);
     case 'index': return String(v);
+    case 'count': return fmtInt(v);
     case 'time': return fmtTime(v);
     case 'pct': return fmtPct(v);
     case 'usd': return formatUsd(v);
@@ -44,7 +45,7 @@ export function compareTables(rows, pairs, ia, ib) {
       h('th', { scope: 'col', title: `plan #${ib + 1} against plan #${ia + 1}` }, 'change'))),
     h('tbody', {}, rows.map((r) => h('tr', { class: r.differs ? 'differs' : null, 'data-key': r.key, 'data-differs': String(r.differs) },
       h('th', { scope: 'row', title: gloss(r.label) ?? null }, r.label), cell(r, 'a'), cell(r, 'b'),
-      h('td', { class: 'muted' }, r.differs && typeof r.a === 'number' && r.format !== 'index' ? change(r.a, r.b) : '')))));
+      h('td', { class: 'muted' }, r.differs && typeof r.a === 'number' && r.format !== 'index' && r.format !== 'count' ? change(r.a, r.b) : '')))));
   const stage = (f) => (f ? `${f.devices} · ${f.layers} layer${f.layers === 1 ? '' : 's'} · TP×DP ${f.tp_dp} · ${f.mb_replica}/replica · ${fmtTime(f.compute_s)} · ${fmt(f.memory_GiB, 1)} / ${fmt(f.memory_capacity_GiB, 1)} GiB` : '—');
   const stages = h('table', { class: 'data compare stages', 'data-testid': 'compare-stages' },
     h('caption', {}, 'Stage by stage (devices · layers · TP × DP · micro-batch per replica · forward + backward per micro-batch · memory per GPU)'),
