@@ -158,7 +158,9 @@ export function renderPlan(est, { timeline: drawTimeline = true, sources = false
 export function namedEstimate(est) {
   if (!Array.isArray(est?.stages)) return est;
   return { ...est, stages: est.stages.map((st) => ({ ...st, device: deviceName(st.device),
-    ...(Array.isArray(st.replicas) ? { replicas: st.replicas.map((r) => ({ ...r, device: deviceName(r.device) })) } : {}) })) };
+    ...(Array.isArray(st.replicas) ? { replicas: st.replicas.map((r) => ({ ...r, device: deviceName(r.device) })) } : {}) })),
+  // the core's notes name devices by id ("v100-sxm2-32gb has no bf16")
+  ...(Array.isArray(est.notes) ? { notes: est.notes.map((n) => withDeviceNames(String(n))) } : {}) };
 }
 
 /** the core's advice with devices named as the inputs name them (its labels say "NVIDIA A100 SXM4 80GB" or an id) */

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { encodeShare } from '../../web/share.js';
+import { encodeShare, SHARE_VERSION } from '../../web/share.js';
 import { loadModule } from './load-module.mjs';
 import { useBrowser, assertClean, demoScenario, demoPlan, pageScenario } from './harness.mjs';
 
@@ -135,7 +135,7 @@ test('broken and future-version links show a message; the page stays usable and 
   const { page, problems } = await open(t, `${site.url}index.html`);
   await page.fill('[data-path="training.global_batch_size"]', '128');
   const good = (await demoLink()).split('#')[1];
-  for (const [frag, re] of [[good.slice(0, good.length - 12), /truncated|corrupted/], [good.replace('v=1', 'v=7'), /newer version/],
+  for (const [frag, re] of [[good.slice(0, good.length - 12), /truncated|corrupted/], [good.replace('v=1', `v=${SHARE_VERSION + 1}`), /newer version/],
     ['v=1&s=@@@', /characters/], [`v=1&s=${'A'.repeat(80000)}`, /characters long/]]) {
     await page.evaluate((f) => { location.hash = f; }, frag);
     await page.waitForFunction((src) => new RegExp(src).test(document.querySelector('[data-testid=error]').textContent), re.source);

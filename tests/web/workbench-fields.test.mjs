@@ -204,7 +204,8 @@ test('an MoE plan on the page: the model form\'s expert fields, EP per stage in 
   await page.waitForFunction(() => /Shared plan/.test(document.querySelector('[data-testid=best-plan]').textContent));
   // the model's variants fold is open and says what the model sets
   assert.equal(await page.$eval('#model-more', (d) => d.open), true);
-  assert.equal(await page.textContent('#model-more-state'), '128 experts, top 8; head dim 128');
+  assert.equal(await page.textContent('#model-more-state'), '128 experts, top 8; head dim 128; QK norm');
+  assert.equal(await page.isChecked('[data-path="model.qk_layernorm"]'), true);
   assert.equal(await page.inputValue('[data-path="model.num_experts"]'), '128');
   assert.equal(await page.inputValue('[data-path="model.moe_top_k"]'), '8');
   assert.equal(await page.inputValue('[data-path="model.moe_ffn_hidden_size"]'), '768');

@@ -160,6 +160,10 @@ test('explain the plan: what bounds the iteration, GPUs left idle and why', asyn
   }
   assert.match(await page.textContent('[data-testid=stage-table]'), new RegExp(esc(deviceName(est.stages[0].device))));
   assert.equal(await page.getAttribute('[data-testid=critical-path] .explain', 'data-bottleneck'), String(b));
+  // the plan's notes (the V100's fp16 and unfused attention) are said beside it, the V100 by its name
+  const notes = await page.$$eval('[data-testid=plan-notes] li', (lis) => lis.map((li) => li.textContent));
+  assert.equal(notes.length, est.notes.length);
+  assert.ok(notes.some((n) => /^training\.precision bf16: V100 SXM2 32GB has no bf16/.test(n)), notes.join(' | '));
   assert.equal(await page.locator(`[data-testid=critical-table] tr.bottleneck[data-stage="${b}"]`).count(), 1);
   assert.equal(await page.locator('[data-testid=critical-path] .bdseg').count(), Object.entries(est.breakdown).filter(([k, v]) => k !== 'bottleneck_stage' && v > 0).length);
   assert.match(await page.textContent('[data-testid=gpu-usage-summary]'), /uses all 16 GPUs/);
