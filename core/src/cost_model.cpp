@@ -158,24 +158,31 @@ BlockCost block_cost(const Scenario& sc, const Device& d, int tp, int samples, c
     const bool lp = is_low_precision(tr.precision);
     const QuantRecipe quant = quant_recipe(d, tr.precision);
     const double lp_rate = lp ? low_precision_tflops(d, tr.precision) * 1e12 * d.sustained_clock_ratio * d.matmul_efficiency * d.low_precision_efficiency_ratio : flops_rate;
-    const GemmTimer timer{flops_rate, lp_rate, mem_rate, kernel_s, e, lp ? quant.operand_bytes : e, lp};
+    const GemmTimer timer{flops_rate, lp_rate, mem_rate, kernel_s, e, lp ? quant.operand_bytes : e, lp, 2 * grad_bytes_per_param(tr)};
     auto gemm_s = [&](double batch, double M, double N, double K) { return timer.gemm_s(batch, M, N, K); };
     auto linear_s = [&](double M, double N, double K) { return timer.linear_s(M, N, K); };
     const double g = m.gated_mlp ? 2.0 : 1.0;
-    double attn_linear = 0;
+    auto linear_bwd_s = [&](double M, double N, double K) { return timer.linear_bwd_s(M, N, K); };
+    double attn_linear = 0, attn_linear_bwd = 0;
     if (variants)
-        for (const GemmShape& x : attention_gemms(m, T, t, variants ? avg.router_share : -1.0)) attn_linear += x.count * linear_s(x.M, x.N, x.K);
-    else
+        for (const GemmShape& x : attention_gemms(m, T, t, variants ? avg.router_share : -1.0)) {
+            attn_linear += x.count * linear_s(x.M, x.N, x.K);
+            attn_linear_bwd += x.count * linear_bwd_s(x.M, x.N, x.K);
+        }
+    else {
         attn_linear = linear_s(T, (h + 2 * kv) / t, h)  // QKV
                       + linear_s(T, h, h / t);          // attention projection
+        attn_linear_bwd = linear_bwd_s(T, (h + 2 * kv) / t, h) + linear_bwd_s(T, h, h / t);
+    }
     const double linear_fwd = attn_linear + (f > 0 ? linear_s(T, f * g / t, h)   // MLP up (and gate)
                                                        + linear_s(T, h, f / t)  // MLP down
                                                  : 0.0);
+    const double linear_bwd = attn_linear_bwd + (f > 0 ? linear_bwd_s(T, f * g / t, h) + linear_bwd_s(T, h, f / t) : 0.0);
     // The routed experts of the MoE blocks (their share of the average block): compute on this
     // GPU, dispatch and combine on the expert-parallel links (docs/model.md, "Expert parallelism").
     const double moe_share = m.is_moe() ? avg.router_share : 0.0;
     const MoeShape moe_x = moe_share > 0 ? moe_shape(sc, T / t, pos) : MoeShape{};
-    const MoeCost moe = moe_share > 0 ? moe_cost(moe_x, MoeRates{lp_rate, mem_rate, kernel_s, e, lp ? quant.operand_bytes : e, d.comm_compute_slowdown}, pos.ep_link) : MoeCost{};
+    const MoeCost moe = moe_share > 0 ? moe_cost(moe_x, MoeRates{lp_rate, mem_rate, kernel_s, e, lp ? quant.operand_bytes : e, d.comm_compute_slowdown, timer.wgrad_bytes}, pos.ep_link) : MoeCost{};
     // A full-iteration CUDA graph replays the iteration without the host (docs/model.md, "Host
     // dispatch and fixed costs").
     const bool host_free = tr.cuda_graph_impl == "full_iteration";
@@ -222,12 +229,13 @@ BlockCost block_cost(const Scenario& sc, const Device& d, int tp, int samples, c
         core_bwd = flash_backward_factor * core_flops / (attn_rate * head_width_factor(c, 5 * widths, 5 * 256)) + 2 * kernel_s;
     } else {
         const double bmm = gemm_s(heads, s, s, dh) + gemm_s(heads, s, dh, s);  // QK^T and AV
+        const double bmm_bwd = timer.gemm_bwd_s(heads, s, s, dh) + timer.gemm_bwd_s(heads, s, dh, s);
         const double fwd_bytes = (fused ? fused_score_bytes_forward : unfused_score_bytes_forward + (fp32_softmax ? softmax_fp32_extra_bytes_forward : 0.0)) -
                                  no_dropout * score_dropout_bytes;
         const double bwd_bytes = (fused ? fused_score_bytes_backward : unfused_score_bytes_backward + (fp32_softmax ? softmax_fp32_extra_bytes_backward : 0.0)) -
                                  no_dropout * score_dropout_bytes;
         core_fwd = bmm + scores * fwd_bytes / mem_rate + (score_kernels + (fp32_softmax ? 2 : 0)) * kernel_s;
-        core_bwd = 2 * bmm + scores * bwd_bytes / mem_rate + (score_kernels + (fp32_softmax ? 2 : 0)) * kernel_s;
+        core_bwd = bmm_bwd + scores * bwd_bytes / mem_rate + (score_kernels + (fp32_softmax ? 2 : 0)) * kernel_s;
     }
     // Context parallelism's exchange of keys and values around the attention (context_parallel.cpp).
     // (the heads' own widths: MLA exchanges its up-projected keys and values, frontier-facts.md section 4)
@@ -275,7 +283,7 @@ BlockCost block_cost(const Scenario& sc, const Device& d, int tp, int samples, c
     // takes max(GPU time with them, the host's time).
     const double bwd_tp = all_tp - hidden_bwd + kappa * hidden_bwd;
     const double bwd_local =
-        std::max(2 * linear_fwd + quant_bwd + core_bwd + backward_elementwise_factor * elem_fwd + moe_bwd, 2 * host_fwd_s - bwd_tp - ep_bwd) + 2 * layer_overhead_s + amax_sync_s;
+        std::max(linear_bwd + quant_bwd + core_bwd + backward_elementwise_factor * elem_fwd + moe_bwd, 2 * host_fwd_s - bwd_tp - ep_bwd) + 2 * layer_overhead_s + amax_sync_s;
     double recompute = 0, recompute_tp = 0, recompute_ep = 0;
     if (tr.recompute == Recompute::full) {
         recompute = layer_fwd_local;  // the whole forward again, its TP collectives and token exchanges included

@@ -72,12 +72,19 @@ MoeCost moe_cost(const MoeShape& x, const MoeRates& r, const EpLink& link) {
     const double rows = copies * x.etp;
     const double per_expert = rows / local_experts;  // rows of one local expert's GEMMs
     const double padded = std::ceil(per_expert / grouped_gemm_tile_rows) * grouped_gemm_tile_rows * local_experts;
-    auto grouped_s = [&](double N, double K) {
+    auto grouped_core_s = [&](double N, double K) {
         const double flops = 2 * padded * N * K;
         const double bytes = local_experts * K * N * q + rows * K * q + rows * N * e;
         return std::max(flops / (r.expert_flops_per_s * gemm_alignment_factor(N, K, q)), bytes / r.mem_Bps) + r.kernel_s;
     };
+    // each result written after its tile's reduction (GemmTimer): forward rows x N, dgrad rows x
+    // K, wgrad every local expert's N x K
+    auto grouped_s = [&](double N, double K) { return grouped_core_s(N, K) + rows * N * e / r.mem_Bps; };
+    auto grouped_bwd_s = [&](double N, double K) {
+        return 2 * grouped_core_s(N, K) + (rows * K * e + local_experts * N * K * r.wgrad_bytes) / r.mem_Bps;
+    };
     const double gemms = grouped_s(g * fe, h) + grouped_s(h, fe);
+    const double gemms_bwd = grouped_bwd_s(g * fe, h) + grouped_bwd_s(h, fe);
     // SwiGLU reads the up and gate halves and writes their product; the backward twice that.
     const double act = rows * (g + 1) * fe * e / r.mem_Bps + r.kernel_s;
     // permute writes top_k copies of each token, unpermute reads them back, weighted by the
@@ -86,7 +93,7 @@ MoeCost moe_cost(const MoeShape& x, const MoeRates& r, const EpLink& link) {
     const double permute = (x.fused_permute ? 0.0 : 2 * x.tokens * h * e * (1 + x.top_k) / r.mem_Bps + 2 * r.kernel_s) +
                            (x.etp > 1 ? 2 * rows * h * e / r.mem_Bps + r.kernel_s : 0.0);
     c.forward_s = gemms + act + permute;
-    c.backward_s = 2 * gemms + 2 * act + permute;
+    c.backward_s = gemms_bwd + 2 * act + permute;
     c.quant_elements_forward = rows * (h + fe);
     c.quant_elements_backward = rows * (h + g * fe);
     c.kernels_forward = moe_forward_kernels + (x.etp > 1 ? 2 : 0);

@@ -67,7 +67,11 @@ ReplicaCost replica_cost_of(const Scenario& sc, const Device& d, int tp, int sam
         double head_gemm = gemm_s(1, T, padded_vocab_shard(V, t), h);
         double head_tp = tp > 1 ? one_allreduce_s : 0.0;  // input gradient of the column-parallel head
         double head_fwd = head_gemm + 20.0 * logits / mem_rate + 2 * Tr * h * e / mem_rate + 6 * kernel_s;
-        double head_bwd = 2 * head_gemm + 14.0 * logits / mem_rate + 4 * Tr * h * e / mem_rate + 6 * kernel_s + head_tp;
+        // its backward: dgrad writes T x h, the weight gradient V/t x h (GemmTimer::linear_bwd_s)
+        const double head_core = blk.timer.gemm_core_s(1, T, padded_vocab_shard(V, t), h);
+        const double head_wgrad = head_core + blk.timer.out_s(padded_vocab_shard(V, t) * h, blk.timer.wgrad_bytes);
+        const double head_gemm_bwd = head_wgrad + head_core + blk.timer.out_s(T * h, e);
+        double head_bwd = head_gemm_bwd + 14.0 * logits / mem_rate + 4 * Tr * h * e / mem_rate + 6 * kernel_s + head_tp;
         CostSource sf, sb;
         measured(ProfileField::head_forward, head_fwd, nullptr, sf);
         measured(ProfileField::head_backward, head_bwd, &head_tp, sb);
@@ -76,7 +80,7 @@ ReplicaCost replica_cost_of(const Scenario& sc, const Device& d, int tp, int sam
         rc.forward_s += head_fwd;
         rc.backward_s += head_bwd;
         rc.backward_tp_comm_s += head_tp;
-        rc.head_wgrad_s = head_gemm * (1 + m.mtp_layers);  // the MTP passes call the same head
+        rc.head_wgrad_s = head_wgrad * (1 + m.mtp_layers);  // the MTP passes call the same head
         if (m.mtp_layers > 0) {
             // The MTP modules run on the last stage beside the head (Megatron-Core builds them
             // there: the layout's "m" before "L"; DeepSeek-V3 arXiv 2412.19437 sec. 2.2): each is
@@ -86,7 +90,7 @@ ReplicaCost replica_cost_of(const Scenario& sc, const Device& d, int tp, int sam
             const double k = m.mtp_layers;
             const double proj = linear_s(T, h / t, 2 * h);
             rc.forward_s += k * (layer_fwd + proj + head_fwd);
-            rc.backward_s += k * ((some_blocks ? plain_bwd : layer_bwd) + 2 * proj + head_bwd);
+            rc.backward_s += k * ((some_blocks ? plain_bwd : layer_bwd) + blk.timer.linear_bwd_s(T, h / t, 2 * h) + head_bwd);
             rc.forward_tp_comm_s += k * layer_fwd_tp;
             rc.backward_tp_comm_s += k * ((some_blocks ? plain_bwd_tp : layer_bwd_tp) + head_tp);
             rc.forward_ep_comm_s += k * ep_fwd;

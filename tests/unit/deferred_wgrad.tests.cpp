@@ -88,13 +88,15 @@ TEST_CASE("under 1F1B with every micro-batch deferred the head's weight GEMMs le
         const Json j = to_json(sc, e, false);
         CHECK(j["stages"][1]["deferred_head_wgrad_s"].get<double>() == Approx(8 * w).epsilon(1e-9));
     }
-    // a last stage with most of the blocks bounds the steady state: it gains (m - 1) w less what
-    // of the flush the drain does not hide, so the iteration is shorter
+    // a last stage with most of the blocks bounds the steady state: its backwards are w shorter
+    // and its last one m w longer, so its chain is as long as before; the flush sits in that last
+    // backward, before its gradient goes down, so the drain hides none of it and the iteration is
+    // no longer and no shorter (Megatron-Core sends the gradient before the flush, which would hide
+    // part of it: not modelled). This compared h1 < h0 until 2026-12-07 and held by rounding only.
     const char* heavy_last = R"({"micro_batch_size": 4, "num_micro_batches": 8, "stages": [{"group": 0, "num_layers": 8, "tp": 2, "dp": 2}, {"group": 0, "num_layers": 16, "tp": 2, "dp": 2}]})";
     const Scenario dsc = gpt(kDefer);
     const Estimate h0 = estimate(base, parse_plan_text(heavy_last, base)), h1 = estimate(dsc, parse_plan_text(heavy_last, dsc));
-    CHECK(h1.iteration_time_s < h0.iteration_time_s);
-    CHECK(h1.iteration_time_s >= h0.iteration_time_s - 8 * w);
+    CHECK(h1.iteration_time_s == Approx(h0.iteration_time_s).epsilon(1e-12));
     // a limit below the micro-batches, one stage: the times of before
     for (const auto& [extra, plan] : std::vector<std::pair<std::string, const char*>>{
              {std::string(kDefer) + R"(, "wgrad_deferral_limit": 3)", kPlan}, {std::string(kDefer) + R"(, "wgrad_deferral_limit": 3)", kInterleaved}, {kDefer, kOneStage}}) {

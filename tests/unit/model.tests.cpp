@@ -192,7 +192,7 @@ double block_matmul_flops(const ModelSpec& m) {
 TEST_CASE("fp32 GEMMs run at the device's fp32 rate, times the sustained clock and matmul efficiency", "[model][precision]") {
     // An inline device on which every GEMM is compute bound (memory at 10^16 B/s, no kernel
     // overhead): the block's forward is its matmul FLOPs at the rate alone, up to the element-wise
-    // traffic (about 2e-8 s against 1e-2 s, far inside the 1e-5 tolerance).
+    // traffic and the GEMMs' result writes (about 1e-8 s against 1e-3 s, inside the 5e-5 tolerance).
     Json base = {{"name", "d"}, {"peak_tflops", 100}, {"fp32_tflops", 10}, {"sustained_clock_ratio", 0.5}, {"matmul_efficiency", 1},
                  {"memory_GiB", 80}, {"memory_bw_GBps", 1e7}, {"memory_bw_efficiency", 1}, {"kernel_overhead_us", 0}, {"intra_node_bw_GBps", 100}};
     Problems p;
@@ -200,7 +200,7 @@ TEST_CASE("fp32 GEMMs run at the device's fp32 rate, times the sustained clock a
                          "model", p);
     p.throw_if_any();
     const double C = block_matmul_flops(m);
-    const double tol = 1e-5;
+    const double tol = 5e-5;
     // bf16: peak x clock x efficiency = 100 x 0.5 x 1 TFLOP/s.
     CHECK(one_block(m, device(base), "bf16", false, true).forward_s == Approx(C / 50e12).epsilon(tol));
     // fp32 without TF32: fp32_tflops x clock = 10 x 0.5.

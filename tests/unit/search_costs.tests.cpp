@@ -140,7 +140,8 @@ TEST_CASE("on the sweep's 3 types x 1024 GPUs x 128 layers the search completes 
     // did not complete in 600 s; and before the head's work was in the suffix bounds, it cut them
     // only at their last stage. The counts below are of one thread and deterministic. (19.124 s
     // before the default node counts included the powers of two below a group's 42 nodes;
-    // 17.820881 s before a node fed several slower nodes of another group at its own NIC's rate.)
+    // 17.820881 s before a node fed several slower nodes of another group at its own NIC's rate;
+    // 17.808248 s before each GEMM's result was timed apart.)
     SearchOptions o;
     o.top_k = 3;
     o.threads = 1;
@@ -148,6 +149,6 @@ TEST_CASE("on the sweep's 3 types x 1024 GPUs x 128 layers the search completes 
     const SearchResult r = search(sweep_shape(1024, 3, 128), o);
     REQUIRE(r.stats.complete);
     REQUIRE_FALSE(r.plans.empty());
-    CHECK(r.plans[0].iteration_time_s == Approx(17.808248).epsilon(1e-6));
+    CHECK(r.plans[0].iteration_time_s == Approx(18.499897).epsilon(1e-6));
     CHECK(r.stats.evaluated < 2000);
 }

@@ -33,7 +33,7 @@ TEST_CASE("stages that straddle NVLink domains are ranked by the time estimate g
         CHECK(r.scores[k] == r.plans[k].iteration_time_s);
         if (k > 0) CHECK(r.plans[k - 1].iteration_time_s <= r.plans[k].iteration_time_s);
     }
-    CHECK(r.plans[0].iteration_time_s == Approx(6.19006).epsilon(1e-5));
+    CHECK(r.plans[0].iteration_time_s == Approx(6.44892).epsilon(1e-5));  // (6.19006 before each GEMM's result was timed apart)
 }
 
 TEST_CASE("a stage's gradient ring costs at least at its group's first GPU what it costs anywhere in the group", "[search][domains][bounds]") {

@@ -193,12 +193,13 @@ TEST_CASE("empty stages: the search finds the metis-t4-a100 plan whose T4 stage 
     REQUIRE(!r.plans.empty());
     CHECK(r.plans[0].iteration_time_s <= target * (1 + 1e-12));
     CHECK(has_empty_stage(r));
-    // without empty stages the best is slower (by 2.5 % since the tied embeddings' all-reduce is
-    // modelled, which the challenger's A100 first and last stages pay across nodes)
+    // without empty stages the best is slower (by 1.3 %: 2.5 % before each GEMM's result was timed
+    // apart, since the tied embeddings' all-reduce is modelled, which the challenger's A100 first
+    // and last stages pay across nodes)
     SearchOptions narrow = quiet(1);
     narrow.group_blocks = 3;
     const SearchResult n = search(sc, narrow);
     REQUIRE(!n.plans.empty());
-    CHECK(n.plans[0].iteration_time_s > r.plans[0].iteration_time_s * 1.02);
+    CHECK(n.plans[0].iteration_time_s > r.plans[0].iteration_time_s * 1.01);
     CHECK(parse_search_options(Json::parse(R"({"empty_stages": true})")).empty_stages);
 }

@@ -84,7 +84,7 @@ TEST_CASE("the Qwen3 235B-A22B shape on 1,024 H100s is searched without costing 
     const SearchResult r = search(sc, o);
     REQUIRE(r.stats.complete);
     REQUIRE_FALSE(r.plans.empty());
-    CHECK(r.plans[0].iteration_time_s == Approx(1.991031).epsilon(1e-6));
+    CHECK(r.plans[0].iteration_time_s == Approx(2.219119).epsilon(1e-6));  // (1.991031 before each GEMM's result was timed apart)
     CHECK(r.plans[0].plan.virtual_stages == 2);
     CHECK(r.plans[0].plan.stages.size() == 16);
     CHECK(r.stats.evaluated < 3000);

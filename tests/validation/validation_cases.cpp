@@ -182,7 +182,7 @@ Table korthikanti_table4() {
                       {"recompute", r.recompute},
                       {"sequence_parallel", r.sp},
                       {"flash_attention", false},
-                  {"stack", "megatron-lm-2021"}}},
+                  {"stack", "megatron-lm-2022"}}},
                     {"cluster", a100_cluster(8)}};
         Scenario sc = parse_scenario(scj);
         const Group& g = sc.cluster.groups[0];

@@ -34,6 +34,7 @@ struct MoeRates {
     double element_bytes = 2;       // activations
     double operand_bytes = 2;       // GEMM inputs (quantised under low precision)
     double kappa = 0;               // compute slowdown beside a collective
+    double wgrad_bytes = 2;         // per weight-gradient element its GEMM writes (GemmTimer)
 };
 struct MoeCost {
     double forward_s = 0, backward_s = 0;            // GPU compute of the local experts and the permutation

@@ -16,14 +16,29 @@ struct GemmTimer {
     double flops_rate = 0, lp_rate = 0, mem_rate = 0, kernel_s = 0;
     double element_bytes = 2, operand_bytes = 2;
     bool lp = false;
-    double gemm_s(double batch, double M, double N, double K) const {
+    // bytes per element of a weight gradient its GEMM writes: 8 where it accumulates into the
+    // fp32 main_grad (read and write, --gradient-accumulation-fusion), else the element size
+    double wgrad_bytes = 2;
+    // the roofline of a GEMM, before its result's write
+    double gemm_core_s(double batch, double M, double N, double K) const {
         const double flops = 2 * batch * M * N * K, bytes = batch * (M * K + K * N + M * N) * element_bytes;
         return std::max(flops / (flops_rate * gemm_alignment_factor(N, K, element_bytes)), bytes / mem_rate) + kernel_s;
     }
-    double linear_s(double M, double N, double K) const {
-        if (!lp) return gemm_s(1, M, N, K);
+    double linear_core_s(double M, double N, double K) const {
+        if (!lp) return gemm_core_s(1, M, N, K);
         const double bytes = (M * K + K * N) * operand_bytes + M * N * element_bytes;
         return std::max(2 * M * N * K / (lp_rate * gemm_alignment_factor(N, K, operand_bytes)), bytes / mem_rate) + kernel_s;
+    }
+    // a result of `elements` written after each tile's reduction, not hidden behind it
+    double out_s(double elements, double bytes) const { return elements * bytes / mem_rate; }
+    double gemm_s(double batch, double M, double N, double K) const { return gemm_core_s(batch, M, N, K) + out_s(batch * M * N, element_bytes); }
+    double linear_s(double M, double N, double K) const { return linear_core_s(M, N, K) + out_s(M * N, element_bytes); }
+    // the backward of a forward GEMM M x N x K (M tokens): dgrad writes M x K, wgrad N x K
+    double linear_bwd_s(double M, double N, double K) const {
+        return 2 * linear_core_s(M, N, K) + out_s(M * K, element_bytes) + out_s(N * K, wgrad_bytes);
+    }
+    double gemm_bwd_s(double batch, double M, double N, double K) const {
+        return 2 * gemm_core_s(batch, M, N, K) + out_s(batch * M * K, element_bytes) + out_s(batch * N * K, element_bytes);
     }
 };
 // The forward pieces of one average block as replica_cost timed them, which a module's
