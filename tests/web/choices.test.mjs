@@ -48,10 +48,11 @@ test('precision and FSDP searched: each plan names its choice, the headline and 
 
 test('recomputation searched: each plan names its choice, the Megatron-LM command and the link follow the selected plan', async (t) => {
   if (!searchWorks) { t.skip(searchSkipReason); return; }
-  // Llama 3 8B (seq 8192) on one DGX H100, the training recomputing every block: the search may
-  // pick none, selective, full or the first 1/2/4/8 blocks of each stage
+  // Llama 3 8B at 8,448 tokens on one DGX H100 (at 8,192 one stage fits without recomputation),
+  // the training recomputing every block: the search may pick none, selective, full or the first
+  // 1/2/4/8 blocks of each stage
   const cluster = { name: 'one DGX H100', groups: [{ device: 'h100-sxm5-80gb', nodes: 1, gpus_per_node: 8, inter_node_bw_GBps: 50 }] };
-  const url = await link({ m: 'llama3-8b', c: { o: cluster }, t: { global_batch_size: 128, recompute: 'full', sequence_parallel: true, distributed_optimizer: true }, o: { top: 5, time_limit_s: 20, recompute: 'blocks' } });
+  const url = await link({ m: { id: 'llama3-8b', o: { seq_length: 8448 } }, c: { o: cluster }, t: { global_batch_size: 128, recompute: 'full', sequence_parallel: true, distributed_optimizer: true }, o: { top: 5, time_limit_s: 20, recompute: 'blocks' } });
   const { page, problems } = await open(t, url);
   await settled(page, 60000);
   assert.equal(await page.inputValue('[data-path="options.recompute"]'), 'blocks');
