@@ -64,14 +64,13 @@ ReplicaCost replica_cost_of(const Scenario& sc, const Device& d, int tp, int sam
         // (about 20 B per logit forward, 14 B backward).
         const double logits = T * V / t;
         // on the padded vocabulary (docs/model.md, "GEMM efficiency by shape")
-        double head_gemm = gemm_s(1, T, padded_vocab_shard(V, t), h);
+        const double Vp = padded_vocab_shard(V, t);
+        double head_gemm = gemm_s(1, T, Vp, h);
         double head_tp = tp > 1 ? one_allreduce_s : 0.0;  // input gradient of the column-parallel head
         double head_fwd = head_gemm + 20.0 * logits / mem_rate + 2 * Tr * h * e / mem_rate + 6 * kernel_s;
-        // its backward: dgrad writes T x h, the weight gradient V/t x h (GemmTimer::linear_bwd_s)
-        const double head_core = blk.timer.gemm_core_s(1, T, padded_vocab_shard(V, t), h);
-        const double head_wgrad = head_core + blk.timer.out_s(padded_vocab_shard(V, t) * h, blk.timer.wgrad_bytes);
-        const double head_gemm_bwd = head_wgrad + head_core + blk.timer.out_s(T * h, e);
-        double head_bwd = head_gemm_bwd + 14.0 * logits / mem_rate + 4 * Tr * h * e / mem_rate + 6 * kernel_s + head_tp;
+        // its backward: dgrad writes T x h, the weight gradient V/t x h
+        const double head_wgrad = blk.timer.gemm_wgrad_s(T, Vp, h);
+        double head_bwd = head_wgrad + blk.timer.gemm_dgrad_s(T, Vp, h) + 14.0 * logits / mem_rate + 4 * Tr * h * e / mem_rate + 6 * kernel_s + head_tp;
         CostSource sf, sb;
         measured(ProfileField::head_forward, head_fwd, nullptr, sf);
         measured(ProfileField::head_backward, head_bwd, &head_tp, sb);

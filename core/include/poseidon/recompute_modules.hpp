@@ -40,6 +40,9 @@ struct GemmTimer {
     double gemm_bwd_s(double batch, double M, double N, double K) const {
         return 2 * gemm_core_s(batch, M, N, K) + out_s(batch * M * K, element_bytes) + out_s(batch * N * K, element_bytes);
     }
+    // the two halves of a bf16 weight GEMM's backward (the LM head's, whatever the recipe)
+    double gemm_dgrad_s(double M, double N, double K) const { return gemm_core_s(1, M, N, K) + out_s(M * K, element_bytes); }
+    double gemm_wgrad_s(double M, double N, double K) const { return gemm_core_s(1, M, N, K) + out_s(N * K, wgrad_bytes); }
 };
 // The forward pieces of one average block as replica_cost timed them, which a module's
 // recomputation runs again.
