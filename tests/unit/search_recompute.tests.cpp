@@ -23,8 +23,8 @@ using search_test::require_pruned_equals_exhaustive;
 namespace {
 
 // H100s in nodes of 8; the model's activations decide which recomputation fits.
-Scenario h100s(const std::string& training = "", const std::string& model = "gpt3-1.7b", int nodes = 2, int batch = 64) {
-    return parse_scenario_text(R"({"model": {"preset": ")" + model + R"("}, "training": {"global_batch_size": )" + std::to_string(batch) +
+Scenario h100s(const std::string& training = "", const std::string& model = "gpt3-1.7b", int nodes = 2, int batch = 64, const std::string& model_keys = "") {
+    return parse_scenario_text(R"({"model": {"preset": ")" + model + R"(")" + model_keys + R"(}, "training": {"global_batch_size": )" + std::to_string(batch) +
                                R"(, "distributed_optimizer": true)" + training + R"(}, "cluster": {"name": "h100", "groups": [{"device": "h100-sxm5-80gb", "nodes": )" +
                                std::to_string(nodes) + R"(, "gpus_per_node": 8, "inter_node_bw_GBps": 50}]}})");
 }
@@ -85,9 +85,7 @@ TEST_CASE("recompute \"any\" with block counts: each choice's best is no faster 
     // Llama 3 8B at 8,448 tokens on 8 H100s: one stage without recomputation does not fit (at
     // 8,192 it just does, and wins), with every block recomputed the backward repeats 32 forwards;
     // one stage that recomputes one block fits and is the best (13.39 s)
-    const Scenario sc = parse_scenario_text(
-        R"({"model": {"preset": "llama3-8b", "seq_length": 8448}, "training": {"global_batch_size": 128, "distributed_optimizer": true, "sequence_parallel": true, "recompute": "full"},)"
-        R"( "cluster": {"name": "h100", "groups": [{"device": "h100-sxm5-80gb", "nodes": 1, "gpus_per_node": 8, "inter_node_bw_GBps": 50}]}})");
+    const Scenario sc = h100s(R"(, "sequence_parallel": true, "recompute": "full")", "llama3-8b", 1, 128, R"(, "seq_length": 8448)");
     SearchOptions o = quiet(3, false, 1);
     o.recomputes = {Recompute::none, Recompute::selective, Recompute::full};
     o.recompute_num_layers = {1, 2, 4, 8, 16};
