@@ -7,7 +7,9 @@
 #include "poseidon/recompute_modules.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <span>
 #include <string>
 
 #include "poseidon/error.hpp"
@@ -162,22 +164,20 @@ BlockCost block_cost(const Scenario& sc, const Device& d, int tp, int samples, c
     auto gemm_s = [&](double batch, double M, double N, double K) { return timer.gemm_s(batch, M, N, K); };
     auto linear_s = [&](double M, double N, double K) { return timer.linear_s(M, N, K); };
     const double g = m.gated_mlp ? 2.0 : 1.0;
-    auto linear_bwd_s = [&](double M, double N, double K) { return timer.linear_bwd_s(M, N, K); };
-    double attn_linear = 0, attn_linear_bwd = 0;
-    if (variants)
-        for (const GemmShape& x : attention_gemms(m, T, t, variants ? avg.router_share : -1.0)) {
-            attn_linear += x.count * linear_s(x.M, x.N, x.K);
-            attn_linear_bwd += x.count * linear_bwd_s(x.M, x.N, x.K);
+    // each linear layer's forward and backward (dgrad + wgrad), summed over the block's GEMMs
+    const auto linear_sums = [&](std::span<const GemmShape> shapes) {
+        std::pair<double, double> fb{0.0, 0.0};
+        for (const GemmShape& x : shapes) {
+            fb.first += x.count * linear_s(x.M, x.N, x.K);
+            fb.second += x.count * timer.linear_bwd_s(x.M, x.N, x.K);
         }
-    else {
-        attn_linear = linear_s(T, (h + 2 * kv) / t, h)  // QKV
-                      + linear_s(T, h, h / t);          // attention projection
-        attn_linear_bwd = linear_bwd_s(T, (h + 2 * kv) / t, h) + linear_bwd_s(T, h, h / t);
-    }
-    const double linear_fwd = attn_linear + (f > 0 ? linear_s(T, f * g / t, h)   // MLP up (and gate)
-                                                       + linear_s(T, h, f / t)  // MLP down
-                                                 : 0.0);
-    const double linear_bwd = attn_linear_bwd + (f > 0 ? linear_bwd_s(T, f * g / t, h) + linear_bwd_s(T, h, f / t) : 0.0);
+        return fb;
+    };
+    const std::array<GemmShape, 2> attn_plain{{{T, (h + 2 * kv) / t, h}, {T, h, h / t}}};  // QKV, attention projection
+    const std::array<GemmShape, 2> mlp{{{T, f * g / t, h}, {T, h, f / t}}};                 // MLP up (and gate), MLP down
+    const auto [attn_linear, attn_linear_bwd] = variants ? linear_sums(attention_gemms(m, T, t, avg.router_share)) : linear_sums(attn_plain);
+    const auto [mlp_linear, mlp_linear_bwd] = f > 0 ? linear_sums(mlp) : std::pair<double, double>{0.0, 0.0};
+    const double linear_fwd = attn_linear + mlp_linear, linear_bwd = attn_linear_bwd + mlp_linear_bwd;
     // The routed experts of the MoE blocks (their share of the average block): compute on this
     // GPU, dispatch and combine on the expert-parallel links (docs/model.md, "Expert parallelism").
     const double moe_share = m.is_moe() ? avg.router_share : 0.0;
