@@ -174,6 +174,7 @@ void Walker::ilv_run(MbsCtx& c) {
         }
         inofit_.assign(S, std::numeric_limits<int>::max());
         ilv_dead_ = S;
+        inodes_ = 0;
         // family A with no prefix at the bottleneck: T >= m V min_split max_j c_j(l_j / V) + opt
         // (every chunk of a stage costs at least a middle chunk of as many layers, A1)
         double t = 0;
@@ -217,6 +218,13 @@ void Walker::ilv_dfs(int k, int R, const IlvPrefix& pre) {
     if (halted()) return;
     tick();
     const int S = static_cast<int>(cfg_.size());
+    if (++inodes_ == sh_.opt.ilv_memory_after_nodes && !exhaustive_) {
+        ilv_memory_caps(k);
+        if (ilv_dead_ < k) {
+            ++stats.infeasible["memory"];
+            return;
+        }
+    }
     if (k == S) {
         ilv_leaf(pre.dp0, pre.omax);
         return;

@@ -322,7 +322,12 @@ private:
     // per stage: the fewest layers a costed split found it not to fit (its memory depends on its
     // own layers alone at a given V), or INT_MAX
     std::vector<int> inofit_;
-    int ilv_dead_ = 0;  // the first stage whose layers are at least its inofit_ (S: none)
+    int ilv_dead_ = 0;  // the first stage whose layers are at least its inofit_ (S: none; -1: all)
+    // the exact caps by memory once a walk has options.ilv_memory_after_nodes nodes
+    // (search_interleaved_memory.cpp; ilo_, ihi_: its bisection's bounds)
+    std::int64_t inodes_ = 0;
+    std::vector<int> ilo_, ihi_;
+    void ilv_memory_caps(int k);
     std::vector<long long> usuf_;
     double iopt_ = 0;
     Plan iplan_;

@@ -1,7 +1,7 @@
 // A soak of pruned = exhaustive over many more random scenarios than CI runs, each drawing its
 // own mix of the search's dimensions (dense or MoE, schedule, TP per stage, recomputation and
-// precision free, small deferral and grid budgets, one or two threads). Hidden from CI: run it
-// with
+// precision free, small deferral and grid budgets, early memory probes of interleaved walks, one
+// or two threads). Hidden from CI: run it with
 //   POSEIDON_SOAK_SEED=100000 POSEIDON_SOAK_COUNT=2000 build/tests/poseidon_tests "[soak]"
 // (docs/search.md, "Pruned vs exhaustive"). A failure prints the seed and the scenario.
 #include <catch2/catch.hpp>
@@ -46,6 +46,7 @@ TEST_CASE("soak: pruned = exhaustive on random scenarios with every dimension dr
         if (pick(0, 3) == 0) pruned.any_precision = exhaustive.any_precision = true;
         if (pick(0, 2) == 0) pruned.config_first_nodes = 8;
         if (moe && pick(0, 2) == 0) pruned.grid_first_round_nodes = 256;
+        if (pick(0, 2) == 0) pruned.ilv_memory_after_nodes = 1;
         const Scenario sc = parse_scenario(j);
         // the exhaustive reference must stay affordable
         if (search_space_size(sc, per_stage, pruned.schedule).plans > 2e5) {
@@ -54,7 +55,7 @@ TEST_CASE("soak: pruned = exhaustive on random scenarios with every dimension dr
         }
         INFO("seed " << seed << ", schedule " << pruned.schedule << ", TP per stage " << per_stage << ", threads " << pruned.threads
                      << ", recomputes " << pruned.recomputes.size() << ", any precision " << pruned.any_precision << ", config budget "
-                     << pruned.config_first_nodes << ", grid budget " << pruned.grid_first_round_nodes << ": " << to_json(sc).dump());
+                     << pruned.config_first_nodes << ", grid budget " << pruned.grid_first_round_nodes << ", memory probe after " << pruned.ilv_memory_after_nodes << ": " << to_json(sc).dump());
         const SearchResult pr = search_test::require_pruned_equals_exhaustive(sc, pruned, exhaustive, pruned_evals, exhaustive_evals);
         feasible += !pr.plans.empty();
         ++checked;

@@ -97,6 +97,10 @@ struct SearchOptions {
     // its subtree, to be split again whole (docs/search.md, "Deferred configurations"; 0: none).
     // Not read from JSON.
     std::int64_t config_first_nodes = std::int64_t{1} << 19;
+    // Tree nodes an interleaved walk of one configuration and V may take before its chunk caps
+    // are probed exactly by memory (docs/search.md, "Memory caps of a long interleaved walk";
+    // 0: never). Not read from JSON.
+    std::int64_t ilv_memory_after_nodes = 4096;
     // Training choices left to the search (docs/search.md, "Training choices").
     // precisions: the precisions searched, each plan in each (empty: training.precision alone);
     // any_precision: bf16 and every low-precision recipe all groups' GPUs and the stack run.
