@@ -68,7 +68,7 @@ void Walker::expand(MbsCtx& c, const Task& node, std::vector<Task>& out) {
         Task t;
         t.ctx = &c;
         t.bound = k.bound;
-        t.order = k.order;
+        t.order = k.key;
         t.prefix = node.prefix;
         t.S = node.S;
         t.used = node.used;
@@ -179,7 +179,7 @@ void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out)
                 ++stats.pruned;
                 continue;
             }
-            double b = 0, key = 0, order = 0;
+            double b = 0, key = 0;
             if (!exhaustive_) {
                 const std::uint64_t with = used | (std::uint64_t{1} << g);
                 const int open = c.smax - S - info.o.count;
@@ -195,8 +195,7 @@ void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out)
                 if (!cut(b)) {
                     // (no group left: no suffix, whose summaries are all the two bounds differ in)
                     const double one = with == all_groups_ ? lb : layout_bound(c, with, open, false);
-                    order = sched_bound(c, one, with, 0, false);
-                    key = c.sched_1f1b ? one : order;
+                    key = c.sched_1f1b ? one : sched_bound(c, one, with, 0, false);
                 }
                 blocks_.pop_back();
                 if (cut(b)) {
@@ -204,7 +203,7 @@ void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out)
                     continue;
                 }
             }
-            out.push_back({b, g, oi, key, order});
+            out.push_back({b, g, oi, key});
         }
     }
     if (!blocks_.empty() && !open_half) {  // the layout may stop here
@@ -217,7 +216,7 @@ void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out)
                 b = stop_bound(c, layout_bound(c, used, 0), used, S, &one);
                 key = c.sched_1f1b ? one : b;
             }
-            out.push_back({b, -1, -1, key, b});
+            out.push_back({b, -1, -1, key});
         }
     }
     if (over_limit) stats.infeasible["stages over limit"] += over_limit;

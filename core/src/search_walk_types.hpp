@@ -29,7 +29,7 @@ struct Task {
     int S = 0;
     std::uint64_t used = 0;
     double bound = 0;
-    double order = 0;  // the broad dive's order (Child::order)
+    double order = 0;  // the broad dive's order (Child::key)
     bool stop_here = false;
     MbsCtx* ctx = nullptr;
 };
