@@ -52,8 +52,7 @@ void Driver::walk_shard(std::vector<Slot*>& order) {
 using detail::Clock;
 
 bool ranked_before(const RankedPlan& a, const RankedPlan& b) {
-    if (a.key != b.key) return a.key < b.key;
-    return detail::plan_less(a.plan, b.plan);  // the search's own tie-break (search_topk.hpp)
+    return detail::ranks_before(a.key, a.plan, b.key, b.plan);  // the search's own order (search_topk.hpp)
 }
 
 ShardResult search_shard(const Scenario& sc, const SearchOptions& options) {

@@ -57,12 +57,13 @@ struct Shared {
 
     // soft_s less the time the result will take to list the plans found so far (0.1 ms a stage)
     double soft_deadline() const;
-    // options.prune_above_s, a few ulps higher: a plan of another slice that ties it may still rank
-    // first by the tie-break, and its key, recomputed here, must not be cut by rounding.
+    // options.prune_above_s, raised to the last key of its tie bucket and a few ulps more: a plan
+    // of another slice that ties it may still rank first by the tie-break, and its key, recomputed
+    // here, must not be cut by rounding.
     double prune_above = kInf;
     // Lowers prune_above to `key` (relaxed the same way).
     void bound_above(double key) {
-        if (key < kInf) prune_above = std::min(prune_above, key * (1 + 8 * std::numeric_limits<double>::epsilon()));
+        if (key < kInf) prune_above = std::min(prune_above, std::max(tie_last(key), key * (1 + 8 * std::numeric_limits<double>::epsilon())));
     }
     double threshold() const { return std::min(top.threshold(), prune_above); }
     bool cut(double bound) const { return bound * (1 - kBoundSlack) >= threshold(); }

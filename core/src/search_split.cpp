@@ -354,6 +354,11 @@ void Walker::child(int k, int l, int R, const SplitState& st) {
             ++stats.pruned;
             return;
         }
+        layers_[k] = l;
+        if (tie_cut(k, b)) {
+            ++stats.pruned;
+            return;
+        }
     }
     layers_[k] = l;
     pa_at_[k + 1] = n.pa;

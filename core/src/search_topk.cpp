@@ -14,8 +14,12 @@ bool plan_less(const Plan& a, const Plan& b) {
         const auto& y = b.stages[j];
         const auto& rx = x.replicas[0];
         const auto& ry = y.replicas[0];
-        const auto kx = std::make_tuple(rx.group, rx.tp, rx.tp * rx.count, x.num_layers);
-        const auto ky = std::make_tuple(ry.group, ry.tp, ry.tp * ry.count, y.num_layers);
+        // more layers first: the ridge walk gives a run of equal stages the remainder of its
+        // layers front first (its centre rounds up while the share left is above a half), so the
+        // first of a plateau of tied splits it reaches ranks first, and the tie cut
+        // (search_tie.cpp) cuts the rest
+        const auto kx = std::make_tuple(rx.group, rx.tp, rx.tp * rx.count, -x.num_layers);
+        const auto ky = std::make_tuple(ry.group, ry.tp, ry.tp * ry.count, -y.num_layers);
         if (kx != ky) return kx < ky;
     }
     if (a.virtual_stages != b.virtual_stages) return a.virtual_stages < b.virtual_stages;  // 1F1B first
@@ -44,7 +48,7 @@ bool plan_less(const Plan& a, const Plan& b) {
 }
 
 namespace {
-bool better(double t, const Plan& p, const Found& f) { return t < f.time || (t == f.time && plan_less(p, f.plan)); }
+bool better(double t, const Plan& p, const Found& f) { return ranks_before(t, p, f.time, f.plan); }
 }  // namespace
 
 bool TopK::insert(double time, Plan&& plan, double dag_time) {
@@ -66,8 +70,22 @@ bool TopK::insert(double time, Plan&& plan, double dag_time) {
     std::int64_t n_stages = 0;
     for (const auto& x : top_) n_stages += static_cast<std::int64_t>(x.plan.stages.size());
     stages_.store(n_stages, std::memory_order_relaxed);
-    if (static_cast<int>(top_.size()) >= k_) thr_.store(top_.back().time, std::memory_order_relaxed);
+    if (static_cast<int>(top_.size()) >= k_) thr_.store(tie_last(top_.back().time), std::memory_order_relaxed);
+    version_.fetch_add(1, std::memory_order_relaxed);
     return new_best;
+}
+
+bool TopK::kth_if_changed(std::uint64_t& version, Found& out) const {
+    if (version_.load(std::memory_order_relaxed) == version) return false;
+    std::lock_guard<std::mutex> lock(m_);
+    version = version_.load(std::memory_order_relaxed);
+    if (static_cast<int>(top_.size()) < k_) {
+        out.time = std::numeric_limits<double>::infinity();
+        out.plan = Plan{};
+    } else {
+        out = top_.back();
+    }
+    return true;
 }
 
 std::vector<Found> TopK::list() const {
@@ -83,6 +101,7 @@ bool TopK::empty() const {
 void TopK::clear() {
     std::lock_guard<std::mutex> lock(m_);
     top_.clear();
+    version_.fetch_add(1, std::memory_order_relaxed);
     thr_.store(std::numeric_limits<double>::infinity(), std::memory_order_relaxed);
     any_.store(false, std::memory_order_relaxed);
     stages_.store(0, std::memory_order_relaxed);

@@ -298,6 +298,16 @@ private:
     Plan current_plan() const;  // cfg_ with layers_, schedule by vsched_
     void insert(double time);
 
+    // the tie cut (search_tie.cpp): the K-th plan as last copied, and its list's version
+    Found kth_ = [] {
+        Found f;
+        f.time = kInf;
+        return f;
+    }();
+    std::uint64_t kth_version_ = 0;
+    bool tie_cut(int k, double bound);
+    bool prefix_ranks_after(const Plan& p, int k) const;
+
     // ---- interleaved 1F1B (search_interleaved.cpp) ----
     int vsched_ = 1;  // virtual stages of the split being searched (1: 1F1B)
     std::vector<double> iva_;   // LP coverage rate of each suffix, phi = a / V

@@ -89,7 +89,8 @@ test('plan: the examples and every preset cluster, as the native CLI when both s
     assert.ok(Array.isArray(res.plans) && Array.isArray(res.baselines) && res.stats, c.name);
     assert.ok(res.plans.length <= 3, c.name);
     for (const p of res.plans) assert.ok(p.plan && p.iteration_time_s > 0, c.name);
-    for (let i = 1; i < res.plans.length; i++) assert.ok(res.plans[i - 1].iteration_time_s <= res.plans[i].iteration_time_s, `${c.name}: plans sorted`);
+    // best first: times within one tie bucket (3e-8, relative) rank by the plan (docs/search.md, "Ties")
+    for (let i = 1; i < res.plans.length; i++) assert.ok(res.plans[i - 1].iteration_time_s <= res.plans[i].iteration_time_s * (1 + 3e-8), `${c.name}: plans sorted`);
     if (res.plans[0]) {
       // the best plan re-estimated gives the same numbers
       const again = JSON.parse(M.estimate(JSON.stringify(c.scenario), JSON.stringify(res.plans[0].plan)));
