@@ -337,7 +337,8 @@ void Walker::ilv_child(int k, int u, int R, const IlvPrefix& pre) {
         g_later = next.pa + std::max(rest, a_int) + (pre.pf - pre.pa) + next.drain;
         g_own = next.pf + ig_suf_[at] - ipf_[k + 1];
     }
-    if (cut(std::max(b, next.pa + a_int) + next.tail()) || cut(std::max({next.mg, g_later, g_own}) + next.omax)) {
+    const double bound = std::max(std::max(b, next.pa + a_int) + next.tail(), std::max({next.mg, g_later, g_own}) + next.omax);
+    if (cut(bound) || tie_cut(k, bound)) {
         ++stats.pruned;
         return;
     }
