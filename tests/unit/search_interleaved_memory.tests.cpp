@@ -117,8 +117,8 @@ TEST_CASE("interleaved chunk caps probed by memory at a walk's first node: prune
 }
 
 TEST_CASE("an interleaved walk whose splits are all cut by time before one is costed ends at its memory caps", "[search][interleaved][memory][moe]") {
-    // 2 x 1024 x 128 of the MoE sweep (docs/performance.md, "A tighter bound, a slower walk: memory
-    // learnt only from costed splits"), the interleaved search alone under a bound of 7.1 s on the
+    // 2 x 1024 x 128 of the MoE sweep (docs/performance.md, "Memory caps of a long interleaved
+    // walk, the broad dive's order, ties"), the interleaved search alone under a bound of 7.1 s on the
     // K-th key (the free search's 1F1B plans give 6.99 s). A configuration of 16 A100 stages at
     // TP 2 and 16 H100 stages at TP 4 (m = 64, V = 2) has no split that fits, but its caps were
     // only the 1F1B ones (an upper bound), and the threshold cut every split before the costing

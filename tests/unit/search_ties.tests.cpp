@@ -89,7 +89,7 @@ TEST_CASE("with identical groups (exact ties everywhere) the pruned search retur
 }
 
 TEST_CASE("a plateau of 116,000 exact ties is cut without costing them", "[search][ties][moe]") {
-    // 3 x 1024 x 128 of the MoE sweep without recomputation (docs/performance.md, "Ties"), its
+    // 3 x 1024 x 128 of the MoE sweep without recomputation (docs/performance.md, "Memory caps of a long interleaved walk, the broad dive's order, ties"), its
     // expert grid ep 8 under the bound the grids before it give (11.2426 s): a 63-stage
     // configuration's best split, 8.6327 s, has some 116,000 exact ties (its last 21 stages
     // trade 2 and 3 layers without changing the time); each was costed before the tie cut
