@@ -7,7 +7,7 @@
 #pragma once
 
 #include <atomic>
-#include <bit>
+#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <mutex>
@@ -28,13 +28,22 @@ bool plan_less(const Plan& a, const Plan& b);
 // that is tight on a plateau of exact ties prove that a tie loses the tie-break without its DAG
 // (Walker::tie_cut). Keys are positive (times, or times per sample).
 inline constexpr int kTieBits = 27;
-inline std::uint64_t tie_bucket(double key) { return std::bit_cast<std::uint64_t>(key) >> kTieBits; }
-// the first and the last key of key's bucket (infinity: itself)
-inline double tie_first(double key) {
-    return key < std::numeric_limits<double>::infinity() ? std::bit_cast<double>(tie_bucket(key) << kTieBits) : key;
+// (memcpy, not std::bit_cast: the wasm build's libc++ has none)
+inline std::uint64_t key_bits(double key) {
+    std::uint64_t u = 0;
+    std::memcpy(&u, &key, sizeof u);
+    return u;
 }
+inline double bits_key(std::uint64_t u) {
+    double key = 0;
+    std::memcpy(&key, &u, sizeof key);
+    return key;
+}
+inline std::uint64_t tie_bucket(double key) { return key_bits(key) >> kTieBits; }
+// the first and the last key of key's bucket (infinity: itself)
+inline double tie_first(double key) { return key < std::numeric_limits<double>::infinity() ? bits_key(tie_bucket(key) << kTieBits) : key; }
 inline double tie_last(double key) {
-    return key < std::numeric_limits<double>::infinity() ? std::bit_cast<double>(((tie_bucket(key) + 1) << kTieBits) - 1) : key;
+    return key < std::numeric_limits<double>::infinity() ? bits_key(((tie_bucket(key) + 1) << kTieBits) - 1) : key;
 }
 // Whether a plan of key t ranks before one of key u: by bucket, then by plan_less.
 inline bool ranks_before(double t, const Plan& p, double u, const Plan& q) {

@@ -203,17 +203,6 @@ private:
     std::vector<std::vector<int>>* visited_ = nullptr;
 
     // ---- layouts and TP (search_layout.cpp) ----
-    struct Child {  // extend with a block of an unused group, or stop here (opt = -1)
-        double bound;  // over the schedules searched (cuts)
-        int g, opt;
-        // visiting order, of the walk and of the broad dive: the 1F1B bound when 1F1B is searched
-        // (interleaved bounds are weaker: ordered by them, the walk goes deep before any plan,
-        // and the dive of 3 x 1024 x 128 of the MoE sweep found a configuration whose 116,000
-        // exact ties the walk then had to cost, 15 s against 4.6 s); it takes the suffix at its
-        // per-group summaries, not at the exact suffix rates that cut (an order from the tighter
-        // bounds found the 4 x 4096 x 128 optimum at 2.0 s instead of 0.9 s)
-        double key;
-    };
     // The children of the node blocks_ (S stages, groups `used`), best bound first.
     void kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out);
     std::vector<std::vector<Child>> kid_lists_;  // layout_dfs' lists of children, per depth
@@ -226,13 +215,7 @@ private:
     long long scap_of(int j, int tpi) const;
     long long hostable_exact(std::size_t upto) const;
     void build_config(const MbsCtx& c, int S);
-    // Configurations deferred (search_deferred.cpp)
-    struct Deferred {
-        std::vector<BlockSel> blocks;
-        std::vector<std::vector<long long>> scap;
-        int S = 0;
-        bool one_cut = false;
-    };
+    // Configurations deferred (search_deferred.cpp; Deferred: search_walk_types.hpp)
     std::vector<Deferred> deferred_;
     std::int64_t cfg_left_ = -1;  // tree nodes left to the configuration being split; -1: no budget
     bool replay_ = false;         // splitting a deferred configuration again (counted once)
@@ -254,20 +237,6 @@ private:
     SeldomGate tpb_gate_;  // (tp_bottleneck_cut)
 
     // ---- the layer split (search_split.cpp) ----
-    // Prefix summaries of the split search (docs/search.md, "Bounds"): for the stages fixed so far,
-    // pa/pb = path lengths into the next stage (families A and B), ma/mb = the best complete
-    // family-A/B paths through a fixed stage, csum = sum of their F+B, q = the most a fixed stage
-    // adds to family C beyond its own F+B, qe the same for family E.
-    // For families R and G: f, b of the last fixed stage.
-    struct SplitState {
-        double pa = 0, ma = 0, pb = 0, mb = 0, csum = 0, q = -kInf, qe = -kInf, dp0 = 0, optmax = 0;
-        double f = 0, b = 0;
-        // family G: drain = from the last fixed stage's last backward to the end of every fixed
-        // stage's gradient sync (at least the backwards and sends down to stage 0, then dp0:
-        // what families R and W added before); mg = the longest complete path so far
-        double drain = 0, mg = 0;
-        double dturns = -kInf;  // family D: the longest turns (less D_a's prefix) of the windows so far
-    };
     void run_config(MbsCtx& c);
     void count_config(MbsCtx& c);
     bool config_caps();
@@ -366,18 +335,6 @@ private:
     std::vector<double> ic_rows_;              // forward, backward, V f + b by chunk count, per row owner
     std::vector<const double*> ic_f_, ic_b_;  // per stage: its forward and backward rows
     void ilv_run(MbsCtx& c);
-    // The prefix of an interleaved split (stages 0..k-1 fixed): pa, the path into stage k (chunk 0
-    // of each fixed stage and the sends); ma, the longest family-A path through a fixed stage to
-    // stage 0's last pass; dp0, what follows that pass (ilv_sync: exact once stage 0 is fixed,
-    // before at its least); omax, the slowest optimizer step known (the fixed stages' own, at
-    // least iopt_).
-    struct IlvPrefix {
-        double pa = 0, ma = 0, dp0 = 0, omax = 0;
-        // family G (search_interleaved.cpp, ilv_child): pf = chunk 0's forwards and sends into the
-        // next stage; bprev = the last fixed stage's chunk-0 backward; drain and mg as in SplitState
-        double pf = 0, bprev = 0, drain = 0, mg = 0;
-        double tail() const { return dp0 + omax; }
-    };
     void ilv_dfs(int k, int R, const IlvPrefix& pre);
     void ilv_child(int k, int u, int R, const IlvPrefix& pre);
     const StageTimes& ilv_stage_times(int s, int l);
