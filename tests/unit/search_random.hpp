@@ -141,6 +141,31 @@ inline void require_same_plans(const SearchResult& a, const SearchResult& b) {
     }
 }
 
+// Searches sc again with `other`, options that change the walk and not the plans (budgets,
+// probes, rounds): the same plans as `pr`, bit for bit; true when its counts differ (the walk
+// changed).
+inline bool same_plans_other_walk(const Scenario& sc, const SearchResult& pr, const SearchOptions& other) {
+    const SearchResult r = search(sc, other);
+    REQUIRE(r.stats.complete);
+    require_same_plans(pr, r);
+    return pr.stats.pruned + pr.stats.evaluated != r.stats.pruned + r.stats.evaluated;
+}
+
+// A shape of the MoE sweep (`poseidon_bench megatron-sweep --moe`, tests/bench/
+// bench_megatron_sweep.cpp): the Qwen3 235B-A22B preset at `layers` blocks, batch 1,024, SP and
+// the distributed optimizer, `nodes` nodes of 8 GPUs of each of the sweep's first `types` device
+// types (H100, A100-80GB, A100-40GB, V100).
+inline Scenario sweep_moe_scenario(int types, int nodes, int layers, const std::string& recompute) {
+    const char* devices[] = {"h100-sxm5-80gb", "a100-sxm4-80gb", "a100-sxm4-40gb", "v100-sxm2-32gb"};
+    const double nic_GBps[] = {400, 200, 200, 100};
+    Json groups = Json::array();
+    for (int t = 0; t < types; ++t)
+        groups.push_back({{"device", devices[t]}, {"nodes", nodes}, {"gpus_per_node", 8}, {"inter_node_bw_GBps", nic_GBps[t]}});
+    return parse_scenario(Json{{"model", {{"preset", "qwen3-235b-a22b"}, {"num_layers", layers}}},
+                               {"training", {{"global_batch_size", 1024}, {"recompute", recompute}, {"sequence_parallel", true}, {"distributed_optimizer", true}}},
+                               {"cluster", {{"name", "megatron-sweep"}, {"groups", groups}}}});
+}
+
 // The differential check of an interleaved-only search of scenario j made deep (16, 24, 32 or 48
 // layers, drawn from rng): false when its space is over 2e5 plans (too dear for the exhaustive
 // reference); else both searches complete with the same plans, rank by rank, in pr and ex.

@@ -94,12 +94,7 @@ TEST_CASE("a plateau of 116,000 exact ties is cut without costing them", "[searc
     // configuration's best split, 8.6327 s, has some 116,000 exact ties (its last 21 stages
     // trade 2 and 3 layers without changing the time); each was costed before the tie cut
     // (118,000 DAG evaluations, 26 s); one thread, exact counts.
-    const Scenario sc = parse_scenario_text(
-        R"({"model": {"preset": "qwen3-235b-a22b", "num_layers": 128},)"
-        R"( "training": {"global_batch_size": 1024, "recompute": "none", "sequence_parallel": true, "distributed_optimizer": true},)"
-        R"( "cluster": {"name": "megatron-sweep", "groups": [{"device": "h100-sxm5-80gb", "nodes": 42, "gpus_per_node": 8, "inter_node_bw_GBps": 400},)"
-        R"(  {"device": "a100-sxm4-80gb", "nodes": 42, "gpus_per_node": 8, "inter_node_bw_GBps": 200},)"
-        R"(  {"device": "a100-sxm4-40gb", "nodes": 42, "gpus_per_node": 8, "inter_node_bw_GBps": 200}]}})");
+    const Scenario sc = search_test::sweep_moe_scenario(3, 42, 128, "none");
     SearchOptions o = search_test::quiet(3, false, 1);
     o.ep_sizes = {8};
     o.prune_above_s = 11.2426;
