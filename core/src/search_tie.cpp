@@ -32,13 +32,17 @@ bool Walker::prefix_ranks_after(const Plan& p, int k) const {
 
 bool Walker::tie_cut(int k, double bound) {
     if (exhaustive_ || no_cut || !sh_.group_map.empty()) return false;
+    // below the bucket of the list's threshold (the K-th plan's bucket's end): nothing to decide,
+    // and no copy of the K-th plan (most nodes of most walks)
+    const double key = bound / scale_ * (1 - kBoundSlack);
+    if (key < tie_first(sh_.top.threshold())) return false;
     // (a changed list: the K-th plan copied once per change, a plan of the plateau's size each)
     sh_.top.kth_if_changed(kth_version_, kth_);
     // (this walk's own K-th plan: the K plans before it rank before every plan it cuts, whatever
     // the slices or variants searched beside it add to the list merged from theirs; a stale copy
     // ranks after the current K-th, so what it cuts the current one cuts too)
     if (!(kth_.time < kInf)) return false;
-    if (bound / scale_ * (1 - kBoundSlack) < tie_first(kth_.time)) return false;
+    if (key < tie_first(kth_.time)) return false;
     return prefix_ranks_after(kth_.plan, k);
 }
 
