@@ -174,7 +174,8 @@ struct SearchResult {
 };
 
 // A plan of a search slice with its ranking key (seconds per global_batch_size samples) and its
-// DAG iteration time. Ordered by ranked_before: key, then plan (the search's tie-break).
+// DAG iteration time. Ordered by ranked_before: key (its tie bucket), then plan (the search's
+// tie-break; docs/search.md, "Results", ties).
 struct RankedPlan {
     double key = 0;
     double iteration_time_s = 0;
