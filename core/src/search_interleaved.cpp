@@ -160,14 +160,7 @@ void Walker::ilv_run(MbsCtx& c) {
         umsuf_.assign(S + 1, 0);
         iva_.assign(S + 1, 0);
         if (!exhaustive_) ilv_caps(V, U, tail0);
-        for (int j = S - 1; j >= 0; --j) {
-            usuf_[j] = usuf_[j + 1] + ucap_[j];
-            umsuf_[j] = umsuf_[j + 1] + umem_[j];
-            // the LP at each stage's chunk rate over the chunks it can hold (set_chunk_rates)
-            double a = kInf;
-            for (int u = 1; u <= ucap_[j]; ++u) a = std::min(a, itab_[j]->c[u] / u);
-            iva_[j] = a < kInf ? lp_step(iva_[j + 1], a / V, m * a) : iva_[j + 1];
-        }
+        ilv_cap_sums(V);
         if (usuf_[0] < U) {
             ++(umsuf_[0] < U ? stats.infeasible["memory"] : stats.pruned);
             continue;
@@ -205,6 +198,19 @@ void Walker::ilv_run(MbsCtx& c) {
     }
 }
 
+// From the caps ucap_ and umem_: their suffix sums, and each suffix's LP rate at its stages' chunk
+// rates over the chunks they can hold (set_chunk_rates).
+void Walker::ilv_cap_sums(int V) {
+    const double m = static_cast<double>(ctx_->m);
+    for (int j = static_cast<int>(cfg_.size()) - 1; j >= 0; --j) {
+        usuf_[j] = usuf_[j + 1] + ucap_[j];
+        umsuf_[j] = umsuf_[j + 1] + umem_[j];
+        double a = kInf;
+        for (int u = 1; u <= ucap_[j]; ++u) a = std::min(a, itab_[j]->c[u] / u);
+        iva_[j] = a < kInf ? lp_step(iva_[j + 1], a / V, m * a) : iva_[j + 1];
+    }
+}
+
 // The least of ilv_sync(0, l) over the layers stage 0 may hold: its middle table's least sync
 // (the first stage syncs the embedding's gradients too, A1), or the embedding all-reduce alone.
 double Walker::ilv_dp0_least() const {
@@ -231,7 +237,7 @@ void Walker::ilv_dfs(int k, int R, const IlvPrefix& pre) {
     }
     const int V = vsched_;
     // (the first chunk of the first stage holds the model's leading dense blocks: lmin_at)
-    const int lo = static_cast<int>(std::max<long long>(k == 0 ? std::max(1, lead_) : 1, R - usuf_[k + 1]));
+    const int lo = static_cast<int>(std::max<long long>(ilv_least(k), R - usuf_[k + 1]));
     const int hi = std::min(R - (S - k - 1), ucap_[k]);
     if (lo > hi) {
         // memory, or the caps from the threshold

@@ -25,8 +25,7 @@ void Walker::ilv_memory_caps(int k) {
     ilo_.resize(S);
     ihi_.resize(S);
     for (int j = 0; j < S; ++j) {
-        const int least = j == 0 ? std::max(1, lead_) : 1;
-        ilo_[j] = least - 1;
+        ilo_[j] = ilv_least(j) - 1;
         ihi_[j] = umem_[j];
         if (inofit_[j] != std::numeric_limits<int>::max()) ihi_[j] = std::min(ihi_[j], (inofit_[j] + V - 1) / V - 1);
     }
@@ -35,8 +34,7 @@ void Walker::ilv_memory_caps(int k) {
     for (;;) {
         bool open = false;
         for (int j = 0; j < S; ++j) {
-            const int least = j == 0 ? std::max(1, lead_) : 1;
-            int u = std::max(least, ilo_[j]);
+            int u = std::max(ilv_least(j), ilo_[j]);
             if (ilo_[j] < ihi_[j]) open = true, u = (ilo_[j] + ihi_[j] + 1) / 2;
             probe.stages[j].num_layers = u * V;
         }
@@ -46,26 +44,23 @@ void Walker::ilv_memory_caps(int k) {
         for (int j = 0; j < S; ++j) {
             if (ilo_[j] >= ihi_[j]) continue;
             const int u = probe.stages[j].num_layers / V;
-            (ev[j].fits ? ilo_[j] : ihi_[j]) = ev[j].fits ? u : u - 1;
+            if (ev[j].fits)
+                ilo_[j] = u;
+            else
+                ihi_[j] = u - 1;
         }
     }
     if (halted()) return;
-    // the caps, their suffix sums and the suffixes' LP rates as ilv_run sets them, from the caps
-    // found; the walk's dead end (ilv_dead_) where a fixed stage 0..k-1 holds more than its cap,
-    // or where the stages cannot hold the model
-    const double m = static_cast<double>(ctx_->m);
-    for (int j = S - 1; j >= 0; --j) {
-        const int least = j == 0 ? std::max(1, lead_) : 1;
-        const int cap = ilo_[j] < least ? 0 : ilo_[j];
+    // the caps found, with their sums and rates as ilv_run sets them; the walk's dead end
+    // (ilv_dead_) where a fixed stage 0..k-1 holds more than its cap, or where the stages cannot
+    // hold the model
+    for (int j = 0; j < S; ++j) {
+        const int cap = ilo_[j] < ilv_least(j) ? 0 : ilo_[j];
         inofit_[j] = std::min(inofit_[j], (cap + 1) * V);
         umem_[j] = std::min(umem_[j], cap);
         ucap_[j] = std::min(ucap_[j], umem_[j]);
-        usuf_[j] = usuf_[j + 1] + ucap_[j];
-        umsuf_[j] = umsuf_[j + 1] + umem_[j];
-        double a = kInf;
-        for (int u = 1; u <= ucap_[j]; ++u) a = std::min(a, itab_[j]->c[u] / u);
-        iva_[j] = a < kInf ? lp_step(iva_[j + 1], a / V, m * a) : iva_[j + 1];
     }
+    ilv_cap_sums(V);
     for (int j = k - 1; j >= 0; --j)
         if (layers_[j] >= inofit_[j]) ilv_dead_ = j;
     if (umsuf_[0] < L_ / V) ilv_dead_ = -1;

@@ -308,6 +308,9 @@ private:
     std::int64_t inodes_ = 0;
     std::vector<int> ilo_, ihi_;
     void ilv_memory_caps(int k);
+    void ilv_cap_sums(int V);  // usuf_, umsuf_ and iva_ from the caps
+    // the fewest chunks stage j holds (the first chunk of stage 0 holds the leading dense blocks)
+    int ilv_least(int j) const { return j == 0 ? std::max(1, lead_) : 1; }
     std::vector<long long> usuf_;
     double iopt_ = 0;
     Plan iplan_;
