@@ -154,6 +154,7 @@ Json stats_json(const SearchStats& s) {
             {"cost_probes", s.cost_probes},
             {"threshold_capped", s.threshold_capped},
             {"groups_cut", s.groups_cut},
+            {"pretest_cut", s.pretest_cut},
             {"stopped_by", s.stopped_by.empty() ? Json(nullptr) : Json(s.stopped_by)},
             {"notes", s.notes},
             {"threads", s.threads}};
@@ -262,6 +263,7 @@ std::vector<ShardResult> parse_shard_results(const Json& shards, const Scenario&
             if (auto v = t.integer("cost_probes", false, 0, big)) s.stats.cost_probes = *v;
             if (auto v = t.integer("threshold_capped", false, 0, big)) s.stats.threshold_capped = *v;
             if (auto v = t.integer("groups_cut", false, 0, big)) s.stats.groups_cut = *v;
+            if (auto v = t.integer("pretest_cut", false, 0, big)) s.stats.pretest_cut = *v;
             if (auto v = t.integer("threads", false, 1, 256)) s.stats.threads = static_cast<int>(*v);
             if (auto v = t.number("elapsed_s", false, 0, true, 1e9)) s.stats.elapsed_s = *v;
             if (auto v = t.boolean("complete", false)) s.stats.complete = *v;

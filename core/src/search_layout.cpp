@@ -157,6 +157,7 @@ void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out)
     // counted here and added once: tens of millions of options are refused on the four-type
     // shapes, and a lookup in the string-keyed counts each time was a quarter of their search
     std::int64_t over_limit = 0, short_of_memory = 0;
+    if (!exhaustive_) prefix_inverse(c);
     for (int g : c.group_order) {
         if ((used >> g) & 1) continue;
         if (!halves_.may_place(g, used, sc_.cluster.group_origin)) continue;
@@ -183,6 +184,11 @@ void Walker::kids(MbsCtx& c, int S, std::uint64_t used, std::vector<Child>& out)
             if (!exhaustive_) {
                 const std::uint64_t with = used | (std::uint64_t{1} << g);
                 const int open = c.smax - S - info.o.count;
+                if (child_pre_cut(c, info, with, open, S + info.o.count)) {
+                    ++stats.pretest_cut;
+                    ++stats.pruned;
+                    continue;
+                }
                 blocks_.push_back({g, oi, -1, 0, info.o.count});
                 const double lb = layout_bound(c, with, open);
                 b = sched_bound(c, lb, with, 0);

@@ -75,9 +75,12 @@ bool Walker::group_cut(const MbsCtx& c, int S, std::uint64_t used, int g, long l
             ma = std::max(ma, lp_steps_to(va, o.vs_a, o.decay_a));
             mb = std::max(mb, lp_steps_to(vb, o.vs_b, o.decay_b));
         }
-        double opt_lb = opt_min;
-        prefix_steps(c, ma, mb, opt_lb);
-        if (!cut(std::max(L_ / ma + dp0 + opt_lb, L_ / mb + opt_lb))) return false;
+        // (the node's inverse first: kids has taken it at this threshold)
+        if (!pinv_.valid || (ma > pinv_.a_max && mb > pinv_.b_max)) {
+            double opt_lb = opt_min;
+            prefix_steps(c, ma, mb, opt_lb);
+            if (!cut(std::max(L_ / ma + dp0 + opt_lb, L_ / mb + opt_lb))) return false;
+        }
     }
     if (c.vs.empty() || vis == 0) return true;
     const double dp0_ilv = sc_.training.overlap_grad_reduce ? 0 : dp0;
@@ -95,6 +98,7 @@ bool Walker::group_cut(const MbsCtx& c, int S, std::uint64_t used, int g, long l
             if (refused(o) || c.ilv_vi_open[S + o.o.count] != static_cast<int>(vi)) continue;
             v = std::max(v, lp_steps_to(v0, V * o.vs_a, c.keep_pow(vi, o.o.count)));
         }
+        if (pinv_.valid && v <= prefix_inverse_ilv(c, vi)) continue;
         double opt_lb = opt_min;
         v = ilv_prefix_steps(c, v, vi, opt_lb);
         if (!cut(v > 0 ? L_ / v + dp0_ilv + opt_lb : kInf)) return false;

@@ -91,6 +91,7 @@ void add_stats(SearchStats& total, const SearchStats& s) {
     total.cost_probes += s.cost_probes;
     total.threshold_capped += s.threshold_capped;
     total.groups_cut += s.groups_cut;
+    total.pretest_cut += s.pretest_cut;
     for (const auto& [k, v] : s.infeasible) total.infeasible[k] += v;
     for (const auto& n : s.notes)
         if (std::find(total.notes.begin(), total.notes.end(), n) == total.notes.end()) total.notes.push_back(n);

@@ -171,6 +171,9 @@ inline std::int64_t suffix_table_entries_max = std::int64_t{1} << 20;
 // Whether the layout walk bounds a group's options together first (Walker::group_cut; a test turns
 // it off to compare: the plans and counts are the same either way).
 inline bool group_cuts_enabled = true;
+// Whether the layout walk tests a child by its own LP step against the node's inverted prefix
+// first (Walker::child_pre_cut; a test turns it off to compare: the plans and counts are the same).
+inline bool layout_pretest_enabled = true;
 inline constexpr int kSuffixTables = 4;  // fill, integer bottleneck, family C's term and its inputs
 
 // Bytes a context of micro-batch size `mbs` will take at most (its middle-stage tables and the

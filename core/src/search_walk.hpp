@@ -230,6 +230,17 @@ private:
     void prefix_steps(const MbsCtx& c, double& va, double& vb, double& opt_lb) const;
     double ilv_prefix_steps(const MbsCtx& c, double v, std::size_t vi, double& opt_lb) const;
     bool group_cut(const MbsCtx& c, int S, std::uint64_t used, int g, long long others);
+    // The node's LP steps inverted at the threshold (search_layout_pretest.cpp): the largest rate
+    // after a child's own step whose bound is cut, per schedule; a sufficient test before the bound.
+    struct PrefixInverse {
+        bool valid = false;
+        double a_max = 0, b_max = 0, opt = 0, dp0 = 0;
+        std::vector<double> ilv_max;  // per V index, filled when first asked (ilv_done)
+        std::vector<char> ilv_done;
+    } pinv_;
+    void prefix_inverse(const MbsCtx& c);
+    double prefix_inverse_ilv(const MbsCtx& c, std::size_t vi);
+    bool child_pre_cut(const MbsCtx& c, const OptInfo& info, std::uint64_t with, int open, int S_child);
     double family_c_bound(const MbsCtx& c, int S);
     long long hostable(const MbsCtx& c, std::uint64_t used, bool open) const;
     double tp_bottleneck_bound(const MbsCtx& c, std::size_t upto);

@@ -3,7 +3,9 @@
 // them as those would. So the search with it and without it (detail::group_cuts_enabled) must
 // agree on everything it reports: the plans, their times, and every count, on one thread (where
 // the threshold falls in one order). Random dense and MoE scenarios of 2-3 groups, then a preset
-// cluster of three types, each with the check cutting somewhere.
+// cluster of three types, each with the check cutting somewhere. The same for the test of a child
+// by its own LP step against the node's inverted prefix (detail::layout_pretest_enabled,
+// docs/search.md, "The prefix inverted"), a sufficient test before the child's whole bound.
 #include <catch2/catch.hpp>
 
 #include <random>
@@ -19,17 +21,17 @@ using namespace poseidon;
 namespace {
 
 struct GroupCuts {  // restored however the test ends
-    bool saved = detail::group_cuts_enabled;
-    ~GroupCuts() { detail::group_cuts_enabled = saved; }
+    bool saved = detail::group_cuts_enabled, saved_pretest = detail::layout_pretest_enabled;
+    ~GroupCuts() { detail::group_cuts_enabled = saved, detail::layout_pretest_enabled = saved_pretest; }
 };
 
-// Both searches of sc, with the check and without: the same plans and counts; returns the groups
-// cut by the first.
-std::int64_t require_same_search(const Scenario& sc, const SearchOptions& o) {
+// Both searches of sc, with the check (`flag`) and without: the same plans and counts; returns
+// what the first counted of the check (groups cut at once, or children the pretest cut).
+std::int64_t require_same_search(const Scenario& sc, const SearchOptions& o, bool* flag = &detail::group_cuts_enabled) {
     GroupCuts restore;
-    detail::group_cuts_enabled = true;
+    *flag = true;
     const SearchResult with = search(sc, o);
-    detail::group_cuts_enabled = false;
+    *flag = false;
     const SearchResult without = search(sc, o);
     REQUIRE(with.stats.complete);
     REQUIRE(without.stats.complete);
@@ -40,6 +42,11 @@ std::int64_t require_same_search(const Scenario& sc, const SearchOptions& o) {
     CHECK(with.stats.configurations == without.stats.configurations);
     CHECK(with.stats.cost_probes == without.stats.cost_probes);
     CHECK(with.stats.threshold_capped == without.stats.threshold_capped);
+    if (flag == &detail::layout_pretest_enabled) {
+        CHECK(with.stats.groups_cut == without.stats.groups_cut);
+        CHECK(without.stats.pretest_cut == 0);
+        return with.stats.pretest_cut;
+    }
     CHECK(without.stats.groups_cut == 0);
     return with.stats.groups_cut;
 }
@@ -73,4 +80,32 @@ TEST_CASE("a group's options cut at once on three GPU types: the same plans and 
     // GPT-3 7.5B on H100 + A100 + RTX 4090, one thread (610 groups cut at once)
     const Scenario sc = parse_scenario(Json::parse(R"({"model": "gpt3-7.5b", "cluster": "mixed-h100-a100-4090", "training": {"global_batch_size": 256}})"));
     CHECK(require_same_search(sc, search_test::quiet(3, false, 1)) > 100);
+}
+
+TEST_CASE("a layout child cut by its own step against the inverted prefix: the same plans and counts as by its whole bound", "[search][layout-groups]") {
+    const bool moe = GENERATE(false, true);
+    const char* schedule = GENERATE("any", "interleaved-1f1b", "1f1b");
+    SearchOptions o = search_test::quiet(3, false, 1);
+    o.schedule = schedule;
+    INFO("schedule " << schedule);
+    int checked = 0, with_cuts = 0;
+    std::int64_t children = 0;
+    for (std::uint64_t seed = 7300; checked < (moe ? 10 : 20); ++seed) {
+        std::mt19937_64 rng(seed);
+        const Scenario sc = parse_scenario(moe ? search_test::random_moe_scenario(rng, seed) : search_test::random_scenario(rng));
+        if (search_space_size(sc).plans > 1e7) continue;
+        INFO("MoE " << moe << ", seed " << seed << ": " << to_json(sc).dump());
+        const std::int64_t n = require_same_search(sc, o, &detail::layout_pretest_enabled);
+        children += n;
+        with_cuts += n > 0;
+        ++checked;
+    }
+    INFO(with_cuts << " of " << checked << " scenarios had children cut by the pretest, " << children << " in all");
+    // (interleaved only: 8 of 20 dense and 4 of 10 MoE scenarios; with 1F1B half or more)
+    CHECK(with_cuts * 3 >= checked);
+}
+
+TEST_CASE("a layout child cut by its own step on three GPU types: the same plans and counts", "[search][layout-groups]") {
+    const Scenario sc = parse_scenario(Json::parse(R"({"model": "gpt3-7.5b", "cluster": "mixed-h100-a100-4090", "training": {"global_batch_size": 256}})"));
+    CHECK(require_same_search(sc, search_test::quiet(3, false, 1), &detail::layout_pretest_enabled) > 100);
 }

@@ -153,6 +153,10 @@ struct SearchStats {
     // Layout nodes' groups whose options one bound cut together (docs/search.md, "All options of a
     // group at once"; diagnostic: counted in `pruned` option by option as well).
     std::int64_t groups_cut = 0;
+    // Layout children cut by their own LP step against the node's inverted prefix, before the
+    // bound over the whole prefix (docs/search.md, "The prefix inverted"; diagnostic: in `pruned`
+    // as well).
+    std::int64_t pretest_cut = 0;
 };
 
 struct Baseline {

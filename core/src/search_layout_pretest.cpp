@@ -1,0 +1,106 @@
+// A layout child cut by its own LP step (docs/search.md, "The prefix inverted"): every child of a
+// layout node shares the node's blocks, whose LP steps (prefix_steps, ilv_prefix_steps) are
+// nondecreasing maps of the rate after the child's step. Inverted once per node at the threshold,
+// they give the largest such rate whose bound the threshold cuts; a child whose own step stays at
+// or below it is cut without the blocks' steps. A sufficient test: where it does not cut, the
+// bound is taken in full as before, so the same children are cut (the four-type shapes of the MoE
+// sweep cut millions of children per expert grid, each by the whole prefix).
+#include <cmath>
+
+#include "search_bounds.hpp"
+#include "search_walk.hpp"
+
+namespace poseidon::detail {
+
+namespace {
+
+// sup { v : f(v) <= y } for f(v) = v >= vs ? v : vs - (vs - v) d (lp_steps_to, and lp_steps with
+// vs = 1 / phi): f is continuous and nondecreasing, so f(v) <= y exactly when v <= this.
+double step_inverse(double y, double vs, double d) {
+    if (y >= vs) return y;
+    if (d > 0) return vs - (vs - y) / d;
+    return -kInf;
+}
+
+// Margins that keep the test sufficient under the rounding of the forward steps (a relative error
+// of a few ulps each), far below kBoundSlack.
+constexpr double kPretestMargin = 1e-10;
+
+}  // namespace
+
+// The node's inverses at the threshold (blocks_ is the node's prefix, non-empty).
+void Walker::prefix_inverse(const MbsCtx& c) {
+    PrefixInverse& p = pinv_;
+    p.valid = false;
+    p.ilv_done.assign(c.vs.size(), 0);
+    p.ilv_max.assign(c.vs.size(), -kInf);
+    if (exhaustive_ || no_cut || !layout_pretest_enabled || blocks_.empty() || !(cut_at_ < kInf)) return;
+    p.valid = true;
+    p.opt = 0;
+    for (const BlockSel& b : blocks_) p.opt = std::max(p.opt, rates_of(c, b).opt_min);
+    p.dp0 = rates_of(c, blocks_.front()).dp_min;
+    // family A: L / PA(va) + dp0 + opt >= cut_at_ where PA(va) <= L / (cut_at_ - dp0 - opt)
+    const auto target = [&](double add) {
+        const double room = cut_at_ - add;
+        return room > 0 ? L_ / room * (1 - kPretestMargin) : kInf;
+    };
+    double ya = target(p.dp0 + p.opt), yb = target(p.opt);
+    // prefix_steps applies the last block first, so its inverse takes the first block first
+    for (const BlockSel& b : blocks_) {
+        const Rates& r = rates_of(c, b);
+        const OptInfo& info = c.opts[b.g][b.opt];
+        if (b.tpi < 0 && b.count == info.o.count) {
+            ya = step_inverse(ya, info.vs_a, info.decay_a);
+            yb = step_inverse(yb, info.vs_b, info.decay_b);
+        } else if (b.count == info.o.count) {
+            ya = step_inverse(ya, 1 / r.a, b.tpi >= 0 ? info.tps[b.tpi].decay_a : info.decay_a);
+            yb = step_inverse(yb, 1 / r.phi_f, b.tpi >= 0 ? info.tps[b.tpi].decay_b : info.decay_b);
+        } else {
+            ya = step_inverse(ya, 1 / r.a, c.keep_a[std::min(b.count, c.smax)]);
+            yb = step_inverse(yb, 1 / r.phi_f, std::pow(1 - r.phi_f / r.mu_b, b.count));
+        }
+    }
+    p.a_max = ya == kInf ? kInf : ya * (1 - kPretestMargin);
+    p.b_max = yb == kInf ? kInf : yb * (1 - kPretestMargin);
+}
+
+// The interleaved LP's inverse at V index vi (ilv_layout_bound's first bound, b0), once per node.
+double Walker::prefix_inverse_ilv(const MbsCtx& c, std::size_t vi) {
+    PrefixInverse& p = pinv_;
+    if (p.ilv_done[vi]) return p.ilv_max[vi];
+    p.ilv_done[vi] = 1;
+    const double dp0 = sc_.training.overlap_grad_reduce ? 0 : p.dp0;
+    const double room = cut_at_ - dp0 - p.opt;
+    double y = room > 0 ? L_ / room * (1 - kPretestMargin) : kInf;
+    const int vmax = c.vs[vi];
+    for (const BlockSel& b : blocks_) {
+        const Rates& r = rates_of(c, b);
+        const double vs = b.tpi < 0 ? vmax * c.opts[b.g][b.opt].vs_a : vmax / r.a;
+        y = step_inverse(y, vs, c.keep_pow(vi, b.count));
+    }
+    return p.ilv_max[vi] = y == kInf ? kInf : y * (1 - kPretestMargin);
+}
+
+// Whether the child (group option `info` appended to blocks_, groups `with`, `open` stages
+// after it, S_child stages with it) is cut by the bounds kids would take, from its own steps.
+bool Walker::child_pre_cut(const MbsCtx& c, const OptInfo& info, std::uint64_t with, int open, int S_child) {
+    if (!pinv_.valid) return false;
+    if (c.sched_1f1b) {
+        const auto [va, vb] = suffix_cap(c, suffix_, with, open, true);
+        if (lp_steps_to(va, info.vs_a, info.decay_a) > pinv_.a_max && lp_steps_to(vb, info.vs_b, info.decay_b) > pinv_.b_max) return false;
+    }
+    if (c.vs.empty()) return c.sched_1f1b;
+    const int i = S_child <= c.smax ? c.ilv_vi_open[S_child] : -1;
+    if (i < 0) return true;  // no interleaved plan below: ilv_layout_bound is infinite
+    const std::size_t vi = static_cast<std::size_t>(i);
+    double v = 0;
+    if (!c.suf_ilv.empty())
+        v = c.suf_ilv[vi][(c.suf_ilv[vi].size() - 1) & ~with];
+    else
+        for (int g = 0; g < G_; ++g)
+            if (!((with >> g) & 1)) v += c.rho_a[g];
+    v = lp_steps_to(v, c.vs[vi] * info.vs_a, c.keep_pow(vi, info.o.count));
+    return v <= prefix_inverse_ilv(c, vi);
+}
+
+}  // namespace poseidon::detail
