@@ -34,6 +34,8 @@ void Walker::prefix_inverse(const MbsCtx& c) {
     p.valid = false;
     p.ilv_done.assign(c.vs.size(), 0);
     p.ilv_max.assign(c.vs.size(), -kInf);
+    p.v_done.assign(c.vs.size(), 0);
+    p.v_max.assign(c.vs.size(), -kInf);
     if (exhaustive_ || no_cut || !layout_pretest_enabled || blocks_.empty() || !(cut_at_ < kInf)) return;
     p.valid = true;
     p.opt = 0;
@@ -100,7 +102,38 @@ bool Walker::child_pre_cut(const MbsCtx& c, const OptInfo& info, std::uint64_t w
         for (int g = 0; g < G_; ++g)
             if (!((with >> g) & 1)) v += c.rho_a[g];
     v = lp_steps_to(v, c.vs[vi] * info.vs_a, c.keep_pow(vi, info.o.count));
-    return v <= prefix_inverse_ilv(c, vi);
+    if (v <= prefix_inverse_ilv(c, vi)) return true;
+    // where that bound does not cut, ilv_layout_bound takes the least over V <= vs[vi] of the LP
+    // at the chunk rates (ilv_layout_bound_v): cut when each of those is
+    if (c.rho_a_v.size() != c.vs.size()) return false;
+    for (std::size_t i = 0; i <= vi; ++i) {
+        double w = 0;
+        if (!c.suf_ilv_v.empty())
+            w = c.suf_ilv_v[i][(c.suf_ilv_v[i].size() - 1) & ~with];
+        else
+            for (int g = 0; g < G_; ++g)
+                if (!((with >> g) & 1)) w += c.rho_a_v[i][g];
+        if (info.a_v[i] < kInf) w = lp_steps_to(w, c.vs[i] / info.a_v[i], c.keep_pow(i, info.o.count));
+        if (w > prefix_inverse_v(c, i)) return false;
+    }
+    return true;
+}
+
+// The same for ilv_layout_bound_v at V index vi (the chunk rates a_v), once per node.
+double Walker::prefix_inverse_v(const MbsCtx& c, std::size_t vi) {
+    PrefixInverse& p = pinv_;
+    if (p.v_done[vi]) return p.v_max[vi];
+    p.v_done[vi] = 1;
+    const double dp0 = sc_.training.overlap_grad_reduce ? 0 : p.dp0;
+    const double room = cut_at_ - dp0 - p.opt;
+    double y = room > 0 ? L_ / room * (1 - kPretestMargin) : kInf;
+    const double V = c.vs[vi];
+    for (const BlockSel& b : blocks_) {
+        const OptInfo& info = c.opts[b.g][b.opt];
+        const double a = b.tpi < 0 ? info.a_v[vi] : info.tps[b.tpi].a_v[vi];
+        if (a < kInf) y = step_inverse(y, V / a, c.keep_pow(vi, b.count));
+    }
+    return p.v_max[vi] = y == kInf ? kInf : y * (1 - kPretestMargin);
 }
 
 }  // namespace poseidon::detail

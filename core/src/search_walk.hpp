@@ -235,11 +235,12 @@ private:
     struct PrefixInverse {
         bool valid = false;
         double a_max = 0, b_max = 0, opt = 0, dp0 = 0;
-        std::vector<double> ilv_max;  // per V index, filled when first asked (ilv_done)
-        std::vector<char> ilv_done;
+        std::vector<double> ilv_max, v_max;  // per V index, filled when first asked (ilv_done, v_done)
+        std::vector<char> ilv_done, v_done;
     } pinv_;
     void prefix_inverse(const MbsCtx& c);
     double prefix_inverse_ilv(const MbsCtx& c, std::size_t vi);
+    double prefix_inverse_v(const MbsCtx& c, std::size_t vi);
     bool child_pre_cut(const MbsCtx& c, const OptInfo& info, std::uint64_t with, int open, int S_child);
     double family_c_bound(const MbsCtx& c, int S);
     long long hostable(const MbsCtx& c, std::uint64_t used, bool open) const;
