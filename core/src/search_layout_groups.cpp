@@ -98,7 +98,7 @@ bool Walker::group_cut(const MbsCtx& c, int S, std::uint64_t used, int g, long l
             if (refused(o) || c.ilv_vi_open[S + o.o.count] != static_cast<int>(vi)) continue;
             v = std::max(v, lp_steps_to(v0, V * o.vs_a, c.keep_pow(vi, o.o.count)));
         }
-        if (pinv_.valid && v <= prefix_inverse_ilv(c, vi)) continue;
+        if (pinv_.valid && v <= prefix_inverse_at(c, vi, false)) continue;
         double opt_lb = opt_min;
         v = ilv_prefix_steps(c, v, vi, opt_lb);
         if (!cut(v > 0 ? L_ / v + dp0_ilv + opt_lb : kInf)) return false;

@@ -26,6 +26,23 @@ double step_inverse(double y, double vs, double d) {
 // of a few ulps each), far below kBoundSlack.
 constexpr double kPretestMargin = 1e-10;
 
+// The most rate v after the blocks whose bound L / v + add the threshold cuts, less the margin.
+double target_rate(double L, double cut_at, double add) {
+    const double room = cut_at - add;
+    return room > 0 ? L / room * (1 - kPretestMargin) : kInf;
+}
+double less_margin(double y) { return y == kInf ? kInf : y * (1 - kPretestMargin); }
+
+// The LP rate of the groups not in `with`: the suffix table's where there is one, else the sum of
+// the groups' most rates (as ilv_layout_bound and ilv_layout_bound_v take it).
+double open_rate(const std::vector<double>* table, const std::vector<double>& rho, std::uint64_t with) {
+    if (table) return (*table)[(table->size() - 1) & ~with];
+    double v = 0;
+    for (std::size_t g = 0; g < rho.size(); ++g)
+        if (!((with >> g) & 1)) v += rho[g];
+    return v;
+}
+
 }  // namespace
 
 // The node's inverses at the threshold (blocks_ is the node's prefix, non-empty).
@@ -42,11 +59,7 @@ void Walker::prefix_inverse(const MbsCtx& c) {
     for (const BlockSel& b : blocks_) p.opt = std::max(p.opt, rates_of(c, b).opt_min);
     p.dp0 = rates_of(c, blocks_.front()).dp_min;
     // family A: L / PA(va) + dp0 + opt >= cut_at_ where PA(va) <= L / (cut_at_ - dp0 - opt)
-    const auto target = [&](double add) {
-        const double room = cut_at_ - add;
-        return room > 0 ? L_ / room * (1 - kPretestMargin) : kInf;
-    };
-    double ya = target(p.dp0 + p.opt), yb = target(p.opt);
+    double ya = target_rate(L_, cut_at_, p.dp0 + p.opt), yb = target_rate(L_, cut_at_, p.opt);
     // prefix_steps applies the last block first, so its inverse takes the first block first
     for (const BlockSel& b : blocks_) {
         const Rates& r = rates_of(c, b);
@@ -62,25 +75,33 @@ void Walker::prefix_inverse(const MbsCtx& c) {
             yb = step_inverse(yb, 1 / r.phi_f, std::pow(1 - r.phi_f / r.mu_b, b.count));
         }
     }
-    p.a_max = ya == kInf ? kInf : ya * (1 - kPretestMargin);
-    p.b_max = yb == kInf ? kInf : yb * (1 - kPretestMargin);
+    p.a_max = less_margin(ya);
+    p.b_max = less_margin(yb);
 }
 
-// The interleaved LP's inverse at V index vi (ilv_layout_bound's first bound, b0), once per node.
-double Walker::prefix_inverse_ilv(const MbsCtx& c, std::size_t vi) {
+// The interleaved LP's inverse at V index vi, once per node: at the per-layer rates
+// (ilv_layout_bound's first bound) or, with `chunk`, at the chunk rates (ilv_layout_bound_v).
+double Walker::prefix_inverse_at(const MbsCtx& c, std::size_t vi, bool chunk) {
     PrefixInverse& p = pinv_;
-    if (p.ilv_done[vi]) return p.ilv_max[vi];
-    p.ilv_done[vi] = 1;
-    const double dp0 = sc_.training.overlap_grad_reduce ? 0 : p.dp0;
-    const double room = cut_at_ - dp0 - p.opt;
-    double y = room > 0 ? L_ / room * (1 - kPretestMargin) : kInf;
-    const int vmax = c.vs[vi];
+    std::vector<char>& done = chunk ? p.v_done : p.ilv_done;
+    std::vector<double>& at = chunk ? p.v_max : p.ilv_max;
+    if (done[vi]) return at[vi];
+    done[vi] = 1;
+    double y = target_rate(L_, cut_at_, (sc_.training.overlap_grad_reduce ? 0 : p.dp0) + p.opt);
+    const double V = c.vs[vi];
     for (const BlockSel& b : blocks_) {
-        const Rates& r = rates_of(c, b);
-        const double vs = b.tpi < 0 ? vmax * c.opts[b.g][b.opt].vs_a : vmax / r.a;
+        const OptInfo& info = c.opts[b.g][b.opt];
+        double vs = 0;
+        if (chunk) {
+            const double a = b.tpi < 0 ? info.a_v[vi] : info.tps[b.tpi].a_v[vi];
+            if (!(a < kInf)) continue;  // (ilv_layout_bound_v takes no step there)
+            vs = V / a;
+        } else {
+            vs = b.tpi < 0 ? V * info.vs_a : V / rates_of(c, b).a;
+        }
         y = step_inverse(y, vs, c.keep_pow(vi, b.count));
     }
-    return p.ilv_max[vi] = y == kInf ? kInf : y * (1 - kPretestMargin);
+    return at[vi] = less_margin(y);
 }
 
 // Whether the child (group option `info` appended to blocks_, groups `with`, `open` stages
@@ -95,45 +116,18 @@ bool Walker::child_pre_cut(const MbsCtx& c, const OptInfo& info, std::uint64_t w
     const int i = S_child <= c.smax ? c.ilv_vi_open[S_child] : -1;
     if (i < 0) return true;  // no interleaved plan below: ilv_layout_bound is infinite
     const std::size_t vi = static_cast<std::size_t>(i);
-    double v = 0;
-    if (!c.suf_ilv.empty())
-        v = c.suf_ilv[vi][(c.suf_ilv[vi].size() - 1) & ~with];
-    else
-        for (int g = 0; g < G_; ++g)
-            if (!((with >> g) & 1)) v += c.rho_a[g];
+    double v = open_rate(c.suf_ilv.empty() ? nullptr : &c.suf_ilv[vi], c.rho_a, with);
     v = lp_steps_to(v, c.vs[vi] * info.vs_a, c.keep_pow(vi, info.o.count));
-    if (v <= prefix_inverse_ilv(c, vi)) return true;
+    if (v <= prefix_inverse_at(c, vi, false)) return true;
     // where that bound does not cut, ilv_layout_bound takes the least over V <= vs[vi] of the LP
     // at the chunk rates (ilv_layout_bound_v): cut when each of those is
     if (c.rho_a_v.size() != c.vs.size()) return false;
     for (std::size_t i = 0; i <= vi; ++i) {
-        double w = 0;
-        if (!c.suf_ilv_v.empty())
-            w = c.suf_ilv_v[i][(c.suf_ilv_v[i].size() - 1) & ~with];
-        else
-            for (int g = 0; g < G_; ++g)
-                if (!((with >> g) & 1)) w += c.rho_a_v[i][g];
+        double w = open_rate(c.suf_ilv_v.empty() ? nullptr : &c.suf_ilv_v[i], c.rho_a_v[i], with);
         if (info.a_v[i] < kInf) w = lp_steps_to(w, c.vs[i] / info.a_v[i], c.keep_pow(i, info.o.count));
-        if (w > prefix_inverse_v(c, i)) return false;
+        if (w > prefix_inverse_at(c, i, true)) return false;
     }
     return true;
-}
-
-// The same for ilv_layout_bound_v at V index vi (the chunk rates a_v), once per node.
-double Walker::prefix_inverse_v(const MbsCtx& c, std::size_t vi) {
-    PrefixInverse& p = pinv_;
-    if (p.v_done[vi]) return p.v_max[vi];
-    p.v_done[vi] = 1;
-    const double dp0 = sc_.training.overlap_grad_reduce ? 0 : p.dp0;
-    const double room = cut_at_ - dp0 - p.opt;
-    double y = room > 0 ? L_ / room * (1 - kPretestMargin) : kInf;
-    const double V = c.vs[vi];
-    for (const BlockSel& b : blocks_) {
-        const OptInfo& info = c.opts[b.g][b.opt];
-        const double a = b.tpi < 0 ? info.a_v[vi] : info.tps[b.tpi].a_v[vi];
-        if (a < kInf) y = step_inverse(y, V / a, c.keep_pow(vi, b.count));
-    }
-    return p.v_max[vi] = y == kInf ? kInf : y * (1 - kPretestMargin);
 }
 
 }  // namespace poseidon::detail

@@ -239,8 +239,7 @@ private:
         std::vector<char> ilv_done, v_done;
     } pinv_;
     void prefix_inverse(const MbsCtx& c);
-    double prefix_inverse_ilv(const MbsCtx& c, std::size_t vi);
-    double prefix_inverse_v(const MbsCtx& c, std::size_t vi);
+    double prefix_inverse_at(const MbsCtx& c, std::size_t vi, bool chunk);
     bool child_pre_cut(const MbsCtx& c, const OptInfo& info, std::uint64_t with, int open, int S_child);
     double family_c_bound(const MbsCtx& c, int S);
     long long hostable(const MbsCtx& c, std::uint64_t used, bool open) const;
