@@ -25,6 +25,15 @@ inline double lp_steps(double v, double phi, double decay) {
 }
 // lp_steps with the fixed point vs = 1/phi given (no division: the layout walk's hot loop).
 inline double lp_steps_to(double v, double vs, double decay) { return v >= vs ? v : vs - (vs - v) * decay; }
+// The LP rate of the groups not in `used`: the suffix table's entry where there is a table (`table`
+// non-null: one entry per set of groups), else the sum of the groups' most rates `rho`.
+inline double open_rate(const std::vector<double>* table, const std::vector<double>& rho, std::uint64_t used) {
+    if (table) return (*table)[(table->size() - 1) & ~used];
+    double v = 0;
+    for (std::size_t g = 0; g < rho.size(); ++g)
+        if (!((used >> g) & 1)) v += rho[g];
+    return v;
+}
 // One stage of the family-C bound: `a` seconds per layer added to the path by the stage's
 // warm-up/drain share, `e` the steady-state seconds per layer (the stage's contribution when it is
 // the bottleneck), `cap` the most layers it can hold.

@@ -97,13 +97,9 @@ double Walker::ilv_layout_bound(const MbsCtx& c, std::uint64_t used, int S_all, 
         if (vmax == 0) return kInf;
     }
     double v = 0;
-    if (S_all == 0) {  // a complete layout has no stages after its blocks
-        if (exact && !c.suf_ilv.empty())  // never above the sum below: a group adds at most its no-bubble rate
-            v = c.suf_ilv[vi][(c.suf_ilv[vi].size() - 1) & ~used];
-        else
-            for (int g = 0; g < G_; ++g)
-                if (!((used >> g) & 1)) v += c.rho_a[g];
-    }
+    // (a complete layout has no stages after its blocks; the table is never above the sum: a group
+    // adds at most its no-bubble rate)
+    if (S_all == 0) v = open_rate(exact && !c.suf_ilv.empty() ? &c.suf_ilv[vi] : nullptr, c.rho_a, used);
     double opt_lb = 0;
     v = ilv_prefix_steps(c, v, vi, opt_lb);
     const double b0 = v > 0 ? L_ / v + ilv_dp0_block(c) + opt_lb : kInf;

@@ -57,14 +57,8 @@ void set_chunk_rates(MbsCtx& c, int L) {
 // exact suffix rate per set of groups, or the sum of their no-bubble rates).
 double Walker::ilv_layout_bound_v(const MbsCtx& c, std::uint64_t used, bool complete, std::size_t vi) {
     const double V = c.vs[vi];
-    double v = 0;
-    if (!complete) {
-        if (!c.suf_ilv_v.empty())
-            v = c.suf_ilv_v[vi][(c.suf_ilv_v[vi].size() - 1) & ~used];
-        else
-            for (int g = 0; g < G_; ++g)
-                if (!((used >> g) & 1)) v += c.rho_a_v[vi][g];
-    }
+    const double v0 = complete ? 0.0 : open_rate(c.suf_ilv_v.empty() ? nullptr : &c.suf_ilv_v[vi], c.rho_a_v[vi], used);
+    double v = v0;
     double opt_lb = 0;
     for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
         const OptInfo& info = c.opts[it->g][it->opt];

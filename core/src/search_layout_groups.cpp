@@ -86,12 +86,7 @@ bool Walker::group_cut(const MbsCtx& c, int S, std::uint64_t used, int g, long l
     const double dp0_ilv = sc_.training.overlap_grad_reduce ? 0 : dp0;
     for (std::size_t vi = 0; vi < c.vs.size(); ++vi) {
         if (!((vis >> vi) & 1)) continue;
-        double v0 = 0;
-        if (!c.suf_ilv.empty())
-            v0 = c.suf_ilv[vi][(c.suf_ilv[vi].size() - 1) & ~with];
-        else
-            for (int h = 0; h < G_; ++h)
-                if (!((with >> h) & 1)) v0 += c.rho_a[h];
+        const double v0 = open_rate(c.suf_ilv.empty() ? nullptr : &c.suf_ilv[vi], c.rho_a, with);
         const int V = c.vs[vi];
         double v = v0;
         for (const OptInfo& o : c.opts[g]) {

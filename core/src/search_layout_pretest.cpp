@@ -33,28 +33,18 @@ double target_rate(double L, double cut_at, double add) {
 }
 double less_margin(double y) { return y == kInf ? kInf : y * (1 - kPretestMargin); }
 
-// The LP rate of the groups not in `with`: the suffix table's where there is one, else the sum of
-// the groups' most rates (as ilv_layout_bound and ilv_layout_bound_v take it).
-double open_rate(const std::vector<double>* table, const std::vector<double>& rho, std::uint64_t with) {
-    if (table) return (*table)[(table->size() - 1) & ~with];
-    double v = 0;
-    for (std::size_t g = 0; g < rho.size(); ++g)
-        if (!((with >> g) & 1)) v += rho[g];
-    return v;
-}
-
 }  // namespace
 
 // The node's inverses at the threshold (blocks_ is the node's prefix, non-empty).
 void Walker::prefix_inverse(const MbsCtx& c) {
     PrefixInverse& p = pinv_;
     p.valid = false;
+    if (exhaustive_ || no_cut || !layout_pretest_enabled || blocks_.empty() || !(cut_at_ < kInf)) return;
+    p.valid = true;
     p.ilv_done.assign(c.vs.size(), 0);
     p.ilv_max.assign(c.vs.size(), -kInf);
     p.v_done.assign(c.vs.size(), 0);
     p.v_max.assign(c.vs.size(), -kInf);
-    if (exhaustive_ || no_cut || !layout_pretest_enabled || blocks_.empty() || !(cut_at_ < kInf)) return;
-    p.valid = true;
     p.opt = 0;
     for (const BlockSel& b : blocks_) p.opt = std::max(p.opt, rates_of(c, b).opt_min);
     p.dp0 = rates_of(c, blocks_.front()).dp_min;
