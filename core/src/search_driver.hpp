@@ -147,5 +147,7 @@ void list_found(const Scenario& sc, const std::vector<Found>& found, const Searc
 void add_baselines(const Scenario& sc, const SearchOptions& options, Clock::time_point t0, double soft_deadline_s, SearchResult& res);
 void adopt_baselines(const Scenario& sc, const SearchOptions& options, Clock::time_point t0, SearchResult& res);
 void explain_empty(const Scenario& sc, const SearchOptions& options, SearchResult& res);
+// The note on an exact batch with few factors of two and the tolerance that reaches a rounder one.
+void explain_batch(const Scenario& sc, SearchResult& res);
 
 }  // namespace poseidon::detail

@@ -2,6 +2,8 @@
 // result within the time limit (docs/search.md, "Results"); ridge_report() runs the layer split
 // of one configuration with and without bounds (docs/search.md, "The ridge walk").
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <system_error>
 #include <thread>
@@ -224,6 +226,41 @@ void explain_empty(const Scenario& sc, const SearchOptions& options, SearchResul
                               std::to_string(sc.model.num_layers) + " layers split into V >= 2 equal chunks per stage; plain 1F1B (--schedule any) has no such limits");
 }
 
+// An exact batch with fewer factors of two than the largest group has GPUs: every stage's
+// data-parallel degree divides the batch, so such a batch (a prime 1021, or 1000 = 8 x 125 on
+// groups of 64 GPUs) can leave the plans with fewer replicas and more stages than a batch a few
+// percent away, and nothing else would tell the user why. The note names the tolerance that
+// reaches the nearest multiple of that power of two, where it lies within 5 %.
+void explain_batch(const Scenario& sc, SearchResult& res) {
+    const Training& t = sc.training;
+    if (t.global_batch_tolerance > 0 || t.global_batch_size < 2) return;
+    std::int64_t gpus = 0;
+    for (const Group& g : sc.cluster.groups) gpus = std::max<std::int64_t>(gpus, static_cast<std::int64_t>(g.nodes) * g.gpus_per_node);
+    std::int64_t pow2 = 1;  // the largest power of two in the largest group
+    while (pow2 * 2 <= gpus) pow2 *= 2;
+    const std::int64_t B = t.global_batch_size;
+    std::int64_t factor = 1;  // B's power-of-two factor, up to pow2
+    while (factor < pow2 && B % (factor * 2) == 0) factor *= 2;
+    if (factor >= pow2 || B < pow2) return;
+    const std::int64_t below = B / pow2 * pow2, above = below + pow2;
+    const std::int64_t near = B - below <= above - B && below > 0 ? below : above;
+    if (std::abs(near - B) * 20 > B) return;
+    Training wider = t;  // the tolerance in thousandths that the search's own range says reaches it
+    for (int milli = 1; milli <= 50; ++milli) {
+        wider.global_batch_tolerance = milli / 1000.0;
+        const auto [lo, hi] = global_batch_range(wider);
+        if (lo > near || near > hi) continue;
+        char tol[16];
+        std::snprintf(tol, sizeof tol, "%.3f", wider.global_batch_tolerance);
+        res.stats.notes.push_back("training.global_batch_size " + std::to_string(B) + (factor == 1 ? " is odd" : " has only " + std::to_string(factor) + " as its power-of-two factor") +
+                                  ", where the largest group has " + std::to_string(gpus) +
+                                  " GPUs: every stage's data-parallel degree divides the batch, so plans may run fewer replicas and more stages than at " +
+                                  std::to_string(near) + "; training.global_batch_tolerance " + tol + " lets the search train any batch from " + std::to_string(lo) +
+                                  " to " + std::to_string(hi) + ", " + std::to_string(near) + " among them, ranked by tokens/s");
+        return;
+    }
+}
+
 }  // namespace detail
 
 SearchResult search(const Scenario& sc, const SearchOptions& options) {
@@ -236,6 +273,7 @@ SearchResult search(const Scenario& sc, const SearchOptions& options) {
     detail::add_baselines(sc, options, run.t0, run.soft_deadline_s, res);
     detail::adopt_baselines(sc, options, run.t0, res);
     detail::explain_empty(sc, options, res);
+    detail::explain_batch(sc, res);
     for (auto& n : scenario_notes(sc)) res.stats.notes.push_back(std::move(n));
     res.stats.elapsed_s = detail::seconds_since(run.t0);
     return res;

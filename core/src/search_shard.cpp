@@ -139,6 +139,7 @@ SearchResult merge_shards(const Scenario& sc, const std::vector<ShardResult>& sh
     detail::add_baselines(sc, options, t0, L - std::min(0.15 * L, 1.0), res);
     detail::adopt_baselines(sc, options, t0, res);
     detail::explain_empty(sc, options, res);
+    detail::explain_batch(sc, res);
     for (auto& n : scenario_notes(sc))  // a slice does not report them: the merge does, once
         res.stats.notes.push_back(std::move(n));
     st.elapsed_s = slowest_s + detail::seconds_since(t0);

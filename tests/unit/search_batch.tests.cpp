@@ -102,3 +102,36 @@ TEST_CASE("global_batch_tolerance is checked and counted in the space", "[search
     CHECK_THROWS_WITH(search(huge, quiet(1)), Catch::Contains("global_batch_tolerance"));
     CHECK_THROWS_AS(search_space_size(huge), InputError);
 }
+
+TEST_CASE("an exact batch with few factors of two is named with the tolerance that reaches a rounder one", "[search][batch]") {
+    // 16 A100 in one group: a stage's data parallelism divides the batch, so 63 samples (odd) leave
+    // the plans fewer replicas than 64; the note names 0.016, whose range (62 to 64) holds 64, and
+    // following it gives at least the tokens/s of the exact batch.
+    const auto scenario = [](int batch, double tol) {
+        Json j = Json::parse(R"({"model":"opt-350m","cluster":{"name":"a100","groups":[{"device":"a100-sxm4-80gb","nodes":2,"gpus_per_node":8,"inter_node_bw_GBps":25}]}})");
+        j["training"]["global_batch_size"] = batch;
+        if (tol > 0) j["training"]["global_batch_tolerance"] = tol;
+        return parse_scenario(j);
+    };
+    const auto note = [](const SearchResult& r) {
+        for (const auto& n : r.stats.notes)
+            if (n.find("global_batch_tolerance") != std::string::npos) return n;
+        return std::string{};
+    };
+    const SearchResult odd = search(scenario(63, 0), quiet(1));
+    CHECK(note(odd) == "training.global_batch_size 63 is odd, where the largest group has 16 GPUs: every stage's data-parallel degree divides the batch, "
+                       "so plans may run fewer replicas and more stages than at 64; training.global_batch_tolerance 0.016 lets the search train any batch "
+                       "from 62 to 64, 64 among them, ranked by tokens/s");
+    const SearchResult advised = search(scenario(63, 0.016), quiet(1));
+    REQUIRE(!odd.plans.empty());
+    REQUIRE(!advised.plans.empty());
+    CHECK(advised.plans[0].tokens_per_s > odd.plans[0].tokens_per_s);
+    CHECK(note(advised).empty());
+    // 40 = 8 x 5: its power-of-two factor is below 16, and 48 is 20 % away, 32 too: no advice
+    CHECK(note(search(scenario(40, 0), quiet(1))).empty());
+    // 66 = 2 x 33 names 64, 3 % below it
+    CHECK(note(search(scenario(66, 0), quiet(1))).find("has only 2 as its power-of-two factor") != std::string::npos);
+    // as round as the group: nothing to say
+    CHECK(note(search(scenario(64, 0), quiet(1))).empty());
+    CHECK(note(search(scenario(96, 0), quiet(1))).empty());
+}
