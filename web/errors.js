@@ -93,10 +93,30 @@ function renderErrors() {
 
 // the store's errors changed: the messages next to the fields (cleared, or the core's problems), then the summary
 subscribe('errors', ({ fields } = {}) => {
+  const hold = holdFocusedField();
   if (fields) clearFieldErrors();
   if (Array.isArray(fields)) markFieldErrors(fields);
   renderErrors();
+  hold();
 });
+
+// The summary appears above the inputs, and messages under fields above the one being typed in:
+// where the page itself scrolls (a phone) and is at its top, the browser's scroll anchoring does
+// not apply, so the field moved down under the user's thumb (136 px for a summary of one line;
+// browser review, 2026-12-08). Its scroll box is moved by what moved it.
+function holdFocusedField() {
+  const el = document.activeElement;
+  if (!el?.closest?.('#inputs')) return () => {};
+  const top = el.getBoundingClientRect().top;
+  return () => {
+    if (!el.isConnected) return;
+    const moved = el.getBoundingClientRect().top - top;
+    if (Math.abs(moved) < 1) return;
+    let box = el.parentElement;
+    while (box && !(box.scrollHeight > box.clientHeight && /auto|scroll/.test(getComputedStyle(box).overflowY))) box = box.parentElement;
+    (box ?? document.scrollingElement).scrollBy(0, moved);
+  };
+}
 
 export function clearFieldErrors() {
   // the runs field is not part of the scenario: its message stays until the next calibration

@@ -172,3 +172,23 @@ export function searchDoneText(s = {}, { found = true } = {}) {
   const limit = s.complete === false ? (found ? ' (time limit reached: best found so far)' : ' (time limit reached)') : '';
   return `Done in ${fmtTime(s.elapsed_s)}${limit}: evaluated ${fmtInt(s.evaluated ?? 0)} plans · pruned ${fmtInt(s.pruned ?? 0)} branches${on}${found ? '' : '; no plan fits'}.`;
 }
+
+// the core's note on an exact batch with few factors of two (core/src/search_result.cpp, explain_batch;
+// docs/search.md, step 1): read back into numbers so the page can say it in its own words and offer
+// the tolerance it names
+const BATCH_NOTE = /^training\.global_batch_size (\d+) (?:is odd|has only (\d+) as its power-of-two factor), where the largest group has (\d+) GPUs: .* than at (\d+); training\.global_batch_tolerance ([0-9.]+) lets the search train any batch from (\d+) to (\d+)/;
+
+/** the batch hint of a search's stats: { batch, factor, gpus, near, tolerance, lo, hi, text } or null */
+export function batchHint(stats) {
+  for (const n of Array.isArray(stats?.notes) ? stats.notes : []) {
+    const m = BATCH_NOTE.exec(String(n));
+    if (!m) continue;
+    const [batch, factor, gpus, near, tolerance, lo, hi] = [m[1], m[2] ?? '1', m[3], m[4], m[5], m[6], m[7]].map(Number);
+    const why = factor === 1 ? `${fmtInt(batch)} samples is odd` : `${fmtInt(batch)} samples has only ${factor} as its power-of-two factor`;
+    const text = `A global batch of ${why}, and the largest group has ${fmtInt(gpus)} GPUs: every stage's data parallelism divides the batch, `
+      + `so these plans may run fewer replicas and more stages than at ${fmtInt(near)}. A batch tolerance of ${tolerance} lets the search train any batch `
+      + `from ${fmtInt(lo)} to ${fmtInt(hi)}, ranked by tokens/s.`;
+    return { batch, factor, gpus, near, tolerance, lo, hi, text };
+  }
+  return null;
+}

@@ -48,7 +48,8 @@ export function renderModelForm() {
 /** what the folded model fields set, in a few words ("128 experts, top 8; MLA; MTP 1"); [] when none */
 export function modelVariants(m) {
   const out = [];
-  if (m.num_experts > 0) out.push(`${m.num_experts} experts, top ${m.moe_top_k ?? 1}`);
+  // (no top-k: the field is empty and refused, so the summary does not make one up)
+  if (m.num_experts > 0) out.push(`${m.num_experts} experts, ${m.moe_top_k > 0 ? `top ${m.moe_top_k}` : 'top-k not set'}`);
   if (m.attention === 'mla') out.push('MLA');
   if (m.sliding_window > 0) out.push(`window ${m.sliding_window}`);
   if (m.head_dim !== undefined) out.push(`head dim ${m.head_dim}`);

@@ -46,7 +46,9 @@ export function modelFromHfConfig(text) {
   }
   const notes = [];
   const model = {};
-  const name = first(cfg, '_name_or_path', 'name') ?? (Array.isArray(cfg.architectures) ? cfg.architectures[0] : undefined) ?? first(cfg, 'model_type');
+  const type = modelType(cfg);
+  // a config without its repository's name is named by its family ("qwen3_moe config"), not by a class name
+  const name = first(cfg, '_name_or_path', 'name') ?? (type ? `${type} config` : undefined);
   model.name = typeof name === 'string' && name ? name.slice(0, 100) : 'Custom model';
   const set = (key, value) => { if (value !== undefined) model[key] = value; };
   set('num_layers', first(cfg, 'num_hidden_layers', 'n_layer', 'num_layers'));
@@ -57,12 +59,12 @@ export function modelFromHfConfig(text) {
   set('vocab_size', first(cfg, 'vocab_size', 'padded_vocab_size'));
   set('seq_length', first(cfg, 'max_position_embeddings', 'n_positions', 'seq_length', 'n_ctx'));
   const act = String(first(cfg, 'hidden_act', 'activation_function') ?? '').toLowerCase();
-  const type = String(cfg.model_type ?? '').toLowerCase();
+  if (typeof cfg.model_type !== 'string' && type) notes.push(`model_type not found; read as "${type}" from architectures ${JSON.stringify(cfg.architectures[0]).slice(0, 60)}`);
   const gated = /silu|swiglu|swish|geglu/.test(act) || /llama|mistral|qwen|gemma|mixtral|phi3|deepseek|olmo|granite|yi|gpt_oss/.test(type);
   model.gated_mlp = gated;
   if (cfg.tie_word_embeddings !== undefined) model.tied_embeddings = Boolean(cfg.tie_word_embeddings);
   else if (/gpt2|gpt_neo|opt|gemma/.test(type)) model.tied_embeddings = true; // their configs' default
-  const hasRope = cfg.rope_theta !== undefined || cfg.rope_scaling !== undefined || cfg.rotary_dim !== undefined || /llama|mistral|qwen|gemma|mixtral|neox|phi|falcon|deepseek|olmo|granite/.test(type);
+  const hasRope = cfg.rope_theta !== undefined || cfg.rope_scaling !== undefined || cfg.rotary_dim !== undefined || /llama|mistral|qwen|gemma|mixtral|neox|phi|falcon|deepseek|olmo|granite|gpt_oss/.test(type);
   model.position_embedding = hasRope ? 'rope' : 'learned';
   if (hasRope && typeof cfg.rope_theta === 'number' && cfg.rope_theta > 0) model.rope_theta = cfg.rope_theta;
   else if (cfg.rope_theta !== undefined && cfg.rope_theta !== null) {
@@ -72,7 +74,8 @@ export function modelFromHfConfig(text) {
   if (/^qwen3(_moe)?$/.test(type)) model.qk_layernorm = true;
   const bias = first(cfg, 'attention_bias', 'mlp_bias', 'bias', 'use_bias');
   if (bias !== undefined) model.bias = Boolean(bias);
-  else model.bias = !/llama|mistral|gemma|mixtral|deepseek|olmo|granite/.test(type);
+  // (Qwen3's attention_bias defaults to false in its config class; Qwen2's QKV has a bias)
+  else model.bias = !/llama|mistral|gemma|mixtral|deepseek|olmo|granite|qwen3/.test(type);
   // A config with no dropout key has no dropout module (Llama's residual branches): 0.
   const dropout = (key, ...keys) => {
     const v = first(cfg, ...keys);
@@ -108,6 +111,22 @@ export function modelFromHfConfig(text) {
 }
 
 const num = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+
+// Hugging Face's class names whose model_type is not their prefix in snake case
+const TYPE_OF_CLASS = { gptneox: 'gpt_neox', gptneo: 'gpt_neo', gptj: 'gptj', gptbigcode: 'gpt_bigcode' };
+
+/** the config's model_type, lower case; without one, read from its first architecture class, as
+ * Hugging Face names them ("Qwen3MoeForCausalLM" -> "qwen3_moe", "DeepseekV3ForCausalLM" ->
+ * "deepseek_v3"): a pasted config.json is often a trimmed one, and the family decides the MLP,
+ * positions, biases and QK norm below, which no other key states */
+export function modelType(cfg) {
+  if (typeof cfg.model_type === 'string') return cfg.model_type.toLowerCase();
+  const cls = Array.isArray(cfg.architectures) && typeof cfg.architectures[0] === 'string' ? cfg.architectures[0] : '';
+  const stem = cls.replace(/(For(CausalLM|ConditionalGeneration|SequenceClassification)|LMHeadModel|Model)$/, '');
+  if (!stem || stem === cls) return '';
+  const fixed = TYPE_OF_CLASS[stem.toLowerCase()];
+  return fixed ?? stem.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+}
 // one flag per block from a rule on the block index
 const flags = (n, rule) => Array.from({ length: n }, (_, i) => (rule(i) ? 1 : 0));
 
@@ -115,7 +134,7 @@ const flags = (n, rule) => Array.from({ length: n }, (_, i) => (rule(i) ? 1 : 0)
 // model keys of docs/formats.md, "model", each from the Hugging Face key named there.
 function mixtureAndAttention(cfg, model, notes) {
   const L = model.num_layers;
-  const type = String(cfg.model_type ?? '').toLowerCase();
+  const type = modelType(cfg);
   const experts = num(first(cfg, 'n_routed_experts', 'num_local_experts', 'num_experts'));
   if (experts > 0) {
     model.num_experts = experts;

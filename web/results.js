@@ -10,7 +10,7 @@ import { topPlansTable, baselinesTable, statsList, stagesTable, replicaMicroBatc
 import { memoryBreakdown } from './render/memory.js';
 import { criticalPathView, gpuUsageView, adviceView } from './render/explain.js';
 import { hasMeasuredSource } from './profile.js';
-import { hasBreakdown } from './explain.js';
+import { batchHint, hasBreakdown } from './explain.js';
 import { contextLine } from './context.js';
 import { planScenario } from './plan-choices.js';
 import { formatCost, formatDuration, parseTokens, sortPlans, tokensPhrase, trainingCost, unpricedNote } from './cost.js';
@@ -279,6 +279,7 @@ export function renderResult() {
   adviceSec.hidden = !(r && !plans.length && state.advice);
   clear($('#advice'));
   if (!adviceSec.hidden) $('#advice').append(adviceView(namedAdvice(state.advice), isEmbed ? null : applyVariant));
+  renderBatchHint(r);
   const sel = selectedEstimate();
   const pending = fetchTimeline() || timelineRequests.has(`${state.selected}`);
   renderPlan(sel, { sources: Boolean(r?.profiled), pending });
@@ -294,6 +295,19 @@ export function renderResult() {
   $('#export-csv').disabled = !plans.length;
   $('#megatron-box').hidden = true;
   postHeight();
+}
+
+/** the core's note on an awkward exact batch in the page's words, its tolerance one click away (not in an embed) */
+function renderBatchHint(r) {
+  const el = clear($('#batch-hint'));
+  const hint = r?.plans?.length ? batchHint(r.stats) : null;
+  el.hidden = !hint;
+  if (!hint) return;
+  el.append(hint.text);
+  if (!isEmbed) {
+    el.append(' ', h('button', { type: 'button', 'data-testid': 'batch-hint-apply',
+      onclick: () => applyVariant({ changes: { 'training.global_batch_tolerance': hint.tolerance } }) }, `Allow batches ${fmtInt(hint.lo)}–${fmtInt(hint.hi)}`));
+  }
 }
 
 let applyHook = () => {};

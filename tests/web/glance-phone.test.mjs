@@ -179,3 +179,25 @@ test('a tablet (768 px): editing the inputs far below the results, a bar at the 
   await page.waitForSelector('[data-testid=phone-bar]', { state: 'hidden' });
   await assertClean(page, problems);
 });
+
+test('a phone: the field being typed in stays where it is when the problem summary appears above it', async (t) => {
+  if (!env.searchWorks) { t.skip(env.searchSkipReason); return; }
+  const { page, problems } = await env.open(t, `${env.site.url}index.html`);
+  await settled(page);
+  await page.click('[data-testid=tab-inputs]');
+  await page.click('#sec-training > summary');
+  const field = '[data-path="training.global_batch_size"]';
+  await page.focus(field);
+  const top = () => page.$eval(field, (el) => el.getBoundingClientRect().top);
+  const before = await top();
+  await page.type(field, 'x');
+  await page.waitForSelector('[data-testid=error]:not([hidden])');
+  const after = await top();
+  assert.ok(Math.abs(after - before) <= 2, `the field was at ${before} px and is at ${after} px`);
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.path), 'training.global_batch_size', 'the focus stays in the field');
+  // its own message is on screen, above the bar at the bottom
+  const msg = await page.$eval('[data-error-for="training.global_batch_size"]', (el) => el.getBoundingClientRect().bottom);
+  const bar = await page.$eval('[data-testid=phone-bar]', (el) => (el.hidden ? Infinity : el.getBoundingClientRect().top));
+  assert.ok(msg <= bar, `the field's message ends at ${msg} px, the bar starts at ${bar} px`);
+  await assertClean(page, problems);
+});

@@ -87,3 +87,21 @@ test('Llama 4 Maverick: text_config, one shared expert, MoE on every second bloc
   const dense = load({ model_type: 'llama', num_hidden_layers: 2, hidden_size: 64, num_attention_heads: 4, vocab_size: 100 }).model;
   for (const k of ['num_experts', 'attention', 'head_dim', 'sliding_window', 'mtp_layers']) assert.equal(dense[k], undefined, k);
 });
+
+test('a trimmed config without model_type: the family read from architectures, and said so', () => {
+  // as pasted by hand: the class name and the sizes, no model_type, hidden_act, rope or bias keys
+  const { model, notes } = load({ architectures: ['Qwen3MoeForCausalLM'], hidden_size: 2048, num_hidden_layers: 48, num_attention_heads: 32,
+    num_key_value_heads: 4, head_dim: 128, intermediate_size: 6144, moe_intermediate_size: 768, num_experts: 128, num_experts_per_tok: 8,
+    vocab_size: 151936, max_position_embeddings: 40960 });
+  assert.deepEqual([model.name, model.gated_mlp, model.position_embedding, model.bias, model.qk_layernorm], ['qwen3_moe config', true, 'rope', false, true]);
+  assert.deepEqual([model.num_experts, model.moe_top_k, model.moe_ffn_hidden_size], [128, 8, 768]);
+  assert.ok(notes.includes('model_type not found; read as "qwen3_moe" from architectures "Qwen3MoeForCausalLM"'), notes.join(' | '));
+  const kind = (cls) => load({ architectures: [cls], hidden_size: 64, num_hidden_layers: 2, num_attention_heads: 2, vocab_size: 10, max_position_embeddings: 64 }).model;
+  const mixtral = kind('MixtralForCausalLM');
+  assert.deepEqual([mixtral.name, mixtral.gated_mlp, mixtral.position_embedding, mixtral.bias], ['mixtral config', true, 'rope', false]);
+  assert.deepEqual([kind('DeepseekV3ForCausalLM').name, kind('GptOssForCausalLM').position_embedding, kind('GPTNeoXForCausalLM').name], ['deepseek_v3 config', 'rope', 'gpt_neox config']);
+  const gpt2 = kind('GPT2LMHeadModel');
+  assert.deepEqual([gpt2.gated_mlp, gpt2.position_embedding, gpt2.tied_embeddings], [false, 'learned', true]);
+  // no class either: the generic defaults, named as before
+  assert.equal(kind(undefined).name, 'Custom model');
+});

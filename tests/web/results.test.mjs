@@ -238,3 +238,23 @@ test('other layer splits of a plan\'s stages at its time fold under it; the comp
   assert.equal(b, same < 5 ? same : 1);
   await assertClean(page, problems);
 });
+
+test('an odd exact batch: the core note in the page\'s words, and its tolerance applied with one click', async (t) => {
+  if (!searchWorks) { t.skip(searchSkipReason); return; }
+  // the demo's 8-GPU groups at 63 samples: every stage's data parallelism divides 63
+  const { page, problems } = await open(t, await link({ m: demoScenario.model, c: demoScenario.cluster, t: { ...demoScenario.training, global_batch_size: 63 } }));
+  await settled(page);
+  await page.waitForSelector('[data-testid=batch-hint]:not([hidden])');
+  assert.equal(await page.textContent('[data-testid=batch-hint]'), 'A global batch of 63 samples is odd, and the largest group has 8 GPUs: every stage\'s data '
+    + 'parallelism divides the batch, so these plans may run fewer replicas and more stages than at 64. A batch tolerance of 0.016 lets the search train '
+    + 'any batch from 62 to 64, ranked by tokens/s. Allow batches 62–64');
+  const before = Number((await page.textContent('[data-testid=best-tokens]')).replace(/[^\d]/g, ''));
+  await page.click('[data-testid=batch-hint-apply]');
+  await page.waitForFunction(() => document.querySelector('[data-testid=batch-hint]').hidden);
+  await settled(page);
+  assert.equal(await page.inputValue('[data-path="training.global_batch_tolerance"]'), '0.016');
+  assert.equal((await hashPayload(page)).t.global_batch_tolerance, 0.016);
+  const after = Number((await page.textContent('[data-testid=best-tokens]')).replace(/[^\d]/g, ''));
+  assert.ok(after > before, `${after} tokens/s with the tolerance against ${before} at 63 exactly`);
+  await assertClean(page, problems);
+});

@@ -360,3 +360,20 @@ test('record what this plan measured: a run from the plan on screen, refused val
   assert.throws(() => appendRun('[1]', run), /is not a runs document/);
   assert.throws(() => appendRun(JSON.stringify({ runs: Array(100).fill(run) }), run), /already holds 100 runs/);
 });
+
+test('batchHint reads the core note on an awkward exact batch back into numbers and words', async () => {
+  const { batchHint } = await import('../../web/explain.js');
+  // the note of `poseidon plan` on docs/examples/page.scenario.json with a global batch of 1021
+  const note = 'training.global_batch_size 1021 is odd, where the largest group has 72 GPUs: every stage\'s data-parallel degree divides the batch, '
+    + 'so plans may run fewer replicas and more stages than at 1024; training.global_batch_tolerance 0.003 lets the search train any batch from 1018 to 1024, '
+    + '1024 among them, ranked by tokens/s';
+  const hint = batchHint({ notes: ['expert parallelism: 8 expert grids searched', note] });
+  assert.deepEqual([hint.batch, hint.factor, hint.gpus, hint.near, hint.tolerance, hint.lo, hint.hi], [1021, 1, 72, 1024, 0.003, 1018, 1024]);
+  assert.equal(hint.text, 'A global batch of 1,021 samples is odd, and the largest group has 72 GPUs: every stage\'s data parallelism divides the batch, '
+    + 'so these plans may run fewer replicas and more stages than at 1,024. A batch tolerance of 0.003 lets the search train any batch from 1,018 to 1,024, ranked by tokens/s.');
+  const even = batchHint({ notes: [note.replace('1021 is odd', '1000 has only 8 as its power-of-two factor').replace('0.003', '0.024').replace('from 1018', 'from 976')] });
+  assert.deepEqual([even.batch, even.factor, even.tolerance, even.lo], [1000, 8, 0.024, 976]);
+  assert.match(even.text, /^A global batch of 1,000 samples has only 8 as its power-of-two factor/);
+  assert.equal(batchHint({ notes: ['expert parallelism: 8 expert grids searched'] }), null);
+  assert.equal(batchHint(undefined), null);
+});
