@@ -192,3 +192,15 @@ export function batchHint(stats) {
   }
   return null;
 }
+
+/**
+ * A core note in the page's words where the core's names the CLI: the timeline the search result
+ * leaves out (the page fetches it when it shows the plan), the CUDA graphs field by its label.
+ * Other notes pass unchanged.
+ */
+export function pageNote(note) {
+  const n = String(note);
+  const cut = /^timeline of the best plan left out: (\d+) events, over (\d+) \(estimate gives it in full\)$/.exec(n);
+  if (cut) return `The search result leaves out the best plan's timeline (${fmtInt(Number(cut[1]))} events, over its cap of ${fmtInt(Number(cut[2]))}); the page asks the engine for it when it draws the plan.`;
+  return n.replace('training.cuda_graph_impl "full_iteration" removes it', 'CUDA graphs "full_iteration" under Training removes it');
+}

@@ -377,3 +377,12 @@ test('batchHint reads the core note on an awkward exact batch back into numbers 
   assert.equal(batchHint({ notes: ['expert parallelism: 8 expert grids searched'] }), null);
   assert.equal(batchHint(undefined), null);
 });
+
+test('pageNote: the core notes that name the CLI in the page\'s words; others unchanged', async () => {
+  const { pageNote } = await import('../../web/explain.js');
+  assert.equal(pageNote('timeline of the best plan left out: 194086 events, over 50000 (estimate gives it in full)'),
+    'The search result leaves out the best plan\'s timeline (194,086 events, over its cap of 50,000); the page asks the engine for it when it draws the plan.');
+  assert.match(pageNote('MoE host wait: per micro-batch stage 0 22.05 ms of its 41.77 ms forward wait for the host (the dispatcher waits on the host for the token counts; '
+    + 'training.cuda_graph_impl "full_iteration" removes it), so a forward may take longer than its backward'), /; CUDA graphs "full_iteration" under Training removes it\), so/);
+  assert.equal(pageNote('expert parallelism: 8 expert grids searched'), 'expert parallelism: 8 expert grids searched');
+});

@@ -1,7 +1,7 @@
 // Explanations of the selected plan (critical path, GPUs used) and the advice for "no feasible
 // plan": DOM over the core's JSON; the logic is in ../explain.js (tested in node).
 import { h, fmt, fmtInt, fmtPct, fmtTime, scrollTable } from '../dom.js';
-import { criticalPath, idleReasons } from '../explain.js';
+import { criticalPath, idleReasons, pageNote } from '../explain.js';
 
 /**
  * what bounds the iteration: a bar of the breakdown, sentences, and busy time per stage. searching:
@@ -57,7 +57,7 @@ function planNotes(est) {
   if (!notes.length) return null;
   return h('div', { class: 'plan-notes', 'data-testid': 'plan-notes' },
     h('p', {}, h('strong', {}, notes.length === 1 ? 'A note on this plan' : 'Notes on this plan')),
-    h('ul', {}, notes.map((n) => h('li', {}, n))));
+    h('ul', {}, notes.map((n) => h('li', {}, pageNote(n)))));
 }
 
 /** GPUs used per group, idle ones and why */
@@ -78,7 +78,8 @@ export function gpuUsageView(est, cluster, result, batch) {
     h('p', { 'data-testid': 'gpu-usage-summary' }, head),
     scrollTable(h('table', { class: 'data' },
       h('caption', {}, 'GPUs per cluster group'),
-      h('thead', {}, h('tr', {}, ['group', 'device', 'used', 'in the cluster', 'idle', ''].map((t) => h('th', { scope: 'col' }, t)))),
+      // the bar column's header is hidden with its cells, as in the critical-path table (an empty header read aloud says nothing)
+      h('thead', {}, h('tr', {}, ['group', 'device', 'used', 'in the cluster', 'idle', ''].map((t) => h('th', { scope: 'col', ...(t ? {} : { 'aria-hidden': 'true' }) }, t)))),
       h('tbody', {}, rows))),
     u.reasons.length ? h('ul', { class: 'reasons', 'data-testid': 'idle-reasons' }, u.reasons.map((r) => h('li', {}, r))) : null);
 }
@@ -101,7 +102,9 @@ export function adviceView(advice, onApply) {
     scrollTable(h('table', { class: 'data advice' },
       h('caption', {}, feasible.length ? `${feasible.length} variant${feasible.length === 1 ? '' : 's'} make${feasible.length === 1 ? 's' : ''} a plan fit` : 'None of the variants makes a plan fit'),
       h('thead', {}, h('tr', {}, ['change', 'result', 'tokens/s', 'GPUs', ...(onApply ? [''] : [])].map((t) => h('th', { scope: 'col' }, t)))),
-      h('tbody', {}, (advice.variants || []).map((v) => {
+      // the variants that make a plan fit first, by tokens/s, then the others in the core's order
+      h('tbody', {}, [...feasible.sort((a, b) => (b.best?.tokens_per_s ?? 0) - (a.best?.tokens_per_s ?? 0)),
+        ...(advice.variants || []).filter((v) => v.status !== 'feasible')].map((v) => {
         const apply = onApply && v.status === 'feasible' && Object.keys(v.changes || {}).length
           ? h('button', { type: 'button', class: 'apply-variant', 'data-variant': v.id, onclick: () => onApply(v) }, 'Apply') : null;
         return h('tr', { 'data-variant': v.id, 'data-status': v.status },

@@ -5,6 +5,7 @@ import { sourceSummary } from '../profile.js';
 import { gloss } from '../glossary.js';
 import { formatCost, formatDays, formatDuration, unpricedNote } from '../cost.js';
 import { planChoicesText } from '../plan-choices.js';
+import { pageNote } from '../explain.js';
 import { WARN_SHARE } from './memory.js';
 
 const th = (label, term = label) => h('th', { scope: 'col', title: gloss(term) }, label);
@@ -158,5 +159,5 @@ export function statsList(stats) {
     h('dt', {}, 'elapsed'), h('dd', {}, fmtTime(stats.elapsed_s)),
     h('dt', {}, 'complete'), h('dd', {}, stats.complete ? 'yes' : 'no (time limit or cancelled: best so far)'),
     // what the search skipped or left out, a baseline it listed, settings that change nothing
-    stats.notes?.length ? [h('dt', {}, 'notes'), h('dd', { 'data-testid': 'search-notes' }, h('ul', {}, stats.notes.map((n) => h('li', {}, n))))] : null);
+    stats.notes?.length ? [h('dt', {}, 'notes'), h('dd', { 'data-testid': 'search-notes' }, h('ul', {}, stats.notes.map((n) => h('li', {}, pageNote(n)))))] : null);
 }
