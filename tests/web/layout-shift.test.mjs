@@ -95,3 +95,29 @@ for (const [label, viewport] of [['1366 x 768', LAPTOP], ['phone', PHONE]]) {
     await assertClean(page, problems);
   });
 }
+
+test('Tab through every input at 1280 x 800 (sections open): each focus ring stays inside the inputs\' scroll box', async (t) => {
+  const { page, problems } = await env.open(t, `${env.site.url}index.html`, { viewport: { width: 1280, height: 800 } });
+  await page.waitForFunction(() => /tokens\/s/.test(document.querySelector('[data-testid=best-plan]').textContent), null, { timeout: 60000 });
+  for (const d of await page.$$('#inputs details')) await d.evaluate((e) => { e.open = true; });
+  await page.focus('#run');
+  const near = [];
+  let seen = 0;
+  for (let i = 0; i < 200; i++) {
+    await page.keyboard.press('Tab');
+    const r = await page.evaluate(() => {
+      const el = document.activeElement;
+      const box = document.querySelector('#inputs');
+      if (!box.contains(el)) return null;
+      const a = el.getBoundingClientRect(), b = box.getBoundingClientRect();
+      return { what: el.id || el.dataset.path || el.tagName, top: a.top - b.top, bottom: b.bottom - a.bottom };
+    });
+    if (!r) continue;
+    seen++;
+    // the ring is 2 px wide at 2 px from the element (style.css, :focus-visible)
+    if (r.top < 4 || r.bottom < 4) near.push(r);
+  }
+  assert.ok(seen > 50, `${seen} inputs reached by Tab`);
+  assert.deepStrictEqual(near, [], 'focused inputs whose ring the scroll box cuts (browser review, 2026-12-08: 8 before scroll-padding)');
+  await assertClean(page, problems);
+});
