@@ -45,7 +45,9 @@ export function setRunning(running) {
 const progress = (text) => setStatus({ progress: text });
 
 export function progressText(p, elapsed) {
-  const best = p?.best ? ` · best ${fmtInt(p.best.tokens_per_s)} tokens/s (${fmtTime(p.best.iteration_time_s)})` : '';
+  // "this search's": the plan on screen may be better (the first view's, found when the page was built,
+  // while the engine checks it), and a bare "best" under a higher headline read as a contradiction
+  const best = p?.best ? ` · this search's best so far ${fmtInt(p.best.tokens_per_s)} tokens/s (${fmtTime(p.best.iteration_time_s)})` : '';
   return `Searching… evaluated ${fmtInt(p?.evaluated ?? 0)} plans · pruned ${fmtInt(p?.pruned ?? 0)} branches${best} · ${elapsed.toFixed(1)} s`;
 }
 
