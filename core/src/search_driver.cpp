@@ -278,7 +278,11 @@ void Driver::walk_all(std::vector<Slot*>& order) {
             return a->ctx->best_key.load(std::memory_order_relaxed) < b->ctx->best_key.load(std::memory_order_relaxed);
         });
     if (threads_ == 1) {
+        // the configurations deferred in any size are split again after every size is walked
+        // (search_deferred.cpp), so the walked sizes' contexts are kept until then: they were all
+        // built, within the memory cap, for the dives before this walk
         Walker& w = *walkers_[0];
+        w.defer_to_end = true;
         for (Slot* s : order) {
             if (sh.stop) break;
             if (!exhaustive && sh.cut(s->ctx->root_bound / s->ctx->scale)) {
@@ -287,8 +291,10 @@ void Driver::walk_all(std::vector<Slot*>& order) {
                 continue;
             }
             w.walk(*s->ctx);
-            free_ctx(s->ctx);
         }
+        w.split_deferred();
+        w.defer_to_end = false;
+        for (Slot* s : order) free_ctx(s->ctx);
         return;
     }
     Walker& w0 = *walkers_[0];

@@ -99,7 +99,7 @@ void Walker::run_task(const Task& t, std::int64_t dive_ticks, bool greedy) {
         stop_here(c, t.S, t.used);
     else
         layout_dfs(c, t.S, t.used);
-    split_deferred(c);
+    if (!defer_to_end) split_deferred();
     dive_left_ = -1;
     greedy_ = false;
     abort_ = false;

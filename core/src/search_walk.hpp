@@ -64,6 +64,10 @@ public:
     void run_single(MbsCtx& c, const Plan& plan, std::vector<std::vector<int>>* visited);
     // The same for at most `ticks` tree nodes, as a dive (docs/search.md, "Dive").
     void dive_config_of(MbsCtx& c, const Plan& plan, std::int64_t ticks);
+    // The deferred configurations (search_deferred.cpp), each whole, in its own context: at the
+    // end of each task, or, with defer_to_end set (one thread), once after the whole walk.
+    void split_deferred();
+    bool defer_to_end = false;
     // Drops the private copies of the contexts' cost caches (their probes go to stats).
     void leave();
     // Publishes the counts for progress reports.
@@ -220,7 +224,7 @@ private:
     std::int64_t cfg_left_ = -1;  // tree nodes left to the configuration being split; -1: no budget
     bool replay_ = false;         // splitting a deferred configuration again (counted once)
     void split_or_defer(MbsCtx& c, int S);
-    void split_deferred(MbsCtx& c);
+    bool replay_cut(MbsCtx& c, int S);  // a deferred configuration cut by tp_dfs's bounds at today's threshold
 
     // ---- bounds of layouts and TP choices (search_layout_bounds.cpp) ----
     const Rates& rates_of(const MbsCtx& c, const BlockSel& b) const;

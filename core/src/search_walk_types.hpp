@@ -72,6 +72,7 @@ struct Deferred {
     std::vector<std::vector<long long>> scap;
     int S = 0;
     bool one_cut = false;
+    MbsCtx* ctx = nullptr;  // its micro-batch size (split again after the whole walk on one thread)
 };
 
 // Prefix summaries of the split search (docs/search.md, "Bounds"): for the stages fixed so far,

@@ -84,7 +84,7 @@ struct SearchOptions {
     // each grid of an MoE model or context-parallel size that many nodes first, then the ones it
     // stopped whole; 0: the grids in turn). Neither is read from JSON.
     std::int64_t node_budget = 0;
-    std::int64_t grid_first_round_nodes = std::int64_t{1} << 20;
+    std::int64_t grid_first_round_nodes = std::int64_t{1} << 18;
     // Keys of plans an earlier walk of the same space found, by micro-batch size and count: the
     // full walk takes those sizes first, best first (the grids' second round passes each grid its
     // first round's plans). Orders the walk only; not read from JSON.
@@ -93,8 +93,9 @@ struct SearchOptions {
         double key = 0;
     };
     std::vector<OrderHint> order_hints;
-    // Tree nodes a configuration's layer split may take before the walk defers it to the end of
-    // its subtree, to be split again whole (docs/search.md, "Deferred configurations"; 0: none).
+    // Tree nodes a configuration's layer split may take before the walk defers it, to be split
+    // again whole after the whole walk on one thread, after its subtree on several (docs/search.md,
+    // "Deferred configurations"; 0: none).
     // Not read from JSON.
     std::int64_t config_first_nodes = std::int64_t{1} << 19;
     // Tree nodes an interleaved walk of one configuration and V may take before its chunk caps
