@@ -86,7 +86,7 @@ export function modelFromHfConfig(text) {
   dropout('hidden_dropout', 'resid_pdrop', 'hidden_dropout', 'hidden_dropout_prob', 'dropout');
   dropout('attention_dropout', 'attn_pdrop', 'attention_dropout', 'attention_probs_dropout_prob');
   if (model.seq_length === undefined) notes.push('max_position_embeddings not found; set the sequence length');
-  mixtureAndAttention(cfg, model, notes);
+  mixtureAndAttention(cfg, type, model, notes);
   // a context extended after pre-training names the length it was pre-trained at (DeepSeek-V3's YaRN
   // from 4096, GPT-OSS's initial_context_length 4096): that one is the training sequence length
   const scaling = cfg.rope_scaling && typeof cfg.rope_scaling === 'object' ? cfg.rope_scaling : {};
@@ -113,7 +113,7 @@ export function modelFromHfConfig(text) {
 const num = (v) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
 // Hugging Face's class names whose model_type is not their prefix in snake case
-const TYPE_OF_CLASS = { gptneox: 'gpt_neox', gptneo: 'gpt_neo', gptj: 'gptj', gptbigcode: 'gpt_bigcode' };
+const TYPE_OF_CLASS = { gptneox: 'gpt_neox', gptneo: 'gpt_neo', gptbigcode: 'gpt_bigcode' };
 
 /** the config's model_type, lower case; without one, read from its first architecture class, as
  * Hugging Face names them ("Qwen3MoeForCausalLM" -> "qwen3_moe", "DeepseekV3ForCausalLM" ->
@@ -132,9 +132,8 @@ const flags = (n, rule) => Array.from({ length: n }, (_, i) => (rule(i) ? 1 : 0)
 
 // MoE (DeepSeek-V3, Qwen3-MoE, Mixtral, GPT-OSS, Llama 4), MLA, sliding windows and MTP: the
 // model keys of docs/formats.md, "model", each from the Hugging Face key named there.
-function mixtureAndAttention(cfg, model, notes) {
+function mixtureAndAttention(cfg, type, model, notes) {
   const L = model.num_layers;
-  const type = modelType(cfg);
   const experts = num(first(cfg, 'n_routed_experts', 'num_local_experts', 'num_experts'));
   if (experts > 0) {
     model.num_experts = experts;
