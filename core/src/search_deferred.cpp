@@ -1,6 +1,7 @@
 // Deferred configurations (docs/search.md, "Deferred configurations"): a configuration whose
 // layer split takes more than options.config_first_nodes tree nodes is stopped and split again
-// whole once the rest of the walk's task is done, under the threshold that the rest left.
+// whole once the whole walk (one thread) or the walk's task (several) is done, under the
+// threshold that the rest left.
 #include "search_walk.hpp"
 
 namespace poseidon::detail {

@@ -1,5 +1,6 @@
 // Deferred configurations (docs/search.md, "Deferred configurations"): a configuration whose layer
-// split outgrows options.config_first_nodes is split again whole after the rest of its subtree.
+// split outgrows options.config_first_nodes is split again whole after the whole walk (one
+// thread) or the rest of its subtree (several).
 // With a budget of a few nodes nearly every configuration is deferred: the pruned search still
 // returns the exhaustive top K, and the same plans as without deferral, bit for bit, on one thread
 // and on two.
