@@ -69,10 +69,10 @@ void Walker::split_deferred() {
 bool Walker::replay_cut(MbsCtx& c, int S) {
     std::uint64_t used = 0;
     for (const BlockSel& b : blocks_) used |= std::uint64_t{1} << b.g;
-    const bool one = one_cut_ || !c.sched_1f1b || cut(layout_bound(c, used, 0)) || cut(family_c_bound(c, S)) || cut(tp_bottleneck_bound(c, blocks_.size() - 1));
+    const bool one = one_cut_ || !c.sched_1f1b || tp_one_cut(c, used, S, blocks_.size() - 1, false);
     if (c.vs.empty()) return one;
     one_cut_ = one;
-    return one && (cut(ilv_layout_bound(c, used, S)) || cut(ilv_tp_bound(c, S)));
+    return one && tp_ilv_cut(c, used, S);
 }
 
 }  // namespace poseidon::detail

@@ -312,7 +312,7 @@ void Walker::tp_dfs(MbsCtx& c, std::size_t bi, int S, std::uint64_t used) {
     const OptInfo& info = c.opts[run.g][run.opt];
     const bool inherited = one_cut_;  // a cut of the 1F1B bounds above holds below
     // the 1F1B bounds of the TP choice made last (blocks_ up to bi)
-    const auto one_f_one_b_cut = [&] { return cut(layout_bound(c, used, 0)) || cut(family_c_bound(c, S)) || tp_bottleneck_cut(c, bi); };
+    const auto one_f_one_b_cut = [&] { return tp_one_cut(c, used, S, bi, true); };
     for (int ti = 0; ti < static_cast<int>(info.tps.size()); ++ti) {
         const int tp = info.tps[ti].tp;
         if (run.prev_tp != 0 && (tp == run.prev_tp || (tp_mode == TpMode::non_increasing && tp > run.prev_tp))) continue;
@@ -335,7 +335,7 @@ void Walker::tp_dfs(MbsCtx& c, std::size_t bi, int S, std::uint64_t used) {
                 // search then skips 1F1B if only its bounds cut (one_cut_, run_config). The
                 // interleaved bounds decide nothing where the 1F1B ones keep the branch.
                 one_cut_ = inherited || !c.sched_1f1b || one_f_one_b_cut();
-                const bool ilv_cut = one_cut_ && (cut(ilv_layout_bound(c, used, S)) || cut(ilv_tp_bound(c, S)));
+                const bool ilv_cut = one_cut_ && tp_ilv_cut(c, used, S);
                 if (ilv_cut)
                     ++stats.pruned;
                 else

@@ -156,6 +156,17 @@ long long Walker::hostable(const MbsCtx& c, std::uint64_t used, bool open) const
     return n;
 }
 
+// The 1F1B bounds of a layout whose TP is chosen up to run `upto`: the layout's LP, family C and
+// the integer bottleneck, asked only while it cuts where `gated` (tp_dfs; tp_bottleneck_cut) and
+// always where not (a deferred configuration tested again, replay_cut, which must not move the
+// gate's counts).
+bool Walker::tp_one_cut(const MbsCtx& c, std::uint64_t used, int S, std::size_t upto, bool gated) {
+    return cut(layout_bound(c, used, 0)) || cut(family_c_bound(c, S)) || (gated ? tp_bottleneck_cut(c, upto) : cut(tp_bottleneck_bound(c, upto)));
+}
+
+// The interleaved bounds of the same layout: its LP at every V and the bottleneck under the caps.
+bool Walker::tp_ilv_cut(const MbsCtx& c, std::uint64_t used, int S) { return cut(ilv_layout_bound(c, used, S)) || cut(ilv_tp_bound(c, S)); }
+
 // Whether tp_bottleneck_bound cuts, asked while it cuts one node in 64 of those the layout bounds
 // and family C pass (and at every 16th otherwise): on the four-type shapes of the MoE sweep it cut
 // 390 of 657,696 (4 x 1024 x 24) and 103 of 387,355 (4 x 1024 x 80) at 6 % of their time. What it

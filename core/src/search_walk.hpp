@@ -249,6 +249,8 @@ private:
     long long hostable(const MbsCtx& c, std::uint64_t used, bool open) const;
     double tp_bottleneck_bound(const MbsCtx& c, std::size_t upto);
     bool tp_bottleneck_cut(const MbsCtx& c, std::size_t upto);
+    bool tp_one_cut(const MbsCtx& c, std::uint64_t used, int S, std::size_t upto, bool gated);  // tp_dfs's 1F1B bounds
+    bool tp_ilv_cut(const MbsCtx& c, std::uint64_t used, int S);                                 // and its interleaved ones
     SeldomGate tpb_gate_;  // (tp_bottleneck_cut)
 
     // ---- the layer split (search_split.cpp) ----
